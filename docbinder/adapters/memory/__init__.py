@@ -1,0 +1,6 @@
+"""In-memory adapters for every port: for unit tests and ``memory://`` URLs."""
+
+from docbinder.adapters.memory.blobs import MemoryBlobStore
+from docbinder.adapters.memory.metadata import MemoryMetadataStore, MemoryUnitOfWork
+
+__all__ = ["MemoryBlobStore", "MemoryMetadataStore", "MemoryUnitOfWork"]

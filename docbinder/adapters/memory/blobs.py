@@ -1,0 +1,73 @@
+"""In-memory blob store (``memory://``): blobs live in a dict for the life of the process."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import BinaryIO
+
+from docbinder.adapters.streams import iter_chunks
+from docbinder.domain.errors import BlobMissing
+from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+
+
+class MemoryBlobStore:
+    """:class:`~docbinder.ports.blobs.BlobStore` over a dict of ``bytes``.
+
+    Holds every blob in memory by design; ``put`` builds the blob in a private
+    buffer and publishes it only when the input stream ended without error.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._blobs: dict[str, tuple[bytes, datetime]] = {}
+
+    @property
+    def url(self) -> str:
+        return "memory://"
+
+    def put(self, key: str, data: Chunks | BinaryIO) -> int:
+        check_blob_key(key)
+        buf = bytearray()
+        for chunk in iter_chunks(data):
+            buf += chunk
+        with self._lock:
+            self._blobs[key] = (bytes(buf), datetime.now(UTC))
+        return len(buf)
+
+    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        check_blob_key(key)
+        with self._lock:
+            entry = self._blobs.get(key)
+        if entry is None:
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        return _slices(entry[0], chunk_size)
+
+    def stat(self, key: str) -> BlobStat:
+        check_blob_key(key)
+        with self._lock:
+            entry = self._blobs.get(key)
+        if entry is None:
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        return BlobStat(size=len(entry[0]), modified_at=entry[1])
+
+    def exists(self, key: str) -> bool:
+        check_blob_key(key)
+        with self._lock:
+            return key in self._blobs
+
+    def delete(self, key: str) -> None:
+        check_blob_key(key)
+        with self._lock:
+            self._blobs.pop(key, None)
+
+    def keys(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._blobs))
+
+
+def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
+    view = memoryview(data)
+    for start in range(0, len(data), max(1, chunk_size)):
+        yield bytes(view[start : start + chunk_size])

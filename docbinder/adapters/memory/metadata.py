@@ -1,0 +1,303 @@
+"""In-memory metadata store: both repositories and a unit of work over plain dicts.
+
+Isolation: writes apply to the shared store at once (under a lock) and are
+recorded in an undo log; leaving the unit without ``commit()`` replays the log
+backwards. Other threads may therefore see uncommitted writes (read
+uncommitted); uniqueness rules hold at every moment. Good enough for tests and
+``memory://``; the SQL adapter gives real transactions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+
+import attrs
+
+from docbinder.domain.errors import (
+    Conflict,
+    DuplicateFileItem,
+    DuplicateLabel,
+    FileItemNotFound,
+    WorkflowNotFound,
+)
+from docbinder.domain.model import (
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Scope,
+    duplicate_key,
+)
+
+
+class MemoryMetadataStore:
+    """The shared state of all memory units of work; one per ``memory://`` binder."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.files: dict[str, FileItem] = {}
+        self.dedup: dict[str, str] = {}
+        self.dedup_of: dict[str, str] = {}
+        self.workflows: dict[str, ChatWorkflow] = {}
+        self.messages: dict[str, list[ChatMessage]] = defaultdict(list)
+        self.documents: dict[str, ChatDocument] = {}
+        self.labels: dict[tuple[str, str], ChatMessage] = {}
+        self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.doc_order: dict[str, list[str]] = defaultdict(list)
+
+    def unit_of_work(self) -> MemoryUnitOfWork:
+        """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
+        return MemoryUnitOfWork(self)
+
+
+class _Undo:
+    def __init__(self) -> None:
+        self.steps: list[Callable[[], None]] = []
+
+    def push(self, step: Callable[[], None]) -> None:
+        self.steps.append(step)
+
+    def replay(self) -> None:
+        while self.steps:
+            self.steps.pop()()
+
+    def clear(self) -> None:
+        self.steps.clear()
+
+
+class MemoryFileRepository:
+    """:class:`~docbinder.ports.metadata.FileRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
+        s = self._s
+        key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+        with s.lock:
+            if item.id in s.files:
+                raise Conflict(f"a FileItem with id {item.id} already exists")
+            if deduplicate and key in s.dedup:
+                raise DuplicateFileItem("a FileItem with the same bytes, name, creator and scope exists")
+            s.files[item.id] = item
+            if deduplicate:
+                s.dedup[key] = item.id
+                s.dedup_of[item.id] = key
+
+            def undo() -> None:
+                s.files.pop(item.id, None)
+                if s.dedup_of.pop(item.id, None) is not None:
+                    s.dedup.pop(key, None)
+
+            self._undo.push(undo)
+
+    def get(self, file_id: str) -> FileItem | None:
+        return self._s.files.get(file_id)
+
+    def find_duplicates(
+        self, sha256: str, file_name: str, created_by: str, scope: Scope
+    ) -> list[FileItem]:
+        s = self._s
+        key = duplicate_key(sha256, file_name, created_by, scope)
+        with s.lock:
+            found = [s.files[s.dedup[key]]] if key in s.dedup else []
+            # Items stored without deduplication never match (SPEC C2: not readable by the caller
+            # when they were made), so only the indexed key is consulted.
+            return found
+
+    def update(self, item: FileItem) -> None:
+        s = self._s
+        with s.lock:
+            old = s.files.get(item.id)
+            if old is None:
+                raise FileItemNotFound(f"no FileItem {item.id}")
+            old_key = s.dedup_of.get(item.id)
+            new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+            if old_key is not None and new_key != old_key:
+                if new_key in s.dedup:
+                    raise DuplicateFileItem("the update would duplicate another FileItem")
+                s.dedup.pop(old_key, None)
+                s.dedup[new_key] = item.id
+                s.dedup_of[item.id] = new_key
+            s.files[item.id] = item
+
+            def undo() -> None:
+                s.files[item.id] = old
+                if old_key is not None and new_key != old_key:
+                    s.dedup.pop(new_key, None)
+                    s.dedup[old_key] = item.id
+                    s.dedup_of[item.id] = old_key
+
+            self._undo.push(undo)
+
+    def delete(self, file_id: str) -> bool:
+        s = self._s
+        with s.lock:
+            old = s.files.pop(file_id, None)
+            if old is None:
+                return False
+            key = s.dedup_of.pop(file_id, None)
+            if key is not None:
+                s.dedup.pop(key, None)
+
+            def undo() -> None:
+                s.files[file_id] = old
+                if key is not None:
+                    s.dedup[key] = file_id
+                    s.dedup_of[file_id] = key
+
+            self._undo.push(undo)
+            return True
+
+    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
+        with self._s.lock:
+            items = [f for f in self._s.files.values() if f.scope.mandate_id == mandate_id]
+        items.sort(key=lambda f: (f.created_at, f.id), reverse=True)
+        return items if limit is None else items[:limit]
+
+    def iter_all(self) -> Iterator[FileItem]:
+        with self._s.lock:
+            items = list(self._s.files.values())
+        return iter(items)
+
+
+class MemoryWorkflowRepository:
+    """:class:`~docbinder.ports.metadata.WorkflowRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def add_workflow(self, workflow: ChatWorkflow) -> None:
+        s = self._s
+        with s.lock:
+            if workflow.id in s.workflows:
+                raise Conflict(f"a workflow with id {workflow.id} already exists")
+            s.workflows[workflow.id] = attrs.evolve(workflow, messages=())
+            self._undo.push(lambda: s.workflows.pop(workflow.id, None))
+
+    def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
+        return self._s.workflows.get(workflow_id)
+
+    def update_workflow(self, workflow: ChatWorkflow) -> None:
+        s = self._s
+        with s.lock:
+            old = s.workflows.get(workflow.id)
+            if old is None:
+                raise WorkflowNotFound(f"no workflow {workflow.id}")
+            s.workflows[workflow.id] = attrs.evolve(
+                old,
+                status=workflow.status,
+                current_round=workflow.current_round,
+                current_task=workflow.current_task,
+                current_action=workflow.current_action,
+            )
+
+            def undo() -> None:
+                s.workflows[workflow.id] = old
+
+            self._undo.push(undo)
+
+    def add_message(self, message: ChatMessage) -> ChatMessage:
+        s = self._s
+        wf = message.workflow_id
+        with s.lock:
+            if wf not in s.workflows:
+                raise WorkflowNotFound(f"no workflow {wf}")
+            if (wf, message.documents_label) in s.labels:
+                raise DuplicateLabel(
+                    f"documents_label {message.documents_label!r} is already used in workflow {wf}"
+                )
+            if any(d.id in s.documents for d in message.documents):
+                raise Conflict("a ChatDocument with that id already exists")
+            msgs = s.messages[wf]
+            seq = (msgs[-1].sequence_nr + 1) if msgs else 1
+            stored = attrs.evolve(message, sequence_nr=seq)
+            msgs.append(stored)
+            s.labels[(wf, stored.documents_label)] = stored
+            for doc in stored.documents:
+                s.documents[doc.id] = doc
+                s.by_file[(wf, doc.file_id)].append(doc.id)
+                s.doc_order[wf].append(doc.id)
+
+            def undo() -> None:
+                msgs.remove(stored)
+                s.labels.pop((wf, stored.documents_label), None)
+                for doc in stored.documents:
+                    s.documents.pop(doc.id, None)
+                    s.by_file[(wf, doc.file_id)].remove(doc.id)
+                    s.doc_order[wf].remove(doc.id)
+
+            self._undo.push(undo)
+            return stored
+
+    def get_documents(self, workflow_id: str, document_ids: Sequence[str]) -> dict[str, ChatDocument]:
+        out: dict[str, ChatDocument] = {}
+        with self._s.lock:
+            for doc_id in document_ids:
+                doc = self._s.documents.get(doc_id)
+                if doc is not None and doc.workflow_id == workflow_id:
+                    out[doc_id] = doc
+        return out
+
+    def documents_by_label(self, workflow_id: str, label: str) -> list[ChatDocument]:
+        with self._s.lock:
+            msg = self._s.labels.get((workflow_id, label))
+            return list(msg.documents) if msg is not None else []
+
+    def documents_by_file(self, workflow_id: str, file_id: str) -> list[ChatDocument]:
+        with self._s.lock:
+            ids = self._s.by_file.get((workflow_id, file_id), [])
+            return [self._s.documents[i] for i in ids]
+
+    def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
+        with self._s.lock:
+            order = self._s.doc_order.get(workflow_id, [])
+            return [self._s.documents[i] for i in reversed(order[-limit:])] if limit > 0 else []
+
+    def list_messages(self, workflow_id: str) -> list[ChatMessage]:
+        with self._s.lock:
+            return list(self._s.messages.get(workflow_id, []))
+
+    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
+        with self._s.lock:
+            items = [w for w in self._s.workflows.values() if w.scope.mandate_id == mandate_id]
+        items.sort(key=lambda w: (w.created_at, w.id), reverse=True)
+        return items if limit is None else items[:limit]
+
+    def iter_documents(self) -> Iterator[ChatDocument]:
+        with self._s.lock:
+            docs = list(self._s.documents.values())
+        return iter(docs)
+
+
+class MemoryUnitOfWork:
+    """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
+
+    def __init__(self, store: MemoryMetadataStore) -> None:
+        self._store = store
+        self._undo = _Undo()
+        self.files = MemoryFileRepository(store, self._undo)
+        self.workflows = MemoryWorkflowRepository(store, self._undo)
+
+    def __enter__(self) -> MemoryUnitOfWork:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.rollback()
+
+    def commit(self) -> None:
+        self._undo.clear()
+
+    def rollback(self) -> None:
+        with self._store.lock:
+            self._undo.replay()

@@ -1,0 +1,93 @@
+"""The one error tree of docbinder.
+
+Every error raised by docbinder derives from :class:`DocbinderError`. Where a
+caller would naturally catch a builtin, the error also derives from that builtin
+(for example :class:`FileItemNotFound` is a :class:`FileNotFoundError`), so code
+that knows nothing about docbinder still handles it sensibly. The shape follows
+PEP 249's idea of one root with a few well-named branches.
+
+Adapters translate driver errors (SQLAlchemy, botocore, ``OSError``) into these
+classes at their boundary; nothing above the adapters sees a driver error.
+"""
+
+from __future__ import annotations
+
+
+class DocbinderError(Exception):
+    """Root of every error docbinder raises."""
+
+
+class InvalidInput(DocbinderError, ValueError):
+    """A value given to a public entry point is malformed (bad name, bad id, bad URL)."""
+
+
+class ConfigurationError(DocbinderError, ValueError):
+    """Configuration is missing or contradictory; the message names the setting."""
+
+
+class MissingExtra(ConfigurationError, ImportError):
+    """An optional backend was selected but its pip extra is not installed.
+
+    The message names the extra, e.g. ``pip install 'docbinder[s3]'``.
+    """
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the optional dependency {module!r}: "
+            f"install it with pip install 'docbinder[{extra}]'"
+        )
+        self.feature = feature
+        self.extra = extra
+        self.module = module
+
+
+class AccessDenied(DocbinderError, PermissionError):
+    """The principal may not perform the action on the resource."""
+
+
+class NotFound(DocbinderError, LookupError):
+    """A requested entity does not exist or is not visible to the caller.
+
+    Absence and invisibility give the same error and the same message, so an
+    error never reveals that an id exists (no existence oracle).
+    """
+
+
+class FileItemNotFound(NotFound, FileNotFoundError):
+    """No readable FileItem with that id."""
+
+
+class WorkflowNotFound(NotFound):
+    """No readable workflow with that id."""
+
+
+class BlobMissing(DocbinderError, FileNotFoundError):
+    """Metadata names a blob that the blob store does not hold."""
+
+
+class NoActiveWorkflow(DocbinderError, RuntimeError):
+    """An operation needs a bound workflow and the run context has none (SPEC C4)."""
+
+
+class Conflict(DocbinderError):
+    """A uniqueness rule of the metadata store was violated."""
+
+
+class DuplicateFileItem(Conflict):
+    """Another FileItem already holds the same duplicate key (SPEC C2)."""
+
+
+class DuplicateLabel(Conflict):
+    """The ``documents_label`` is already used in that workflow (SPEC C3)."""
+
+
+class StorageError(DocbinderError, OSError):
+    """A storage backend (database or blob store) failed; the cause is chained."""
+
+
+class SizeLimitExceeded(DocbinderError, ValueError):
+    """A stream was longer than the configured maximum size in bytes; nothing was kept."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"input exceeds the size limit of {limit} bytes; nothing was stored")
+        self.limit = limit

@@ -1,0 +1,277 @@
+"""Entities and value objects of docbinder (SPEC section 2).
+
+All classes are ``attrs.frozen``: a change is a new value made with
+``attrs.evolve``. Attribute names are snake_case; the wire format (camelCase,
+e.g. ``fileId``, ``documentsLabel``) is produced by
+:mod:`docbinder.serialization` only.
+
+Ids are random UUID strings made by an id factory port; the domain accepts any
+non-empty id without whitespace so that host platforms can bring their own.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+import attrs
+
+from docbinder.domain.errors import InvalidInput
+
+MAX_FILE_NAME_LENGTH = 1024
+"""Longest accepted file name, in characters."""
+
+MAX_LABEL_LENGTH = 512
+"""Longest accepted ``documents_label``, in characters."""
+
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_MIME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+"""SHA-256 of zero bytes (FIPS 180-4)."""
+
+
+def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value or len(value) > 128:
+        raise InvalidInput(f"{attribute.name} must be a non-empty string of at most 128 characters")
+    if any(ch.isspace() or ord(ch) < 32 for ch in value):
+        raise InvalidInput(f"{attribute.name} must not contain whitespace or control characters")
+
+
+def _check_optional_id(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _check_id(instance, attribute, value)
+
+
+def check_file_name(value: object) -> str:
+    """Return ``value`` if it is an acceptable file name, else raise :class:`InvalidInput`.
+
+    Accepted: any non-empty string of at most :data:`MAX_FILE_NAME_LENGTH`
+    characters without NUL or other C0 control characters (except tab). Path
+    separators, ``..`` and any Unicode are accepted: the name is metadata and
+    never steers where a blob is stored (SPEC C1). The name is kept exactly as
+    given; no Unicode normalisation is applied.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidInput("file name must be a non-empty string")
+    if len(value) > MAX_FILE_NAME_LENGTH:
+        raise InvalidInput(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
+    if any(ord(ch) < 32 and ch != "\t" for ch in value) or "\x7f" in value:
+        raise InvalidInput("file name must not contain NUL or control characters")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise InvalidInput("file name must not contain lone surrogates")
+    return value
+
+
+def _check_file_name(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    check_file_name(value)
+
+
+def _check_mime(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not _MIME_RE.match(value) or len(value) > 255:
+        raise InvalidInput(f"{attribute.name} must be a MIME type like 'text/plain', got {value!r}")
+
+
+def _check_sha256(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not _SHA256_RE.match(value):
+        raise InvalidInput(f"{attribute.name} must be 64 lowercase hex digits")
+
+
+def _check_non_negative(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidInput(f"{attribute.name} must be a non-negative integer")
+
+
+def _check_utc(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, datetime) or value.utcoffset() != timedelta(0):
+        raise InvalidInput(f"{attribute.name} must be a timezone-aware UTC datetime")
+
+
+def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_LABEL_LENGTH:
+        raise InvalidInput(
+            f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
+        )
+    if any(ord(ch) < 32 for ch in value):
+        raise InvalidInput(f"{attribute.name} must not contain control characters")
+
+
+def _to_tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Scope:
+    """Where a FileItem or workflow lives: a tenant (mandate) and optionally a feature instance."""
+
+    mandate_id: str = attrs.field(validator=_check_id)
+    feature_instance_id: str | None = attrs.field(default=None, validator=_check_optional_id)
+
+    def __str__(self) -> str:
+        if self.feature_instance_id is None:
+            return self.mandate_id
+        return f"{self.mandate_id}/{self.feature_instance_id}"
+
+
+class Role(str, enum.Enum):
+    """Roles of the default role-table authorizer (SPEC C11)."""
+
+    VIEWER = "viewer"
+    MEMBER = "member"
+    ADMIN = "admin"
+
+
+@attrs.frozen
+class Principal:
+    """Who calls: a user acting in a mandate, optionally inside one feature instance.
+
+    ``roles`` is a tuple of role names; the role-table authorizer knows
+    ``viewer``, ``member`` and ``admin``, other authorizers may use others.
+    """
+
+    user_id: str = attrs.field(validator=_check_id)
+    mandate_id: str = attrs.field(validator=_check_id)
+    feature_instance_id: str | None = attrs.field(default=None, validator=_check_optional_id)
+    roles: tuple[str, ...] = attrs.field(default=("member",), converter=_to_tuple)
+
+    @property
+    def scope(self) -> Scope:
+        """The scope this principal works in: its mandate and feature instance."""
+        return Scope(self.mandate_id, self.feature_instance_id)
+
+
+@attrs.frozen
+class FileItem:
+    """A stored file: metadata of one blob (SPEC C1).
+
+    ``size`` is in bytes, ``sha256`` is the lowercase hex digest of the bytes,
+    ``created_by`` is the creating user's id (``sysCreatedBy`` on the original
+    platform), ``blob_key`` is the blob store key (made from ids only).
+    ``folder`` and ``tags`` are per-scope metadata.
+    """
+
+    id: str = attrs.field(validator=_check_id)
+    file_name: str = attrs.field(validator=_check_file_name)
+    mime_type: str = attrs.field(validator=_check_mime)
+    size: int = attrs.field(validator=_check_non_negative)
+    sha256: str = attrs.field(validator=_check_sha256)
+    created_by: str = attrs.field(validator=_check_id)
+    scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
+    created_at: datetime = attrs.field(validator=_check_utc)
+    blob_key: str = attrs.field(validator=_check_id)
+    folder: str | None = attrs.field(default=None)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
+
+
+@attrs.frozen
+class ChatDocument:
+    """A FileItem attached to a workflow message; ``docItem:<id>`` points at it (SPEC C3)."""
+
+    id: str = attrs.field(validator=_check_id)
+    message_id: str = attrs.field(validator=_check_id)
+    workflow_id: str = attrs.field(validator=_check_id)
+    file_id: str = attrs.field(validator=_check_id)
+    file_name: str = attrs.field(validator=_check_file_name)
+    file_size: int = attrs.field(validator=_check_non_negative)
+    mime_type: str = attrs.field(validator=_check_mime)
+    round_number: int = attrs.field(default=0, validator=_check_non_negative)
+    task_number: int = attrs.field(default=0, validator=_check_non_negative)
+    action_number: int = attrs.field(default=0, validator=_check_non_negative)
+
+    @property
+    def reference(self) -> str:
+        """The canonical reference for ``documentList``: ``docItem:<id>``."""
+        return f"docItem:{self.id}"
+
+
+@attrs.frozen
+class ChatMessage:
+    """A workflow message that carries ChatDocuments (SPEC C3).
+
+    ``documents_label`` is unique within the workflow; ``sequence_nr`` orders
+    messages of one workflow; ``published_at`` is UTC.
+    """
+
+    id: str = attrs.field(validator=_check_id)
+    workflow_id: str = attrs.field(validator=_check_id)
+    documents_label: str = attrs.field(validator=_check_label)
+    published_at: datetime = attrs.field(validator=_check_utc)
+    role: str = "assistant"
+    status: str = "step"
+    message: str = ""
+    documents: tuple[ChatDocument, ...] = attrs.field(default=(), converter=_to_tuple)
+    round_number: int = attrs.field(default=0, validator=_check_non_negative)
+    task_number: int = attrs.field(default=0, validator=_check_non_negative)
+    action_number: int = attrs.field(default=0, validator=_check_non_negative)
+    sequence_nr: int = attrs.field(default=0, validator=_check_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        for doc in self.documents:
+            if doc.message_id != self.id or doc.workflow_id != self.workflow_id:
+                raise InvalidInput("a ChatDocument must name its own message and workflow")
+
+
+@attrs.frozen
+class ChatWorkflow:
+    """An agent run's conversation state (SPEC C3/C4).
+
+    ``messages`` holds the messages known to this object: a repository may load
+    the workflow without them; the run context appends the messages it creates.
+    """
+
+    id: str = attrs.field(validator=_check_id)
+    scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
+    created_by: str = attrs.field(validator=_check_id)
+    created_at: datetime = attrs.field(validator=_check_utc)
+    status: str = "running"
+    current_round: int = attrs.field(default=1, validator=_check_non_negative)
+    current_task: int = attrs.field(default=0, validator=_check_non_negative)
+    current_action: int = attrs.field(default=0, validator=_check_non_negative)
+    messages: tuple[ChatMessage, ...] = attrs.field(default=(), converter=_to_tuple)
+
+
+class ContentKind(str, enum.Enum):
+    """What a :class:`ContentPart` carries."""
+
+    TEXT = "text"
+    IMAGE = "image"
+    BINARY = "binary"
+
+
+@attrs.frozen
+class ContentPart:
+    """What a consuming tool receives for a resolved document (SPEC C8).
+
+    ``text`` is set for text parts; ``data`` (raw bytes) for image and binary
+    parts; ``size`` is the size in bytes of the underlying file; ``position``
+    names a page (``"page 3"``) or section where the extractor knows it.
+    """
+
+    document_id: str = attrs.field(validator=_check_id)
+    file_name: str
+    mime_type: str
+    kind: ContentKind = attrs.field(converter=ContentKind)
+    text: str | None = None
+    data: bytes | None = None
+    size: int = 0
+    position: str | None = None
+    truncated: bool = False
+
+
+def duplicate_key(sha256: str, file_name: str, created_by: str, scope: Scope) -> str:
+    """The key two FileItems share when one duplicates the other (SPEC C2).
+
+    SHA-256 (hex) of the JSON array ``[sha256, file_name, created_by,
+    mandate_id, feature_instance_id]``; a fixed 64-character string, so SQL
+    backends can put a unique index on it whatever the file name's length.
+    """
+    payload = json.dumps(
+        [sha256, file_name, created_by, scope.mandate_id, scope.feature_instance_id],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,74 @@
+"""References a model sends back to name documents (SPEC C6/C7).
+
+``str(reference)`` is the canonical form: ``docItem:<id>``, ``docList:<label>``
+or ``file:<id>``. :func:`docbinder.domain.parsing.coerce_document_references`
+turns whatever a model sends into a :class:`DocumentReferenceList`.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+
+@attrs.frozen
+class DocumentItemReference:
+    """``docItem:<document_id>``: one ChatDocument of the active workflow."""
+
+    document_id: str
+
+    def __str__(self) -> str:
+        return f"docItem:{self.document_id}"
+
+
+@attrs.frozen
+class DocumentListReference:
+    """``docList:<label>``: the documents of the messages with that ``documents_label``."""
+
+    label: str
+
+    def __str__(self) -> str:
+        return f"docList:{self.label}"
+
+
+@attrs.frozen
+class FileReference:
+    """``file:<file_id>``: the active workflow's documents that point at that FileItem."""
+
+    file_id: str
+
+    def __str__(self) -> str:
+        return f"file:{self.file_id}"
+
+
+DocumentReference = Union[DocumentItemReference, DocumentListReference, FileReference]  # noqa: UP007
+
+
+@attrs.frozen
+class RejectedReference:
+    """An input the parser could not use: ``raw`` is a short printable form, ``reason`` says why."""
+
+    raw: str
+    reason: str
+
+
+@attrs.frozen
+class DocumentReferenceList:
+    """Ordered, de-duplicated references plus the inputs that were rejected."""
+
+    references: tuple[DocumentReference, ...] = ()
+    rejected: tuple[RejectedReference, ...] = ()
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.references)
+
+    def __len__(self) -> int:
+        return len(self.references)
+
+    def __bool__(self) -> bool:
+        return bool(self.references) or bool(self.rejected)
+
+    def canonical(self) -> list[str]:
+        """The references in canonical string form, in order."""
+        return [str(ref) for ref in self.references]

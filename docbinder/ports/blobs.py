@@ -1,0 +1,88 @@
+"""The blob-store port (SPEC C13)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import BinaryIO, Protocol
+
+import attrs
+
+from docbinder.domain.errors import InvalidInput
+
+Chunks = Iterable[bytes]
+"""A stream of byte chunks; any chunk size, empty chunks allowed."""
+
+
+@attrs.frozen
+class BlobStat:
+    """Size in bytes and last-modified time (UTC) of a stored blob."""
+
+    size: int
+    modified_at: datetime
+
+
+class BlobStore(Protocol):
+    """Stores opaque byte blobs under keys made from ids.
+
+    Keys are strings of ``[A-Za-z0-9._-]`` segments joined by ``/``, at most 255
+    characters, never ``..``; adapters reject anything else with
+    :class:`~docbinder.domain.errors.InvalidInput`. Adapters stream: no method
+    reads a whole blob into memory. Errors: :class:`BlobMissing` for a key that
+    is not there, :class:`StorageError` for backend faults.
+    """
+
+    @property
+    def url(self) -> str:
+        """Where the blobs live, for diagnostics (``file:///...``, ``s3://...``, ``memory://``)."""
+        ...
+
+    def put(self, key: str, data: Chunks | BinaryIO) -> int:
+        """Store ``data`` under ``key`` atomically; return the number of bytes written.
+
+        Either the whole blob becomes visible or nothing does (no partial blob,
+        no temp file left) — also when iterating ``data`` raises, in which case
+        the exception propagates unchanged. An existing blob under ``key`` is
+        replaced.
+        """
+        ...
+
+    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """Yield the blob's bytes in chunks of at most ``chunk_size`` bytes.
+
+        Raises :class:`BlobMissing` (before the first chunk) if ``key`` is absent.
+        """
+        ...
+
+    def stat(self, key: str) -> BlobStat:
+        """The blob's size and modification time; :class:`BlobMissing` if absent."""
+        ...
+
+    def exists(self, key: str) -> bool:
+        """Whether a blob is stored under ``key``."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove the blob; removing an absent key is not an error."""
+        ...
+
+    def keys(self) -> Iterator[str]:
+        """Every stored key (for ``gc``), in no particular order."""
+        ...
+
+
+_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")
+
+
+def check_blob_key(key: object) -> str:
+    """Return ``key`` if it is a valid blob key, else raise :class:`InvalidInput`.
+
+    Valid: at most 255 characters of ``[A-Za-z0-9._-]`` segments joined by
+    single ``/``; no segment starts with ``.`` (so no ``.``/``..``, no hidden
+    files), no leading or trailing ``/``. Every adapter calls this first, so no
+    key can name a place outside the store.
+    """
+    if not isinstance(key, str) or len(key) > 255 or not _KEY_RE.match(key):
+        raise InvalidInput(f"invalid blob key {key!r}")
+    return key

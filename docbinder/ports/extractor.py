@@ -1,0 +1,23 @@
+"""The content-extraction port (SPEC C8)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from docbinder.domain.model import ChatDocument, ContentPart, FileItem
+
+
+class ContentExtractor(Protocol):
+    """Turns a document's bytes into content parts for a consuming tool."""
+
+    def extract(
+        self, document: ChatDocument, item: FileItem, chunks: Iterator[bytes]
+    ) -> list[ContentPart]:
+        """Return the parts of one document.
+
+        ``chunks`` streams the FileItem's bytes. Text formats give text parts,
+        images an image part, anything else one binary part; an extractor never
+        returns an empty list for a readable document.
+        """
+        ...

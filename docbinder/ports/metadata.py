@@ -1,0 +1,148 @@
+"""Metadata ports: repositories for FileItems and workflows, and the unit of work (SPEC C12)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Protocol
+
+from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Scope
+
+
+class FileRepository(Protocol):
+    """FileItem rows. Every method returns domain entities, never rows or dicts.
+
+    Errors: :class:`DuplicateFileItem`, :class:`Conflict`,
+    :class:`FileItemNotFound`, :class:`StorageError` (driver faults).
+    """
+
+    def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
+        """Insert ``item``.
+
+        With ``deduplicate`` the item takes part in duplicate detection: a
+        second item with the same (sha256, file name, creator, scope) raises
+        :class:`DuplicateFileItem`. Without it the item is stored regardless
+        (used when an existing duplicate is not readable by the caller, SPEC C2).
+        """
+        ...
+
+    def get(self, file_id: str) -> FileItem | None:
+        """The item with that id, or ``None``."""
+        ...
+
+    def find_duplicates(
+        self, sha256: str, file_name: str, created_by: str, scope: Scope
+    ) -> list[FileItem]:
+        """Items with exactly this SHA-256, file name, creator and scope (an index lookup).
+
+        The scope matches exactly: a mandate-level scope (no feature instance)
+        does not match items of a feature instance, and vice versa.
+        """
+        ...
+
+    def update(self, item: FileItem) -> None:
+        """Replace the stored metadata of ``item.id``; :class:`FileItemNotFound` if absent."""
+        ...
+
+    def delete(self, file_id: str) -> bool:
+        """Remove the item; ``True`` if it existed."""
+        ...
+
+    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
+        """Items of one mandate, newest first, at most ``limit``."""
+        ...
+
+    def iter_all(self) -> Iterator[FileItem]:
+        """Every item of every mandate (maintenance only: ``gc``, ``doctor``)."""
+        ...
+
+
+class WorkflowRepository(Protocol):
+    """Workflows, their messages and ChatDocuments.
+
+    Lookups are by indexed keys, so their cost does not grow with the size of
+    the workflow. Errors: :class:`DuplicateLabel`, :class:`WorkflowNotFound`,
+    :class:`Conflict`, :class:`StorageError`.
+    """
+
+    def add_workflow(self, workflow: ChatWorkflow) -> None:
+        """Insert a workflow (its ``messages`` are ignored)."""
+        ...
+
+    def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
+        """The workflow without its messages (``messages == ()``), or ``None``."""
+        ...
+
+    def update_workflow(self, workflow: ChatWorkflow) -> None:
+        """Store status and round/task/action counters; :class:`WorkflowNotFound` if absent."""
+        ...
+
+    def add_message(self, message: ChatMessage) -> ChatMessage:
+        """Insert a message with its documents; return it with ``sequence_nr`` assigned.
+
+        ``sequence_nr`` is one more than the highest of the workflow so far.
+        Raises :class:`DuplicateLabel` if the workflow already has a message
+        with that ``documents_label``, :class:`WorkflowNotFound` if the workflow
+        does not exist.
+        """
+        ...
+
+    def get_documents(self, workflow_id: str, document_ids: Sequence[str]) -> dict[str, ChatDocument]:
+        """The documents of that workflow among ``document_ids``, keyed by id."""
+        ...
+
+    def documents_by_label(self, workflow_id: str, label: str) -> list[ChatDocument]:
+        """Documents of the message with that ``documents_label``, in stored order."""
+        ...
+
+    def documents_by_file(self, workflow_id: str, file_id: str) -> list[ChatDocument]:
+        """Documents of that workflow that point at ``file_id``, oldest first."""
+        ...
+
+    def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
+        """The workflow's newest documents, newest first, at most ``limit``."""
+        ...
+
+    def list_messages(self, workflow_id: str) -> list[ChatMessage]:
+        """All messages of a workflow with their documents, by ``sequence_nr``."""
+        ...
+
+    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
+        """Workflows of one mandate, newest first, without messages."""
+        ...
+
+    def iter_documents(self) -> Iterator[ChatDocument]:
+        """Every ChatDocument of every workflow (maintenance only: ``doctor``)."""
+        ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction over both repositories.
+
+    Used as a context manager: leaving the block without :meth:`commit` rolls
+    back everything done inside it.
+    """
+
+    files: FileRepository
+    workflows: WorkflowRepository
+
+    def __enter__(self) -> UnitOfWork: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None:
+        """Make everything done in this unit visible to others, atomically."""
+        ...
+
+    def rollback(self) -> None:
+        """Discard everything done in this unit since the last commit."""
+        ...
+
+
+UnitOfWorkFactory = Callable[[], UnitOfWork]
+"""Makes a fresh unit of work; each thread must use its own."""

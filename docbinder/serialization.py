@@ -1,0 +1,93 @@
+"""The one cattrs converter: snake_case in Python, camelCase on the wire.
+
+``to_wire(obj)`` gives JSON-ready dicts with camelCase keys (``fileId``,
+``documentsLabel``, ``roundNumber``), datetimes as ISO 8601 strings in UTC,
+enums as their values and ``bytes`` as base64. ``from_wire(data, cls)`` is the
+inverse. The SQL adapter uses :data:`row_converter` (snake_case, flat) for rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from docbinder.domain.model import (
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    ContentPart,
+    FileItem,
+    Principal,
+    Scope,
+)
+from docbinder.domain.references import (
+    DocumentItemReference,
+    DocumentListReference,
+    FileReference,
+    RejectedReference,
+)
+
+T = TypeVar("T")
+
+_CAMEL_RE = re.compile(r"_([a-z0-9])")
+
+
+def camel(name: str) -> str:
+    """``documents_label`` -> ``documentsLabel``."""
+    return _CAMEL_RE.sub(lambda m: m.group(1).upper(), name)
+
+
+def _datetime_hooks(conv: cattrs.Converter) -> None:
+    conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
+    conv.register_structure_hook(datetime, lambda v, _: v if isinstance(v, datetime) else datetime.fromisoformat(v))
+
+
+WIRE_TYPES: tuple[type, ...] = (
+    Scope,
+    Principal,
+    FileItem,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    ContentPart,
+    DocumentItemReference,
+    DocumentListReference,
+    FileReference,
+    RejectedReference,
+)
+
+
+def _make_wire_converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    _datetime_hooks(conv)
+    conv.register_unstructure_hook(bytes, lambda b: base64.b64encode(b).decode("ascii"))
+    conv.register_structure_hook(bytes, lambda v, _: base64.b64decode(v) if isinstance(v, str) else bytes(v))
+
+    def register(cls: type) -> None:
+        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv, **renames))  # type: ignore[arg-type]
+        conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **renames))  # type: ignore[arg-type]
+
+    for cls in WIRE_TYPES:
+        register(cls)
+    return conv
+
+
+wire_converter = _make_wire_converter()
+"""camelCase JSON converter for the wire, the CLI's ``--json`` and the tool results."""
+
+
+def to_wire(obj: Any) -> Any:
+    """Unstructure ``obj`` (an entity, list or dict of them) to camelCase JSON-ready data."""
+    return wire_converter.unstructure(obj)
+
+
+def from_wire(data: Any, cls: type[T]) -> T:
+    """Structure camelCase JSON data into ``cls``; raises ``cattrs`` errors on bad data."""
+    return wire_converter.structure(data, cls)
