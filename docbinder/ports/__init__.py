@@ -6,7 +6,7 @@ Host applications may pass any object that has these methods; adapters in
 
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
-from docbinder.ports.extractor import ContentExtractor
+from docbinder.ports.extractor import ContentExtractor, MimeDetector
 from docbinder.ports.metadata import FileRepository, UnitOfWork, UnitOfWorkFactory, WorkflowRepository
 from docbinder.ports.system import Clock, IdFactory
 
@@ -17,6 +17,7 @@ __all__ = [
     "ContentExtractor",
     "FileRepository",
     "IdFactory",
+    "MimeDetector",
     "UnitOfWork",
     "UnitOfWorkFactory",
     "WorkflowRepository",

@@ -21,3 +21,20 @@ class ContentExtractor(Protocol):
         returns an empty list for a readable document.
         """
         ...
+
+
+SNIFF_BYTES = 8192
+"""How many leading bytes of a file a :class:`MimeDetector` is given."""
+
+
+class MimeDetector(Protocol):
+    """Decides a file's MIME type from its leading bytes and its name."""
+
+    def detect(self, head: bytes, file_name: str, declared: str | None) -> str:
+        """Return a MIME type like ``text/plain``.
+
+        ``head`` holds at most :data:`SNIFF_BYTES` leading bytes of the file;
+        ``declared`` is what the producer claimed, if anything. The bytes win
+        over the name and the claim where they are conclusive.
+        """
+        ...
