@@ -29,6 +29,7 @@ from docbinder.domain.model import (
 from docbinder.domain.references import (
     DocumentItemReference,
     DocumentListReference,
+    DocumentReferenceList,
     FileReference,
     RejectedReference,
 )
@@ -45,7 +46,9 @@ def camel(name: str) -> str:
 
 def _datetime_hooks(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
-    conv.register_structure_hook(datetime, lambda v, _: v if isinstance(v, datetime) else datetime.fromisoformat(v))
+    conv.register_structure_hook(
+        datetime, lambda v, _: v if isinstance(v, datetime) else datetime.fromisoformat(v)
+    )
 
 
 WIRE_TYPES: tuple[type, ...] = (
@@ -67,7 +70,9 @@ def _make_wire_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
     _datetime_hooks(conv)
     conv.register_unstructure_hook(bytes, lambda b: base64.b64encode(b).decode("ascii"))
-    conv.register_structure_hook(bytes, lambda v, _: base64.b64decode(v) if isinstance(v, str) else bytes(v))
+    conv.register_structure_hook(
+        bytes, lambda v, _: base64.b64decode(v) if isinstance(v, str) else bytes(v)
+    )
 
     def register(cls: type) -> None:
         renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
@@ -76,7 +81,59 @@ def _make_wire_converter() -> cattrs.Converter:
 
     for cls in WIRE_TYPES:
         register(cls)
+    for ref_cls in (DocumentItemReference, DocumentListReference, FileReference):
+        conv.register_unstructure_hook(ref_cls, str)
+    conv.register_unstructure_hook(
+        DocumentReferenceList,
+        lambda rl: {
+            "references": [str(r) for r in rl.references],
+            "rejected": [conv.unstructure(r) for r in rl.rejected],
+        },
+    )
+    _register_results(conv, register)
     return conv
+
+
+def _register_results(conv: cattrs.Converter, register: Any) -> None:
+    """Result types of the use cases, for ``--json`` and host APIs (unstructure only)."""
+    from docbinder.application.binder import ToolFileResult
+    from docbinder.application.content import ContentResult, DocumentContent
+    from docbinder.application.resolve import (
+        DocumentSuggestion,
+        Resolution,
+        ResolvedDocument,
+        UnresolvedReference,
+    )
+
+    for cls in (ResolvedDocument, UnresolvedReference, DocumentSuggestion, DocumentContent):
+        register(cls)
+    conv.register_unstructure_hook(
+        Resolution,
+        lambda r: {
+            "documents": [conv.unstructure(d) for d in r.documents],
+            "unresolved": [conv.unstructure(u) for u in r.unresolved],
+            "suggestions": [conv.unstructure(s) for s in r.suggestions],
+        },
+    )
+    conv.register_unstructure_hook(
+        ContentResult,
+        lambda c: {
+            "documents": [conv.unstructure(d) for d in c.documents],
+            "unresolved": [conv.unstructure(u) for u in c.unresolved],
+            "suggestions": [conv.unstructure(s) for s in c.resolution.suggestions],
+        },
+    )
+    conv.register_unstructure_hook(
+        ToolFileResult,
+        lambda t: {
+            "fileId": t.item.id,
+            "documentId": t.document_id,
+            "reference": t.reference,
+            "text": t.text,
+            "duplicate": t.duplicate,
+            "file": conv.unstructure(t.item),
+        },
+    )
 
 
 wire_converter = _make_wire_converter()

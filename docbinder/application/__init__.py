@@ -1,0 +1,40 @@
+"""Use cases of docbinder, written against the ports only."""
+
+from docbinder.application.attach import AttachFiles, attach_file_as_chat_document
+from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.content import ContentResult, DocumentContent, GetContent
+from docbinder.application.context import RunContext
+from docbinder.application.files import CheckDuplicate, DeleteFile, GetFile, StoredFile, StoreFile
+from docbinder.application.resolve import (
+    Resolution,
+    ResolvedDocument,
+    ResolveDocumentList,
+    UnresolvedReason,
+    UnresolvedReference,
+)
+from docbinder.application.results import format_tool_file_result
+from docbinder.application.workflows import Workflows
+
+__all__ = [
+    "AttachFiles",
+    "CheckDuplicate",
+    "ContentResult",
+    "DeleteFile",
+    "DocBinder",
+    "DocumentContent",
+    "GetContent",
+    "GetFile",
+    "Resolution",
+    "ResolveDocumentList",
+    "ResolvedDocument",
+    "Run",
+    "RunContext",
+    "StoreFile",
+    "StoredFile",
+    "ToolFileResult",
+    "UnresolvedReason",
+    "UnresolvedReference",
+    "Workflows",
+    "attach_file_as_chat_document",
+    "format_tool_file_result",
+]

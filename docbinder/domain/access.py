@@ -9,7 +9,7 @@ import attrs
 from docbinder.domain.model import ChatWorkflow, FileItem, Scope
 
 
-class Action(str, enum.Enum):
+class Action(enum.StrEnum):
     """What a principal wants to do with a resource."""
 
     READ = "read"
@@ -18,7 +18,7 @@ class Action(str, enum.Enum):
     DELETE = "delete"
 
 
-class ResourceKind(str, enum.Enum):
+class ResourceKind(enum.StrEnum):
     """Kinds of resources an authorizer decides on."""
 
     FILE = "file"

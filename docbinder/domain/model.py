@@ -117,7 +117,7 @@ class Scope:
         return f"{self.mandate_id}/{self.feature_instance_id}"
 
 
-class Role(str, enum.Enum):
+class Role(enum.StrEnum):
     """Roles of the default role-table authorizer (SPEC C11)."""
 
     VIEWER = "viewer"
@@ -234,7 +234,7 @@ class ChatWorkflow:
     messages: tuple[ChatMessage, ...] = attrs.field(default=(), converter=_to_tuple)
 
 
-class ContentKind(str, enum.Enum):
+class ContentKind(enum.StrEnum):
     """What a :class:`ContentPart` carries."""
 
     TEXT = "text"

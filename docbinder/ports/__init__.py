@@ -7,7 +7,12 @@ Host applications may pass any object that has these methods; adapters in
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor, MimeDetector
-from docbinder.ports.metadata import FileRepository, UnitOfWork, UnitOfWorkFactory, WorkflowRepository
+from docbinder.ports.metadata import (
+    FileRepository,
+    UnitOfWork,
+    UnitOfWorkFactory,
+    WorkflowRepository,
+)
 from docbinder.ports.system import Clock, IdFactory
 
 __all__ = [

@@ -87,7 +87,9 @@ class WorkflowRepository(Protocol):
         """
         ...
 
-    def get_documents(self, workflow_id: str, document_ids: Sequence[str]) -> dict[str, ChatDocument]:
+    def get_documents(
+        self, workflow_id: str, document_ids: Sequence[str]
+    ) -> dict[str, ChatDocument]:
         """The documents of that workflow among ``document_ids``, keyed by id."""
         ...
 

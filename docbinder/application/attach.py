@@ -1,0 +1,192 @@
+"""The bridge: FileItems become ChatDocuments in a ChatMessage of the active workflow (SPEC C3, C9).
+
+:class:`AttachFiles` is the single source of truth for every producer: one
+agent tool output (:meth:`AttachFiles.attach`), a workflow action returning
+several documents (:meth:`AttachFiles.persist_action_result`), and any other
+producer all end in ChatMessage -> ChatDocument -> file id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.context import RunContext
+from docbinder.domain.access import Action
+from docbinder.domain.errors import (
+    AccessDenied,
+    DocbinderError,
+    DuplicateLabel,
+    FileItemNotFound,
+    InvalidInput,
+    NoActiveWorkflow,
+)
+from docbinder.domain.model import MAX_LABEL_LENGTH, ChatDocument, ChatMessage, FileItem
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LABEL = "agent_tool_output"
+"""Label used when a producer gives none."""
+
+_LABEL_ATTEMPTS = 4
+
+
+class AttachFiles:
+    """Bind FileItems to the active workflow as ChatDocuments of one new ChatMessage.
+
+    The message has role ``assistant`` (unless given), status ``step``, the
+    workflow's current round/task/action numbers, and a ``documents_label``
+    unique within the workflow: the ``label`` argument itself, or, if that is
+    taken, ``<label>#<8 hex digits>``. Needs ``update`` permission on the
+    workflow and ``read`` on every FileItem. The stored message is appended to
+    the run's in-memory workflow at once.
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        clock: Clock,
+        ids: IdFactory,
+    ) -> None:
+        self._uow = uow_factory
+        self._access = access
+        self._clock = clock
+        self._ids = ids
+
+    def attach(
+        self,
+        ctx: RunContext,
+        item: FileItem,
+        *,
+        label: str = DEFAULT_LABEL,
+        user_message: str = "",
+        role: str = "assistant",
+    ) -> ChatDocument:
+        """Attach one FileItem; return its new ChatDocument.
+
+        Raises :class:`NoActiveWorkflow`, :class:`AccessDenied`,
+        :class:`FileItemNotFound` (file not readable), :class:`InvalidInput`
+        (bad label), :class:`StorageError`.
+        """
+        message = self.persist_action_result(
+            ctx, [item], label=label, user_message=user_message, role=role
+        )
+        return message.documents[0]
+
+    def persist_action_result(
+        self,
+        ctx: RunContext,
+        items: Sequence[FileItem],
+        *,
+        label: str,
+        user_message: str = "",
+        role: str = "assistant",
+    ) -> ChatMessage:
+        """Attach several FileItems as one ChatMessage (the task-result path, SPEC C9).
+
+        Returns the stored message (with ``sequence_nr``); errors as :meth:`attach`.
+        """
+        workflow = ctx.require_workflow("attaching a file")
+        if not items:
+            raise InvalidInput("an action result needs at least one file")
+        if not isinstance(label, str) or not label.strip():
+            label = DEFAULT_LABEL
+        label = label[: MAX_LABEL_LENGTH - 9]
+        if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
+            raise AccessDenied(
+                f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
+            )
+        for item in items:
+            if not self._access.can_read_file(ctx.principal, item):
+                raise FileItemNotFound(f"file {item.id} not found")
+        message_id = self._ids.new_id()
+        documents = tuple(
+            ChatDocument(
+                id=self._ids.new_id(),
+                message_id=message_id,
+                workflow_id=workflow.id,
+                file_id=item.id,
+                file_name=item.file_name,
+                file_size=item.size,
+                mime_type=item.mime_type,
+                round_number=workflow.current_round,
+                task_number=workflow.current_task,
+                action_number=workflow.current_action,
+            )
+            for item in items
+        )
+        message = ChatMessage(
+            id=message_id,
+            workflow_id=workflow.id,
+            documents_label=label,
+            published_at=self._clock.now(),
+            role=role,
+            status="step",
+            message=user_message,
+            documents=documents,
+            round_number=workflow.current_round,
+            task_number=workflow.current_task,
+            action_number=workflow.current_action,
+        )
+        stored = self._store(message, label)
+        ctx.append_message(stored)
+        log.info(
+            "attached %d document(s) to workflow %s as message %s (label %s)",
+            len(stored.documents),
+            workflow.id,
+            stored.id,
+            stored.documents_label,
+        )
+        return stored
+
+    def _store(self, message: ChatMessage, label: str) -> ChatMessage:
+        candidate = message
+        for attempt in range(_LABEL_ATTEMPTS):
+            with self._uow() as uow:
+                try:
+                    stored = uow.workflows.add_message(candidate)
+                except DuplicateLabel:
+                    if attempt == _LABEL_ATTEMPTS - 1:
+                        raise
+                    suffix = self._ids.new_id().replace("-", "")[:8]
+                    candidate = attrs.evolve(message, documents_label=f"{label}#{suffix}")
+                    continue
+                uow.commit()
+                return stored
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def attach_file_as_chat_document(
+    attach: AttachFiles,
+    ctx: RunContext,
+    item: FileItem,
+    *,
+    label: str = DEFAULT_LABEL,
+    user_message: str = "",
+    role: str = "assistant",
+) -> str | None:
+    """Tool-facing bridge that never raises (SPEC C3).
+
+    Returns the new ChatDocument id, or ``None`` after logging one warning
+    that names the cause: no workflow bound, permission denied, or a storage
+    fault.
+    """
+    try:
+        return attach.attach(ctx, item, label=label, user_message=user_message, role=role).id
+    except NoActiveWorkflow:
+        log.warning(
+            "attach skipped: no workflow bound; file %s stays reachable by file id", item.id
+        )
+    except (AccessDenied, FileItemNotFound) as exc:
+        log.warning("attach skipped: permission denied for file %s: %s", item.id, exc)
+    except DocbinderError as exc:
+        log.warning("attach failed: storage fault for file %s: %s", item.id, exc)
+    except Exception as exc:  # a host adapter may raise anything; the tool must not see it
+        log.warning("attach failed: storage fault for file %s: %r", item.id, exc)
+    return None

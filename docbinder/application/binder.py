@@ -1,0 +1,194 @@
+"""The public facade: a :class:`DocBinder` built from ports, and a :class:`Run` per agent run.
+
+A host framework builds one ``DocBinder`` (usually through
+:func:`docbinder.container.build_binder`), then per agent run::
+
+    run = binder.start_run(principal, workflow_id)     # binds principal + workflow once (C4)
+    result = run.produce_file("report.md", data, verb="Wrote", label="writeFile:report.md")
+    result.text                                        # the unified tool-result text (C5)
+    content = run.get_content(model_supplied_document_list)   # C6 + C7 + C8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
+from docbinder.application.content import ContentResult, GetContent
+from docbinder.application.context import RunContext
+from docbinder.application.files import DeleteFile, FileData, GetFile, StoredFile, StoreFile
+from docbinder.application.maintenance import CollectGarbage
+from docbinder.application.resolve import Resolution, ResolveDocumentList
+from docbinder.application.results import format_tool_file_result
+from docbinder.application.workflows import Workflows
+from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.ports.authorizer import Authorizer
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.extractor import ContentExtractor, MimeDetector
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
+
+
+@attrs.frozen
+class ToolFileResult:
+    """What a file-producing tool gets back: the FileItem, the ChatDocument id and the text.
+
+    ``document_id`` is ``None`` when no workflow is bound or the attach failed
+    (the reason was logged); ``text`` then has no ``documentList ref`` line.
+    """
+
+    item: FileItem
+    document_id: str | None
+    text: str
+    duplicate: bool
+
+    @property
+    def reference(self) -> str | None:
+        """``docItem:<document_id>``, or ``None``."""
+        return f"docItem:{self.document_id}" if self.document_id else None
+
+
+class DocBinder:
+    """All use cases over one set of adapters. Thread-safe if the adapters are."""
+
+    def __init__(
+        self,
+        *,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        authorizer: Authorizer,
+        clock: Clock,
+        ids: IdFactory,
+        extractor: ContentExtractor,
+        mime: MimeDetector | None = None,
+        max_file_size: int | None = None,
+    ) -> None:
+        self.uow_factory = uow_factory
+        self.blobs = blobs
+        self.authorizer = authorizer
+        self.access = AccessPolicy(authorizer)
+        self.store_file = StoreFile(
+            uow_factory, blobs, self.access, clock, ids, mime, max_file_size
+        )
+        self.get_file = GetFile(uow_factory, blobs, self.access)
+        self.delete_file = DeleteFile(uow_factory, blobs, self.access)
+        self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)
+        self.workflows = Workflows(uow_factory, self.access, clock, ids)
+        self.resolve = ResolveDocumentList(uow_factory, blobs, self.access)
+        self.get_content = GetContent(self.resolve, blobs, extractor)
+        self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
+
+    def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:
+        """Bind ``principal`` and, if given, the workflow ``workflow_id`` for one agent run.
+
+        Raises :class:`WorkflowNotFound` if the workflow is absent or not
+        readable by ``principal``. With no ``workflow_id`` the run has no
+        workflow: producers still store files, and resolving answers
+        ``no_active_workflow``.
+        """
+        workflow = self.workflows.get(principal, workflow_id) if workflow_id is not None else None
+        return Run(self, RunContext(principal, workflow))
+
+    def start_new_run(self, principal: Principal) -> Run:
+        """Create a workflow for ``principal`` and bind it; :class:`AccessDenied` if not allowed."""
+        return Run(self, RunContext(principal, self.workflows.create(principal)))
+
+
+class Run:
+    """One agent run: a :class:`DocBinder` plus the bound :class:`RunContext`."""
+
+    def __init__(self, binder: DocBinder, context: RunContext) -> None:
+        self.binder = binder
+        self.context = context
+
+    @property
+    def principal(self) -> Principal:
+        """The run's principal."""
+        return self.context.principal
+
+    @property
+    def workflow(self) -> ChatWorkflow | None:
+        """The run's in-memory workflow (with the messages this run created), or ``None``."""
+        return self.context.workflow
+
+    def store_file(
+        self,
+        file_name: str,
+        data: FileData,
+        *,
+        mime_type: str | None = None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> StoredFile:
+        """Store a file for the run's principal (C1 + C2); see :class:`StoreFile`."""
+        return self.binder.store_file(
+            self.principal, file_name, data, mime_type=mime_type, folder=folder, tags=tags
+        )
+
+    def attach(
+        self, item: FileItem, *, label: str = DEFAULT_LABEL, user_message: str = ""
+    ) -> ChatDocument:
+        """Attach a FileItem to the run's workflow (C3); raises on failure."""
+        return self.binder.attach_files.attach(
+            self.context, item, label=label, user_message=user_message
+        )
+
+    def attach_safely(
+        self, item: FileItem, *, label: str = DEFAULT_LABEL, user_message: str = ""
+    ) -> str | None:
+        """Attach and return the ChatDocument id, or ``None`` with one logged warning (C3)."""
+        return attach_file_as_chat_document(
+            self.binder.attach_files, self.context, item, label=label, user_message=user_message
+        )
+
+    def persist_action_result(
+        self, items: Sequence[FileItem], *, label: str, user_message: str = ""
+    ) -> ChatMessage:
+        """Attach several FileItems as one message (the task-result path, C9)."""
+        return self.binder.attach_files.persist_action_result(
+            self.context, items, label=label, user_message=user_message
+        )
+
+    def produce_file(
+        self,
+        file_name: str,
+        data: FileData,
+        *,
+        verb: str = "Stored",
+        label: str = DEFAULT_LABEL,
+        mime_type: str | None = None,
+        user_message: str = "",
+    ) -> ToolFileResult:
+        """The whole producer path: store -> duplicate check -> attach -> tool-result text.
+
+        Storing errors propagate (bad name, access, size, storage); attaching
+        never raises (a missing workflow or permission drops the
+        ``documentList ref`` line and logs why).
+        """
+        stored = self.store_file(file_name, data, mime_type=mime_type)
+        document_id = self.attach_safely(stored.item, label=label, user_message=user_message)
+        text = format_tool_file_result(verb, stored.item, document_id)
+        return ToolFileResult(stored.item, document_id, text, stored.duplicate)
+
+    def resolve(self, document_list: object) -> Resolution:
+        """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""
+        return self.binder.resolve(self.context, document_list)
+
+    def get_content(self, document_list: object) -> ContentResult:
+        """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8)."""
+        return self.binder.get_content(self.context, document_list)
+
+    def get_file(self, file_id: str) -> FileItem:
+        """A readable FileItem; :class:`FileItemNotFound` otherwise."""
+        return self.binder.get_file(self.principal, file_id)
+
+    def open_file(self, file_id: str) -> Iterator[bytes]:
+        """A readable FileItem's bytes as chunks."""
+        return self.binder.get_file.open(self.principal, file_id)
+
+    def list_files(self, *, limit: int | None = None) -> list[FileItem]:
+        """FileItems the principal may read in its mandate, newest first."""
+        return self.binder.get_file.list(self.principal, limit=limit)

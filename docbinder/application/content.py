@@ -1,0 +1,103 @@
+"""Content for consuming tools: resolved documents become ContentParts (SPEC C8)."""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+
+from docbinder.application.context import RunContext
+from docbinder.application.resolve import (
+    Resolution,
+    ResolveDocumentList,
+    UnresolvedReason,
+    UnresolvedReference,
+)
+from docbinder.domain.errors import BlobMissing
+from docbinder.domain.model import ContentPart
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.extractor import ContentExtractor
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class DocumentContent:
+    """The parts of one resolved document, in order."""
+
+    reference: str
+    document_id: str
+    file_id: str
+    file_name: str
+    mime_type: str
+    parts: tuple[ContentPart, ...]
+
+
+@attrs.frozen
+class ContentResult:
+    """What a consuming tool receives: parts per document, plus why anything is missing."""
+
+    documents: tuple[DocumentContent, ...]
+    unresolved: tuple[UnresolvedReference, ...]
+    resolution: Resolution
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """All parts of all documents, in reference order."""
+        return tuple(p for d in self.documents for p in d.parts)
+
+
+class GetContent:
+    """Resolve a ``documentList`` and extract each document's content parts."""
+
+    def __init__(
+        self, resolve: ResolveDocumentList, blobs: BlobStore, extractor: ContentExtractor
+    ) -> None:
+        self._resolve = resolve
+        self._blobs = blobs
+        self._extractor = extractor
+
+    def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
+        """Content parts for every readable document; never raises for bad references.
+
+        A non-empty reference list that yields zero parts is logged with the
+        reason of every reference (the "0 valid ContentParts" failure mode).
+        """
+        resolution = self._resolve(ctx, document_list)
+        documents: list[DocumentContent] = []
+        unresolved = list(resolution.unresolved)
+        for resolved in resolution.documents:
+            doc, item = resolved.document, resolved.file
+            try:
+                parts = self._extractor.extract(doc, item, self._blobs.open(item.blob_key))
+            except BlobMissing:
+                log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.BLOB_MISSING,
+                        "the document's file content is missing from the blob store",
+                        doc.id,
+                    )
+                )
+                continue
+            documents.append(
+                DocumentContent(
+                    resolved.reference,
+                    doc.id,
+                    item.id,
+                    item.file_name,
+                    item.mime_type,
+                    tuple(parts),
+                )
+            )
+        total = sum(len(d.parts) for d in documents)
+        asked = len(resolution.references.references) + len(resolution.references.rejected)
+        if asked and total == 0:
+            log.warning(
+                "0 content parts from %d reference(s): %s",
+                asked,
+                ", ".join(f"{u.reference} ({u.reason.value})" for u in unresolved[:20])
+                or "no parts extracted",
+            )
+        return ContentResult(tuple(documents), tuple(unresolved), resolution)

@@ -1,0 +1,319 @@
+"""FileItem use cases: store (C1), duplicate check (C2), get, read, list, delete."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import mimetypes
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.domain.access import Action, ResourceKind
+from docbinder.domain.errors import (
+    AccessDenied,
+    DocbinderError,
+    DuplicateFileItem,
+    FileItemNotFound,
+    SizeLimitExceeded,
+    StorageError,
+)
+from docbinder.domain.model import FileItem, Principal, check_file_name
+from docbinder.ports.blobs import BlobStore, Chunks, check_blob_key, iter_chunks
+from docbinder.ports.extractor import SNIFF_BYTES, MimeDetector
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
+
+FileData = Chunks | BinaryIO | bytes
+"""What a producer may hand over: bytes, an iterable of byte chunks, or a binary file object."""
+
+
+def blob_key_for(file_id: str) -> str:
+    """The blob key of a FileItem: ``<first two characters of the id>/<id>``.
+
+    Made from the id only, never from a file name or a scope string, so no
+    user input can steer where a blob lands (SPEC C1/C13).
+    """
+    return check_blob_key(f"{file_id[:2]}/{file_id}")
+
+
+class HashingStream:
+    """Wraps a chunk stream: counts bytes, computes SHA-256, keeps the head, enforces a limit.
+
+    ``max_size`` is in bytes (``None`` for no limit); exceeding it raises
+    :class:`SizeLimitExceeded` from inside the iteration, so the blob store
+    aborts the write and keeps nothing.
+    """
+
+    def __init__(self, data: FileData, max_size: int | None = None) -> None:
+        self._chunks = iter_chunks(data)
+        self._max = max_size
+        self._hash = hashlib.sha256()
+        self.size = 0
+        self.head = b""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self.size += len(chunk)
+            if self._max is not None and self.size > self._max:
+                raise SizeLimitExceeded(self._max)
+            self._hash.update(chunk)
+            if len(self.head) < SNIFF_BYTES:
+                self.head += chunk[: SNIFF_BYTES - len(self.head)]
+            yield chunk
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of everything iterated so far."""
+        return self._hash.hexdigest()
+
+
+@attrs.frozen
+class StoredFile:
+    """Result of :class:`StoreFile`: the FileItem and whether it was an existing duplicate."""
+
+    item: FileItem
+    duplicate: bool
+
+
+@attrs.frozen
+class DuplicateCheck:
+    """Result of :class:`CheckDuplicate`.
+
+    ``item`` is a readable duplicate or ``None``; ``key_taken`` says a
+    candidate exists that the caller cannot read (a ghost duplicate), so a
+    fresh copy must be stored outside duplicate detection.
+    """
+
+    item: FileItem | None
+    key_taken: bool
+
+
+class CheckDuplicate:
+    """The duplicate check that respects access (SPEC C2, the ghost-duplicate fix).
+
+    Candidates match SHA-256 + file name + creator + the caller's scope
+    exactly (feature instance when the caller has one, else the mandate). A
+    candidate counts only if the caller can read it through
+    :meth:`AccessPolicy.can_read_file`, the same decision :class:`GetFile` uses.
+    """
+
+    def __init__(self, uow_factory: UnitOfWorkFactory, access: AccessPolicy) -> None:
+        self._uow = uow_factory
+        self._access = access
+
+    def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
+        """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``."""
+        with self._uow() as uow:
+            candidates = uow.files.find_duplicates(
+                sha256, file_name, principal.user_id, principal.scope
+            )
+        for candidate in candidates:
+            if self._access.can_read_file(principal, candidate):
+                log.info(
+                    "duplicate detected for user %s: file %s (%s) in scope %s",
+                    principal.user_id,
+                    candidate.id,
+                    file_name,
+                    principal.scope,
+                )
+                return DuplicateCheck(candidate, key_taken=True)
+        if candidates:
+            log.info(
+                "duplicate candidate not readable by user %s in scope %s; storing a fresh copy",
+                principal.user_id,
+                principal.scope,
+            )
+        return DuplicateCheck(None, key_taken=bool(candidates))
+
+
+class StoreFile:
+    """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
+
+    Streams the input once, computing SHA-256 and size while the blob is
+    written; then checks for a readable duplicate (which is returned, and the
+    new blob removed); then inserts the FileItem in one transaction. If the
+    metadata write fails the blob is removed again (or, if that fails too,
+    left for ``gc`` with a log line).
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        clock: Clock,
+        ids: IdFactory,
+        mime: MimeDetector | None = None,
+        max_size: int | None = None,
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._clock = clock
+        self._ids = ids
+        self._mime = mime
+        self._max_size = max_size
+        self._check = CheckDuplicate(uow_factory, access)
+
+    def __call__(
+        self,
+        principal: Principal,
+        file_name: str,
+        data: FileData,
+        *,
+        mime_type: str | None = None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> StoredFile:
+        """Store ``data`` as ``file_name`` for ``principal`` in its scope.
+
+        Raises :class:`InvalidInput` (bad name), :class:`AccessDenied` (no
+        ``create`` right), :class:`SizeLimitExceeded` (input over ``max_size``
+        bytes; nothing kept), :class:`StorageError` (backend fault; nothing kept).
+        """
+        check_file_name(file_name)
+        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        file_id = self._ids.new_id()
+        key = blob_key_for(file_id)
+        stream = HashingStream(data, self._max_size)
+        self._blobs.put(key, stream)
+        try:
+            return self._record(principal, file_id, key, file_name, stream, mime_type, folder, tags)
+        except BaseException:
+            self._discard_blob(key)
+            raise
+
+    def _record(
+        self,
+        principal: Principal,
+        file_id: str,
+        key: str,
+        file_name: str,
+        stream: HashingStream,
+        mime_type: str | None,
+        folder: str | None,
+        tags: tuple[str, ...],
+    ) -> StoredFile:
+        sha = stream.sha256
+        check = self._check(principal, sha, file_name)
+        if check.item is not None:
+            self._discard_blob(key)
+            return StoredFile(check.item, duplicate=True)
+        item = FileItem(
+            id=file_id,
+            file_name=file_name,
+            mime_type=self._detect(stream.head, file_name, mime_type),
+            size=stream.size,
+            sha256=sha,
+            created_by=principal.user_id,
+            scope=principal.scope,
+            created_at=self._clock.now(),
+            blob_key=key,
+            folder=folder,
+            tags=tags,
+        )
+        deduplicate = not check.key_taken
+        with self._uow() as uow:
+            try:
+                uow.files.add(item, deduplicate=deduplicate)
+            except DuplicateFileItem:
+                # Another writer stored the same file since the check: use theirs if readable.
+                uow.rollback()
+                again = self._check(principal, sha, file_name)
+                if again.item is not None:
+                    self._discard_blob(key)
+                    return StoredFile(again.item, duplicate=True)
+                uow.files.add(item, deduplicate=False)
+            uow.commit()
+        log.info(
+            "stored file %s (%s, %d bytes) for user %s in scope %s",
+            item.id,
+            item.file_name,
+            item.size,
+            item.created_by,
+            item.scope,
+        )
+        return StoredFile(item, duplicate=False)
+
+    def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
+        if self._mime is not None:
+            return self._mime.detect(head, file_name, declared)
+        if declared:
+            return declared
+        guessed, _ = mimetypes.guess_type(file_name, strict=False)
+        return guessed or "application/octet-stream"
+
+    def _discard_blob(self, key: str) -> None:
+        try:
+            self._blobs.delete(key)
+        except DocbinderError as exc:
+            log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+
+
+class GetFile:
+    """Read access to FileItems: metadata and bytes, behind the one visibility decision."""
+
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, blobs: BlobStore, access: AccessPolicy
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+
+    def __call__(self, principal: Principal, file_id: str) -> FileItem:
+        """The FileItem; :class:`FileItemNotFound` if absent or not readable (same message)."""
+        with self._uow() as uow:
+            item = uow.files.get(file_id)
+        if item is None or not self._access.can_read_file(principal, item):
+            raise FileItemNotFound(f"file {file_id} not found")
+        return item
+
+    def open(
+        self, principal: Principal, file_id: str, chunk_size: int = 1 << 20
+    ) -> Iterator[bytes]:
+        """The file's bytes as chunks; :class:`FileItemNotFound`, :class:`BlobMissing`."""
+        item = self(principal, file_id)
+        return self._blobs.open(item.blob_key, chunk_size)
+
+    def list(self, principal: Principal, *, limit: int | None = None) -> list[FileItem]:
+        """FileItems of the principal's mandate it may read, newest first, at most ``limit``."""
+        with self._uow() as uow:
+            items = uow.files.list(principal.mandate_id)
+        visible = [i for i in items if self._access.can_read_file(principal, i)]
+        return visible if limit is None else visible[:limit]
+
+
+class DeleteFile:
+    """Delete a FileItem and its blob: metadata first, then the blob.
+
+    Each FileItem owns its blob, so removing one never removes bytes another
+    FileItem needs (SPEC C2). A blob that cannot be removed is left for ``gc``.
+    """
+
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, blobs: BlobStore, access: AccessPolicy
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._get = GetFile(uow_factory, blobs, access)
+
+    def __call__(self, principal: Principal, file_id: str) -> FileItem:
+        """Delete and return the FileItem; :class:`FileItemNotFound`, :class:`AccessDenied`."""
+        item = self._get(principal, file_id)
+        if not self._access.can_on_file(principal, Action.DELETE, item):
+            raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
+        with self._uow() as uow:
+            uow.files.delete(item.id)
+            uow.commit()
+        try:
+            self._blobs.delete(item.blob_key)
+        except StorageError as exc:
+            log.warning("orphan blob left for gc: %s could not be removed (%s)", item.blob_key, exc)
+        log.info("deleted file %s (%s) by user %s", item.id, item.file_name, principal.user_id)
+        return item

@@ -1,0 +1,236 @@
+"""Resolve references against the active workflow (SPEC C7).
+
+``docItem:<id>`` matches only ChatDocument ids of the active workflow;
+``docList:<label>`` gives the documents of the message with that label;
+``file:<id>`` gives the workflow's documents pointing at that FileItem. Each
+document is read-checked through the same visibility decision as ``get_file``.
+Lookups are indexed, one batch per reference kind, so the cost grows with the
+number of references, not with the size of the workflow.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.context import RunContext
+from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
+from docbinder.domain.parsing import coerce_document_references
+from docbinder.domain.references import (
+    DocumentItemReference,
+    DocumentListReference,
+    DocumentReference,
+    DocumentReferenceList,
+    FileReference,
+)
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SUGGESTIONS = 10
+"""How many recent documents an answer with unresolved references lists."""
+
+
+class UnresolvedReason(enum.StrEnum):
+    """Why a reference did not resolve (SPEC C7)."""
+
+    NO_ACTIVE_WORKFLOW = "no_active_workflow"
+    NOT_IN_WORKFLOW = "not_in_workflow"
+    ACCESS_DENIED = "access_denied"
+    FILE_MISSING = "file_missing"
+    BLOB_MISSING = "blob_missing"
+    REJECTED_INPUT = "rejected_input"
+
+
+_MESSAGES = {
+    UnresolvedReason.NO_ACTIVE_WORKFLOW: "no workflow is bound to this run",
+    UnresolvedReason.NOT_IN_WORKFLOW: "no document with this reference in the active workflow",
+    UnresolvedReason.ACCESS_DENIED: "the caller may not read this document's file",
+    UnresolvedReason.FILE_MISSING: "the document's file was deleted",
+    UnresolvedReason.BLOB_MISSING: "the document's file content is missing from the blob store",
+    UnresolvedReason.REJECTED_INPUT: "not a usable document reference",
+}
+
+
+@attrs.frozen
+class ResolvedDocument:
+    """A resolved ChatDocument with its FileItem and the reference that found it."""
+
+    reference: str
+    document: ChatDocument
+    file: FileItem
+
+
+@attrs.frozen
+class UnresolvedReference:
+    """A reference (or rejected input) that found nothing, with a reason and a sentence."""
+
+    reference: str
+    reason: UnresolvedReason
+    message: str
+    document_id: str | None = None
+
+
+@attrs.frozen
+class DocumentSuggestion:
+    """A recent document of the workflow, listed so the model can correct a reference."""
+
+    reference: str
+    file_name: str
+
+
+@attrs.frozen
+class Resolution:
+    """The answer of :class:`ResolveDocumentList`.
+
+    ``documents`` in reference order without repeats; ``unresolved`` lists
+    every reference that failed; ``suggestions`` (the workflow's most recent
+    readable documents, newest first) is filled only when something failed.
+    """
+
+    documents: tuple[ResolvedDocument, ...]
+    unresolved: tuple[UnresolvedReference, ...]
+    suggestions: tuple[DocumentSuggestion, ...]
+    references: DocumentReferenceList
+
+    @property
+    def ok(self) -> bool:
+        """True when every reference resolved and nothing was rejected."""
+        return not self.unresolved
+
+
+def _unresolved(
+    reference: str, reason: UnresolvedReason, doc_id: str | None = None
+) -> UnresolvedReference:
+    return UnresolvedReference(reference, reason, _MESSAGES[reason], doc_id)
+
+
+class ResolveDocumentList:
+    """Parse a ``documentList`` in any shape and resolve it in the active workflow."""
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        suggestions: int = DEFAULT_SUGGESTIONS,
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._suggestions = suggestions
+
+    def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
+        """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
+
+        Storage faults propagate as :class:`StorageError`.
+        """
+        refs = coerce_document_references(document_list)
+        rejected = [
+            UnresolvedReference(
+                r.raw,
+                UnresolvedReason.REJECTED_INPUT,
+                f"{_MESSAGES[UnresolvedReason.REJECTED_INPUT]}: {r.reason}",
+            )
+            for r in refs.rejected
+        ]
+        workflow = ctx.workflow
+        if workflow is None:
+            unresolved = [
+                _unresolved(str(r), UnresolvedReason.NO_ACTIVE_WORKFLOW) for r in refs.references
+            ]
+            if refs.references:
+                log.warning(
+                    "no workflow available: %d reference(s) unresolved (no_active_workflow) for user %s",
+                    len(refs.references),
+                    ctx.principal.user_id,
+                )
+            return Resolution((), (*unresolved, *rejected), (), refs)
+
+        with self._uow() as uow:
+            documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
+            suggestions: tuple[DocumentSuggestion, ...] = ()
+            if unresolved or rejected:
+                suggestions = self._suggest(uow, ctx, workflow)
+        all_unresolved = (*unresolved, *rejected)
+        if all_unresolved:
+            log.warning(
+                "resolved %d of %d reference(s) in workflow %s; unresolved: %s",
+                len(documents),
+                len(refs.references) + len(refs.rejected),
+                workflow.id,
+                ", ".join(f"{u.reference} ({u.reason.value})" for u in all_unresolved[:20]),
+            )
+        return Resolution(tuple(documents), all_unresolved, suggestions, refs)
+
+    def _lookup(
+        self,
+        uow: UnitOfWork,
+        ctx: RunContext,
+        workflow: ChatWorkflow,
+        references: Sequence[DocumentReference],
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+        item_ids = [r.document_id for r in references if isinstance(r, DocumentItemReference)]
+        by_id = uow.workflows.get_documents(workflow.id, item_ids) if item_ids else {}
+        files: dict[str, FileItem | None] = {}
+        documents: list[ResolvedDocument] = []
+        unresolved: list[UnresolvedReference] = []
+        seen: set[str] = set()
+        for ref in references:
+            text = str(ref)
+            if isinstance(ref, DocumentItemReference):
+                found = [by_id[ref.document_id]] if ref.document_id in by_id else []
+            elif isinstance(ref, DocumentListReference):
+                found = uow.workflows.documents_by_label(workflow.id, ref.label)
+            else:
+                assert isinstance(ref, FileReference)
+                found = uow.workflows.documents_by_file(workflow.id, ref.file_id)
+            if not found:
+                unresolved.append(_unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW))
+                continue
+            for doc in found:
+                if doc.id in seen:
+                    continue
+                reason = self._check(uow, ctx, doc, files)
+                if reason is None:
+                    item = files[doc.file_id]
+                    assert item is not None
+                    seen.add(doc.id)
+                    documents.append(ResolvedDocument(text, doc, item))
+                else:
+                    unresolved.append(_unresolved(text, reason, doc.id))
+        return documents, unresolved
+
+    def _check(
+        self,
+        uow: UnitOfWork,
+        ctx: RunContext,
+        doc: ChatDocument,
+        files: dict[str, FileItem | None],
+    ) -> UnresolvedReason | None:
+        if doc.file_id not in files:
+            files[doc.file_id] = uow.files.get(doc.file_id)
+        item = files[doc.file_id]
+        if item is None:
+            return UnresolvedReason.FILE_MISSING
+        if not self._access.can_read_file(ctx.principal, item):
+            return UnresolvedReason.ACCESS_DENIED
+        if not self._blobs.exists(item.blob_key):
+            log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
+            return UnresolvedReason.BLOB_MISSING
+        return None
+
+    def _suggest(
+        self, uow: UnitOfWork, ctx: RunContext, workflow: ChatWorkflow
+    ) -> tuple[DocumentSuggestion, ...]:
+        out: list[DocumentSuggestion] = []
+        for doc in uow.workflows.recent_documents(workflow.id, self._suggestions):
+            item = uow.files.get(doc.file_id)
+            if item is not None and self._access.can_read_file(ctx.principal, item):
+                out.append(DocumentSuggestion(doc.reference, doc.file_name))
+        return tuple(out)

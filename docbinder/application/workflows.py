@@ -1,0 +1,67 @@
+"""Workflow use cases: create, load for a run, show."""
+
+from __future__ import annotations
+
+import logging
+
+from docbinder.application.access import AccessPolicy
+from docbinder.domain.access import Action, ResourceKind
+from docbinder.domain.errors import WorkflowNotFound
+from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
+
+
+class Workflows:
+    """Create and read workflows behind the authorizer."""
+
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, clock: Clock, ids: IdFactory
+    ) -> None:
+        self._uow = uow_factory
+        self._access = access
+        self._clock = clock
+        self._ids = ids
+
+    def create(self, principal: Principal) -> ChatWorkflow:
+        """A new workflow in the principal's scope; :class:`AccessDenied` without ``create``."""
+        self._access.require_create(principal, ResourceKind.WORKFLOW, principal.scope)
+        workflow = ChatWorkflow(
+            id=self._ids.new_id(),
+            scope=principal.scope,
+            created_by=principal.user_id,
+            created_at=self._clock.now(),
+        )
+        with self._uow() as uow:
+            uow.workflows.add_workflow(workflow)
+            uow.commit()
+        log.info(
+            "created workflow %s for user %s in scope %s",
+            workflow.id,
+            principal.user_id,
+            principal.scope,
+        )
+        return workflow
+
+    def get(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
+        """The workflow without messages; :class:`WorkflowNotFound` if absent or not readable."""
+        with self._uow() as uow:
+            workflow = uow.workflows.get_workflow(workflow_id)
+        if workflow is None or not self._access.can_on_workflow(principal, Action.READ, workflow):
+            raise WorkflowNotFound(f"workflow {workflow_id} not found")
+        return workflow
+
+    def messages(self, principal: Principal, workflow_id: str) -> list[ChatMessage]:
+        """All messages of a readable workflow, by sequence number."""
+        self.get(principal, workflow_id)
+        with self._uow() as uow:
+            return uow.workflows.list_messages(workflow_id)
+
+    def list(self, principal: Principal, *, limit: int | None = None) -> list[ChatWorkflow]:
+        """Readable workflows of the principal's mandate, newest first."""
+        with self._uow() as uow:
+            items = uow.workflows.list_workflows(principal.mandate_id)
+        visible = [w for w in items if self._access.can_on_workflow(principal, Action.READ, w)]
+        return visible if limit is None else visible[:limit]

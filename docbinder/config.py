@@ -1,0 +1,181 @@
+"""Configuration: where metadata and blobs live, which authorizer decides (SPEC C14).
+
+Sources, strongest first: explicit arguments, environment variables
+(``DOCBINDER_*``), a TOML file (``--config`` / ``DOCBINDER_CONFIG``, keys at top
+level or under a ``[docbinder]`` table), then the embedded default: SQLite and
+local-disk blobs under the home directory (``--home`` / ``DOCBINDER_HOME``,
+else the user's data directory from platformdirs). Library code never reads
+the environment by itself: :meth:`Settings.load` is called by the CLI or by a
+host that wants environment configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import attrs
+
+from docbinder.domain.errors import ConfigurationError
+
+ENV_PREFIX = "DOCBINDER_"
+
+SETTING_NAMES = (
+    "home",
+    "database_url",
+    "blob_url",
+    "authorizer",
+    "casbin_model",
+    "casbin_policy",
+    "s3_endpoint_url",
+    "s3_region",
+    "max_file_size",
+)
+
+
+def default_home() -> Path:
+    """The per-user data directory (``platformdirs.user_data_dir('docbinder')``)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("docbinder", appauthor=False))
+
+
+@attrs.frozen
+class Settings:
+    """Resolved configuration.
+
+    ``database_url``: ``sqlite:///path``, ``postgresql+psycopg://...``,
+    ``mysql+pymysql://...`` or ``memory://``. ``blob_url``: ``file:///dir``,
+    ``s3://bucket/prefix`` or ``memory://``. ``authorizer``: ``roletable``,
+    ``casbin`` or the name of an entry point in group ``docbinder.authorizers``.
+    ``max_file_size`` is in bytes (``None``: unlimited).
+    """
+
+    home: Path
+    database_url: str
+    blob_url: str
+    authorizer: str = "roletable"
+    casbin_model: str | None = None
+    casbin_policy: str | None = None
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    max_file_size: int | None = None
+    sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
+
+    @classmethod
+    def load(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config_file: str | Path | None = None,
+    ) -> Settings:
+        """Merge explicit ``overrides`` > ``environ`` > TOML file > defaults.
+
+        ``environ`` defaults to ``os.environ``; pass ``{}`` to ignore it.
+        Raises :class:`ConfigurationError` naming the setting for bad values
+        or an unreadable config file.
+        """
+        env = os.environ if environ is None else environ
+        explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
+        unknown = set(explicit) - set(SETTING_NAMES)
+        if unknown:
+            raise ConfigurationError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        path = config_file or explicit.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+        from_file = _read_toml(Path(path)) if path else {}
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for name in SETTING_NAMES:
+            if name in explicit:
+                values[name], sources[name] = explicit[name], "argument"
+            elif ENV_PREFIX + name.upper() in env and env[ENV_PREFIX + name.upper()] != "":
+                values[name], sources[name] = env[ENV_PREFIX + name.upper()], "environment"
+            elif name in from_file:
+                values[name], sources[name] = from_file[name], f"config file {path}"
+        home = Path(values.get("home") or default_home()).expanduser()
+        sources.setdefault("home", "default")
+        if "database_url" not in values:
+            values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"
+            sources["database_url"] = "default (embedded SQLite)"
+        if "blob_url" not in values:
+            values["blob_url"] = (home / "blobs").as_uri()
+            sources["blob_url"] = "default (local disk)"
+        values["home"] = home
+        size = values.get("max_file_size")
+        if size is not None:
+            try:
+                values["max_file_size"] = int(size)
+            except (TypeError, ValueError):
+                raise ConfigurationError(
+                    f"max_file_size must be a whole number of bytes, got {size!r}"
+                ) from None
+            if values["max_file_size"] <= 0:
+                raise ConfigurationError("max_file_size must be positive")
+        for name in ("database_url", "blob_url", "authorizer"):
+            if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
+                raise ConfigurationError(f"setting {name} must be a non-empty string")
+        settings = cls(**values, sources=sources)
+        _ = (settings.metadata_kind, settings.blob_kind)  # raise for unusable URLs now
+        return settings
+
+    @property
+    def metadata_kind(self) -> str:
+        """``memory`` or ``sql`` (or ``plugin`` for an entry-point scheme)."""
+        scheme = urlsplit(self.database_url).scheme.split("+")[0].lower()
+        if scheme == "memory":
+            return "memory"
+        if scheme in {"sqlite", "postgresql", "postgres", "mysql", "mariadb"}:
+            return "sql"
+        if scheme:
+            return "plugin"
+        raise ConfigurationError(
+            f"setting database_url ({ENV_PREFIX}DATABASE_URL) is not a URL: {self.database_url!r}"
+        )
+
+    @property
+    def blob_kind(self) -> str:
+        """``memory``, ``file``, ``s3`` (or ``plugin`` for an entry-point scheme)."""
+        scheme = urlsplit(self.blob_url).scheme.lower()
+        if scheme in {"memory", "file", "s3"}:
+            return scheme
+        if scheme:
+            return "plugin"
+        raise ConfigurationError(
+            f"setting blob_url ({ENV_PREFIX}BLOB_URL) is not a URL: {self.blob_url!r}"
+        )
+
+    @property
+    def blob_root(self) -> Path:
+        """The directory of a ``file://`` blob URL."""
+        parts = urlsplit(self.blob_url)
+        if parts.netloc not in {"", "localhost"}:
+            raise ConfigurationError(f"blob_url must be a local file:// URL, got {self.blob_url!r}")
+        return Path(unquote(parts.path))
+
+    @property
+    def is_embedded(self) -> bool:
+        """True for the no-server setup: SQLite (or memory) metadata."""
+        return self.database_url.startswith("sqlite") or self.metadata_kind == "memory"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
+    table = data.get("docbinder", data)
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"config file {path}: [docbinder] must be a table")
+    unknown = set(table) - set(SETTING_NAMES)
+    if unknown:
+        raise ConfigurationError(
+            f"config file {path}: unknown setting(s) {', '.join(sorted(unknown))}"
+        )
+    return dict(table)

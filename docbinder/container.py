@@ -1,0 +1,154 @@
+"""Wiring: a dependency-injector container that builds docbinder from :class:`Settings` (SPEC C14).
+
+Adapters are chosen with ``providers.Selector`` keyed by the configuration
+(metadata URL scheme, blob URL scheme, authorizer name). Third-party adapters
+plug in through entry points:
+
+* ``docbinder.metadata`` — name = URL scheme, value = callable ``(url) -> object``
+  with a ``unit_of_work()`` method;
+* ``docbinder.blob_stores`` — name = URL scheme, value = callable ``(url) -> BlobStore``;
+* ``docbinder.authorizers`` — name = authorizer setting, value = callable ``(settings) -> Authorizer``.
+
+Nothing connects when this module is imported or the container is built;
+connections open on first use. Tests override providers with ``override()``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any
+from urllib.parse import urlsplit
+
+from dependency_injector import containers, providers
+
+from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.application import DocBinder
+from docbinder.config import Settings
+from docbinder.domain.errors import ConfigurationError
+from docbinder.ports.authorizer import Authorizer
+from docbinder.ports.blobs import BlobStore
+
+
+def _sql_metadata(url: str) -> Any:
+    from docbinder.adapters.sql import SqlMetadata
+
+    return SqlMetadata(url)
+
+
+def _localdisk(settings: Settings) -> BlobStore:
+    from docbinder.adapters.localdisk import LocalDiskBlobStore
+
+    return LocalDiskBlobStore(settings.blob_root)
+
+
+def _s3(settings: Settings) -> BlobStore:
+    from docbinder.adapters.s3 import S3BlobStore
+
+    return S3BlobStore.from_url(
+        settings.blob_url, endpoint_url=settings.s3_endpoint_url, region_name=settings.s3_region
+    )
+
+
+def _casbin(settings: Settings) -> Authorizer:
+    from docbinder.adapters.rbac.casbin_authorizer import CasbinAuthorizer
+
+    return CasbinAuthorizer(model_path=settings.casbin_model, policy_path=settings.casbin_policy)
+
+
+def _plugin(group: str, name: str) -> Any:
+    found = [ep for ep in entry_points(group=group) if ep.name == name]
+    if not found:
+        raise ConfigurationError(
+            f"no adapter for {name!r}: not built in and no entry point {name!r} in group {group!r}"
+        )
+    return found[0].load()
+
+
+def _plugin_metadata(url: str) -> Any:
+    return _plugin("docbinder.metadata", urlsplit(url).scheme)(url)
+
+
+def _plugin_blobs(settings: Settings) -> BlobStore:
+    factory = _plugin("docbinder.blob_stores", urlsplit(settings.blob_url).scheme)
+    store: BlobStore = factory(settings.blob_url)
+    return store
+
+
+def _plugin_authorizer(settings: Settings) -> Authorizer:
+    authorizer: Authorizer = _plugin("docbinder.authorizers", settings.authorizer)(settings)
+    return authorizer
+
+
+class Container(containers.DeclarativeContainer):
+    """Builds every adapter and the :class:`DocBinder` facade from ``settings``."""
+
+    settings = providers.Dependency(instance_of=Settings)
+
+    clock = providers.Singleton(UtcClock)
+    ids = providers.Singleton(UuidIdFactory)
+
+    metadata = providers.Selector(
+        providers.Callable(lambda s: s.metadata_kind, settings),
+        memory=providers.Singleton(MemoryMetadataStore),
+        sql=providers.Singleton(
+            _sql_metadata, providers.Callable(lambda s: s.database_url, settings)
+        ),
+        plugin=providers.Singleton(
+            _plugin_metadata, providers.Callable(lambda s: s.database_url, settings)
+        ),
+    )
+
+    blobs = providers.Selector(
+        providers.Callable(lambda s: s.blob_kind, settings),
+        memory=providers.Singleton(MemoryBlobStore),
+        file=providers.Singleton(_localdisk, settings),
+        s3=providers.Singleton(_s3, settings),
+        plugin=providers.Singleton(_plugin_blobs, settings),
+    )
+
+    authorizer = providers.Selector(
+        providers.Callable(
+            lambda s: s.authorizer if s.authorizer in {"roletable", "casbin"} else "plugin",
+            settings,
+        ),
+        roletable=providers.Singleton(RoleTableAuthorizer),
+        casbin=providers.Singleton(_casbin, settings),
+        plugin=providers.Singleton(_plugin_authorizer, settings),
+    )
+
+    extractor = providers.Singleton(DefaultContentExtractor)
+    mime = providers.Singleton(SniffingMimeDetector)
+
+    binder = providers.Singleton(
+        DocBinder,
+        uow_factory=metadata.provided.unit_of_work,
+        blobs=blobs,
+        authorizer=authorizer,
+        clock=clock,
+        ids=ids,
+        extractor=extractor,
+        mime=mime,
+        max_file_size=providers.Callable(lambda s: s.max_file_size, settings),
+    )
+
+
+def build_container(settings: Settings) -> Container:
+    """A container for ``settings``; fails at once if required wiring is missing."""
+    container = Container(settings=settings)
+    container.check_dependencies()
+    return container
+
+
+def build_binder(settings: Settings | None = None, **overrides: Any) -> DocBinder:
+    """Build a :class:`DocBinder` from settings, or from ``Settings.load(overrides)``.
+
+    ``Settings.load`` reads ``DOCBINDER_*`` environment variables; pass
+    ``settings`` explicitly to avoid that. Raises :class:`ConfigurationError`
+    (naming the setting) or :class:`MissingExtra` (naming the pip extra).
+    """
+    resolved = settings if settings is not None else Settings.load(overrides)
+    binder: DocBinder = build_container(resolved).binder()
+    return binder

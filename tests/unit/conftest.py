@@ -1,0 +1,42 @@
+"""In-memory binder fixtures for the unit tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.application import DocBinder
+from docbinder.domain.model import Principal
+
+
+def make_memory_binder(max_file_size: int | None = None) -> DocBinder:
+    """A binder over fresh in-memory adapters and the role-table authorizer."""
+    store = MemoryMetadataStore()
+    return DocBinder(
+        uow_factory=store.unit_of_work,
+        blobs=MemoryBlobStore(),
+        authorizer=RoleTableAuthorizer(),
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+        mime=SniffingMimeDetector(),
+        max_file_size=max_file_size,
+    )
+
+
+@pytest.fixture
+def binder() -> DocBinder:
+    return make_memory_binder()
+
+
+@pytest.fixture
+def u1() -> Principal:
+    return Principal("u1", "m1", "f1", roles=("member",))
+
+
+@pytest.fixture
+def u2() -> Principal:
+    return Principal("u2", "m2", None, roles=("member",))
