@@ -82,7 +82,9 @@ class MemoryFileRepository:
             if item.id in s.files:
                 raise Conflict(f"a FileItem with id {item.id} already exists")
             if deduplicate and key in s.dedup:
-                raise DuplicateFileItem("a FileItem with the same bytes, name, creator and scope exists")
+                raise DuplicateFileItem(
+                    "a FileItem with the same bytes, name, creator and scope exists"
+                )
             s.files[item.id] = item
             if deduplicate:
                 s.dedup[key] = item.id
@@ -235,7 +237,9 @@ class MemoryWorkflowRepository:
             self._undo.push(undo)
             return stored
 
-    def get_documents(self, workflow_id: str, document_ids: Sequence[str]) -> dict[str, ChatDocument]:
+    def get_documents(
+        self, workflow_id: str, document_ids: Sequence[str]
+    ) -> dict[str, ChatDocument]:
         out: dict[str, ChatDocument] = {}
         with self._s.lock:
             for doc_id in document_ids:
