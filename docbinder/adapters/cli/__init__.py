@@ -1,0 +1,1 @@
+"""The ``docbinder`` command line (SPEC C15)."""

@@ -1,0 +1,161 @@
+"""``docbinder demo``: the main job end to end on real files.
+
+1. A workflow is created and bound to the run (SPEC C4).
+2. Each file goes through a file-producing tool path: store -> duplicate
+   check -> attach -> the unified tool-result text (C1, C2, C3, C5).
+3. The references are fed back in the four shapes models send (list of
+   strings, list of dicts, dict wrapper, single string) plus a sloppy one
+   (a markdown code fence, odd case, trailing punctuation) and resolved (C6, C7).
+4. What a consuming tool receives is printed: documents and content parts (C8).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import as_file, files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from docbinder.adapters.cli.output import emit_json, out
+from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
+from docbinder.domain.model import ContentKind
+
+if TYPE_CHECKING:
+    from docbinder.adapters.cli.main import State
+
+SAMPLES = (
+    "quarterly-report.md",
+    "sales.csv",
+    "platform-overview.html",
+    "project-brief.pdf",
+    "revenue-chart.png",
+)
+
+
+def sample_paths() -> list[Path]:
+    """Paths of the sample files shipped inside the package."""
+    root = files("docbinder") / "samples"
+    paths = []
+    for name in SAMPLES:
+        with as_file(root / name) as path:
+            paths.append(Path(path))
+    return paths
+
+
+def shapes(results: list[ToolFileResult]) -> list[tuple[str, Any]]:
+    """The documentList shapes a model sends back, built from the tool results."""
+    refs = [r.reference for r in results if r.reference]
+    ids = [r.document_id for r in results if r.document_id]
+    fence = (
+        "```json\n" + json.dumps([ref.replace("docItem:", "DOCITEM: ") for ref in refs]) + "\n```."
+    )
+    return [
+        ("list of strings", refs),
+        (
+            "list of dicts",
+            [{"id": i, "name": r.item.file_name} for i, r in zip(ids, results, strict=False)],
+        ),
+        ("dict wrapper", {"documents": [{"id": i} for i in ids]}),
+        ("single string", refs[0] if refs else ""),
+        ("sloppy (code fence, odd case)", fence),
+    ]
+
+
+def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
+    """Run the demo for ``paths`` (or the shipped samples) and print the result."""
+    from docbinder.adapters.cli.main import check_readable, new_progress, read_chunks
+
+    paths = paths or sample_paths()
+    check_readable(paths)
+    binder = state.binder()
+    run = binder.start_new_run(state.principal)
+    assert run.workflow is not None
+    results: list[ToolFileResult] = []
+    with new_progress() as progress:
+        for path in paths:
+            results.append(_download(run, path, read_chunks(path, progress)))
+    rounds = [(name, value, run.resolve(value)) for name, value in shapes(results)]
+    content = run.get_content([r.reference for r in results if r.reference])
+    if as_json:
+        emit_json(
+            {
+                "workflowId": run.workflow.id,
+                "toolResults": results,
+                "shapes": [
+                    {"shape": name, "input": value, "resolution": resolution}
+                    for name, value, resolution in rounds
+                ],
+                "content": content,
+            }
+        )
+        return
+    settings = state.settings
+    out.print(
+        Panel.fit(
+            f"workflow [bold]{run.workflow.id}[/]\n"
+            f"user {escape(state.principal.user_id)} in mandate {escape(state.principal.mandate_id)}\n"
+            f"metadata {escape(settings.database_url)}\nblobs    {escape(settings.blob_url)}",
+            title="docbinder demo",
+        )
+    )
+    out.rule("1. what each file-producing tool returns to the model")
+    for result in results:
+        note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
+        out.print(escape(result.text) + note)
+    out.rule("2. references sent back by the model, resolved in the workflow")
+    table = Table("shape", "input", "resolved", "unresolved")
+    for name, value, resolution in rounds:
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        table.add_row(
+            name,
+            escape(shown),
+            ", ".join(escape(d.file.file_name) for d in resolution.documents) or "-",
+            ", ".join(f"{escape(u.reference)} ({u.reason.value})" for u in resolution.unresolved)
+            or "-",
+        )
+    out.print(table)
+    out.rule("3. what a consuming tool receives")
+    print_content(content)
+
+
+def _download(run: Run, path: Path, chunks: Any) -> ToolFileResult:
+    return run.produce_file(path.name, chunks, verb="Downloaded", label="datasource:local")
+
+
+def print_resolution(resolution: Resolution) -> None:
+    """Human-readable resolution: documents, unresolved references, suggestions."""
+    for doc in resolution.documents:
+        out.print(
+            f"{doc.document.reference}  {escape(doc.file.file_name)}  "
+            f"({doc.file.size} bytes, {doc.file.mime_type})  file id {doc.file.id}"
+        )
+    for miss in resolution.unresolved:
+        out.print(
+            f"[yellow]unresolved[/] {escape(miss.reference)}: {miss.reason.value} - {miss.message}"
+        )
+    if resolution.suggestions:
+        out.print("documents in this workflow:")
+        for sug in resolution.suggestions:
+            out.print(f"  {sug.reference}  {escape(sug.file_name)}")
+
+
+def print_content(result: ContentResult) -> None:
+    """Human-readable content parts per document."""
+    if not result.documents:
+        out.print("[yellow]no content parts[/]")
+    for doc in result.documents:
+        out.print(f"[bold]{escape(doc.file_name)}[/] ({doc.mime_type}) {doc.reference}")
+        for part in doc.parts:
+            where = f" {part.position}" if part.position else ""
+            if part.kind is ContentKind.TEXT:
+                text = (part.text or "").strip().replace("\n", " / ")
+                text = text if len(text) <= 160 else text[:157] + "..."
+                out.print(f"  text{where}: {escape(text)}")
+            else:
+                size = len(part.data) if part.data is not None else part.size
+                out.print(f"  {part.kind.value} part{where}: {part.mime_type}, {size} bytes")

@@ -1,0 +1,260 @@
+"""``docbinder doctor``: checks configuration, storage, and each failure mode of SPEC section 4.
+
+Each check gives ``ok``, ``warn`` or ``fail`` and one line of detail. Checks
+against stored data only read; the self-tests of the bridge run on in-memory
+adapters with the configured authorizer, so doctor never writes user data (the
+blob-store probe writes and removes one object under ``doctor/``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from docbinder.domain.errors import DocbinderError
+from docbinder.domain.model import FileItem, Principal
+
+if TYPE_CHECKING:
+    from docbinder.adapters.cli.main import State
+
+
+@attrs.frozen
+class Check:
+    """One diagnosis: a name, ``ok``/``warn``/``fail``, and a sentence."""
+
+    name: str
+    status: str
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def run_doctor(state: State) -> list[Check]:
+    """Run every check; never raises for a failing backend (that is a ``fail`` check)."""
+    checks: list[Check] = []
+    try:
+        settings = state.settings
+    except DocbinderError as exc:
+        return [Check("configuration", "fail", str(exc))]
+    checks.append(
+        Check(
+            "configuration",
+            "ok",
+            "; ".join(
+                f"{k}={_mask(getattr(settings, k))} ({v})"
+                for k, v in sorted(settings.sources.items())
+            ),
+        )
+    )
+    checks.extend(_database_checks(settings))
+    try:
+        binder = state.binder(prepare=False)
+    except DocbinderError as exc:
+        checks.append(Check("wiring", "fail", str(exc)))
+        return checks
+    checks.append(
+        Check("authorizer", "ok", f"{binder.authorizer.name} ({type(binder.authorizer).__name__})")
+    )
+    checks.append(_blob_probe(binder.blobs))
+    if any(c.status == "fail" for c in checks):
+        return checks
+    checks.extend(_data_checks(binder, state.principal))
+    checks.extend(_self_tests(binder.authorizer))
+    return checks
+
+
+def _mask(value: Any) -> str:
+    text = str(value)
+    if "://" in text and "@" in text:
+        from docbinder.adapters.sql.engine import safe_url
+
+        try:
+            return safe_url(text)
+        except DocbinderError:
+            return text
+    return text
+
+
+def _database_checks(settings: Any) -> list[Check]:
+    if settings.metadata_kind != "sql":
+        return [
+            Check("database", "ok", f"{settings.metadata_kind} metadata store (nothing to connect)")
+        ]
+    from docbinder.adapters.sql import migration_status
+
+    try:
+        status = migration_status(settings.database_url)
+    except DocbinderError as exc:
+        return [Check("database reachable", "fail", str(exc))]
+    checks = [Check("database reachable", "ok", _mask(settings.database_url))]
+    if status.up_to_date:
+        checks.append(Check("migrations", "ok", f"schema at head revision {status.head}"))
+    elif settings.database_url.startswith("sqlite") and status.current is None:
+        checks.append(
+            Check(
+                "migrations",
+                "warn",
+                "no schema yet; the first command creates it (or run `docbinder migrate`)",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "migrations",
+                "fail",
+                f"schema at {status.current or 'none'}, head is {status.head}: run `docbinder migrate`",
+            )
+        )
+    return checks
+
+
+def _blob_probe(blobs: Any) -> Check:
+    key = f"doctor/probe-{uuid.uuid4()}"
+    try:
+        blobs.put(key, [b"docbinder doctor probe"])
+        data = b"".join(blobs.open(key))
+        blobs.delete(key)
+    except DocbinderError as exc:
+        return Check("blob store writable", "fail", f"{blobs.url}: {exc}")
+    if data != b"docbinder doctor probe":
+        return Check(
+            "blob store writable", "fail", f"{blobs.url}: the probe read back different bytes"
+        )
+    return Check("blob store writable", "ok", blobs.url)
+
+
+def _data_checks(binder: Any, principal: Principal) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        with binder.uow_factory() as uow:
+            items = list(uow.files.iter_all())
+            documents = list(uow.workflows.iter_documents())
+            listed = uow.files.list(principal.mandate_id, limit=50)
+    except DocbinderError as exc:
+        return [Check("stored data", "fail", str(exc))]
+    wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]
+    checks.append(
+        Check(
+            "listing returns FileItems ('dict' object has no attribute 'fileName')",
+            "fail" if wrong else "ok",
+            f"backend returned {', '.join(sorted(set(wrong)))}"
+            if wrong
+            else f"{len(listed)} listed, all FileItem",
+        )
+    )
+    missing_blobs = [i.id for i in items if not binder.blobs.exists(i.blob_key)]
+    checks.append(
+        Check(
+            "FileItems with their blob (File with ID ... not found / blob_missing)",
+            "warn" if missing_blobs else "ok",
+            f"{len(missing_blobs)} of {len(items)} FileItems have no blob; `docbinder gc` removes them"
+            if missing_blobs
+            else f"{len(items)} FileItems, every blob present",
+        )
+    )
+    ids = {i.id for i in items}
+    dangling = [d.id for d in documents if d.file_id not in ids]
+    checks.append(
+        Check(
+            "ChatDocuments with their FileItem (0 valid ContentParts)",
+            "warn" if dangling else "ok",
+            f"{len(dangling)} of {len(documents)} ChatDocuments point at deleted files (they resolve as file_missing)"
+            if dangling
+            else f"{len(documents)} ChatDocuments, every FileItem present",
+        )
+    )
+    keys = {i.blob_key for i in items}
+    orphans = sum(1 for k in binder.blobs.keys() if k not in keys and not k.startswith("doctor/"))
+    checks.append(
+        Check(
+            "orphan blobs",
+            "warn" if orphans else "ok",
+            f"{orphans} blob(s) without FileItem; `docbinder gc --dry-run` lists them"
+            if orphans
+            else "none",
+        )
+    )
+    return checks
+
+
+def _self_tests(authorizer: Any) -> list[Check]:
+    """Run the bridge on in-memory adapters with the configured authorizer."""
+    from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+    from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+    from docbinder.adapters.system import UtcClock, UuidIdFactory
+    from docbinder.application import DocBinder, UnresolvedReason
+
+    store = MemoryMetadataStore()
+    binder = DocBinder(
+        uow_factory=store.unit_of_work,
+        blobs=MemoryBlobStore(),
+        authorizer=authorizer,
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+        mime=SniffingMimeDetector(),
+    )
+    checks: list[Check] = []
+    f1 = Principal("doctor-user", "doctor-mandate", "f1", roles=("member",))
+    f2 = Principal("doctor-user", "doctor-mandate", "f2", roles=("member",))
+    try:
+        run = binder.start_new_run(f1)
+        produced = run.produce_file("doctor.txt", b"doctor self-test", verb="Wrote")
+        no_wf = binder.start_run(f1).resolve([produced.reference])
+        checks.append(
+            Check(
+                "no workflow bound (No workflow available)",
+                "ok"
+                if [u.reason for u in no_wf.unresolved] == [UnresolvedReason.NO_ACTIVE_WORKFLOW]
+                else "fail",
+                "a run without workflow answers no_active_workflow and logs it",
+            )
+        )
+        shapes = [
+            [produced.reference],
+            [{"id": produced.document_id}],
+            {"documents": [{"id": produced.document_id}]},
+            produced.reference,
+            f'```json\n["{produced.reference.upper()}"]\n```',
+        ]
+        ok = all(len(run.resolve(s).documents) == 1 for s in shapes)
+        checks.append(
+            Check(
+                "tolerant documentList parsing (Invalid documentList type: dict)",
+                "ok" if ok else "fail",
+                "list of strings, list of dicts, dict wrapper, single string and a code fence all resolve"
+                if ok
+                else "a documentList shape did not resolve",
+            )
+        )
+        parts = run.get_content([produced.reference]).parts
+        checks.append(
+            Check(
+                "attach yields content (0 valid ContentParts)",
+                "ok" if produced.document_id and parts else "fail",
+                f"attach gave a ChatDocument and {len(parts)} content part(s)",
+            )
+        )
+        other = binder.start_run(f2).store_file("doctor.txt", b"doctor self-test")
+        ghost_free = not other.duplicate and binder.get_file(f2, other.item.id) is not None
+        checks.append(
+            Check(
+                "duplicate check respects access (File with ID ... not found after Duplicate detected)",
+                "ok" if ghost_free else "fail",
+                "same bytes in another feature instance gave a fresh, readable FileItem"
+                if ghost_free
+                else "a duplicate from another feature instance was returned",
+            )
+        )
+    except DocbinderError as exc:
+        checks.append(
+            Check(
+                "bridge self-test",
+                "fail",
+                f"the configured authorizer refused the self-test ({exc}); a member must be able to create and update its own files and workflows",
+            )
+        )
+    return checks

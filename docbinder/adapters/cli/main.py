@@ -1,0 +1,517 @@
+"""``docbinder``: the command line (SPEC C15).
+
+Every command takes ``--json`` (one JSON document on stdout, camelCase keys
+from the wire converter). Bad input gives one ``error: ...`` line on stderr and
+exit code 1 (2 for usage errors), never a traceback, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO, TypeVar
+
+import typer
+from rich.logging import RichHandler
+from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.table import Table
+
+from docbinder.adapters.cli.output import emit_json, err, fail, out
+from docbinder.application import DocBinder, Run
+from docbinder.config import Settings
+from docbinder.domain.errors import DocbinderError
+from docbinder.domain.model import Principal
+
+PROGRESS_THRESHOLD = 8 << 20
+"""Files larger than this many bytes get a progress bar."""
+
+app = typer.Typer(
+    name="docbinder",
+    help="Store files produced by agent tools, attach them to a workflow, and resolve the references a model sends back.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+workflow_app = typer.Typer(help="Create and inspect workflows.", no_args_is_help=True)
+files_app = typer.Typer(help="List, inspect and read stored files.", no_args_is_help=True)
+app.add_typer(workflow_app, name="workflow")
+app.add_typer(files_app, name="files")
+
+
+class State:
+    """Options of the top-level callback, and the binder built from them on first use."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[str, Any] = {}
+        self.config_file: Path | None = None
+        self.user = "local-user"
+        self.mandate = "default"
+        self.feature_instance: str | None = None
+        self.roles: tuple[str, ...] = ("member",)
+        self.json = False
+        self._settings: Settings | None = None
+        self._binder: DocBinder | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = Settings.load(self.overrides, config_file=self.config_file)
+        return self._settings
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(self.user, self.mandate, self.feature_instance, roles=self.roles)
+
+    def binder(self, *, prepare: bool = True) -> DocBinder:
+        """The binder; for the embedded SQLite default the schema is migrated on first use."""
+        if self._binder is None:
+            from docbinder.adapters.cli.setup import prepare_storage
+            from docbinder.container import build_binder
+
+            if prepare:
+                prepare_storage(self.settings)
+            self._binder = build_binder(self.settings)
+        return self._binder
+
+
+STATE = State()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def handles_errors(func: F) -> F:
+    """Turn docbinder and OS errors into one ``error:`` line and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except DocbinderError as exc:
+            fail(str(exc))
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            fail("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+def _json(flag: bool) -> bool:
+    return flag or STATE.json
+
+
+@app.callback()
+def main(
+    home: Annotated[
+        Path | None,
+        typer.Option(help="Data directory of the embedded default (env DOCBINDER_HOME)."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="TOML configuration file (env DOCBINDER_CONFIG).")
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Metadata URL: sqlite:///..., postgresql+psycopg://..., mysql+pymysql://..., memory://"
+        ),
+    ] = None,
+    blob_url: Annotated[
+        str | None, typer.Option(help="Blob URL: file:///dir, s3://bucket/prefix, memory://")
+    ] = None,
+    authorizer: Annotated[str | None, typer.Option(help="roletable (default) or casbin.")] = None,
+    user: Annotated[
+        str | None, typer.Option(envvar="DOCBINDER_USER", help="User id (default: the login name).")
+    ] = None,
+    mandate: Annotated[
+        str, typer.Option(envvar="DOCBINDER_MANDATE", help="Mandate (tenant) id.")
+    ] = "default",
+    feature_instance: Annotated[
+        str | None, typer.Option(envvar="DOCBINDER_FEATURE_INSTANCE", help="Feature instance id.")
+    ] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(envvar="DOCBINDER_ROLE", help="Role (repeatable): viewer, member, admin."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout.")
+    ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option("--verbose", "-v", count=True, help="Show log lines (-v info, -vv debug)."),
+    ] = 0,
+) -> None:
+    """Global options: configuration, identity, output."""
+    STATE.__init__()  # type: ignore[misc]
+    STATE.overrides = {
+        "home": str(home) if home else None,
+        "database_url": database_url,
+        "blob_url": blob_url,
+        "authorizer": authorizer,
+    }
+    STATE.config_file = config
+    STATE.user = user or _login_name()
+    STATE.mandate = mandate
+    STATE.feature_instance = feature_instance
+    STATE.roles = tuple(role) if role else ("member",)
+    STATE.json = json_output
+    level = logging.ERROR if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    root = logging.getLogger("docbinder")
+    root.handlers[:] = [RichHandler(console=err, show_path=False, show_time=False)]
+    root.setLevel(level)
+    root.propagate = False
+
+
+def _login_name() -> str:
+    try:
+        name = getpass.getuser()
+    except Exception:
+        return "local-user"
+    return "".join(ch for ch in name if not ch.isspace()) or "local-user"
+
+
+# ---------------------------------------------------------------- files and streams
+
+
+def check_readable(paths: list[Path]) -> None:
+    """Raise ``OSError`` for the first path that is not a readable regular file (before any write)."""
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(2, "no such file", str(path))
+        if not path.is_file():
+            raise IsADirectoryError(21, "not a regular file", str(path))
+        if not os.access(path, os.R_OK):
+            raise PermissionError(13, "permission denied", str(path))
+
+
+def read_chunks(path: Path, progress: Progress | None) -> Iterator[bytes]:
+    """Stream ``path`` in 1 MiB chunks, advancing a progress bar for large files."""
+    size = path.stat().st_size
+    task = None
+    if progress is not None and size > PROGRESS_THRESHOLD:
+        task = progress.add_task(path.name, total=size)
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            if task is not None and progress is not None:
+                progress.advance(task, len(chunk))
+            yield chunk
+
+
+def new_progress() -> Progress:
+    """A progress bar on stderr (shown only for files over the threshold)."""
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def start_run(workflow: str | None) -> Run:
+    """Bind the CLI identity and the given workflow (if any)."""
+    return STATE.binder().start_run(STATE.principal, workflow)
+
+
+# ---------------------------------------------------------------- commands
+
+
+@app.command()
+@handles_errors
+def demo(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files to run through the bridge (default: shipped samples)."),
+    ] = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """The main job end to end on real files: store, attach, tool text, references back, content."""
+    from docbinder.adapters.cli.demo import run_demo
+
+    run_demo(STATE, list(files or []), as_json=_json(json_flag))
+
+
+@app.command()
+@handles_errors
+def attach(
+    files: Annotated[list[Path], typer.Argument(help="Files to store and attach.")],
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", "-w", help="Workflow id (omit for no workflow).")
+    ] = None,
+    label: Annotated[
+        str | None, typer.Option(help="documents_label (default: writeFile:<name>).")
+    ] = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Store FILEs and attach each to the workflow; print the tool-result text."""
+    check_readable(files)
+    run = start_run(workflow)
+    results = []
+    with new_progress() as progress:
+        for path in files:
+            results.append(
+                run.produce_file(
+                    path.name,
+                    read_chunks(path, progress),
+                    verb="Wrote",
+                    label=label or f"writeFile:{path.name}",
+                )
+            )
+    if _json(json_flag):
+        emit_json(results[0] if len(results) == 1 else results)
+        return
+    for result in results:
+        out.print(escape(result.text))
+
+
+@app.command()
+@handles_errors
+def resolve(
+    document_list: Annotated[
+        str,
+        typer.Argument(help="The documentList as the model sent it (any shape); '-' reads stdin."),
+    ],
+    workflow: Annotated[str | None, typer.Option("--workflow", "-w", help="Workflow id.")] = None,
+    content: Annotated[
+        bool,
+        typer.Option("--content", help="Also print the content parts a consuming tool receives."),
+    ] = False,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Resolve a documentList against the workflow. Exit code 1 if any reference is unresolved."""
+    raw = sys.stdin.read() if document_list == "-" else document_list
+    run = start_run(workflow)
+    if content:
+        result = run.get_content(raw)
+        unresolved = result.unresolved
+        if _json(json_flag):
+            emit_json(result)
+        else:
+            from docbinder.adapters.cli.demo import print_content, print_resolution
+
+            print_resolution(result.resolution)
+            print_content(result)
+    else:
+        resolution = run.resolve(raw)
+        unresolved = resolution.unresolved
+        if _json(json_flag):
+            emit_json(resolution)
+        else:
+            from docbinder.adapters.cli.demo import print_resolution
+
+            print_resolution(resolution)
+    if unresolved:
+        fail(f"{len(unresolved)} reference(s) unresolved")
+        raise typer.Exit(1)
+
+
+@workflow_app.command("new")
+@handles_errors
+def workflow_new(json_flag: JsonOpt = False) -> None:
+    """Create a workflow for the current identity; print its id."""
+    wf = STATE.binder().workflows.create(STATE.principal)
+    if _json(json_flag):
+        emit_json({"id": wf.id, "workflow": wf})
+    else:
+        out.print(wf.id)
+
+
+@workflow_app.command("show")
+@handles_errors
+def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
+    """Show a workflow's messages and their documents."""
+    binder = STATE.binder()
+    wf = binder.workflows.get(STATE.principal, workflow_id)
+    messages = binder.workflows.messages(STATE.principal, workflow_id)
+    if _json(json_flag):
+        import attrs
+
+        emit_json(attrs.evolve(wf, messages=tuple(messages)))
+        return
+    out.print(
+        f"workflow {wf.id}  scope {wf.scope}  owner {escape(wf.created_by)}  status {wf.status}"
+    )
+    table = Table("seq", "label", "document reference", "file", "bytes", "type")
+    for msg in messages:
+        for doc in msg.documents:
+            table.add_row(
+                str(msg.sequence_nr),
+                escape(msg.documents_label),
+                doc.reference,
+                escape(doc.file_name),
+                str(doc.file_size),
+                doc.mime_type,
+            )
+    out.print(table)
+
+
+@workflow_app.command("ls")
+@handles_errors
+def workflow_ls(json_flag: JsonOpt = False) -> None:
+    """List the workflows of the current mandate that the identity may read."""
+    workflows = STATE.binder().workflows.list(STATE.principal)
+    if _json(json_flag):
+        emit_json(workflows)
+        return
+    table = Table("id", "scope", "owner", "created")
+    for wf in workflows:
+        table.add_row(
+            wf.id, str(wf.scope), escape(wf.created_by), wf.created_at.isoformat(timespec="seconds")
+        )
+    out.print(table)
+
+
+@files_app.command("ls")
+@handles_errors
+def files_ls(
+    limit: Annotated[int, typer.Option(help="At most this many files.")] = 100,
+    json_flag: JsonOpt = False,
+) -> None:
+    """List the files the identity may read, newest first."""
+    items = STATE.binder().get_file.list(STATE.principal, limit=limit)
+    if _json(json_flag):
+        emit_json(items)
+        return
+    table = Table("file id", "name", "bytes", "type", "scope", "created by")
+    for item in items:
+        table.add_row(
+            item.id,
+            escape(item.file_name),
+            str(item.size),
+            item.mime_type,
+            str(item.scope),
+            escape(item.created_by),
+        )
+    out.print(table)
+
+
+@files_app.command("show")
+@handles_errors
+def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
+    """Show one file's metadata."""
+    item = STATE.binder().get_file(STATE.principal, file_id)
+    if _json(json_flag):
+        emit_json(item)
+        return
+    from docbinder.serialization import to_wire
+
+    for key, value in to_wire(item).items():
+        out.print(
+            f"{key:>10}: {escape(json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value)}"
+        )
+
+
+@files_app.command("cat")
+@handles_errors
+def files_cat(file_id: str) -> None:
+    """Write one file's bytes to stdout."""
+    chunks = STATE.binder().get_file.open(STATE.principal, file_id)
+    sink: BinaryIO = sys.stdout.buffer
+    for chunk in chunks:
+        sink.write(chunk)
+    sink.flush()
+
+
+@files_app.command("rm")
+@handles_errors
+def files_rm(file_id: str, json_flag: JsonOpt = False) -> None:
+    """Delete one file (metadata, then its blob)."""
+    item = STATE.binder().delete_file(STATE.principal, file_id)
+    if _json(json_flag):
+        emit_json({"deleted": item.id})
+    else:
+        out.print(f"deleted {item.id} ({escape(item.file_name)})")
+
+
+@app.command()
+@handles_errors
+def gc(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only report what would be removed.")
+    ] = False,
+    grace: Annotated[
+        float, typer.Option(help="Keep orphan blobs younger than this many seconds.")
+    ] = 3600.0,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Find (and remove) orphan blobs and FileItems whose blob is missing."""
+    from docbinder.adapters.cli.setup import remove_stale_temp_files
+
+    binder = STATE.binder()
+    report = binder.collect_garbage(dry_run=dry_run, grace_seconds=grace)
+    temp = remove_stale_temp_files(binder.blobs, grace, dry_run=dry_run)
+    if _json(json_flag):
+        emit_json(
+            {
+                "dryRun": report.dry_run,
+                "orphanBlobs": list(report.orphan_blobs),
+                "youngBlobs": list(report.young_blobs),
+                "orphanRows": list(report.orphan_rows),
+                "staleTempFiles": temp,
+                "bytesFreed": report.bytes_freed,
+            }
+        )
+        return
+    verb = "would remove" if dry_run else "removed"
+    out.print(
+        f"{verb} {len(report.orphan_blobs)} orphan blob(s) ({report.bytes_freed} bytes), "
+        f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s); "
+        f"kept {len(report.young_blobs)} orphan blob(s) younger than {grace:g} s"
+    )
+    for key in report.orphan_blobs:
+        out.print(f"  blob {key}")
+    for file_id in report.orphan_rows:
+        out.print(f"  file {file_id}")
+
+
+@app.command()
+@handles_errors
+def migrate(json_flag: JsonOpt = False) -> None:
+    """Create or upgrade the metadata schema (Alembic migrations)."""
+    from docbinder.adapters.cli.setup import run_migrations
+
+    revision = run_migrations(STATE.settings)
+    if _json(json_flag):
+        emit_json({"revision": revision})
+    else:
+        out.print(f"schema at revision {revision}")
+
+
+@app.command()
+@handles_errors
+def doctor(json_flag: JsonOpt = False) -> None:
+    """Diagnose configuration, storage and the known failure modes. Exit code 1 if a check fails."""
+    from docbinder.adapters.cli.doctor import run_doctor
+
+    checks = run_doctor(STATE)
+    failed = [c for c in checks if c.status == "fail"]
+    if _json(json_flag):
+        emit_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
+    else:
+        for check in checks:
+            colour = {"ok": "green", "warn": "yellow", "fail": "red"}[check.status]
+            out.print(
+                f"[{colour}]{check.status:>4}[/] {escape(check.name)}: {escape(check.detail)}"
+            )
+    if failed:
+        raise typer.Exit(1)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()
