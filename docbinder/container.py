@@ -16,6 +16,7 @@ connections open on first use. Tests override providers with ``override()``.
 from __future__ import annotations
 
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +36,7 @@ from docbinder.ports.blobs import BlobStore
 def _sql_metadata(url: str) -> Any:
     from docbinder.adapters.sql import SqlMetadata
 
-    return SqlMetadata(url)
+    return SqlMetadata.from_url(url)
 
 
 def _localdisk(settings: Settings) -> BlobStore:
@@ -142,13 +143,70 @@ def build_container(settings: Settings) -> Container:
     return container
 
 
-def build_binder(settings: Settings | None = None, **overrides: Any) -> DocBinder:
+def build_binder(
+    settings: Settings | None = None, *, prepare: bool = True, **overrides: Any
+) -> DocBinder:
     """Build a :class:`DocBinder` from settings, or from ``Settings.load(overrides)``.
 
     ``Settings.load`` reads ``DOCBINDER_*`` environment variables; pass
-    ``settings`` explicitly to avoid that. Raises :class:`ConfigurationError`
-    (naming the setting) or :class:`MissingExtra` (naming the pip extra).
+    ``settings`` explicitly to avoid that. With ``prepare`` the storage is made
+    ready first (:func:`prepare_storage`: SQLite is migrated, a server schema
+    is checked). Raises :class:`ConfigurationError` (naming the setting or the
+    command to run) or :class:`MissingExtra` (naming the pip extra).
     """
     resolved = settings if settings is not None else Settings.load(overrides)
+    if prepare:
+        prepare_storage(resolved)
     binder: DocBinder = build_container(resolved).binder()
     return binder
+
+
+def _sqlite_file(settings: Settings) -> Path | None:
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(settings.database_url)
+    except Exception:
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database)
+
+
+def migration_status(settings: Settings) -> tuple[str | None, str]:
+    """``(current revision, head revision)`` of the SQL metadata store; connects once."""
+    from docbinder.adapters.sql import current_revision, head_revision
+
+    return current_revision(settings.database_url), head_revision()
+
+
+def prepare_storage(settings: Settings) -> None:
+    """Make the embedded default ready; check that a server schema is migrated.
+
+    For SQLite the database directory is created and the migrations run (cheap
+    when already at head). For PostgreSQL/MariaDB the schema must already be at
+    head; otherwise :class:`ConfigurationError` asks for ``docbinder migrate``.
+    """
+    if settings.metadata_kind != "sql":
+        return
+    if _sqlite_file(settings) is not None:
+        run_migrations(settings)
+        return
+    current, head = migration_status(settings)
+    if current != head:
+        raise ConfigurationError(
+            f"the metadata schema is at revision {current or 'none'}, "
+            f"this docbinder needs {head}: run `docbinder migrate`"
+        )
+
+
+def run_migrations(settings: Settings) -> str:
+    """Upgrade the SQL metadata schema to head; return the revision now current."""
+    if settings.metadata_kind != "sql":
+        return "none (no SQL metadata store configured)"
+    from docbinder.adapters.sql import migrate
+
+    sqlite_file = _sqlite_file(settings)
+    if sqlite_file is not None:
+        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+    return str(migrate(settings.database_url))

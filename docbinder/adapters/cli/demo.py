@@ -107,14 +107,16 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
         note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
         out.print(escape(result.text) + note)
     out.rule("2. references sent back by the model, resolved in the workflow")
-    table = Table("shape", "input", "resolved", "unresolved")
+    table = Table("shape the model used", "input (start)", "resolved", "unresolved")
     for name, value, resolution in rounds:
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        shown = " ".join(shown.split())
+        shown = shown if len(shown) <= 34 else shown[:33] + "…"
+        asked = len(resolution.references.references)
         table.add_row(
             name,
             escape(shown),
-            ", ".join(escape(d.file.file_name) for d in resolution.documents) or "-",
+            f"{len(resolution.documents)} of {asked}",
             ", ".join(f"{escape(u.reference)} ({u.reason.value})" for u in resolution.unresolved)
             or "-",
         )

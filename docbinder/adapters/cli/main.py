@@ -72,12 +72,9 @@ class State:
     def binder(self, *, prepare: bool = True) -> DocBinder:
         """The binder; for the embedded SQLite default the schema is migrated on first use."""
         if self._binder is None:
-            from docbinder.adapters.cli.setup import prepare_storage
             from docbinder.container import build_binder
 
-            if prepare:
-                prepare_storage(self.settings)
-            self._binder = build_binder(self.settings)
+            self._binder = build_binder(self.settings, prepare=prepare)
         return self._binder
 
 
@@ -483,7 +480,7 @@ def gc(
 @handles_errors
 def migrate(json_flag: JsonOpt = False) -> None:
     """Create or upgrade the metadata schema (Alembic migrations)."""
-    from docbinder.adapters.cli.setup import run_migrations
+    from docbinder.container import run_migrations
 
     revision = run_migrations(STATE.settings)
     if _json(json_flag):
