@@ -49,7 +49,18 @@ def run_doctor(state: State) -> list[Check]:
             ),
         )
     )
+    if settings.database_url.startswith("sqlite"):
+        # The embedded default is created on first use; doctor counts as a use.
+        from docbinder.container import prepare_storage
+
+        try:
+            prepare_storage(settings)
+        except DocbinderError as exc:
+            checks.append(Check("database reachable", "fail", str(exc)))
+            return checks
     checks.extend(_database_checks(settings))
+    if any(c.status == "fail" for c in checks):
+        return checks
     try:
         binder = state.binder(prepare=False)
     except DocbinderError as exc:
@@ -83,16 +94,16 @@ def _database_checks(settings: Any) -> list[Check]:
         return [
             Check("database", "ok", f"{settings.metadata_kind} metadata store (nothing to connect)")
         ]
-    from docbinder.adapters.sql import migration_status
+    from docbinder.container import migration_status
 
     try:
-        status = migration_status(settings.database_url)
+        current, head = migration_status(settings)
     except DocbinderError as exc:
         return [Check("database reachable", "fail", str(exc))]
     checks = [Check("database reachable", "ok", _mask(settings.database_url))]
-    if status.up_to_date:
-        checks.append(Check("migrations", "ok", f"schema at head revision {status.head}"))
-    elif settings.database_url.startswith("sqlite") and status.current is None:
+    if current == head:
+        checks.append(Check("migrations", "ok", f"schema at head revision {head}"))
+    elif settings.database_url.startswith("sqlite") and current is None:
         checks.append(
             Check(
                 "migrations",
@@ -105,7 +116,7 @@ def _database_checks(settings: Any) -> list[Check]:
             Check(
                 "migrations",
                 "fail",
-                f"schema at {status.current or 'none'}, head is {status.head}: run `docbinder migrate`",
+                f"schema at {current or 'none'}, head is {head}: run `docbinder migrate`",
             )
         )
     return checks
@@ -218,7 +229,7 @@ def _self_tests(authorizer: Any) -> list[Check]:
             [{"id": produced.document_id}],
             {"documents": [{"id": produced.document_id}]},
             produced.reference,
-            f'```json\n["{produced.reference.upper()}"]\n```',
+            f'```json\n["DOCITEM:{produced.document_id}"]\n```',
         ]
         ok = all(len(run.resolve(s).documents) == 1 for s in shapes)
         checks.append(

@@ -1,0 +1,194 @@
+"""The command line end to end on the embedded default (SQLite + local disk) in a temp home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docbinder.adapters.cli.main import app
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    for key in list(os.environ):
+        if key.startswith("DOCBINDER_"):
+            monkeypatch.delenv(key)
+    runner = CliRunner()
+
+    def invoke(*args: str, user: str = "alice", mandate: str = "acme", input: str | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(
+            app, ["--home", str(home), "--user", user, "--mandate", mandate, *args], input=input
+        )
+
+    return invoke
+
+
+def _json(result) -> object:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_workflow_attach_resolve_content(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    report = tmp_path / "report.md"
+    report.write_text("# Report\nRevenue grew.\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    attached = _json(cli("attach", str(report), "--workflow", wf, "--json"))
+    assert attached["text"] == (  # type: ignore[index]
+        f"Wrote 'report.md' (23 bytes)\n"
+        f"  documentList ref: docItem:{attached['documentId']}\n"  # type: ignore[index]
+        f"  file id: {attached['fileId']}"  # type: ignore[index]
+    )
+    doc = attached["documentId"]  # type: ignore[index]
+    sloppy = f'```json\n{{"documents": [{{"id": "{doc}"}}]}}\n```'
+    resolved = _json(cli("resolve", sloppy, "--workflow", wf, "--json"))
+    assert [d["document"]["id"] for d in resolved["documents"]] == [doc]  # type: ignore[index]
+    assert resolved["unresolved"] == []  # type: ignore[index]
+    content = _json(cli("resolve", f"DOCITEM:{doc}.", "--workflow", wf, "--content", "--json"))
+    [document] = content["documents"]  # type: ignore[index]
+    assert document["parts"][0]["kind"] == "text"
+    assert document["parts"][0]["text"] == "# Report\nRevenue grew.\n"
+    shown = _json(cli("workflow", "show", wf, "--json"))
+    assert [m["documentsLabel"] for m in shown["messages"]] == ["writeFile:report.md"]  # type: ignore[index]
+    listed = _json(cli("files", "ls", "--json"))
+    assert [f["fileName"] for f in listed] == ["report.md"]  # type: ignore[union-attr,index]
+    cat = cli("files", "cat", attached["fileId"])  # type: ignore[index]
+    assert cat.exit_code == 0 and cat.stdout == "# Report\nRevenue grew.\n"
+
+
+def test_unresolved_reference_exits_1_and_lists_suggestions(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    attached = _json(cli("--json", "attach", str(f), "--workflow", wf))
+    result = cli(
+        "--json", "resolve", '["docItem:00000000-0000-4000-8000-000000000000"]', "--workflow", wf
+    )
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["unresolved"][0]["reason"] == "not_in_workflow"
+    assert payload["suggestions"] == [
+        {"reference": f"docItem:{attached['documentId']}", "fileName": "a.txt"}
+    ]  # type: ignore[index]
+    assert "error: 1 reference(s) unresolved" in result.stderr
+
+
+def test_bad_input_gives_one_line_and_writes_nothing(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good = tmp_path / "good.txt"
+    good.write_text("good")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    cases = [
+        ("attach", str(good), str(tmp_path / "missing.txt"), "--workflow", wf),
+        ("attach", str(tmp_path), "--workflow", wf),
+        ("attach", str(good), "--workflow", "no-such-workflow"),
+        ("resolve", "docItem:x", "--workflow", "no-such-workflow"),
+        ("files", "show", "no-such-file"),
+        ("files", "cat", "no-such-file"),
+    ]
+    for args in cases:
+        result = cli(*args)
+        assert result.exit_code == 1, (args, result.output)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, result.stderr)
+        assert "Traceback" not in result.output
+    assert _json(cli("--json", "files", "ls")) == []
+    blobs = home / "blobs"
+    assert not blobs.exists() or [p for p in blobs.rglob("*") if p.is_file()] == []
+
+
+def test_workflow_of_another_mandate_is_not_found(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    wf = _json(cli("--json", "workflow", "new", mandate="acme"))["id"]  # type: ignore[index]
+    other = cli("attach", str(f), "--workflow", wf, mandate="globex")
+    assert other.exit_code == 1
+    assert other.stderr.strip() == f"error: workflow {wf} not found"
+
+
+def test_demo_on_real_files_json(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><h1>Hello</h1><script>x()</script></body></html>")
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n1,2\n")
+    payload = _json(cli("demo", str(page), str(data), "--json"))
+    assert [t["file"]["fileName"] for t in payload["toolResults"]] == ["page.html", "data.csv"]  # type: ignore[index]
+    assert [s["shape"] for s in payload["shapes"]] == [  # type: ignore[index]
+        "list of strings",
+        "list of dicts",
+        "dict wrapper",
+        "single string",
+        "sloppy (code fence, odd case)",
+    ]
+    for shape in payload["shapes"]:  # type: ignore[index]
+        assert shape["resolution"]["unresolved"] == []
+        assert len(shape["resolution"]["documents"]) == (
+            1 if shape["shape"] == "single string" else 2
+        )
+    texts = [d["parts"][0]["text"] for d in payload["content"]["documents"]]  # type: ignore[index]
+    assert texts == ["Hello", "a,b\n1,2\n"]
+
+
+def test_demo_without_files_uses_the_samples(cli) -> None:  # type: ignore[no-untyped-def]
+    payload = _json(cli("demo", "--json"))
+    names = [d["fileName"] for d in payload["content"]["documents"]]  # type: ignore[index]
+    assert names == [
+        "quarterly-report.md",
+        "sales.csv",
+        "platform-overview.html",
+        "project-brief.pdf",
+        "revenue-chart.png",
+    ]
+    kinds = {
+        d["fileName"]: [p["kind"] for p in d["parts"]] for d in payload["content"]["documents"]
+    }  # type: ignore[index]
+    assert kinds["project-brief.pdf"] == ["text", "text"]
+    assert kinds["revenue-chart.png"] == ["image"]
+
+
+def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    _json(cli("--json", "attach", str(f)))
+    orphan = home / "blobs" / "zz" / "zz-orphan"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_bytes(b"left by a crash")
+    os.utime(orphan, (1, 1))
+    dry = _json(cli("--json", "gc", "--dry-run"))
+    assert dry["orphanBlobs"] == ["zz/zz-orphan"]  # type: ignore[index]
+    assert orphan.exists()
+    done = _json(cli("--json", "gc"))
+    assert done["orphanBlobs"] == ["zz/zz-orphan"] and done["bytesFreed"] == 15  # type: ignore[index]
+    assert not orphan.exists()
+    assert len(_json(cli("--json", "files", "ls"))) == 1  # type: ignore[arg-type]
+
+
+def test_doctor_passes_on_a_fresh_home(cli) -> None:  # type: ignore[no-untyped-def]
+    payload = _json(cli("--json", "doctor"))
+    assert payload["ok"] is True  # type: ignore[index]
+    names = [c["name"] for c in payload["checks"]]  # type: ignore[index]
+    assert "blob store writable" in names and "authorizer" in names
+    assert all(c["status"] != "fail" for c in payload["checks"])  # type: ignore[index]
+
+
+def test_installed_entry_point_runs(home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    env["DOCBINDER_HOME"] = str(home)
+    done = subprocess.run(
+        [sys.executable, "-m", "docbinder", "--json", "workflow", "new"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["id"]) == 36
