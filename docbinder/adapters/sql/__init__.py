@@ -1,0 +1,41 @@
+"""SQLAlchemy 2 metadata store: SQLite (embedded default), PostgreSQL, MariaDB/MySQL (SPEC C12).
+
+Typical wiring::
+
+    from docbinder.adapters.sql import SqlMetadata, migrate
+
+    store = SqlMetadata.from_url("sqlite:///docbinder.db")
+    migrate(store.engine)                 # what ``docbinder migrate`` does
+    uow_factory = store.unit_of_work      # the UnitOfWorkFactory port
+
+PostgreSQL needs the ``postgres`` extra (psycopg 3), MariaDB/MySQL the
+``mysql`` extra (PyMySQL); without it :class:`~docbinder.domain.errors.MissingExtra`
+names the extra. Nothing connects at import time or when an engine is made.
+"""
+
+from docbinder.adapters.sql.engine import create_engine_from_url, safe_url
+from docbinder.adapters.sql.migration import (
+    VERSION_TABLE,
+    current_revision,
+    head_revision,
+    is_up_to_date,
+    migrate,
+    schema_differences,
+)
+from docbinder.adapters.sql.repositories import SqlFileRepository, SqlWorkflowRepository
+from docbinder.adapters.sql.uow import SqlMetadata, SqlUnitOfWork
+
+__all__ = [
+    "VERSION_TABLE",
+    "SqlFileRepository",
+    "SqlMetadata",
+    "SqlUnitOfWork",
+    "SqlWorkflowRepository",
+    "create_engine_from_url",
+    "current_revision",
+    "head_revision",
+    "is_up_to_date",
+    "migrate",
+    "safe_url",
+    "schema_differences",
+]

@@ -1,0 +1,187 @@
+"""Engines for the supported metadata URLs.
+
+``sqlite:///path`` (pysqlite, the embedded default), ``postgresql+psycopg://``
+(psycopg 3) and ``mysql+pymysql://`` / ``mariadb+pymysql://`` (PyMySQL).
+Creating an engine never connects; the first unit of work does.
+
+SQLite transaction control follows "Enabling Non-Legacy SQLite Transactional
+Modes" of SQLAlchemy's SQLite dialect documentation: the driver's own
+``BEGIN`` handling is switched off (``isolation_level = None``) and the engine
+emits ``BEGIN IMMEDIATE`` itself when a transaction starts. A writer thus takes
+SQLite's single write lock before its first statement and waits for it up to
+the busy timeout, instead of failing with ``SQLITE_BUSY`` when a deferred
+read transaction later tries to become a write transaction. Units that only
+read may start with a deferred ``BEGIN`` instead (execution option
+:data:`SQLITE_BEGIN_OPTION`), so readers do not queue behind writers (WAL).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event, exc
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.pool import StaticPool
+
+from docbinder.domain.errors import ConfigurationError, MissingExtra
+
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+"""How long a SQLite writer waits for the write lock, in seconds."""
+
+SQLITE_BEGIN_OPTION = "docbinder_sqlite_begin"
+"""Execution option naming the ``BEGIN`` flavour on SQLite: ``"IMMEDIATE"`` (default) or ``"DEFERRED"``."""
+
+_SQLITE_BEGIN_MODES = frozenset({"IMMEDIATE", "DEFERRED", "EXCLUSIVE"})
+
+_DRIVERS: dict[str, tuple[str, str, str, str]] = {
+    # backend: (driver name in the URL, module to import, pip extra, feature)
+    "postgresql": ("psycopg", "psycopg", "postgres", "the PostgreSQL metadata store"),
+    "mysql": ("pymysql", "pymysql", "mysql", "the MariaDB/MySQL metadata store"),
+    "mariadb": ("pymysql", "pymysql", "mysql", "the MariaDB/MySQL metadata store"),
+}
+
+
+def _parse(url: str | URL) -> URL:
+    try:
+        return make_url(url)
+    except (exc.ArgumentError, ValueError) as err:
+        raise ConfigurationError(f"metadata URL is not a database URL: {err}") from err
+
+
+def _require(module: str, extra: str, feature: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise MissingExtra(feature, extra, module) from err
+
+
+def safe_url(url: str | URL) -> str:
+    """``url`` as text with any password masked, for messages and diagnostics."""
+    return _parse(url).render_as_string(hide_password=True)
+
+
+def create_engine_from_url(
+    url: str | URL,
+    *,
+    busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    **engine_options: Any,
+) -> Engine:
+    """Make an SQLAlchemy ``Engine`` for a metadata URL; connects to nothing.
+
+    Accepted URLs:
+
+    * ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``: WAL
+      journal, ``foreign_keys=ON``, ``busy_timeout`` of ``busy_timeout_s``
+      seconds, ``BEGIN IMMEDIATE`` for writing units (see the module doc).
+      ``sqlite://`` (in memory) uses one shared connection: fine for a single
+      thread, not for concurrent units.
+    * ``postgresql+psycopg://...`` (``postgresql://`` and ``postgres://``
+      mean psycopg 3 too).
+    * ``mysql+pymysql://...``, ``mariadb+pymysql://...`` (``mysql://`` and
+      ``mariadb://`` mean PyMySQL); ``charset=utf8mb4`` is added when absent.
+
+    Server backends use ``READ COMMITTED`` isolation (so a unit that lost a
+    uniqueness race sees the winner's row when it looks again) and
+    ``pool_pre_ping``. ``engine_options`` go to :func:`sqlalchemy.create_engine`
+    and override these defaults.
+
+    Raises :class:`ConfigurationError` for a malformed URL, an unsupported
+    backend or driver, or a MariaDB charset other than ``utf8mb4``;
+    :class:`MissingExtra` (naming the extra ``postgres`` or ``mysql``) when the
+    driver is not installed.
+    """
+    parsed = _parse(url)
+    backend = parsed.get_backend_name()
+    if backend == "postgres":
+        parsed = parsed.set(drivername="postgresql")
+        backend = "postgresql"
+    driver = parsed.get_driver_name() if "+" in parsed.drivername else None
+    if backend == "sqlite":
+        if driver not in (None, "pysqlite"):
+            raise ConfigurationError(
+                f"SQLite needs the built-in driver (sqlite://), not {driver!r}"
+            )
+        return _sqlite_engine(parsed, busy_timeout_s, engine_options)
+    if backend not in _DRIVERS:
+        raise ConfigurationError(
+            f"unsupported metadata backend {backend!r} in {safe_url(parsed)}: "
+            "use sqlite://, postgresql+psycopg:// or mysql+pymysql://"
+        )
+    wanted, module, extra, feature = _DRIVERS[backend]
+    if driver not in (None, wanted):
+        raise ConfigurationError(
+            f"{backend} needs the {wanted!r} driver ({backend}+{wanted}://), not {driver!r}"
+        )
+    _require(module, extra, feature)
+    parsed = parsed.set(drivername=f"{backend}+{wanted}")
+    options: dict[str, Any] = {"pool_pre_ping": True, "isolation_level": "READ COMMITTED"}
+    if backend in ("mysql", "mariadb"):
+        charset = parsed.query.get("charset")
+        if charset is None:
+            parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+        elif charset != "utf8mb4":
+            raise ConfigurationError(
+                f"MariaDB/MySQL metadata needs charset=utf8mb4 (got {charset!r}): "
+                "other charsets cannot hold every file name"
+            )
+    options.update(engine_options)
+    return sa.create_engine(parsed, **options)
+
+
+def _is_memory(url: URL) -> bool:
+    database = url.database or ""
+    return database in ("", ":memory:") or url.query.get("mode") == "memory"
+
+
+def _sqlite_engine(url: URL, busy_timeout_s: float, engine_options: dict[str, Any]) -> Engine:
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    connect_args: dict[str, Any] = {"timeout": busy_timeout_s, "check_same_thread": False}
+    if _is_memory(url):
+        # Every pysqlite connection to ":memory:" is a separate database; one
+        # static connection makes the engine see a single database.
+        options["poolclass"] = StaticPool
+    connect_args.update(engine_options.pop("connect_args", {}))
+    options["connect_args"] = connect_args
+    options.update(engine_options)
+    engine = sa.create_engine(url, **options)
+    install_sqlite_hooks(engine, busy_timeout_s)
+    return engine
+
+
+def install_sqlite_hooks(engine: Engine, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+    """Configure a pysqlite engine as :func:`create_engine_from_url` does.
+
+    On each new connection: the driver's implicit ``BEGIN`` off, WAL journal
+    (file databases), ``foreign_keys=ON``, ``busy_timeout``; on each
+    transaction start: ``BEGIN IMMEDIATE`` (or the flavour named by the
+    :data:`SQLITE_BEGIN_OPTION` execution option). Idempotent. Connections
+    already pooled are discarded so every later one is configured.
+    """
+    if engine.dialect.name != "sqlite" or event.contains(engine, "begin", _sqlite_begin):
+        return
+    timeout_ms = int(busy_timeout_s * 1000)
+
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute("PRAGMA journal_mode = WAL")
+        finally:
+            cursor.close()
+
+    event.listen(engine, "connect", on_connect)
+    event.listen(engine, "begin", _sqlite_begin)
+    engine.dispose()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    mode = str(conn.get_execution_options().get(SQLITE_BEGIN_OPTION, "IMMEDIATE")).upper()
+    if mode not in _SQLITE_BEGIN_MODES:
+        raise ConfigurationError(
+            f"{SQLITE_BEGIN_OPTION} must be one of {sorted(_SQLITE_BEGIN_MODES)}"
+        )
+    conn.exec_driver_sql(f"BEGIN {mode}")

@@ -1,0 +1,1 @@
+"""Alembic revisions of the SQL metadata store, oldest first."""

@@ -1,0 +1,353 @@
+"""SQLAlchemy implementations of :class:`~docbinder.ports.metadata.FileRepository` and
+:class:`~docbinder.ports.metadata.WorkflowRepository`.
+
+Both work inside the ``Session`` of one :class:`~docbinder.adapters.sql.uow.SqlUnitOfWork`
+and issue Core statements against :mod:`docbinder.adapters.sql.schema`. Every
+insert or update that can break a uniqueness rule runs in a savepoint
+(``Session.begin_nested``): when it fails, only that statement is undone, the
+error is translated (:mod:`docbinder.adapters.sql.errors`) and the unit of
+work stays usable, so the caller can look again and retry in the same unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.orm import Session
+
+from docbinder.adapters.sql.errors import integrity_error, translating
+from docbinder.adapters.sql.rows import from_row, to_row
+from docbinder.adapters.sql.schema import (
+    chat_documents,
+    chat_messages,
+    file_items,
+    label_hash,
+    workflows,
+)
+from docbinder.domain.errors import FileItemNotFound, InvalidInput, StorageError, WorkflowNotFound
+from docbinder.domain.model import (
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Scope,
+    duplicate_key,
+)
+
+T = TypeVar("T")
+
+IN_CHUNK = 500
+"""Ids per ``IN (...)`` list; longer lists are split (SQLite limits bound parameters)."""
+
+SCAN_BATCH = 1000
+"""Rows per keyset-paginated batch of the maintenance iterators."""
+
+
+def _load(row: sa.Row[Any], cls: type[T]) -> T:
+    try:
+        return from_row(row._mapping, cls)
+    except Exception as err:  # any validation or structuring failure means a corrupt row
+        raise StorageError(f"a stored {cls.__name__} row is invalid: {err}") from err
+
+
+def _newest_first(session: Session, table: sa.Table) -> list[sa.UnaryExpression[Any]]:
+    # Ties on created_at are broken by id, compared by code point as Python
+    # does; PostgreSQL would otherwise use the database's linguistic collation.
+    ident: sa.ColumnElement[Any] = table.c.id
+    if session.get_bind().dialect.name == "postgresql":
+        ident = ident.collate("C")
+    return [table.c.created_at.desc(), ident.desc()]
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise InvalidInput("limit must be a non-negative integer or None")
+
+
+class SqlFileRepository:
+    """FileItems in table ``file_items``; see the port for the contract."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
+        row = to_row(item)
+        row["dedup_key"] = (
+            duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+            if deduplicate
+            else None
+        )
+        with translating():
+            try:
+                with self._session.begin_nested():
+                    self._session.execute(sa.insert(file_items).values(row))
+            except sa_exc.IntegrityError as err:
+                raise integrity_error(err, file_items) from err
+
+    def get(self, file_id: str) -> FileItem | None:
+        with translating():
+            row = self._session.execute(
+                sa.select(file_items).where(file_items.c.id == file_id)
+            ).first()
+        return None if row is None else _load(row, FileItem)
+
+    def find_duplicates(
+        self, sha256: str, file_name: str, created_by: str, scope: Scope
+    ) -> list[FileItem]:
+        key = duplicate_key(sha256, file_name, created_by, scope)
+        # The unique index on dedup_key finds the row; the other comparisons
+        # make the match exact by definition rather than by hash.
+        fi = file_items.c
+        feature = (
+            fi.feature_instance_id.is_(None)
+            if scope.feature_instance_id is None
+            else fi.feature_instance_id == scope.feature_instance_id
+        )
+        stmt = sa.select(file_items).where(
+            fi.dedup_key == key,
+            fi.sha256 == sha256,
+            fi.file_name == file_name,
+            fi.created_by == created_by,
+            fi.mandate_id == scope.mandate_id,
+            feature,
+        )
+        with translating():
+            rows = self._session.execute(stmt).all()
+        return [_load(row, FileItem) for row in rows]
+
+    def update(self, item: FileItem) -> None:
+        values = to_row(item)
+        del values["id"]
+        new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+        # Items stored without deduplication stay out of duplicate detection.
+        values["dedup_key"] = sa.case((file_items.c.dedup_key.is_(None), sa.null()), else_=new_key)
+        stmt = sa.update(file_items).where(file_items.c.id == item.id).values(values)
+        with translating():
+            try:
+                with self._session.begin_nested():
+                    result = self._session.execute(stmt)
+            except sa_exc.IntegrityError as err:
+                raise integrity_error(err, file_items) from err
+        if _rowcount(result) == 0:
+            raise FileItemNotFound(f"no FileItem {item.id}")
+
+    def delete(self, file_id: str) -> bool:
+        with translating():
+            result = self._session.execute(sa.delete(file_items).where(file_items.c.id == file_id))
+        return _rowcount(result) > 0
+
+    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
+        _check_limit(limit)
+        stmt = (
+            sa.select(file_items)
+            .where(file_items.c.mandate_id == mandate_id)
+            .order_by(*_newest_first(self._session, file_items))
+            .limit(limit)
+        )
+        with translating():
+            rows = self._session.execute(stmt).all()
+        return [_load(row, FileItem) for row in rows]
+
+    def iter_all(self) -> Iterator[FileItem]:
+        """Every item, in id order, read in keyset-paginated batches of :data:`SCAN_BATCH`.
+
+        Iterate inside the unit of work; other statements may run between
+        items (no server-side cursor stays open).
+        """
+        for row in _scan(self._session, file_items):
+            yield _load(row, FileItem)
+
+
+class SqlWorkflowRepository:
+    """Workflows, messages and documents in their tables; see the port for the contract."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def add_workflow(self, workflow: ChatWorkflow) -> None:
+        row = to_row(workflow)
+        row["last_sequence_nr"] = 0
+        with translating():
+            try:
+                with self._session.begin_nested():
+                    self._session.execute(sa.insert(workflows).values(row))
+            except sa_exc.IntegrityError as err:
+                raise integrity_error(err, workflows) from err
+
+    def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
+        with translating():
+            row = self._session.execute(
+                sa.select(workflows).where(workflows.c.id == workflow_id)
+            ).first()
+        return None if row is None else _load(row, ChatWorkflow)
+
+    def update_workflow(self, workflow: ChatWorkflow) -> None:
+        row = to_row(workflow)
+        values = {
+            name: row[name]
+            for name in ("status", "current_round", "current_task", "current_action")
+        }
+        stmt = sa.update(workflows).where(workflows.c.id == workflow.id).values(values)
+        with translating():
+            result = self._session.execute(stmt)
+        if _rowcount(result) == 0:
+            raise WorkflowNotFound(f"no workflow {workflow.id}")
+
+    def add_message(self, message: ChatMessage) -> ChatMessage:
+        """Insert the message and its documents; return it with its ``sequence_nr``.
+
+        The number comes from incrementing ``workflows.last_sequence_nr``; that
+        ``UPDATE`` locks the workflow row until the unit ends, so concurrent
+        units adding to one workflow queue there and never share a number.
+        Everything runs in one savepoint: on ``DuplicateLabel``, ``Conflict``
+        (taken message or document id) or ``WorkflowNotFound`` nothing of the
+        message is kept and the number is not used up.
+        """
+        wf = message.workflow_id
+        bump = (
+            sa.update(workflows)
+            .where(workflows.c.id == wf)
+            .values(last_sequence_nr=workflows.c.last_sequence_nr + 1)
+        )
+        table = chat_messages
+        with translating():
+            try:
+                with self._session.begin_nested():
+                    # The increment locks the workflow row until the unit ends,
+                    # so concurrent writers to one workflow get distinct numbers.
+                    if _rowcount(self._session.execute(bump)) == 0:
+                        raise WorkflowNotFound(f"no workflow {wf}")
+                    seq = self._session.execute(
+                        sa.select(workflows.c.last_sequence_nr).where(workflows.c.id == wf)
+                    ).scalar_one()
+                    stored = attrs.evolve(message, sequence_nr=seq)
+                    row = to_row(stored)
+                    row["label_hash"] = label_hash(stored.documents_label)
+                    self._session.execute(sa.insert(chat_messages).values(row))
+                    if stored.documents:
+                        table = chat_documents
+                        doc_rows = [
+                            {**to_row(doc), "sequence_nr": seq, "position": position}
+                            for position, doc in enumerate(stored.documents)
+                        ]
+                        self._session.execute(sa.insert(chat_documents), doc_rows)
+            except sa_exc.IntegrityError as err:
+                raise integrity_error(err, table) from err
+        return stored
+
+    def get_documents(
+        self, workflow_id: str, document_ids: Sequence[str]
+    ) -> dict[str, ChatDocument]:
+        wanted = list(dict.fromkeys(document_ids))
+        found: dict[str, ChatDocument] = {}
+        with translating():
+            for start in range(0, len(wanted), IN_CHUNK):
+                stmt = sa.select(chat_documents).where(
+                    chat_documents.c.id.in_(wanted[start : start + IN_CHUNK]),
+                    chat_documents.c.workflow_id == workflow_id,
+                )
+                for row in self._session.execute(stmt):
+                    doc = _load(row, ChatDocument)
+                    found[doc.id] = doc
+        return {doc_id: found[doc_id] for doc_id in wanted if doc_id in found}
+
+    def documents_by_label(self, workflow_id: str, label: str) -> list[ChatDocument]:
+        d, m = chat_documents.c, chat_messages.c
+        stmt = (
+            sa.select(chat_documents)
+            .join(chat_messages, d.message_id == m.id)
+            .where(
+                m.workflow_id == workflow_id,
+                m.label_hash == label_hash(label),
+                m.documents_label == label,
+            )
+            .order_by(d.position)
+        )
+        return self._documents(stmt)
+
+    def documents_by_file(self, workflow_id: str, file_id: str) -> list[ChatDocument]:
+        d = chat_documents.c
+        stmt = (
+            sa.select(chat_documents)
+            .where(d.workflow_id == workflow_id, d.file_id == file_id)
+            .order_by(d.sequence_nr, d.position)
+        )
+        return self._documents(stmt)
+
+    def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
+        if limit <= 0:
+            return []
+        d = chat_documents.c
+        stmt = (
+            sa.select(chat_documents)
+            .where(d.workflow_id == workflow_id)
+            .order_by(d.sequence_nr.desc(), d.position.desc())
+            .limit(limit)
+        )
+        return self._documents(stmt)
+
+    def list_messages(self, workflow_id: str) -> list[ChatMessage]:
+        m, d = chat_messages.c, chat_documents.c
+        with translating():
+            message_rows = self._session.execute(
+                sa.select(chat_messages).where(m.workflow_id == workflow_id).order_by(m.sequence_nr)
+            ).all()
+            document_rows = self._session.execute(
+                sa.select(chat_documents)
+                .where(d.workflow_id == workflow_id)
+                .order_by(d.sequence_nr, d.position)
+            ).all()
+        documents: dict[str, list[ChatDocument]] = {}
+        for row in document_rows:
+            doc = _load(row, ChatDocument)
+            documents.setdefault(doc.message_id, []).append(doc)
+        messages = []
+        for row in message_rows:
+            message = _load(row, ChatMessage)
+            messages.append(attrs.evolve(message, documents=tuple(documents.get(message.id, ()))))
+        return messages
+
+    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
+        _check_limit(limit)
+        stmt = (
+            sa.select(workflows)
+            .where(workflows.c.mandate_id == mandate_id)
+            .order_by(*_newest_first(self._session, workflows))
+            .limit(limit)
+        )
+        with translating():
+            rows = self._session.execute(stmt).all()
+        return [_load(row, ChatWorkflow) for row in rows]
+
+    def iter_documents(self) -> Iterator[ChatDocument]:
+        """Every ChatDocument, in id order, read in keyset-paginated batches (see ``iter_all``)."""
+        for row in _scan(self._session, chat_documents):
+            yield _load(row, ChatDocument)
+
+    def _documents(self, stmt: sa.Select[Any]) -> list[ChatDocument]:
+        with translating():
+            rows = self._session.execute(stmt).all()
+        return [_load(row, ChatDocument) for row in rows]
+
+
+def _rowcount(result: sa.Result[Any]) -> int:
+    count = getattr(result, "rowcount", -1)
+    return int(count)
+
+
+def _scan(session: Session, table: sa.Table) -> Iterator[sa.Row[Any]]:
+    last: str | None = None
+    while True:
+        stmt = sa.select(table).order_by(table.c.id).limit(SCAN_BATCH)
+        if last is not None:
+            stmt = stmt.where(table.c.id > last)
+        with translating():
+            rows = session.execute(stmt).all()
+        yield from rows
+        if len(rows) < SCAN_BATCH:
+            return
+        last = rows[-1]._mapping["id"]

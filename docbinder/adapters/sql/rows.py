@@ -1,0 +1,108 @@
+"""Entities <-> table rows, through one cattrs converter.
+
+:func:`to_row` unstructures an entity with :data:`row_converter` and flattens
+its ``scope`` into the ``mandate_id`` / ``feature_instance_id`` columns;
+:func:`from_row` nests them again and structures the mapping back with the
+same converter. Row-only columns (``dedup_key``, ``label_hash``,
+``last_sequence_nr``, ``position``) are added by the repositories and ignored
+when structuring. Nested collections are not part of a row: ``FileItem.tags``
+becomes a JSON array (text), ``ChatMessage.documents`` and
+``ChatWorkflow.messages`` live in their own tables.
+
+A save -> load -> equal round trip per entity and backend is part of the
+metadata contract suite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from docbinder.domain.model import ChatMessage, ChatWorkflow, FileItem, Scope
+
+T = TypeVar("T")
+
+SCOPE_COLUMNS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Scope))
+"""The columns a flattened :class:`Scope` occupies: ``mandate_id``, ``feature_instance_id``."""
+
+
+def _tags_to_json(tags: tuple[str, ...]) -> str:
+    # ensure_ascii keeps the stored text plain ASCII, so any str (even one
+    # with a lone surrogate) survives every driver and collation unchanged.
+    return json.dumps(list(tags), ensure_ascii=True, separators=(",", ":"))
+
+
+def _tags_from_json(value: Any, _type: Any) -> tuple[str, ...]:
+    data = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(data, list) or not all(isinstance(tag, str) for tag in data):
+        raise ValueError("tags must be a JSON array of strings")
+    return tuple(data)
+
+
+def _datetime_passthrough(value: Any, _type: Any) -> datetime:
+    if not isinstance(value, datetime):
+        raise ValueError(f"expected a datetime, got {type(value).__name__}")
+    return value
+
+
+def _make_row_converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    # Datetimes stay datetime objects; the UtcDateTime column type owns the
+    # conversion to and from each backend's storage.
+    conv.register_unstructure_hook(datetime, lambda value: value)
+    conv.register_structure_hook(datetime, _datetime_passthrough)
+
+    tags = override(unstruct_hook=_tags_to_json, struct_hook=_tags_from_json)
+    conv.register_unstructure_hook(FileItem, make_dict_unstructure_fn(FileItem, conv, tags=tags))
+    conv.register_structure_hook(FileItem, make_dict_structure_fn(FileItem, conv, tags=tags))
+
+    # Documents and messages are rows of their own tables, never columns.
+    conv.register_unstructure_hook(
+        ChatMessage, make_dict_unstructure_fn(ChatMessage, conv, documents=override(omit=True))
+    )
+    conv.register_structure_hook(
+        ChatMessage, make_dict_structure_fn(ChatMessage, conv, documents=override(omit=True))
+    )
+    conv.register_unstructure_hook(
+        ChatWorkflow, make_dict_unstructure_fn(ChatWorkflow, conv, messages=override(omit=True))
+    )
+    conv.register_structure_hook(
+        ChatWorkflow, make_dict_structure_fn(ChatWorkflow, conv, messages=override(omit=True))
+    )
+    return conv
+
+
+row_converter = _make_row_converter()
+"""The cattrs converter for SQL rows: snake_case keys equal to column names."""
+
+
+def to_row(entity: Any) -> dict[str, Any]:
+    """The column values of ``entity`` (a FileItem, ChatWorkflow, ChatMessage or ChatDocument).
+
+    Keys are column names; a ``scope`` is flattened to :data:`SCOPE_COLUMNS`.
+    """
+    row: dict[str, Any] = row_converter.unstructure(entity)
+    scope = row.pop("scope", None)
+    if scope is not None:
+        row.update(scope)
+    return row
+
+
+def from_row(row: Mapping[Any, Any], cls: type[T]) -> T:
+    """Structure a row mapping (``Row._mapping`` or a dict) into an entity of type ``cls``.
+
+    Columns that are not attributes of ``cls`` are ignored. Raises whatever
+    the entity's validators or cattrs raise for bad data (``InvalidInput``,
+    ``ValueError``, ``KeyError``, ...); the repositories report that as a
+    :class:`~docbinder.domain.errors.StorageError`.
+    """
+    data = dict(row)
+    if "scope" in attrs.fields_dict(cls):  # type: ignore[arg-type]
+        data["scope"] = {name: data.pop(name) for name in SCOPE_COLUMNS}
+    return row_converter.structure(data, cls)

@@ -1,0 +1,216 @@
+"""The SQL schema of the metadata store: four tables as SQLAlchemy Core ``Table`` objects.
+
+This module is the model that the Alembic migrations in
+``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
+them with Alembic's ``compare_metadata`` on every backend.
+
+Tables:
+
+``file_items``
+    One row per :class:`~docbinder.domain.model.FileItem`. The scope is
+    flattened to ``mandate_id`` and ``feature_instance_id``; ``tags`` is a JSON
+    array in a text column; ``dedup_key`` holds
+    :func:`~docbinder.domain.model.duplicate_key` for items stored with
+    ``deduplicate=True`` and ``NULL`` otherwise, under a unique index, so the
+    duplicate check of SPEC C2 is one index lookup.
+``workflows``
+    One row per :class:`~docbinder.domain.model.ChatWorkflow`, plus
+    ``last_sequence_nr``: the highest ``sequence_nr`` handed out in that
+    workflow. Adding a message increments it with one ``UPDATE``, which also
+    locks the workflow row, so concurrent writers get distinct numbers.
+``chat_messages``
+    One row per :class:`~docbinder.domain.model.ChatMessage`. Labels are up to
+    512 characters, too long for a portable unique index on MariaDB/MySQL
+    (3072 bytes per key, 4 bytes per utf8mb4 character), so the unique index is
+    on ``(workflow_id, label_hash)`` where ``label_hash`` is the SHA-256 hex of
+    the UTF-8 label; lookups compare the label itself too.
+``chat_documents``
+    One row per :class:`~docbinder.domain.model.ChatDocument`, plus the owning
+    message's ``sequence_nr`` and the document's ``position`` in that message:
+    ``(workflow_id, sequence_nr, position)`` is the stored order that
+    ``recent_documents`` walks backwards through an index.
+
+Text on MariaDB/MySQL: every table is ``utf8mb4`` with the binary collation
+``utf8mb4_bin``, so names keep 4-byte characters (emoji) and compare by code
+point: ``a.txt`` and ``A.txt``, or two Unicode normalisations of one name, are
+different values. ``utf8mb4_bin`` ignores trailing spaces in comparisons (PAD
+SPACE); uniqueness and lookups therefore always go through the hash columns,
+which differ for such names.
+
+Datetimes are stored as UTC with microseconds (:class:`UtcDateTime`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeEngine
+
+from docbinder.domain.model import MAX_FILE_NAME_LENGTH, MAX_LABEL_LENGTH
+
+ID_LENGTH = 128
+"""Longest id the domain accepts, in characters."""
+
+MYSQL_TABLE_OPTIONS: dict[str, Any] = {
+    "mysql_engine": "InnoDB",
+    "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
+}
+"""Table options on MariaDB/MySQL (ignored by other dialects)."""
+
+_MYSQL_DIALECTS = frozenset({"mysql", "mariadb"})
+
+
+class UtcDateTime(sa.types.TypeDecorator[datetime]):
+    """A timezone-aware UTC ``datetime`` with microseconds, on every backend.
+
+    PostgreSQL stores ``timestamp with time zone``; MariaDB/MySQL
+    ``DATETIME(6)`` and SQLite a text timestamp, both holding naive UTC. Values
+    are converted to UTC when bound and come back as aware UTC datetimes
+    (``tzinfo=datetime.UTC``). Binding a naive datetime raises ``ValueError``:
+    the domain only has aware ones.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name in _MYSQL_DIALECTS:
+            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        return dialect.type_descriptor(sa.DateTime(timezone=True))
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.utcoffset() is None:
+            raise ValueError("naive datetimes cannot be stored; use an aware UTC datetime")
+        value = value.astimezone(UTC)
+        return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise ValueError(f"expected a datetime from the database, got {type(value).__name__}")
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def long_text() -> TypeEngine[str]:
+    """Unbounded text: ``TEXT`` everywhere, ``LONGTEXT`` on MariaDB/MySQL (whose ``TEXT`` is 64 KiB)."""
+    return sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+
+def label_hash(label: str) -> str:
+    """SHA-256 hex (64 lowercase characters) of the UTF-8 bytes of a ``documents_label``."""
+    return hashlib.sha256(label.encode("utf-8")).hexdigest()
+
+
+metadata = sa.MetaData()
+"""All docbinder tables; the target of the Alembic migrations."""
+
+
+def _id(name: str, *args: Any, **kwargs: Any) -> sa.Column[str]:
+    return sa.Column(name, sa.String(ID_LENGTH), *args, **kwargs)
+
+
+file_items = sa.Table(
+    "file_items",
+    metadata,
+    _id("id", primary_key=True),
+    sa.Column("file_name", sa.String(MAX_FILE_NAME_LENGTH), nullable=False),
+    sa.Column("mime_type", sa.String(255), nullable=False),
+    sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.Column("sha256", sa.CHAR(64), nullable=False),
+    _id("created_by", nullable=False),
+    _id("mandate_id", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("blob_key", sa.String(255), nullable=False),
+    sa.Column("folder", long_text(), nullable=True),
+    sa.Column("tags", long_text(), nullable=False),
+    sa.Column("dedup_key", sa.CHAR(64), nullable=True),
+    sa.PrimaryKeyConstraint("id", name="pk_file_items"),
+    sa.Index("uq_file_items_dedup_key", "dedup_key", unique=True),
+    sa.Index("ix_file_items_mandate_created", "mandate_id", "created_at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+workflows = sa.Table(
+    "workflows",
+    metadata,
+    _id("id", primary_key=True),
+    _id("mandate_id", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    _id("created_by", nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("status", sa.String(255), nullable=False),
+    sa.Column("current_round", sa.Integer(), nullable=False),
+    sa.Column("current_task", sa.Integer(), nullable=False),
+    sa.Column("current_action", sa.Integer(), nullable=False),
+    sa.Column("last_sequence_nr", sa.Integer(), nullable=False, server_default=sa.text("0")),
+    sa.PrimaryKeyConstraint("id", name="pk_workflows"),
+    sa.Index("ix_workflows_mandate_created", "mandate_id", "created_at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+chat_messages = sa.Table(
+    "chat_messages",
+    metadata,
+    _id("id", primary_key=True),
+    _id("workflow_id", nullable=False),
+    sa.Column("documents_label", sa.String(MAX_LABEL_LENGTH), nullable=False),
+    sa.Column("label_hash", sa.CHAR(64), nullable=False),
+    sa.Column("published_at", UtcDateTime(), nullable=False),
+    sa.Column("role", sa.String(255), nullable=False),
+    sa.Column("status", sa.String(255), nullable=False),
+    sa.Column("message", long_text(), nullable=False),
+    sa.Column("round_number", sa.Integer(), nullable=False),
+    sa.Column("task_number", sa.Integer(), nullable=False),
+    sa.Column("action_number", sa.Integer(), nullable=False),
+    sa.Column("sequence_nr", sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint("id", name="pk_chat_messages"),
+    sa.ForeignKeyConstraint(
+        ["workflow_id"], ["workflows.id"], name="fk_chat_messages_workflow_id_workflows"
+    ),
+    sa.Index("uq_chat_messages_label", "workflow_id", "label_hash", unique=True),
+    sa.Index("ix_chat_messages_sequence", "workflow_id", "sequence_nr"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+chat_documents = sa.Table(
+    "chat_documents",
+    metadata,
+    _id("id", primary_key=True),
+    _id("message_id", nullable=False),
+    _id("workflow_id", nullable=False),
+    _id("file_id", nullable=False),
+    sa.Column("file_name", sa.String(MAX_FILE_NAME_LENGTH), nullable=False),
+    sa.Column("file_size", sa.BigInteger(), nullable=False),
+    sa.Column("mime_type", sa.String(255), nullable=False),
+    sa.Column("round_number", sa.Integer(), nullable=False),
+    sa.Column("task_number", sa.Integer(), nullable=False),
+    sa.Column("action_number", sa.Integer(), nullable=False),
+    sa.Column("sequence_nr", sa.Integer(), nullable=False),
+    sa.Column("position", sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint("id", name="pk_chat_documents"),
+    sa.ForeignKeyConstraint(
+        ["message_id"], ["chat_messages.id"], name="fk_chat_documents_message_id_chat_messages"
+    ),
+    sa.ForeignKeyConstraint(
+        ["workflow_id"], ["workflows.id"], name="fk_chat_documents_workflow_id_workflows"
+    ),
+    sa.Index("ix_chat_documents_order", "workflow_id", "sequence_nr", "position"),
+    sa.Index("ix_chat_documents_file", "workflow_id", "file_id"),
+    sa.Index("ix_chat_documents_message", "message_id", "position"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+TABLES: tuple[sa.Table, ...] = (file_items, workflows, chat_messages, chat_documents)
+"""Every table, parents before children (the order to create; reverse it to delete)."""

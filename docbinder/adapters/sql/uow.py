@@ -1,0 +1,140 @@
+"""The SQL unit of work (one database transaction) and :class:`SqlMetadata`, its factory."""
+
+from __future__ import annotations
+
+import contextlib
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from docbinder.adapters.sql.engine import (
+    SQLITE_BEGIN_OPTION,
+    create_engine_from_url,
+    install_sqlite_hooks,
+)
+from docbinder.adapters.sql.errors import storage_error
+from docbinder.adapters.sql.repositories import SqlFileRepository, SqlWorkflowRepository
+from docbinder.ports.metadata import FileRepository, WorkflowRepository
+
+
+class SqlUnitOfWork:
+    """:class:`~docbinder.ports.metadata.UnitOfWork` over one SQLAlchemy ``Session``.
+
+    The session is private to this unit (never share a unit between
+    threads). It connects on its first statement; everything up to
+    :meth:`commit` is one transaction. Leaving the ``with`` block rolls back
+    whatever was not committed and returns the connection to the pool. After
+    ``commit()`` the unit may go on: the next statement starts a new
+    transaction. Driver faults surface as
+    :class:`~docbinder.domain.errors.StorageError`.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        # Typed as the ports: the protocol declares plain (invariant) attributes.
+        self.files: FileRepository = SqlFileRepository(session)
+        self.workflows: WorkflowRepository = SqlWorkflowRepository(session)
+
+    def __enter__(self) -> SqlUnitOfWork:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self.rollback()
+        except Exception:
+            # Do not hide the exception that ended the block.
+            if exc is None:
+                raise
+        finally:
+            self._session.close()
+
+    def commit(self) -> None:
+        """Commit the transaction; raises :class:`StorageError` if the database refuses."""
+        try:
+            self._session.commit()
+        except sa_exc.SQLAlchemyError as err:
+            self._discard()
+            raise storage_error(err) from err
+
+    def rollback(self) -> None:
+        """Roll back everything since the last commit."""
+        try:
+            self._session.rollback()
+        except sa_exc.SQLAlchemyError as err:
+            self._discard()
+            raise storage_error(err) from err
+
+    def _discard(self) -> None:
+        with contextlib.suppress(sa_exc.SQLAlchemyError):
+            self._session.close()
+
+
+class SqlMetadata:
+    """The SQL metadata store: an engine plus the factory of units of work.
+
+    ``SqlMetadata(engine)`` or ``SqlMetadata.from_url(url)``;
+    :meth:`unit_of_work` is the :data:`~docbinder.ports.metadata.UnitOfWorkFactory`
+    to wire into the use cases. The schema must exist: run
+    :func:`docbinder.adapters.sql.migrate` first (``docbinder migrate``).
+    Safe to share between threads; each unit makes its own session.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        install_sqlite_hooks(engine)
+        self._engine = engine
+        self._writer = sessionmaker(
+            bind=engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"}),
+            autoflush=False,
+            expire_on_commit=False,
+        )
+        self._reader = sessionmaker(
+            bind=engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"}),
+            autoflush=False,
+            expire_on_commit=False,
+        )
+
+    @classmethod
+    def from_url(cls, url: str | URL, **engine_options: Any) -> SqlMetadata:
+        """A store over :func:`create_engine_from_url` ``(url, **engine_options)``."""
+        return cls(create_engine_from_url(url, **engine_options))
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine (for migrations and diagnostics)."""
+        return self._engine
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password masked."""
+        return self._engine.url.render_as_string(hide_password=True)
+
+    def unit_of_work(self) -> SqlUnitOfWork:
+        """A fresh unit of work for reading and writing.
+
+        On SQLite its transaction starts with ``BEGIN IMMEDIATE``: it takes the
+        write lock at its first statement (waiting up to the busy timeout).
+        """
+        return SqlUnitOfWork(self._writer())
+
+    def read_unit_of_work(self) -> SqlUnitOfWork:
+        """A fresh unit of work meant for reading only.
+
+        Same as :meth:`unit_of_work` on PostgreSQL and MariaDB. On SQLite it
+        starts with a deferred ``BEGIN``, so it does not wait for writers (WAL
+        lets readers and one writer work at once); a write inside it may fail
+        with :class:`~docbinder.domain.errors.StorageError` ("database is
+        locked") when another writer got there first.
+        """
+        return SqlUnitOfWork(self._reader())
+
+    def dispose(self) -> None:
+        """Close the pooled connections (units in progress keep theirs)."""
+        self._engine.dispose()

@@ -1,0 +1,896 @@
+"""The contract of the metadata ports (``FileRepository``, ``WorkflowRepository``, ``UnitOfWork``).
+
+:class:`MetadataContract` is not collected by itself (no ``Test`` prefix).
+Each backend subclasses it once as ``Test<Backend>Metadata`` and provides the
+fixture ``make_uow_factory``: a fresh, empty store's ``UnitOfWorkFactory``
+(each call gives a new unit of work).
+"""
+
+from __future__ import annotations
+
+import itertools
+import unicodedata
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from docbinder.domain.errors import (
+    Conflict,
+    DuplicateFileItem,
+    DuplicateLabel,
+    FileItemNotFound,
+    WorkflowNotFound,
+)
+from docbinder.domain.model import (
+    MAX_FILE_NAME_LENGTH,
+    MAX_LABEL_LENGTH,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Scope,
+)
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+
+SHA_A = "a" * 64
+SHA_B = "b" * 64
+BASE_TIME = datetime(2024, 5, 17, 9, 30, 15, 123456, tzinfo=UTC)
+
+UNICODE_NAMES = [
+    "Étude d’opportunités v3.pptx",
+    "Résumé_季度報告.pdf",
+    "📊 Quartalszahlen 🚀 2024.xlsx",
+    "e\u0301cole.txt",  # decomposed: e + combining acute accent
+    "\u00e9cole.txt",  # precomposed é
+    "tab\tseparated name.csv",
+    "../../etc/passwd",
+    "C:\\Users\\x\\report.docx",
+    "trailing space.txt ",
+    "Ω≈ç√∫˜µ≤≥÷ — “quoted” «guillemets».md",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math 𝟙𝟚𝟛.txt",
+]
+
+_counter = itertools.count()
+
+# Every string the domain accepts as a file name / label: no surrogates, no C0/C1
+# controls (tab allowed in names), DEL excluded.
+_NAME_CHARS = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\x7f")
+FILE_NAMES = st.text(_NAME_CHARS | st.just("\t"), min_size=1, max_size=200)
+LABELS = st.text(_NAME_CHARS, min_size=1, max_size=200).filter(lambda s: s.strip() != "")
+# One test method runs once per backend class (a different "executor" each time);
+# every example uses fresh ids, so examples never depend on each other.
+PROPERTY_SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
+)
+
+
+def new_id(prefix: str = "id") -> str:
+    """A fresh random id."""
+    return f"{prefix}-{uuid.uuid4()}"
+
+
+def make_file(**overrides: object) -> FileItem:
+    """A valid FileItem with fresh ids; ``overrides`` replace fields."""
+    fields: dict[str, object] = {
+        "id": new_id("file"),
+        "file_name": "report.pdf",
+        "mime_type": "application/pdf",
+        "size": 1234,
+        "sha256": SHA_A,
+        "created_by": "user-1",
+        "scope": Scope("mandate-1"),
+        "created_at": BASE_TIME,
+        "blob_key": f"blobs/{uuid.uuid4().hex}",
+        "folder": None,
+        "tags": (),
+    }
+    fields.update(overrides)
+    return FileItem(**fields)  # type: ignore[arg-type]
+
+
+def make_workflow(**overrides: object) -> ChatWorkflow:
+    """A valid ChatWorkflow with a fresh id."""
+    fields: dict[str, object] = {
+        "id": new_id("wf"),
+        "scope": Scope("mandate-1"),
+        "created_by": "user-1",
+        "created_at": BASE_TIME,
+    }
+    fields.update(overrides)
+    return ChatWorkflow(**fields)  # type: ignore[arg-type]
+
+
+def make_message(
+    workflow: ChatWorkflow | str,
+    label: str | None = None,
+    *,
+    files: int = 1,
+    file_ids: list[str] | None = None,
+    **overrides: object,
+) -> ChatMessage:
+    """A message of ``workflow`` carrying ``files`` documents (or one per id in ``file_ids``)."""
+    wf_id = workflow if isinstance(workflow, str) else workflow.id
+    msg_id = new_id("msg")
+    ids = file_ids if file_ids is not None else [new_id("file") for _ in range(files)]
+    docs = tuple(
+        ChatDocument(
+            id=new_id("doc"),
+            message_id=msg_id,
+            workflow_id=wf_id,
+            file_id=file_id,
+            file_name=f"file-{n}.txt",
+            file_size=100 + n,
+            mime_type="text/plain",
+            round_number=1,
+            task_number=2,
+            action_number=3,
+        )
+        for n, file_id in enumerate(ids)
+    )
+    fields: dict[str, object] = {
+        "id": msg_id,
+        "workflow_id": wf_id,
+        "documents_label": label if label is not None else f"label-{next(_counter)}",
+        "published_at": BASE_TIME,
+        "documents": docs,
+        "round_number": 1,
+        "task_number": 2,
+        "action_number": 3,
+    }
+    fields.update(overrides)
+    return ChatMessage(**fields)  # type: ignore[arg-type]
+
+
+class MetadataContract:
+    """Behaviour every metadata backend must show; subclasses provide ``make_uow_factory``."""
+
+    @pytest.fixture
+    def make_uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("a backend's test class provides make_uow_factory")
+
+    @pytest.fixture
+    def uow(self, make_uow_factory: UnitOfWorkFactory) -> Callable[[], UnitOfWork]:
+        return make_uow_factory
+
+    # -- helpers -----------------------------------------------------------
+
+    @staticmethod
+    def store_files(
+        uow: Callable[[], UnitOfWork], *items: FileItem, deduplicate: bool = True
+    ) -> None:
+        with uow() as u:
+            for item in items:
+                u.files.add(item, deduplicate=deduplicate)
+            u.commit()
+
+    @staticmethod
+    def store_workflow(
+        uow: Callable[[], UnitOfWork], workflow: ChatWorkflow | None = None
+    ) -> ChatWorkflow:
+        workflow = workflow or make_workflow()
+        with uow() as u:
+            u.workflows.add_workflow(workflow)
+            u.commit()
+        return workflow
+
+    @staticmethod
+    def store_messages(uow: Callable[[], UnitOfWork], *messages: ChatMessage) -> list[ChatMessage]:
+        with uow() as u:
+            stored = [u.workflows.add_message(m) for m in messages]
+            u.commit()
+        return stored
+
+    # -- FileItems: round trip ----------------------------------------------
+
+    def test_file_item_round_trip(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file(
+            scope=Scope("mandate-1", "feature-7"),
+            size=5 * 1024**3,
+            folder="Berichte/2024 Q1",
+            tags=("finance", "entwurf", "季度"),
+            created_at=datetime(2023, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        )
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded == item
+        assert loaded is not None
+        assert loaded.created_at.utcoffset() == timedelta(0)
+        assert loaded.created_at.microsecond == 999999
+        assert isinstance(loaded.tags, tuple)
+
+    def test_get_missing_file_gives_none(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u:
+            assert u.files.get(new_id()) is None
+
+    @pytest.mark.parametrize("name", UNICODE_NAMES)
+    def test_unicode_file_names_round_trip_byte_for_byte(
+        self, uow: Callable[[], UnitOfWork], name: str
+    ) -> None:
+        item = make_file(file_name=name)
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+            found = u.files.find_duplicates(item.sha256, name, item.created_by, item.scope)
+        assert loaded is not None
+        assert loaded.file_name.encode("utf-8") == name.encode("utf-8")
+        assert [f.id for f in found] == [item.id]
+
+    @pytest.mark.parametrize("char", ["x", "é", "😀"])
+    def test_longest_file_name_round_trips(self, uow: Callable[[], UnitOfWork], char: str) -> None:
+        name = char * MAX_FILE_NAME_LENGTH
+        item = make_file(file_name=name)
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded is not None
+        assert loaded.file_name == name
+        assert len(loaded.file_name) == MAX_FILE_NAME_LENGTH
+
+    @pytest.mark.parametrize(
+        "tags",
+        [(), ("a",), ("Ünïcödé", "季度", "🚀"), ('quote"d', "back\\slash", "comma,sep", "")],
+    )
+    def test_tags_round_trip(self, uow: Callable[[], UnitOfWork], tags: tuple[str, ...]) -> None:
+        item = make_file(tags=tags)
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded is not None
+        assert loaded.tags == tags
+
+    # -- FileItems: duplicates -----------------------------------------------
+
+    def test_same_duplicate_key_raises_duplicate_file_item(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first = make_file()
+        self.store_files(uow, first)
+        with uow() as u, pytest.raises(DuplicateFileItem):
+            u.files.add(make_file())
+        with uow() as u:
+            assert [
+                f.id
+                for f in u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1"))
+            ] == [first.id]
+
+    def test_duplicate_within_one_unit_raises(self, uow: Callable[[], UnitOfWork]) -> None:
+        first = make_file()
+        with uow() as u:
+            u.files.add(first)
+            with pytest.raises(DuplicateFileItem):
+                u.files.add(make_file())
+            u.commit()
+        with uow() as u:
+            assert [f.id for f in u.files.iter_all()] == [first.id]
+
+    @PROPERTY_SETTINGS
+    @given(name=FILE_NAMES)
+    def test_any_valid_file_name_round_trips(
+        self, uow: Callable[[], UnitOfWork], name: str
+    ) -> None:
+        item = make_file(file_name=name)
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+            found = u.files.find_duplicates(SHA_A, name, "user-1", Scope("mandate-1"))
+        assert loaded is not None
+        assert loaded.file_name.encode("utf-8") == name.encode("utf-8")
+        assert [f.id for f in found] == [item.id]
+
+    def test_same_id_raises_conflict(self, uow: Callable[[], UnitOfWork]) -> None:
+        first = make_file()
+        self.store_files(uow, first)
+        other = make_file(id=first.id, sha256=SHA_B, file_name="other.txt")
+        with uow() as u, pytest.raises(Conflict) as caught:
+            u.files.add(other)
+        assert not isinstance(caught.value, DuplicateFileItem)
+        with uow() as u:
+            assert u.files.get(first.id) == first
+
+    def test_same_id_without_deduplication_raises_conflict(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first = make_file()
+        self.store_files(uow, first, deduplicate=False)
+        with uow() as u, pytest.raises(Conflict):
+            u.files.add(make_file(id=first.id), deduplicate=False)
+
+    def test_names_differing_in_case_or_normalisation_are_distinct(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        nfc = unicodedata.normalize("NFC", "Résumé.pdf")
+        nfd = unicodedata.normalize("NFD", "Résumé.pdf")
+        assert nfc != nfd
+        names = ["a.txt", "A.txt", "a.txt ", nfc, nfd]
+        items = [make_file(file_name=name) for name in names]
+        self.store_files(uow, *items)  # no DuplicateFileItem: all keys differ
+        with uow() as u:
+            for item in items:
+                found = u.files.find_duplicates(SHA_A, item.file_name, "user-1", Scope("mandate-1"))
+                assert [f.id for f in found] == [item.id]
+                loaded = u.files.get(item.id)
+                assert loaded is not None
+                assert loaded.file_name == item.file_name
+
+    def test_find_duplicates_matches_scope_exactly(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate_level = make_file(scope=Scope("mandate-1"))
+        feature_level = make_file(scope=Scope("mandate-1", "feature-1"))
+        other_feature = make_file(scope=Scope("mandate-1", "feature-2"))
+        other_mandate = make_file(scope=Scope("mandate-2"))
+        self.store_files(uow, mandate_level, feature_level, other_feature, other_mandate)
+        with uow() as u:
+
+            def ids(scope: Scope) -> list[str]:
+                return [f.id for f in u.files.find_duplicates(SHA_A, "report.pdf", "user-1", scope)]
+
+            assert ids(Scope("mandate-1")) == [mandate_level.id]
+            assert ids(Scope("mandate-1", "feature-1")) == [feature_level.id]
+            assert ids(Scope("mandate-1", "feature-2")) == [other_feature.id]
+            assert ids(Scope("mandate-2")) == [other_mandate.id]
+            assert ids(Scope("mandate-2", "feature-1")) == []
+            assert ids(Scope("mandate-3")) == []
+
+    def test_find_duplicates_needs_same_bytes_name_and_creator(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        scope = Scope("mandate-1")
+        with uow() as u:
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", scope) == [item]
+            assert u.files.find_duplicates(SHA_B, "report.pdf", "user-1", scope) == []
+            assert u.files.find_duplicates(SHA_A, "report.PDF", "user-1", scope) == []
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-2", scope) == []
+
+    def test_items_without_deduplication_are_not_duplicates(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        plain = make_file()
+        self.store_files(uow, plain, deduplicate=False)
+        with uow() as u:
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1")) == []
+        # the key is still free, and further non-deduplicated copies are allowed
+        indexed = make_file()
+        again = make_file()
+        self.store_files(uow, indexed)
+        self.store_files(uow, again, deduplicate=False)
+        with uow() as u:
+            found = u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1"))
+            assert [f.id for f in found] == [indexed.id]
+            assert {u.files.get(i.id) for i in (plain, indexed, again)} == {plain, indexed, again}
+
+    def test_delete_frees_the_duplicate_key(self, uow: Callable[[], UnitOfWork]) -> None:
+        first = make_file()
+        self.store_files(uow, first)
+        with uow() as u:
+            assert u.files.delete(first.id) is True
+            assert u.files.delete(first.id) is False
+            u.commit()
+        second = make_file()
+        self.store_files(uow, second)
+        with uow() as u:
+            assert u.files.get(first.id) is None
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1")) == [
+                second
+            ]
+
+    def test_delete_missing_gives_false(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u:
+            assert u.files.delete(new_id()) is False
+
+    # -- FileItems: update ----------------------------------------------------
+
+    def test_update_replaces_metadata(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        changed = attrs.evolve(item, folder="neu/", tags=("x", "y"), mime_type="text/plain", size=7)
+        with uow() as u:
+            u.files.update(changed)
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == changed
+
+    def test_update_with_unchanged_values_finds_the_item(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        with uow() as u:
+            u.files.update(item)  # nothing changes, the item still exists
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == item
+
+    def test_update_missing_raises_file_item_not_found(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u, pytest.raises(FileItemNotFound):
+            u.files.update(make_file())
+
+    def test_update_moves_the_duplicate_key(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        renamed = attrs.evolve(item, file_name="renamed.pdf")
+        with uow() as u:
+            u.files.update(renamed)
+            u.commit()
+        scope = Scope("mandate-1")
+        with uow() as u:
+            assert u.files.find_duplicates(SHA_A, "renamed.pdf", "user-1", scope) == [renamed]
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", scope) == []
+        fresh = make_file()  # the old key is free again
+        self.store_files(uow, fresh)
+
+    def test_update_into_a_taken_key_raises_duplicate_file_item(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first = make_file(file_name="one.pdf")
+        second = make_file(file_name="two.pdf")
+        self.store_files(uow, first, second)
+        with uow() as u:
+            with pytest.raises(DuplicateFileItem):
+                u.files.update(attrs.evolve(second, file_name="one.pdf"))
+            # the unit survives the conflict
+            u.files.update(attrs.evolve(second, folder="kept"))
+            u.commit()
+        with uow() as u:
+            assert u.files.get(second.id) == attrs.evolve(second, folder="kept")
+            assert u.files.get(first.id) == first
+
+    def test_update_of_item_without_deduplication_stays_out_of_duplicates(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        indexed = make_file(file_name="one.pdf")
+        plain = make_file(file_name="two.pdf")
+        self.store_files(uow, indexed)
+        self.store_files(uow, plain, deduplicate=False)
+        with uow() as u:
+            u.files.update(attrs.evolve(plain, file_name="one.pdf"))  # no DuplicateFileItem
+            u.commit()
+        with uow() as u:
+            found = u.files.find_duplicates(SHA_A, "one.pdf", "user-1", Scope("mandate-1"))
+            assert [f.id for f in found] == [indexed.id]
+
+    # -- FileItems: listing ----------------------------------------------------
+
+    def test_list_is_newest_first_per_mandate_with_limit(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        items = [
+            make_file(sha256=f"{n:064x}", created_at=BASE_TIME + timedelta(microseconds=n))
+            for n in range(5)
+        ]
+        foreign = make_file(scope=Scope("mandate-2"), created_at=BASE_TIME + timedelta(days=1))
+        self.store_files(uow, *items[::2], foreign, *items[1::2])
+        with uow() as u:
+            assert u.files.list("mandate-1") == items[::-1]
+            assert u.files.list("mandate-1", limit=2) == items[:2:-1]
+            assert u.files.list("mandate-1", limit=0) == []
+            assert u.files.list("mandate-2") == [foreign]
+            assert u.files.list("mandate-9") == []
+
+    def test_list_breaks_ties_by_id_descending(self, uow: Callable[[], UnitOfWork]) -> None:
+        ids = ["file-B", "file-a", "file-Z", "file-0", "file-z"]
+        items = [make_file(id=i, sha256=f"{n:064x}") for n, i in enumerate(ids)]
+        self.store_files(uow, *items)
+        with uow() as u:
+            assert [f.id for f in u.files.list("mandate-1")] == sorted(ids, reverse=True)
+
+    def test_iter_all_yields_every_item(self, uow: Callable[[], UnitOfWork]) -> None:
+        items = [make_file(scope=Scope(f"mandate-{n}"), sha256=f"{n:064x}") for n in range(7)]
+        self.store_files(uow, *items[:4])
+        self.store_files(uow, *items[4:], deduplicate=False)
+        with uow() as u:
+            assert sorted(u.files.iter_all(), key=lambda f: f.id) == sorted(
+                items, key=lambda f: f.id
+            )
+
+    # -- workflows ----------------------------------------------------------------
+
+    def test_workflow_round_trip_without_messages(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = make_workflow(
+            scope=Scope("mandate-1", "feature-3"),
+            status="completed",
+            current_round=4,
+            current_task=5,
+            current_action=6,
+            created_at=datetime(2024, 2, 29, 12, 0, 0, 1, tzinfo=UTC),
+        )
+        with_messages = attrs.evolve(workflow, messages=(make_message(workflow),))
+        self.store_workflow(uow, with_messages)
+        with uow() as u:
+            loaded = u.workflows.get_workflow(workflow.id)
+            assert loaded == workflow
+            assert loaded is not None and loaded.messages == ()
+            assert u.workflows.list_messages(workflow.id) == []
+
+    def test_get_missing_workflow_gives_none(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u:
+            assert u.workflows.get_workflow(new_id()) is None
+
+    def test_add_workflow_with_taken_id_raises_conflict(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        with uow() as u, pytest.raises(Conflict):
+            u.workflows.add_workflow(make_workflow(id=workflow.id, status="other"))
+        with uow() as u:
+            assert u.workflows.get_workflow(workflow.id) == workflow
+
+    def test_update_workflow_stores_status_and_counters(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        changed = attrs.evolve(
+            workflow, status="stopped", current_round=2, current_task=3, current_action=4
+        )
+        with uow() as u:
+            u.workflows.update_workflow(changed)
+            u.commit()
+        with uow() as u:
+            assert u.workflows.get_workflow(workflow.id) == changed
+
+    def test_update_workflow_with_unchanged_values_finds_it(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        with uow() as u:
+            u.workflows.update_workflow(workflow)
+            u.commit()
+
+    def test_update_missing_workflow_raises(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u, pytest.raises(WorkflowNotFound):
+            u.workflows.update_workflow(make_workflow())
+
+    def test_list_workflows_newest_first_with_limit(self, uow: Callable[[], UnitOfWork]) -> None:
+        flows = [make_workflow(created_at=BASE_TIME + timedelta(seconds=n)) for n in range(4)]
+        foreign = make_workflow(scope=Scope("mandate-2"))
+        for workflow in (flows[2], foreign, flows[0], flows[3], flows[1]):
+            self.store_workflow(uow, workflow)
+        with uow() as u:
+            assert u.workflows.list_workflows("mandate-1") == flows[::-1]
+            assert u.workflows.list_workflows("mandate-1", limit=3) == flows[:0:-1]
+            assert u.workflows.list_workflows("mandate-2") == [foreign]
+            assert u.workflows.list_workflows("nobody") == []
+
+    # -- messages --------------------------------------------------------------------
+
+    def test_add_message_assigns_increasing_sequence_numbers(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        first = make_message(workflow, sequence_nr=99)
+        stored = self.store_messages(uow, first, make_message(workflow), make_message(other))
+        stored += self.store_messages(uow, make_message(workflow))
+        assert [m.sequence_nr for m in stored] == [1, 2, 1, 3]
+        assert stored[0] == attrs.evolve(first, sequence_nr=1)
+
+    def test_message_round_trip_with_documents(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        messages = [
+            make_message(workflow, files=3, message="Hier ist der Bericht 📎", role="assistant"),
+            make_message(workflow, files=0, status="first", role="user"),
+            make_message(workflow, files=1, published_at=BASE_TIME + timedelta(microseconds=7)),
+        ]
+        stored = self.store_messages(uow, *messages)
+        with uow() as u:
+            listed = u.workflows.list_messages(workflow.id)
+        assert listed == stored
+        assert [m.sequence_nr for m in listed] == [1, 2, 3]
+        assert listed[0].documents == messages[0].documents
+        assert listed[2].published_at == BASE_TIME + timedelta(microseconds=7)
+
+    def test_long_message_text_round_trips(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        text = "Zeile ✓ 😀\n" * 20_000  # well over 64 KiB of UTF-8
+        [stored] = self.store_messages(uow, make_message(workflow, message=text))
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [stored]
+
+    def test_add_message_to_missing_workflow_raises(self, uow: Callable[[], UnitOfWork]) -> None:
+        with uow() as u, pytest.raises(WorkflowNotFound):
+            u.workflows.add_message(make_message(new_id("wf")))
+
+    def test_duplicate_label_in_one_workflow_raises(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow, "writeFile:a.txt"))
+        with uow() as u, pytest.raises(DuplicateLabel):
+            u.workflows.add_message(make_message(workflow, "writeFile:a.txt"))
+        # the same label in another workflow is fine
+        self.store_messages(uow, make_message(other, "writeFile:a.txt"))
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first]
+
+    def test_labels_differing_in_case_or_trailing_space_are_distinct(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        labels = ["writeFile:a.txt", "writeFile:A.txt", "writeFile:a.txt ", "x:é", "x:e\u0301"]
+        stored = self.store_messages(uow, *(make_message(workflow, label) for label in labels))
+        with uow() as u:
+            for label, message in zip(labels, stored, strict=True):
+                assert u.workflows.documents_by_label(workflow.id, label) == list(message.documents)
+
+    @PROPERTY_SETTINGS
+    @given(label=LABELS)
+    def test_any_valid_label_round_trips_and_is_found(
+        self, uow: Callable[[], UnitOfWork], label: str
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        [stored] = self.store_messages(uow, make_message(workflow, label))
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id)[0].documents_label == label
+            assert u.workflows.documents_by_label(workflow.id, label) == list(stored.documents)
+            assert u.workflows.documents_by_label(workflow.id, label + " ") == []
+
+    def test_longest_label_round_trips(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        label = "😀" * MAX_LABEL_LENGTH
+        [stored] = self.store_messages(uow, make_message(workflow, label))
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id)[0].documents_label == label
+            assert u.workflows.documents_by_label(workflow.id, label) == list(stored.documents)
+            with pytest.raises(DuplicateLabel):
+                u.workflows.add_message(make_message(workflow, label))
+
+    def test_duplicate_message_id_raises_conflict(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow, files=0))
+        with uow() as u, pytest.raises(Conflict) as caught:
+            u.workflows.add_message(make_message(workflow, files=0, id=first.id))
+        assert not isinstance(caught.value, DuplicateLabel)
+
+    def test_duplicate_document_id_raises_conflict_and_stores_nothing(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow))
+        clash = make_message(workflow)
+        clash = attrs.evolve(
+            clash, documents=(attrs.evolve(clash.documents[0], id=first.documents[0].id),)
+        )
+        with uow() as u:
+            with pytest.raises(Conflict):
+                u.workflows.add_message(clash)
+            [second] = [u.workflows.add_message(make_message(workflow))]
+            u.commit()
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+        assert second.sequence_nr == 2
+
+    def test_sequence_continues_after_a_failed_add(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        with uow() as u:
+            first = u.workflows.add_message(make_message(workflow, "same"))
+            with pytest.raises(DuplicateLabel):
+                u.workflows.add_message(make_message(workflow, "same"))
+            second = u.workflows.add_message(make_message(workflow, "other"))
+            u.commit()
+        assert (first.sequence_nr, second.sequence_nr) == (1, 2)
+
+    # -- documents -------------------------------------------------------------------
+
+    def test_get_documents_only_within_the_workflow(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        [mine, theirs] = self.store_messages(
+            uow, make_message(workflow, files=2), make_message(other)
+        )
+        wanted = [
+            mine.documents[1].id,
+            theirs.documents[0].id,
+            "docItem-missing",
+            mine.documents[0].id,
+        ]
+        with uow() as u:
+            got = u.workflows.get_documents(workflow.id, wanted)
+            assert got == {d.id: d for d in mine.documents}
+            assert u.workflows.get_documents(other.id, wanted) == {
+                theirs.documents[0].id: theirs.documents[0]
+            }
+            assert u.workflows.get_documents(workflow.id, []) == {}
+
+    def test_get_documents_handles_many_ids(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        [message] = self.store_messages(uow, make_message(workflow, files=30))
+        wanted = [new_id("missing") for _ in range(1200)] + [d.id for d in message.documents]
+        with uow() as u:
+            assert u.workflows.get_documents(workflow.id, wanted) == {
+                d.id: d for d in message.documents
+            }
+
+    def test_documents_by_label_in_stored_order(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        [target, empty, _] = self.store_messages(
+            uow,
+            make_message(workflow, "renderDocument:report", files=4),
+            make_message(workflow, "note", files=0),
+            make_message(other, "renderDocument:report", files=2),
+        )
+        with uow() as u:
+            assert u.workflows.documents_by_label(workflow.id, "renderDocument:report") == list(
+                target.documents
+            )
+            assert u.workflows.documents_by_label(workflow.id, empty.documents_label) == []
+            assert u.workflows.documents_by_label(workflow.id, "unknown") == []
+            assert u.workflows.documents_by_label(new_id("wf"), "renderDocument:report") == []
+
+    def test_documents_by_file_oldest_first_within_workflow(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        file_id = new_id("file")
+        stored = self.store_messages(
+            uow,
+            make_message(workflow, file_ids=[file_id, new_id("file"), file_id]),
+            make_message(other, file_ids=[file_id]),
+            make_message(workflow, file_ids=[file_id]),
+        )
+        expected = [stored[0].documents[0], stored[0].documents[2], stored[2].documents[0]]
+        with uow() as u:
+            assert u.workflows.documents_by_file(workflow.id, file_id) == expected
+            assert u.workflows.documents_by_file(other.id, file_id) == list(stored[1].documents)
+            assert u.workflows.documents_by_file(workflow.id, new_id("file")) == []
+
+    def test_recent_documents_newest_first_with_limit(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        stored = self.store_messages(
+            uow,
+            make_message(workflow, files=2),
+            make_message(other, files=3),
+            make_message(workflow, files=0),
+            make_message(workflow, files=3),
+        )
+        stored += self.store_messages(uow, make_message(workflow, files=1))
+        in_order = [d for m in stored if m.workflow_id == workflow.id for d in m.documents]
+        with uow() as u:
+            assert u.workflows.recent_documents(workflow.id, 100) == in_order[::-1]
+            assert u.workflows.recent_documents(workflow.id, 4) == in_order[:-5:-1]
+            assert u.workflows.recent_documents(workflow.id, 0) == []
+            assert u.workflows.recent_documents(new_id("wf"), 5) == []
+
+    def test_document_with_longest_unicode_name_round_trips(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        message = make_message(workflow)
+        name = ("Résumé_季度報告 😀" * MAX_FILE_NAME_LENGTH)[:MAX_FILE_NAME_LENGTH]
+        assert len(name) == MAX_FILE_NAME_LENGTH
+        message = attrs.evolve(
+            message,
+            documents=(attrs.evolve(message.documents[0], file_name=name, file_size=2**40),),
+        )
+        self.store_messages(uow, message)
+        with uow() as u:
+            [doc] = u.workflows.recent_documents(workflow.id, 1)
+        assert doc == message.documents[0]
+        assert doc.file_name.encode("utf-8") == name.encode("utf-8")
+
+    def test_iter_documents_yields_every_document(self, uow: Callable[[], UnitOfWork]) -> None:
+        flows = [self.store_workflow(uow) for _ in range(2)]
+        stored = self.store_messages(
+            uow, make_message(flows[0], files=3), make_message(flows[1], files=2)
+        )
+        expected = sorted((d for m in stored for d in m.documents), key=lambda d: d.id)
+        with uow() as u:
+            assert sorted(u.workflows.iter_documents(), key=lambda d: d.id) == expected
+
+    # -- unit of work -------------------------------------------------------------------
+
+    def test_leaving_without_commit_rolls_back(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file()
+        workflow = make_workflow()
+        with uow() as u:
+            u.files.add(item)
+            u.workflows.add_workflow(workflow)
+            u.workflows.add_message(make_message(workflow))
+        with uow() as u:
+            assert u.files.get(item.id) is None
+            assert u.workflows.get_workflow(workflow.id) is None
+            assert u.workflows.recent_documents(workflow.id, 10) == []
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1")) == []
+
+    def test_commit_makes_changes_visible_to_later_units(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        workflow = make_workflow()
+        with uow() as u:
+            u.files.add(item)
+            u.workflows.add_workflow(workflow)
+            message = u.workflows.add_message(make_message(workflow))
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == item
+            assert u.workflows.get_workflow(workflow.id) == workflow
+            assert u.workflows.list_messages(workflow.id) == [message]
+
+    def test_exception_in_block_rolls_back_and_propagates(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+
+        class Boom(Exception):
+            pass
+
+        with pytest.raises(Boom), uow() as u:
+            u.files.add(item)
+            raise Boom
+        with uow() as u:
+            assert u.files.get(item.id) is None
+
+    def test_explicit_rollback_discards_uncommitted_work(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        kept = make_file(file_name="kept.pdf")
+        dropped = make_file(file_name="dropped.pdf")
+        with uow() as u:
+            u.files.add(kept)
+            u.commit()
+            u.files.add(dropped)
+            u.files.update(attrs.evolve(kept, folder="changed"))
+            u.files.delete(kept.id)
+            u.rollback()
+            assert u.files.get(dropped.id) is None
+            assert u.files.get(kept.id) == kept
+        with uow() as u:
+            assert u.files.get(kept.id) == kept
+
+    def test_work_after_commit_is_rolled_back_on_exit(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = make_workflow()
+        with uow() as u:
+            u.workflows.add_workflow(workflow)
+            first = u.workflows.add_message(make_message(workflow))
+            u.commit()
+            u.workflows.add_message(make_message(workflow))
+            u.workflows.update_workflow(attrs.evolve(workflow, status="stopped"))
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first]
+            assert u.workflows.get_workflow(workflow.id) == workflow
+            assert u.workflows.add_message(make_message(workflow)).sequence_nr == 2
+
+    def test_unit_survives_conflicts_and_commits_the_rest(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        existing = make_file()
+        workflow = make_workflow()
+        self.store_files(uow, existing)
+        before = make_file(file_name="before.pdf")
+        after = make_file(file_name="after.pdf")
+        with uow() as u:
+            u.files.add(before)
+            u.workflows.add_workflow(workflow)
+            first = u.workflows.add_message(make_message(workflow, "lbl"))
+            with pytest.raises(DuplicateFileItem):
+                u.files.add(make_file())
+            with pytest.raises(Conflict):
+                u.files.add(make_file(id=before.id, file_name="x.pdf"))
+            with pytest.raises(DuplicateLabel):
+                u.workflows.add_message(make_message(workflow, "lbl"))
+            with pytest.raises(Conflict):
+                u.workflows.add_workflow(make_workflow(id=workflow.id))
+            with pytest.raises(WorkflowNotFound):
+                u.workflows.add_message(make_message(new_id("wf")))
+            # retry inside the same unit: the duplicate is visible, other work goes on
+            assert u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1")) == [
+                existing
+            ]
+            u.files.add(after)
+            second = u.workflows.add_message(make_message(workflow, "lbl2"))
+            u.commit()
+        with uow() as u:
+            assert u.files.get(before.id) == before
+            assert u.files.get(after.id) == after
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+            assert second.sequence_nr == 2

@@ -1,0 +1,104 @@
+"""Provisioning of isolated, migrated SQL databases for the metadata tests.
+
+``provision(name, tmp_dir)`` yields a :class:`SqlBackend` for ``"sqlite"`` (a
+file in ``tmp_dir``), ``"postgresql"`` (a fresh schema in the test database,
+selected through ``search_path``) or ``"mariadb"`` (a fresh database on the
+server); it is migrated with docbinder's own migrations and dropped again at
+the end. A server that cannot be reached calls ``backend_unavailable`` (skip
+locally, fail with ``CI=true``). Only the loopback URLs of ``tests/conftest.py``
+are used.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Engine, make_url
+
+from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
+from docbinder.adapters.sql.schema import TABLES
+from tests.conftest import MYSQL_URL, POSTGRES_URL, backend_unavailable
+
+SQL_BACKENDS = ("sqlite", "postgresql", "mariadb")
+"""Names accepted by :func:`provision`."""
+
+
+@attrs.define
+class SqlBackend:
+    """A migrated, private database: its URL (with credentials), engine and store."""
+
+    name: str
+    url: URL
+    engine: Engine
+    store: SqlMetadata
+
+    def clean(self) -> None:
+        """Delete every row of docbinder's tables (children first)."""
+        with self.engine.begin() as conn:
+            for table in reversed(TABLES):
+                conn.execute(sa.delete(table))
+
+
+def _reachable(name: str, url: URL) -> Engine:
+    engine = create_engine_from_url(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception as err:
+        engine.dispose()
+        backend_unavailable(name, f"{url.render_as_string(hide_password=True)}: {err}")
+    return engine
+
+
+def _unique_name() -> str:
+    return f"docbinder_t_{uuid.uuid4().hex[:12]}"
+
+
+@contextmanager
+def provision(name: str, tmp_dir: Path, *, migrated: bool = True) -> Iterator[SqlBackend]:
+    """Yield a fresh database of backend ``name`` (migrated to head unless ``migrated=False``); drop it afterwards."""
+    if name == "sqlite":
+        url = make_url(f"sqlite:///{tmp_dir / 'metadata.db'}")
+        yield from _serve(name, url, migrated)
+    elif name == "postgresql":
+        admin = _reachable(name, make_url(POSTGRES_URL).update_query_dict({"connect_timeout": "5"}))
+        schema = _unique_name()
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        try:
+            url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+            yield from _serve(name, url, migrated)
+        finally:
+            with admin.begin() as conn:
+                conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+    elif name == "mariadb":
+        admin = _reachable(name, make_url(MYSQL_URL).update_query_dict({"connect_timeout": "5"}))
+        database = _unique_name()
+        with admin.begin() as conn:
+            # The server's default charset and collation on purpose: the
+            # migrations must set utf8mb4 / utf8mb4_bin on the tables themselves.
+            conn.execute(sa.text(f"CREATE DATABASE `{database}`"))
+        try:
+            yield from _serve(name, make_url(MYSQL_URL).set(database=database), migrated)
+        finally:
+            with admin.begin() as conn:
+                conn.execute(sa.text(f"DROP DATABASE IF EXISTS `{database}`"))
+            admin.dispose()
+    else:  # pragma: no cover - a typo in a test
+        raise ValueError(f"unknown SQL backend {name!r}")
+
+
+def _serve(name: str, url: URL, migrated: bool) -> Iterator[SqlBackend]:
+    engine = create_engine_from_url(url)
+    try:
+        if migrated:
+            migrate(engine)
+        yield SqlBackend(name=name, url=url, engine=engine, store=SqlMetadata(engine))
+    finally:
+        engine.dispose()

@@ -1,0 +1,166 @@
+"""Alembic migrations of the SQL metadata store on SQLite, PostgreSQL and MariaDB.
+
+The schema the model describes (``docbinder.adapters.sql.schema``) and the one
+the migrations build must agree: Alembic's autogenerate comparison finds no
+difference on any backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from docbinder.adapters.sql import (
+    VERSION_TABLE,
+    create_engine_from_url,
+    current_revision,
+    head_revision,
+    is_up_to_date,
+    migrate,
+    schema_differences,
+)
+from docbinder.adapters.sql.migration import SCRIPT_LOCATION, alembic_config, include_name
+from docbinder.adapters.sql.schema import TABLES, metadata
+from docbinder.domain.errors import ConfigurationError, StorageError
+from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
+
+OWN_TABLES = {t.name for t in TABLES}
+
+
+@pytest.fixture(params=SQL_BACKENDS)
+def empty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlBackend]:
+    """A fresh database that was never migrated."""
+    with provision(request.param, tmp_path, migrated=False) as backend:
+        yield backend
+
+
+def table_names(backend: SqlBackend) -> set[str]:
+    return set(sa.inspect(backend.engine).get_table_names())
+
+
+def test_model_and_migrations_agree(empty: SqlBackend) -> None:
+    migrate(empty.engine)
+    with empty.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn,
+            opts={
+                "version_table": VERSION_TABLE,
+                "compare_type": True,
+                "include_name": include_name,
+            },
+        )
+        assert compare_metadata(context, metadata) == []
+    assert schema_differences(empty.engine) == []
+
+
+def test_comparison_detects_a_drifted_schema(empty: SqlBackend) -> None:
+    migrate(empty.engine)
+    with empty.engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "DROP INDEX ix_file_items_mandate_created"
+                + (" ON file_items" if empty.name == "mariadb" else "")
+            )
+        )
+    diffs = schema_differences(empty.engine)
+    assert [d[0] for d in diffs] == ["add_index"]
+    assert diffs[0][1].name == "ix_file_items_mandate_created"
+
+
+def test_unmigrated_database_reports_every_table_missing(empty: SqlBackend) -> None:
+    diffs = schema_differences(empty.engine)
+    assert sorted(d[1].name for d in diffs if d[0] == "add_table") == sorted(OWN_TABLES)
+
+
+def test_revision_checks_and_idempotent_upgrade(empty: SqlBackend) -> None:
+    assert current_revision(empty.engine) is None
+    assert is_up_to_date(empty.engine) is False
+    assert migrate(empty.engine) == head_revision() == "0001"
+    assert current_revision(empty.engine) == "0001"
+    assert is_up_to_date(empty.engine) is True
+    assert migrate(empty.engine) == "0001"  # again: nothing to do
+    names = table_names(empty)
+    assert OWN_TABLES | {VERSION_TABLE} <= names
+    assert "alembic_version" not in names
+
+
+def test_downgrade_to_base_and_upgrade_again(empty: SqlBackend) -> None:
+    migrate(empty.engine)
+    with empty.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "base")
+    assert table_names(empty) & OWN_TABLES == set()
+    assert current_revision(empty.engine) is None
+    migrate(empty.engine)
+    assert schema_differences(empty.engine) == []
+
+
+def test_foreign_tables_are_not_reported(empty: SqlBackend) -> None:
+    migrate(empty.engine)
+    with empty.engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE host_app_table (id INTEGER PRIMARY KEY)"))
+    assert schema_differences(empty.engine) == []
+
+
+def test_migrate_by_url_without_alembic_ini_in_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert not (tmp_path / "alembic.ini").exists()
+    url = f"sqlite:///{tmp_path / 'by-url.db'}"
+    assert migrate(url) == "0001"
+    assert current_revision(url) == "0001"
+    assert is_up_to_date(url) is True
+    assert schema_differences(url) == []
+
+
+def test_migrate_to_unknown_revision_raises_configuration_error(tmp_path: Path) -> None:
+    engine = create_engine_from_url(f"sqlite:///{tmp_path / 'x.db'}")
+    try:
+        with pytest.raises(ConfigurationError, match="no-such-revision"):
+            migrate(engine, "no-such-revision")
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://postgres@127.0.0.1:1/test?connect_timeout=2",
+        "mysql+pymysql://root@127.0.0.1:1/test?connect_timeout=2",
+    ],
+)
+def test_migrate_unreachable_server_raises_storage_error(url: str) -> None:
+    with pytest.raises(StorageError) as caught:
+        migrate(url)
+    assert isinstance(caught.value.__cause__, sa.exc.OperationalError)
+    with pytest.raises(StorageError):
+        current_revision(url)
+
+
+def test_in_memory_sqlite_can_be_migrated_and_used() -> None:
+    from docbinder.adapters.sql import SqlMetadata
+    from tests.contract.metadata_suite import make_file
+
+    store = SqlMetadata.from_url("sqlite://")
+    try:
+        migrate(store.engine)
+        item = make_file()
+        with store.unit_of_work() as u:
+            u.files.add(item)
+            u.commit()
+        with store.unit_of_work() as u:
+            assert u.files.get(item.id) == item
+    finally:
+        store.dispose()
+
+
+def test_migration_scripts_ship_with_the_package() -> None:
+    assert (SCRIPT_LOCATION / "env.py").is_file()
+    assert (SCRIPT_LOCATION / "script.py.mako").is_file()
+    assert (SCRIPT_LOCATION / "versions" / "0001_initial.py").is_file()
