@@ -3,7 +3,8 @@
 ``to_wire(obj)`` gives JSON-ready dicts with camelCase keys (``fileId``,
 ``documentsLabel``, ``roundNumber``), datetimes as ISO 8601 strings in UTC,
 enums as their values and ``bytes`` as base64. ``from_wire(data, cls)`` is the
-inverse. The SQL adapter uses :data:`row_converter` (snake_case, flat) for rows.
+inverse. Rows of the SQL adapter use their own snake_case converter
+(:mod:`docbinder.adapters.sql.rows`) built on the same entities.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ MAX_FILE_NAME_LENGTH = 1024
 MAX_LABEL_LENGTH = 512
 """Longest accepted ``documents_label``, in characters."""
 
+MAX_MESSAGE_LENGTH = 4_000_000
+"""Longest accepted ChatMessage text, in characters (fits every backend's text column)."""
+
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MIME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
 
@@ -98,6 +101,18 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         )
     if any(ord(ch) < 32 for ch in value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
+
+
+def _check_word(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value or len(value) > 64:
+        raise InvalidInput(f"{attribute.name} must be a non-empty string of at most 64 characters")
+
+
+def _check_text(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or len(value) > MAX_MESSAGE_LENGTH:
+        raise InvalidInput(
+            f"{attribute.name} must be a string of at most {MAX_MESSAGE_LENGTH} characters"
+        )
 
 
 def _to_tuple(value: Any) -> tuple[Any, ...]:
@@ -200,9 +215,9 @@ class ChatMessage:
     workflow_id: str = attrs.field(validator=_check_id)
     documents_label: str = attrs.field(validator=_check_label)
     published_at: datetime = attrs.field(validator=_check_utc)
-    role: str = "assistant"
-    status: str = "step"
-    message: str = ""
+    role: str = attrs.field(default="assistant", validator=_check_word)
+    status: str = attrs.field(default="step", validator=_check_word)
+    message: str = attrs.field(default="", validator=_check_text)
     documents: tuple[ChatDocument, ...] = attrs.field(default=(), converter=_to_tuple)
     round_number: int = attrs.field(default=0, validator=_check_non_negative)
     task_number: int = attrs.field(default=0, validator=_check_non_negative)
@@ -227,7 +242,7 @@ class ChatWorkflow:
     scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
     created_by: str = attrs.field(validator=_check_id)
     created_at: datetime = attrs.field(validator=_check_utc)
-    status: str = "running"
+    status: str = attrs.field(default="running", validator=_check_word)
     current_round: int = attrs.field(default=1, validator=_check_non_negative)
     current_task: int = attrs.field(default=0, validator=_check_non_negative)
     current_action: int = attrs.field(default=0, validator=_check_non_negative)

@@ -109,6 +109,6 @@ def check_blob_key(key: object) -> str:
     files), no leading or trailing ``/``. Every adapter calls this first, so no
     key can name a place outside the store.
     """
-    if not isinstance(key, str) or len(key) > 255 or not _KEY_RE.match(key):
+    if not isinstance(key, str) or len(key) > 255 or not _KEY_RE.fullmatch(key):
         raise InvalidInput(f"invalid blob key {key!r}")
     return key

@@ -125,8 +125,15 @@ class UnitOfWork(Protocol):
     back everything done inside it.
     """
 
-    files: FileRepository
-    workflows: WorkflowRepository
+    @property
+    def files(self) -> FileRepository:
+        """The FileItem repository of this unit."""
+        ...
+
+    @property
+    def workflows(self) -> WorkflowRepository:
+        """The workflow/message/document repository of this unit."""
+        ...
 
     def __enter__(self) -> UnitOfWork: ...
 

@@ -41,16 +41,8 @@ def mariadb_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBac
 class TestMemoryMetadata(MetadataContract):
     @pytest.fixture
     def make_uow_factory(self) -> UnitOfWorkFactory:
-        # MemoryUnitOfWork types ``files``/``workflows`` as its concrete repositories,
-        # which the protocol's plain (invariant) attributes reject statically.
-        return MemoryMetadataStore().unit_of_work  # type: ignore[return-value]
+        return MemoryMetadataStore().unit_of_work
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="known deviation: the memory store accepts a second message with a taken message id",
-    )
-    def test_duplicate_message_id_raises_conflict(self, uow: Callable[[], UnitOfWork]) -> None:
-        super().test_duplicate_message_id_raises_conflict(uow)
 
 
 class TestSqliteMetadata(MetadataContract):

@@ -21,6 +21,7 @@ from docbinder.domain.errors import (
     DuplicateFileItem,
     DuplicateLabel,
     FileItemNotFound,
+    InvalidInput,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -44,6 +45,7 @@ class MemoryMetadataStore:
         self.workflows: dict[str, ChatWorkflow] = {}
         self.messages: dict[str, list[ChatMessage]] = defaultdict(list)
         self.documents: dict[str, ChatDocument] = {}
+        self.message_ids: set[str] = set()
         self.labels: dict[tuple[str, str], ChatMessage] = {}
         self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.doc_order: dict[str, list[str]] = defaultdict(list)
@@ -51,6 +53,11 @@ class MemoryMetadataStore:
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
         return MemoryUnitOfWork(self)
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise InvalidInput("limit must be 0 or more")
 
 
 class _Undo:
@@ -156,6 +163,7 @@ class MemoryFileRepository:
             return True
 
     def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
+        _check_limit(limit)
         with self._s.lock:
             items = [f for f in self._s.files.values() if f.scope.mandate_id == mandate_id]
         items.sort(key=lambda f: (f.created_at, f.id), reverse=True)
@@ -180,7 +188,11 @@ class MemoryWorkflowRepository:
             if workflow.id in s.workflows:
                 raise Conflict(f"a workflow with id {workflow.id} already exists")
             s.workflows[workflow.id] = attrs.evolve(workflow, messages=())
-            self._undo.push(lambda: s.workflows.pop(workflow.id, None))
+
+            def undo() -> None:
+                s.workflows.pop(workflow.id, None)
+
+            self._undo.push(undo)
 
     def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
         return self._s.workflows.get(workflow_id)
@@ -214,12 +226,15 @@ class MemoryWorkflowRepository:
                 raise DuplicateLabel(
                     f"documents_label {message.documents_label!r} is already used in workflow {wf}"
                 )
+            if message.id in s.message_ids:
+                raise Conflict(f"a ChatMessage with id {message.id} already exists")
             if any(d.id in s.documents for d in message.documents):
                 raise Conflict("a ChatDocument with that id already exists")
             msgs = s.messages[wf]
             seq = (msgs[-1].sequence_nr + 1) if msgs else 1
             stored = attrs.evolve(message, sequence_nr=seq)
             msgs.append(stored)
+            s.message_ids.add(stored.id)
             s.labels[(wf, stored.documents_label)] = stored
             for doc in stored.documents:
                 s.documents[doc.id] = doc
@@ -228,6 +243,7 @@ class MemoryWorkflowRepository:
 
             def undo() -> None:
                 msgs.remove(stored)
+                s.message_ids.discard(stored.id)
                 s.labels.pop((wf, stored.documents_label), None)
                 for doc in stored.documents:
                     s.documents.pop(doc.id, None)
@@ -259,6 +275,7 @@ class MemoryWorkflowRepository:
             return [self._s.documents[i] for i in ids]
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
+        _check_limit(limit)
         with self._s.lock:
             order = self._s.doc_order.get(workflow_id, [])
             return [self._s.documents[i] for i in reversed(order[-limit:])] if limit > 0 else []
@@ -268,6 +285,7 @@ class MemoryWorkflowRepository:
             return list(self._s.messages.get(workflow_id, []))
 
     def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
+        _check_limit(limit)
         with self._s.lock:
             items = [w for w in self._s.workflows.values() if w.scope.mandate_id == mandate_id]
         items.sort(key=lambda w: (w.created_at, w.id), reverse=True)

@@ -1,0 +1,174 @@
+"""Change the bytes of an existing FileItem in place: append and replace (SPEC C10).
+
+The FileItem keeps its id (so every ChatDocument and every ``file id`` the
+model holds stays valid) and gets new content, size and SHA-256. No message is
+created.
+
+Fault order (SPEC section 5): the new full content is written to a **new**
+blob under a fresh key first; then, in one transaction, the FileItem's
+``blob_key``, ``size`` and ``sha256`` are switched to it, provided nobody else
+changed the file in between; only after the commit is the old blob removed.
+Until the commit every reader still sees the old, complete blob; if anything
+fails, the new blob is removed again and the FileItem is unchanged. An old blob
+that cannot be removed is left for ``gc`` with a log line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.files import FileData, HashingStream, blob_key_for
+from docbinder.domain.access import Action
+from docbinder.domain.errors import (
+    AccessDenied,
+    Conflict,
+    DocbinderError,
+    DuplicateFileItem,
+    FileItemNotFound,
+)
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.blobs import BlobStore, iter_chunks
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import IdFactory
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class FileUpdate:
+    """Result of :class:`UpdateFileContent`: the FileItem before and after the change."""
+
+    item: FileItem
+    previous: FileItem
+
+    @property
+    def size_change(self) -> int:
+        """New size minus old size, in bytes (negative when the file shrank)."""
+        return self.item.size - self.previous.size
+
+
+class UpdateFileContent:
+    """Append to, or replace the content of, a FileItem the caller may update.
+
+    Needs ``read`` and ``update`` on the FileItem (through the same
+    :class:`AccessPolicy` as every other use case). ``max_size`` (bytes,
+    ``None`` for no limit) bounds the new full content, as for storing.
+
+    Errors: :class:`FileItemNotFound` (absent or not readable),
+    :class:`AccessDenied` (no ``update`` right), :class:`SizeLimitExceeded`,
+    :class:`Conflict` (the file changed meanwhile, or the new content would
+    make it a duplicate of another FileItem of the same name, creator and
+    scope), :class:`BlobMissing`, :class:`StorageError`. On every error the
+    FileItem is unchanged and no new blob is left behind.
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        ids: IdFactory,
+        max_size: int | None = None,
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._ids = ids
+        self._max_size = max_size
+
+    def load_for_update(self, principal: Principal, file_id: str) -> FileItem:
+        """The FileItem if ``principal`` may read and update it; errors as the class says."""
+        with self._uow() as uow:
+            item = uow.files.get(file_id)
+        if item is None or not self._access.can_read_file(principal, item):
+            raise FileItemNotFound(f"file {file_id} not found")
+        if not self._access.can_on_file(principal, Action.UPDATE, item):
+            raise AccessDenied(f"user {principal.user_id} may not update file {file_id}")
+        return item
+
+    def append(self, principal: Principal, file_id: str, data: FileData) -> FileUpdate:
+        """Append ``data`` (bytes, chunks or a binary file object) to the file's content.
+
+        The old content is streamed from the blob store into the new blob,
+        followed by ``data``; nothing is read whole into memory.
+        """
+        item = self.load_for_update(principal, file_id)
+        old = self._blobs.open(item.blob_key)
+        try:
+            return self._switch(principal, item, itertools.chain(old, iter_chunks(data)))
+        finally:
+            close = getattr(old, "close", None)
+            if callable(close):
+                close()
+
+    def replace(
+        self,
+        principal: Principal,
+        file_id: str,
+        data: FileData,
+        *,
+        expected: FileItem | None = None,
+    ) -> FileUpdate:
+        """Make ``data`` the file's whole new content.
+
+        ``expected`` is the FileItem the caller based ``data`` on (e.g. after
+        reading and editing the text): if the stored file no longer has that
+        content, :class:`Conflict` is raised and nothing changes.
+        """
+        item = self.load_for_update(principal, file_id)
+        if expected is not None and not _same_content(item, expected):
+            raise Conflict(
+                f"file {file_id} changed since it was read; nothing was changed, read it again"
+            )
+        return self._switch(principal, item, iter_chunks(data))
+
+    def _switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
+        new_key = blob_key_for(self._ids.new_id())
+        stream = HashingStream(chunks, self._max_size)
+        self._blobs.put(new_key, stream)
+        updated = attrs.evolve(item, blob_key=new_key, size=stream.size, sha256=stream.sha256)
+        try:
+            with self._uow() as uow:
+                current = uow.files.get(item.id)
+                if current is None:
+                    raise FileItemNotFound(f"file {item.id} not found")
+                if not _same_content(current, item):
+                    raise Conflict(
+                        f"file {item.id} was changed by someone else meanwhile; "
+                        "nothing was changed, try again"
+                    )
+                try:
+                    uow.files.update(updated)
+                except DuplicateFileItem as exc:
+                    raise Conflict(
+                        f"the new content would make '{item.file_name}' a duplicate of another "
+                        "file with the same name, creator and scope; nothing was changed"
+                    ) from exc
+                uow.commit()
+        except BaseException:
+            self._discard(new_key)
+            raise
+        self._discard(item.blob_key)
+        log.info(
+            "updated file %s (%s): %d -> %d bytes by user %s",
+            item.id,
+            item.file_name,
+            item.size,
+            updated.size,
+            principal.user_id,
+        )
+        return FileUpdate(updated, item)
+
+    def _discard(self, key: str) -> None:
+        try:
+            self._blobs.delete(key)
+        except DocbinderError as exc:
+            log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+
+
+def _same_content(a: FileItem, b: FileItem) -> bool:
+    return a.blob_key == b.blob_key and a.sha256 == b.sha256 and a.size == b.size
