@@ -23,6 +23,7 @@ from docbinder.application.files import DeleteFile, FileData, GetFile, StoredFil
 from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.update import UpdateFileContent
 from docbinder.application.workflows import Workflows
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
@@ -69,6 +70,10 @@ class DocBinder:
         self.uow_factory = uow_factory
         self.blobs = blobs
         self.authorizer = authorizer
+        self.ids = ids
+        self.clock = clock
+        self.extractor = extractor
+        self.max_file_size = max_file_size
         self.access = AccessPolicy(authorizer)
         self.store_file = StoreFile(
             uow_factory, blobs, self.access, clock, ids, mime, max_file_size
@@ -80,6 +85,7 @@ class DocBinder:
         self.resolve = ResolveDocumentList(uow_factory, blobs, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
+        self.update_file = UpdateFileContent(uow_factory, blobs, self.access, ids, max_file_size)
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:
         """Bind ``principal`` and, if given, the workflow ``workflow_id`` for one agent run.

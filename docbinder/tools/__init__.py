@@ -25,6 +25,7 @@ data source needs ``[s3]``. Every tool takes the agent run
 (:class:`docbinder.application.binder.Run`) as its first argument.
 """
 
+from docbinder.application.update import FileUpdate, UpdateFileContent
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png
 from docbinder.tools.consuming import (
@@ -58,7 +59,6 @@ from docbinder.tools.producing import (
     write_file,
 )
 from docbinder.tools.results import ToolResult
-from docbinder.tools.rewrite import FileUpdate, UpdateFileContent
 from docbinder.tools.taskresult import TaskResult, persist_task_result
 
 __all__ = [

@@ -19,7 +19,6 @@ from docbinder.adapters.extract.mime import is_textual_mime
 from docbinder.application.binder import Run
 from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.domain.model import ChatDocument, ContentKind, ContentPart, FileItem
-from docbinder.tools.runtime import extractor_for, updater_for
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +55,7 @@ def _text_parts(run: Run, item: FileItem, max_chars: int | None = None) -> list[
         file_size=item.size,
         mime_type=item.mime_type,
     )
-    parts = extractor_for(run, max_chars).extract(
-        document, item, run.binder.blobs.open(item.blob_key)
-    )
+    parts = run.binder.extractor.extract(document, item, run.binder.blobs.open(item.blob_key))
     return [p for p in parts if p.kind == ContentKind.TEXT and p.text is not None]
 
 
@@ -128,7 +125,7 @@ def replace_in_file(
         raise InvalidInput("the replacement must be a string")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
         raise InvalidInput(f"count must be a positive integer or None, got {count!r}")
-    updater = updater_for(run)
+    updater = run.binder.update_file
     item = updater.load_for_update(run.principal, file_id)
     mime = item.mime_type.lower()
     if not (is_textual_mime(mime) or mime in _HTML_TYPES):

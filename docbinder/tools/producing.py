@@ -39,7 +39,6 @@ from docbinder.tools.errors import ImageGenerationError
 from docbinder.tools.images import ImageGenerator, check_image_request
 from docbinder.tools.render import document_title, markdown_to_html, markdown_to_pdf
 from docbinder.tools.results import ToolResult, check_name, produce_all
-from docbinder.tools.runtime import updater_for
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +120,7 @@ def write_file(
         return ToolResult(result.text, (result,))
     if mode != "append":
         raise InvalidInput(f"mode must be 'create' or 'append', got {mode!r}")
-    updater = updater_for(run)
+    updater = run.binder.update_file
     target = file_id if file_id is not None else _newest_updatable(run, name)
     update = updater.append(run.principal, target, data)
     item = update.item

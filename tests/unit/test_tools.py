@@ -44,7 +44,6 @@ from docbinder.tools import (
     search_in_file_content,
     write_file,
 )
-from docbinder.tools.runtime import updater_for
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import (
     ALICE,
@@ -257,7 +256,7 @@ def test_replace_based_on_a_stale_read_is_a_conflict(run: Run) -> None:
     item = write_file(run, "n.txt", "one").files[0].item
     write_file(run, "n.txt", " two", mode="append", file_id=item.id)
     with pytest.raises(Conflict, match="changed since it was read"):
-        updater_for(run).replace(run.principal, item.id, b"three", expected=item)
+        run.binder.update_file.replace(run.principal, item.id, b"three", expected=item)
     assert read_file(run, item.id) == "one two"
 
 
