@@ -12,6 +12,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.s3server"]
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 POSTGRES_URL = os.environ.get(

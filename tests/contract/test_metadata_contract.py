@@ -6,13 +6,13 @@ migrated database per module (see ``sql_backends``), emptied before each test.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from docbinder.adapters.memory import MemoryMetadataStore
-from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.metadata_suite import MetadataContract
 from tests.contract.sql_backends import SqlBackend, provision
 
@@ -42,7 +42,6 @@ class TestMemoryMetadata(MetadataContract):
     @pytest.fixture
     def make_uow_factory(self) -> UnitOfWorkFactory:
         return MemoryMetadataStore().unit_of_work
-
 
 
 class TestSqliteMetadata(MetadataContract):

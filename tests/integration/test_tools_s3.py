@@ -14,8 +14,6 @@ from tests.unit.conftest import make_memory_binder
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-pytest_plugins = ["tests.s3server"]
-
 ALICE = Principal("alice", "m1", "f1", roles=("member",))
 
 

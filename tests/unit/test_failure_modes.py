@@ -14,7 +14,9 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_no_workflow_available(binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture) -> None:
+def test_no_workflow_available(
+    binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+) -> None:
     """A consuming tool resolving without a bound workflow gets no_active_workflow for every reference."""
     produced = binder.start_new_run(u1).produce_file("a.txt", b"a")
     unbound = binder.start_run(u1)
@@ -33,7 +35,10 @@ def test_zero_content_parts_after_download(
     """A successful download always yields a ChatDocument whose content reaches the consuming tool."""
     run = binder.start_new_run(u1)
     produced = run.produce_file(
-        "platform-overview.html", b"<h1>Overview</h1><p>Agents</p>", verb="Downloaded", label="datasource:web"
+        "platform-overview.html",
+        b"<h1>Overview</h1><p>Agents</p>",
+        verb="Downloaded",
+        label="datasource:web",
     )
     content = run.get_content([produced.reference])
     assert [p.kind for p in content.parts] == [ContentKind.TEXT]
@@ -44,7 +49,9 @@ def test_zero_content_parts_after_download(
     assert empty.parts == ()
     assert [u.reason for u in empty.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
     assert any(
-        m.startswith("0 content parts from 1 reference(s): docItem:00000000-0000-4000-8000-000000000000 (not_in_workflow)")
+        m.startswith(
+            "0 content parts from 1 reference(s): docItem:00000000-0000-4000-8000-000000000000 (not_in_workflow)"
+        )
         for m in _warnings(caplog)
     )
 

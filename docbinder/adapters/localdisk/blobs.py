@@ -1,0 +1,499 @@
+"""Local-disk blob store (``file:///...``): one file per blob under a root directory (SPEC C13).
+
+Layout: the blob under key ``ab/1234`` is the file ``<root>/ab/1234``. Keys are
+checked by :func:`~docbinder.ports.blobs.check_blob_key` (no ``..``, no absolute
+paths, no hidden names), and every path is additionally resolved and verified to
+lie inside the root, so neither a key nor a symlink planted inside the root can
+make the store read or write elsewhere.
+
+Writes are atomic: ``put`` streams into a temp file in the target's directory,
+``fsync``s it, renames it over the target with :func:`os.replace` (atomic on
+POSIX, see rename(2)) and ``fsync``s the directory so the rename survives a crash.
+Temp files are named ``.tmp-<32 hex digits>.part``; their leading dot keeps them
+out of :meth:`LocalDiskBlobStore.keys` (no key segment may start with ``.``), and
+:meth:`LocalDiskBlobStore.stale_temp_files` finds the ones a killed process left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import re
+import secrets
+import stat as stat_mod
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+from urllib.parse import unquote, urlsplit
+
+from docbinder.adapters.streams import iter_chunks
+from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
+from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+
+log = logging.getLogger(__name__)
+
+TEMP_PREFIX = ".tmp-"
+"""Name prefix of the temp files ``put`` writes before the atomic rename."""
+
+TEMP_SUFFIX = ".part"
+"""Name suffix of the temp files ``put`` writes before the atomic rename."""
+
+DEFAULT_STALE_AFTER = 24 * 3600.0
+"""Seconds without a write after which a temp file counts as abandoned (24 hours)."""
+
+_TEMP_NAME = re.compile(r"\A\.tmp-[0-9a-f]{32}\.part\Z")
+_COALESCE = 1 << 16  # input chunks smaller than 64 KiB are gathered before one write(2)
+_CREATE_ATTEMPTS = 5  # a concurrent delete may prune the directory between mkdir and open
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def _is_key(name: str) -> bool:
+    try:
+        check_blob_key(name)
+    except InvalidInput:
+        return False
+    return True
+
+
+def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
+    """Translate ``exc`` into a :class:`StorageError` that keeps its ``errno`` and names the path."""
+    reason = exc.strerror or str(exc)
+    code = errno.errorcode.get(exc.errno, "") if exc.errno is not None else ""
+    detail = f"{reason} ({code})" if code else reason
+    message = f"local disk: cannot {action} {os.fspath(path)}: {detail}"
+    if exc.errno is None:
+        return StorageError(message)
+    return StorageError(exc.errno, message)  # OSError's (errno, strerror) form keeps .errno
+
+
+class LocalDiskBlobStore:
+    """:class:`~docbinder.ports.blobs.BlobStore` over files under ``root``.
+
+    ``root`` (a path; made absolute and symlink-resolved once, here) need not
+    exist yet: ``put`` creates it and any missing parent directories, ``keys``
+    of a missing root is empty. Files and directories are created with the
+    process umask applied to ``0o666``/``0o777``, like any ordinary file.
+
+    Limitation of a file tree: a key cannot be both a blob and the directory of
+    other blobs (``a`` and ``a/b``); storing the second raises
+    :class:`StorageError`. ``delete`` removes directories it leaves empty.
+
+    Errors: :class:`InvalidInput` for a malformed key, :class:`BlobMissing`
+    for an absent blob, :class:`StorageError` (with the ``errno`` of the
+    underlying :class:`OSError`, which is chained) for disk faults such as
+    ``ENOSPC`` or ``EACCES``.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._root = Path(os.path.realpath(os.fspath(root)))
+
+    @classmethod
+    def from_url(cls, url: str) -> LocalDiskBlobStore:
+        """Build a store from ``file:///absolute/path`` (host empty or ``localhost``).
+
+        Percent-escapes in the path are decoded (RFC 8089). Raises
+        :class:`InvalidInput` for another scheme, a remote host, a query or a
+        fragment, or an empty path.
+        """
+        parts = urlsplit(url)
+        if parts.scheme != "file":
+            raise InvalidInput(f"not a file:// URL: {url!r}")
+        if parts.netloc not in ("", "localhost"):
+            raise InvalidInput(f"file URL names a remote host: {url!r}")
+        if parts.query or parts.fragment or not parts.path:
+            raise InvalidInput(f"file URL must be file:///absolute/path: {url!r}")
+        return cls(unquote(parts.path))
+
+    @property
+    def root(self) -> Path:
+        """The absolute, symlink-resolved root directory."""
+        return self._root
+
+    @property
+    def url(self) -> str:
+        """``file:///absolute/root``."""
+        return self._root.as_uri()
+
+    def __repr__(self) -> str:
+        return f"LocalDiskBlobStore({str(self._root)!r})"
+
+    # -- paths --------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        """The file for ``key``; :class:`StorageError` if it resolves outside the root."""
+        path = self._root.joinpath(*check_blob_key(key).split("/"))
+        real = os.path.realpath(path)
+        root = os.fspath(self._root)
+        if real != os.fspath(path) and os.path.commonpath([real, root]) != root:
+            raise StorageError(
+                f"local disk: blob path for key {key!r} resolves to {real}, outside {root}; "
+                "refusing to follow a symlink out of the store"
+            )
+        return path
+
+    # -- writing ------------------------------------------------------------
+
+    def put(self, key: str, data: Chunks | BinaryIO) -> int:
+        """Stream ``data`` into the blob ``key`` atomically; return the bytes written.
+
+        Either the complete blob replaces any previous one or nothing changes:
+        on any exception (from the input, from the disk, or a
+        ``KeyboardInterrupt``) the temp file is removed and the exception
+        propagates; an exception raised by the input itself propagates
+        unchanged, disk faults become :class:`StorageError`. Memory use is
+        bounded by the largest input chunk plus 64 KiB.
+        """
+        path = self._path(key)
+        fd, temp = self._create_temp(path.parent)
+        try:
+            size = self._write_all(fd, data, temp)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise _storage_error("flush", temp, exc) from exc
+            fd, to_close = -1, fd
+            try:
+                os.close(to_close)
+            except OSError as exc:
+                raise _storage_error("close", temp, exc) from exc
+            try:
+                os.replace(temp, path)
+            except OSError as exc:
+                if path.is_dir():
+                    raise StorageError(
+                        f"local disk: cannot store blob {key!r}: {path} is a directory "
+                        "holding other blobs"
+                    ) from exc
+                raise _storage_error("rename temp file to", path, exc) from exc
+        except BaseException:
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            _discard(temp)
+            raise
+        self._fsync_dir(path.parent)
+        log.debug("local disk stored blob %s (%d bytes)", key, size)
+        return size
+
+    def _create_temp(self, directory: Path) -> tuple[int, Path]:
+        """Create the directory chain and an exclusive temp file in it; return (fd, path)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY
+        for attempt in range(_CREATE_ATTEMPTS):
+            temp = directory / f"{TEMP_PREFIX}{secrets.token_hex(16)}{TEMP_SUFFIX}"
+            try:
+                self._makedirs(directory)
+                return os.open(temp, flags, 0o666), temp
+            except StorageError:
+                raise
+            except FileNotFoundError as exc:
+                # A concurrent delete pruned the (empty) directory; create it again.
+                if attempt == _CREATE_ATTEMPTS - 1:
+                    raise _storage_error("create temp file", temp, exc) from exc
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise StorageError(
+                    f"local disk: cannot create {temp}: a blob occupies a directory name "
+                    "on its path (a key cannot be both a blob and the directory of other blobs)"
+                ) from exc
+            except OSError as exc:
+                raise _storage_error("create temp file", temp, exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _makedirs(self, directory: Path) -> None:
+        """Create ``directory`` and missing ancestors, ``fsync``ing each new entry's parent."""
+        missing: list[Path] = []
+        current = directory
+        while not current.is_dir():
+            missing.append(current)
+            if current.parent == current:
+                break
+            current = current.parent
+        for new in reversed(missing):
+            try:
+                os.mkdir(new)
+            except FileExistsError:
+                if not new.is_dir():
+                    raise
+                continue
+            self._fsync_dir(new.parent)
+
+    @staticmethod
+    def _write_all(fd: int, data: Chunks | BinaryIO, temp: Path) -> int:
+        """Write every chunk of ``data`` to ``fd``; small chunks are gathered into 64 KiB writes."""
+        size = 0
+        pending = bytearray()
+        for chunk in iter_chunks(data):
+            size += len(chunk)
+            if len(chunk) < _COALESCE:
+                pending += chunk
+                if len(pending) < _COALESCE:
+                    continue
+                _write_fully(fd, pending, temp)
+                pending.clear()
+            else:
+                if pending:
+                    _write_fully(fd, pending, temp)
+                    pending.clear()
+                _write_fully(fd, chunk, temp)
+        if pending:
+            _write_fully(fd, pending, temp)
+        return size
+
+    @staticmethod
+    def _fsync_dir(directory: Path) -> None:
+        """Make entries added to ``directory`` durable (POSIX; a no-op where unsupported)."""
+        if os.name == "nt":  # pragma: no cover - Windows cannot open a directory
+            return
+        try:
+            fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        except OSError as exc:
+            raise _storage_error("open directory", directory, exc) from exc
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+                raise _storage_error("flush directory", directory, exc) from exc
+        finally:
+            os.close(fd)
+
+    # -- reading ------------------------------------------------------------
+
+    def open(self, key: str, chunk_size: int = 1 << 20) -> FileChunks:
+        """Open the blob now and return an iterator of chunks of at most ``chunk_size`` bytes.
+
+        Raises :class:`BlobMissing` at call time if ``key`` is absent,
+        :class:`InvalidInput` for ``chunk_size < 1``. The file stays open until
+        the iterator is exhausted, closed (``close()`` or ``with``) or collected.
+        Read faults while iterating raise :class:`StorageError`.
+        """
+        path = self._path(key)
+        if chunk_size < 1:
+            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_BINARY)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise BlobMissing(f"blob {key} is missing from {self.url}") from exc
+        except OSError as exc:
+            raise _storage_error("open", path, exc) from exc
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise _storage_error("stat", path, exc) from exc
+        if not stat_mod.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        return FileChunks(fd, chunk_size, path)
+
+    def stat(self, key: str) -> BlobStat:
+        """Size in bytes and modification time (UTC, from the file's mtime) of the blob."""
+        path = self._path(key)
+        info = self._lookup(path)
+        if info is None:
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        modified = datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
+        return BlobStat(size=info.st_size, modified_at=modified)
+
+    def exists(self, key: str) -> bool:
+        """Whether a regular file is stored under ``key``."""
+        return self._lookup(self._path(key)) is not None
+
+    @staticmethod
+    def _lookup(path: Path) -> os.stat_result | None:
+        """``stat`` of the regular file at ``path``, ``None`` if there is none."""
+        try:
+            info = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise _storage_error("stat", path, exc) from exc
+        return info if stat_mod.S_ISREG(info.st_mode) else None
+
+    # -- removing -----------------------------------------------------------
+
+    def delete(self, key: str) -> None:
+        """Remove the blob (absent is fine) and then any directories it leaves empty."""
+        path = self._path(key)
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            if path.is_dir():  # a directory of other blobs, not a blob
+                return
+            raise _storage_error("delete", path, exc) from exc
+        parent = path.parent
+        while parent != self._root and self._root in parent.parents:
+            try:
+                os.rmdir(parent)
+            except OSError:
+                break  # not empty (or already gone): stop pruning
+            parent = parent.parent
+
+    # -- listing ------------------------------------------------------------
+
+    def keys(self) -> Iterator[str]:
+        """Every stored key, depth first, in no particular order.
+
+        Skips temp files, hidden names, symlinks and file names that are not
+        valid keys. Raises :class:`StorageError` (while iterating) when a
+        directory cannot be read.
+        """
+        for relative, entry in self._walk(include_hidden=False):
+            if entry.is_file(follow_symlinks=False) and _is_key(relative):
+                yield relative
+
+    def _walk(self, *, include_hidden: bool) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Yield ``(relative path, entry)`` for every non-directory entry below the root."""
+        stack: list[tuple[str, str]] = [(os.fspath(self._root), "")]
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        if entry.name.startswith(".") and not include_hidden:
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, f"{prefix}{entry.name}/"))
+                        else:
+                            yield prefix + entry.name, entry
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # missing root, or a directory pruned by a concurrent delete
+            except OSError as exc:
+                raise _storage_error("list", directory, exc) from exc
+
+    # -- maintenance --------------------------------------------------------
+
+    def stale_temp_files(self, older_than_seconds: float = DEFAULT_STALE_AFTER) -> list[Path]:
+        """Temp files not written to for at least ``older_than_seconds`` seconds, sorted.
+
+        A running ``put`` touches its temp file with every write, so an old one
+        was left by a process that was killed. A writer whose input stalls for
+        longer than the threshold would lose its temp file to
+        :meth:`remove_stale_temp_files` and fail with :class:`StorageError`.
+        """
+        cutoff = time.time() - older_than_seconds
+        found: list[Path] = []
+        for _relative, entry in self._walk(include_hidden=True):
+            if not _TEMP_NAME.match(entry.name):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _storage_error("stat", entry.path, exc) from exc
+            if stat_mod.S_ISREG(info.st_mode) and info.st_mtime <= cutoff:
+                found.append(Path(entry.path))
+        return sorted(found)
+
+    def remove_stale_temp_files(
+        self, older_than_seconds: float = DEFAULT_STALE_AFTER
+    ) -> list[Path]:
+        """Delete what :meth:`stale_temp_files` finds; return the paths actually removed."""
+        removed: list[Path] = []
+        for path in self.stale_temp_files(older_than_seconds):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _storage_error("delete temp file", path, exc) from exc
+            log.info("local disk removed stale temp file %s", path)
+            removed.append(path)
+        return removed
+
+    def check_writable(self) -> None:
+        """Write, read back and delete a small probe blob; :class:`StorageError` if any step fails.
+
+        The probe key is ``docbinder-probe-<32 hex digits>``; a probe left by a
+        crash is an ordinary orphan blob that ``gc`` removes.
+        """
+        key = f"docbinder-probe-{secrets.token_hex(16)}"
+        payload = f"docbinder write probe {key}\n".encode()
+        self.put(key, [payload])
+        try:
+            with self.open(key) as chunks:
+                echoed = b"".join(chunks)
+            if echoed != payload:
+                raise StorageError(
+                    f"local disk: probe blob read back different bytes at {self.url}"
+                )
+        finally:
+            self.delete(key)
+
+
+class FileChunks(Iterator[bytes]):
+    """Iterator over an open file descriptor in chunks of at most ``chunk_size`` bytes.
+
+    Owns ``fd``: closes it at end of file, on :meth:`close`, on leaving a
+    ``with`` block, or when collected. Read faults raise :class:`StorageError`.
+    """
+
+    def __init__(self, fd: int, chunk_size: int, path: Path) -> None:
+        self._fd = fd
+        self._chunk_size = chunk_size
+        self._path = path
+
+    def __iter__(self) -> FileChunks:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._fd < 0:
+            raise StopIteration
+        try:
+            chunk = os.read(self._fd, self._chunk_size)
+        except OSError as exc:
+            self.close()
+            raise _storage_error("read", self._path, exc) from exc
+        if not chunk:
+            self.close()
+            raise StopIteration
+        return chunk
+
+    def close(self) -> None:
+        """Close the file; further iteration yields nothing."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __enter__(self) -> FileChunks:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _write_fully(fd: int, data: bytes | bytearray, temp: Path) -> None:
+    """``write(2)`` until all of ``data`` is on ``fd`` (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except OSError as exc:
+            raise _storage_error("write", temp, exc) from exc
+        view = view[written:]
+
+
+def _discard(temp: Path) -> None:
+    """Remove a temp file after a failed ``put``; a failure here is logged, never raised."""
+    try:
+        os.unlink(temp)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("local disk could not remove temp file %s: %s", temp, exc)

@@ -1,0 +1,467 @@
+"""S3 blob store (``s3://bucket/prefix``) over boto3, for AWS and any S3-compatible endpoint (SPEC C13).
+
+Object layout: the blob under key ``ab/1234`` is the object ``<prefix>ab/1234``
+in the bucket. Object names come only from keys (made from ids), never from
+file names, and no user metadata is stored on objects.
+
+Uploads go through boto3's managed transfer (``upload_fileobj``) from a
+non-seekable file object over the input chunks: inputs below
+``multipart_threshold`` become one ``PutObject``; larger ones a multipart upload
+of ``multipart_chunksize`` parts, with at most ``max_concurrency`` parts in
+memory and in flight while the next one is read. Peak memory is therefore
+about ``(max_concurrency + 1) * multipart_chunksize`` plus allocator overhead,
+whatever the blob size. S3 commits an object only when ``PutObject`` or
+``CompleteMultipartUpload`` succeeds, so a failed upload leaves nothing
+visible; boto3 aborts the multipart upload on failure. Downloads stream ``GetObject`` bodies chunk by chunk.
+
+boto3 is imported when a store is built; without it
+:class:`~docbinder.domain.errors.MissingExtra` names the ``[s3]`` extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import urlsplit
+
+import attrs
+
+from docbinder.adapters.s3.chunkreader import ChunkReader
+from docbinder.adapters.s3.errors import translate
+from docbinder.adapters.streams import iter_chunks
+from docbinder.domain.errors import (
+    BlobMissing,
+    DocbinderError,
+    InvalidInput,
+    MissingExtra,
+    StorageError,
+)
+from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+log = logging.getLogger(__name__)
+
+MiB = 1 << 20
+
+DEFAULT_MULTIPART_THRESHOLD = 8 * MiB
+"""Inputs of at least this many bytes are uploaded in parts."""
+
+DEFAULT_MULTIPART_CHUNKSIZE = 8 * MiB
+"""Part size in bytes. S3 needs at least 5 MiB per part but the last (boto3 raises
+smaller values to 5 MiB) and allows 10,000 parts, so the largest blob is
+10,000 x this size (about 78 GiB at 8 MiB)."""
+
+DEFAULT_MAX_CONCURRENCY = 3
+"""Parts uploaded (and held in memory) at the same time. With 8 MiB parts a 1 GiB
+upload grows the process by about 47 MiB (``bench/bench_blob_memory.py``), inside
+the 64 MiB budget of SPEC §6; 4 would measure about 58 MiB."""
+
+# General purpose bucket naming rules of Amazon S3: 3-63 characters of lower-case
+# letters, digits, dots and hyphens, starting and ending with a letter or digit.
+_BUCKET_RE = re.compile(r"\A[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+_MAX_PREFIX = 512  # prefix + longest key (255) stays below S3's 1,024-byte object key limit
+
+
+def _import_boto3() -> Any:
+    """Import boto3 or raise :class:`MissingExtra` naming the ``[s3]`` extra."""
+    try:
+        import boto3
+        import boto3.s3.transfer
+    except ImportError as exc:
+        raise MissingExtra("S3 blob store", "s3", "boto3") from exc
+    return boto3
+
+
+def _is_key(name: str) -> bool:
+    try:
+        check_blob_key(name)
+    except InvalidInput:
+        return False
+    return True
+
+
+def _normalise_prefix(prefix: str) -> str:
+    """``""`` or ``"seg/seg/"``; segments follow the key rules. :class:`InvalidInput` otherwise."""
+    stripped = prefix.strip("/")
+    if not stripped:
+        return ""
+    if len(stripped) > _MAX_PREFIX or not _is_key(stripped):
+        raise InvalidInput(
+            f"invalid S3 prefix {prefix!r}: use [A-Za-z0-9._-] segments joined by '/', "
+            f"none starting with '.', at most {_MAX_PREFIX} characters"
+        )
+    return stripped + "/"
+
+
+@attrs.frozen
+class PendingUpload:
+    """An unfinished multipart upload under the store's prefix (left by a killed process)."""
+
+    key: str
+    """The full object key in the bucket (prefix included)."""
+    upload_id: str
+    initiated_at: datetime
+    """When the upload was started (UTC)."""
+
+
+class S3BlobStore:
+    """:class:`~docbinder.ports.blobs.BlobStore` over one S3 bucket, below an optional prefix.
+
+    ``bucket`` follows the S3 bucket naming rules; ``prefix`` is ``""`` or
+    key-like segments (``"docbinder/prod"``). ``endpoint_url`` selects an
+    S3-compatible service (MinIO, Ceph, moto, ...) and switches to path-style
+    addressing; ``region_name`` defaults to boto3's configuration. ``client``
+    replaces the boto3 client this store would build (credentials then come
+    from it); otherwise credentials come from boto3's usual chain
+    (environment, profile, instance role). Sizes are in bytes.
+
+    Nothing connects before the first call. Errors: :class:`InvalidInput` for
+    bad keys or settings, :class:`BlobMissing` for absent blobs,
+    :class:`~docbinder.adapters.s3.errors.S3StorageError` (a
+    :class:`StorageError`) for everything S3 or the network refuses; see
+    :mod:`docbinder.adapters.s3.errors` for the mapping.
+    """
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        client: S3Client | None = None,
+        multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
+        multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> None:
+        if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
+            raise InvalidInput(f"invalid S3 bucket name {bucket!r}")
+        for name, value in (
+            ("multipart_threshold", multipart_threshold),
+            ("multipart_chunksize", multipart_chunksize),
+            ("max_concurrency", max_concurrency),
+        ):
+            if value < 1:
+                raise InvalidInput(f"{name} must be at least 1, got {value}")
+        self._bucket = bucket
+        self._prefix = _normalise_prefix(prefix)
+        self._endpoint_url = endpoint_url
+        boto3 = _import_boto3()
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self._boto_errors: tuple[type[Exception], ...] = (ClientError, BotoCoreError)
+        if client is None:
+            config = Config(
+                retries={"mode": "standard"},
+                s3={"addressing_style": "path"} if endpoint_url else None,
+            )
+            session = boto3.session.Session()
+            client = session.client(
+                "s3", endpoint_url=endpoint_url, region_name=region_name, config=config
+            )
+        self._client: S3Client = client
+        transfer_config = boto3.s3.transfer.TransferConfig(
+            multipart_threshold=multipart_threshold,
+            multipart_chunksize=multipart_chunksize,
+            max_concurrency=max_concurrency,
+            use_threads=True,
+            preferred_transfer_client="classic",
+        )
+        # Parts read from a non-seekable stream wait in memory for an upload thread;
+        # cap them at the number of threads (boto3's default of 10 would allow 80 MiB).
+        transfer_config.max_in_memory_upload_chunks = max_concurrency
+        self._transfer_config = transfer_config
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        client: S3Client | None = None,
+        multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
+        multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> S3BlobStore:
+        """Build a store from ``s3://bucket`` or ``s3://bucket/prefix/path``.
+
+        Keyword arguments are those of the constructor. Raises
+        :class:`InvalidInput` for another scheme, a missing or invalid bucket,
+        an invalid prefix, credentials, a port, a query or a fragment in the URL.
+        """
+        parts = urlsplit(url)
+        if parts.scheme != "s3" or not parts.netloc:
+            raise InvalidInput(f"not an s3://bucket[/prefix] URL: {url!r}")
+        if parts.query or parts.fragment or "@" in parts.netloc or ":" in parts.netloc:
+            raise InvalidInput(f"an s3:// URL holds only a bucket and a prefix: {url!r}")
+        return cls(
+            parts.netloc,
+            parts.path,
+            endpoint_url=endpoint_url,
+            region_name=region_name,
+            client=client,
+            multipart_threshold=multipart_threshold,
+            multipart_chunksize=multipart_chunksize,
+            max_concurrency=max_concurrency,
+        )
+
+    @property
+    def bucket(self) -> str:
+        """The bucket name."""
+        return self._bucket
+
+    @property
+    def prefix(self) -> str:
+        """``""`` or the object-key prefix ending in ``/``."""
+        return self._prefix
+
+    @property
+    def endpoint_url(self) -> str | None:
+        """The S3-compatible endpoint, or ``None`` for AWS."""
+        return self._endpoint_url
+
+    @property
+    def client(self) -> S3Client:
+        """The boto3 S3 client in use."""
+        return self._client
+
+    @property
+    def url(self) -> str:
+        """``s3://bucket`` or ``s3://bucket/prefix`` (without the endpoint)."""
+        return f"s3://{self._bucket}/{self._prefix}".rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"S3BlobStore({self.url!r}, endpoint_url={self._endpoint_url!r})"
+
+    # -- helpers ------------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"{self.url} at {self._endpoint_url}" if self._endpoint_url else self.url
+
+    def _error(self, exc: BaseException, key: str | None = None) -> DocbinderError:
+        return translate(exc, bucket=self._bucket, where=self._where(), key=key)
+
+    def _object_key(self, key: str) -> str:
+        return self._prefix + check_blob_key(key)
+
+    # -- port ---------------------------------------------------------------
+
+    def put(self, key: str, data: Chunks | BinaryIO) -> int:
+        """Upload ``data`` to ``key``; return the number of bytes stored.
+
+        Either the whole object becomes visible (replacing an older one) or
+        nothing changes. An exception raised by ``data`` (also
+        ``KeyboardInterrupt``) propagates unchanged after the upload was
+        abandoned and any multipart upload aborted; S3 faults raise
+        :class:`StorageError`.
+        """
+        object_key = self._object_key(key)
+        source = ChunkReader(iter_chunks(data))
+        try:
+            self._client.upload_fileobj(
+                source,  # type: ignore[arg-type]
+                self._bucket,
+                object_key,
+                Config=self._transfer_config,
+            )
+        except BaseException as exc:
+            if source.error is None:
+                if isinstance(exc, self._boto_errors):
+                    raise self._error(exc, key) from exc
+                raise
+        if source.error is not None:
+            # Raised outside the handler so the caller's exception is not chained to ours.
+            raise source.error
+        log.debug("s3 stored blob %s (%d bytes) in %s", key, source.bytes_read, self.url)
+        return source.bytes_read
+
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BodyChunks:
+        """Start ``GetObject`` now; return an iterator of chunks of at most ``chunk_size`` bytes.
+
+        Raises :class:`BlobMissing` at call time if the object is absent and
+        :class:`InvalidInput` for ``chunk_size < 1``. Faults while streaming
+        raise :class:`StorageError`. The HTTP response is released when the
+        iterator is exhausted, closed or collected.
+        """
+        object_key = self._object_key(key)
+        if chunk_size < 1:
+            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
+        try:
+            response = self._client.get_object(Bucket=self._bucket, Key=object_key)
+        except self._boto_errors as exc:
+            raise self._error(exc, key) from exc
+        body = response["Body"]
+        return BodyChunks(
+            body.iter_chunks(chunk_size),
+            body.close,
+            self._boto_errors,
+            lambda e: self._error(e, key),
+        )
+
+    def stat(self, key: str) -> BlobStat:
+        """Size (``ContentLength``) and ``LastModified`` (UTC, whole seconds) of the object."""
+        object_key = self._object_key(key)
+        try:
+            head = self._client.head_object(Bucket=self._bucket, Key=object_key)
+        except self._boto_errors as exc:
+            raise self._error(exc, key) from exc
+        return BlobStat(
+            size=head["ContentLength"], modified_at=head["LastModified"].astimezone(UTC)
+        )
+
+    def exists(self, key: str) -> bool:
+        """Whether the object exists (``HeadObject``).
+
+        S3 answers ``HEAD`` on a missing bucket with a bare 404, so this is
+        ``False`` there too; :meth:`check_writable` tells the two apart.
+        """
+        try:
+            self.stat(key)
+        except BlobMissing:
+            return False
+        return True
+
+    def delete(self, key: str) -> None:
+        """Delete the object; S3 accepts deleting an absent key."""
+        object_key = self._object_key(key)
+        try:
+            self._client.delete_object(Bucket=self._bucket, Key=object_key)
+        except self._boto_errors as exc:
+            raise self._error(exc, key) from exc
+
+    def keys(self) -> Iterator[str]:
+        """Every key under the prefix (``ListObjectsV2``, 1,000 per page).
+
+        Objects whose names are not valid keys (written by something else) are
+        skipped. Faults raise :class:`StorageError` while iterating.
+        """
+        paginator = self._client.get_paginator("list_objects_v2")
+        start = len(self._prefix)
+        try:
+            for page in paginator.paginate(Bucket=self._bucket, Prefix=self._prefix):
+                for item in page.get("Contents", ()):
+                    name = item["Key"][start:]
+                    if _is_key(name):
+                        yield name
+        except self._boto_errors as exc:
+            raise self._error(exc) from exc
+
+    # -- maintenance --------------------------------------------------------
+
+    def check_writable(self) -> None:
+        """Put, read back and delete a small probe object; :class:`StorageError` if any step fails.
+
+        The probe key is ``docbinder-probe-<32 hex digits>`` under the prefix;
+        one left by a crash is an ordinary orphan blob that ``gc`` removes.
+        """
+        key = f"docbinder-probe-{secrets.token_hex(16)}"
+        payload = f"docbinder write probe {key}\n".encode()
+        self.put(key, [payload])
+        try:
+            echoed = b"".join(self.open(key))
+            if echoed != payload:
+                raise StorageError(f"S3 probe object read back different bytes at {self._where()}")
+        finally:
+            self.delete(key)
+
+    def pending_uploads(self, older_than_seconds: float = 24 * 3600.0) -> list[PendingUpload]:
+        """Multipart uploads under the prefix started at least ``older_than_seconds`` ago.
+
+        A running ``put`` finishes or aborts its own upload; old ones were left
+        by a killed process and still cost storage until aborted.
+        """
+        cutoff = datetime.now(UTC) - timedelta(seconds=older_than_seconds)
+        found: list[PendingUpload] = []
+        paginator = self._client.get_paginator("list_multipart_uploads")
+        try:
+            for page in paginator.paginate(Bucket=self._bucket, Prefix=self._prefix):
+                for upload in page.get("Uploads", ()):
+                    initiated = upload["Initiated"].astimezone(UTC)
+                    if initiated <= cutoff:
+                        found.append(PendingUpload(upload["Key"], upload["UploadId"], initiated))
+        except self._boto_errors as exc:
+            raise self._error(exc) from exc
+        return found
+
+    def abort_pending_uploads(self, older_than_seconds: float = 24 * 3600.0) -> list[PendingUpload]:
+        """Abort what :meth:`pending_uploads` finds; return the uploads aborted."""
+        aborted: list[PendingUpload] = []
+        for upload in self.pending_uploads(older_than_seconds):
+            try:
+                self._client.abort_multipart_upload(
+                    Bucket=self._bucket, Key=upload.key, UploadId=upload.upload_id
+                )
+            except self._boto_errors as exc:
+                error = self._error(exc, upload.key)
+                if isinstance(error, BlobMissing):  # NoSuchUpload: finished or aborted meanwhile
+                    continue
+                raise error from exc
+            log.info("s3 aborted stale multipart upload %s of %s", upload.upload_id, upload.key)
+            aborted.append(upload)
+        return aborted
+
+
+class BodyChunks(Iterator[bytes]):
+    """Iterator over a streaming S3 body that translates read faults and always releases it.
+
+    ``chunks`` yields the body's bytes, ``close`` releases the connection,
+    ``errors`` are the botocore classes to translate with ``translate``.
+    """
+
+    def __init__(
+        self,
+        chunks: Iterator[bytes],
+        close: Callable[[], None],
+        errors: tuple[type[Exception], ...],
+        translate: Callable[[BaseException], DocbinderError],
+    ) -> None:
+        self._chunks: Iterator[bytes] | None = chunks
+        self._close = close
+        self._errors = errors
+        self._translate = translate
+
+    def __iter__(self) -> BodyChunks:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._chunks is None:
+            raise StopIteration
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            self.close()
+            raise
+        except self._errors as exc:
+            self.close()
+            raise self._translate(exc) from exc
+
+    def close(self) -> None:
+        """Release the HTTP response; further iteration yields nothing."""
+        if self._chunks is not None:
+            self._chunks = None
+            self._close()
+
+    def __enter__(self) -> BodyChunks:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # nothing useful can be done while collecting
+            self.close()

@@ -1,0 +1,408 @@
+"""The contract every :class:`~docbinder.ports.blobs.BlobStore` adapter passes (SPEC C13).
+
+Subclass :class:`BlobStoreContract` once per adapter (name the subclass
+``Test...``) and provide a ``store`` fixture that returns a fresh, empty store.
+Capabilities an adapter may lack are fixtures a subclass overrides
+(``supports_blob_and_prefix_key``), never ``isinstance`` branches here.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import io
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from docbinder.domain.errors import BlobMissing, DocbinderError, InvalidInput, StorageError
+from docbinder.ports.blobs import BlobStat, BlobStore
+
+MiB = 1 << 20
+
+HOSTILE_KEYS: list[object] = [
+    "../../etc/passwd",
+    "a/../../b",
+    "/abs.txt",
+    "..\\x.txt",
+    "a\\b",
+    "a\x00b",
+    "a//b",
+    "a/",
+    "",
+    ".",
+    "..",
+    "a/./b",
+    "a/..",
+    ".hidden",
+    "a/.hidden",
+    "C:\\x.txt",
+    "C:x",
+    "~/x",
+    "a b",
+    "a\nb",
+    "a\tb",
+    "ä",
+    "a/ü/b",
+    "%2e%2e/x",
+    "x" * 256,
+    "a/" * 127 + "ab",
+    None,
+    b"bytes-key",
+    42,
+]
+"""Keys that every adapter must refuse with :class:`InvalidInput`."""
+
+VALID_KEYS = ["a", "ab/0f1e2d3c-uuid", "A-Z_0.9/x.y.z", "x" * 255, "a/b/c/d/e"]
+"""Keys that every adapter must accept (the longest allowed is 255 characters)."""
+
+
+class Boom(Exception):
+    """Raised by test inputs half way through a stream."""
+
+
+def pattern(size: int, seed: int = 0) -> bytes:
+    """``size`` pseudo-random bytes, the same for the same seed."""
+    return random.Random(seed).randbytes(size)
+
+
+class Generated:
+    """A stream of ``total`` pseudo-random bytes in uneven chunks, hashed as it is consumed.
+
+    Never materialised: chunks are made on demand. After the stream is
+    exhausted, :attr:`sha256` and :attr:`produced` describe what was yielded.
+    """
+
+    def __init__(self, total: int, chunk: int = MiB + 17, seed: int = 1) -> None:
+        self.total = total
+        self.chunk = chunk
+        self._rng = random.Random(seed)
+        self._hash = hashlib.sha256()
+        self.produced = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        while self.produced < self.total:
+            size = min(self.chunk, self.total - self.produced)
+            data = self._rng.randbytes(size)
+            self._hash.update(data)
+            self.produced += size
+            yield data
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+
+def failing(prefix: bytes, error: BaseException, pieces: int = 3) -> Iterator[bytes]:
+    """Yield ``prefix`` in ``pieces`` chunks, then raise ``error``."""
+    step = max(1, len(prefix) // pieces)
+    for start in range(0, len(prefix), step):
+        yield prefix[start : start + step]
+    raise error
+
+
+def read_all(store: BlobStore, key: str, chunk_size: int = MiB) -> bytes:
+    return b"".join(store.open(key, chunk_size))
+
+
+def sha256_of(store: BlobStore, key: str) -> str:
+    digest = hashlib.sha256()
+    for chunk in store.open(key):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+class BlobStoreContract(abc.ABC):
+    """Behaviour shared by every blob store; subclasses provide the ``store`` fixture."""
+
+    @pytest.fixture
+    @abc.abstractmethod
+    def store(self) -> BlobStore:
+        """A fresh, empty store."""
+
+    @pytest.fixture
+    def supports_blob_and_prefix_key(self) -> bool:
+        """Whether ``a`` and ``a/b`` can both be blobs (not on a file tree)."""
+        return True
+
+    # -- put: inputs and sizes --------------------------------------------
+
+    def test_put_from_generator_returns_size_and_reads_back(self, store: BlobStore) -> None:
+        data = pattern(10_000)
+
+        def chunks() -> Iterator[bytes]:
+            yield data[:3]
+            yield data[3:5000]
+            yield data[5000:]
+
+        assert store.put("gen", chunks()) == 10_000
+        assert read_all(store, "gen") == data
+
+    def test_put_from_binary_file_object(self, store: BlobStore) -> None:
+        data = pattern(3 * MiB + 5, seed=2)
+        assert store.put("bio", io.BytesIO(data)) == len(data)
+        assert read_all(store, "bio") == data
+
+    def test_put_from_real_file(self, store: BlobStore, tmp_path: Path) -> None:
+        source = tmp_path / "source.bin"
+        data = pattern(70_000, seed=3)
+        source.write_bytes(data)
+        with source.open("rb") as handle:
+            assert store.put("file", handle) == len(data)
+        assert read_all(store, "file") == data
+
+    def test_put_from_mixed_chunks_including_empty_ones(self, store: BlobStore) -> None:
+        chunks: list[bytes] = [b"", b"ab", b"", bytearray(b"cd"), memoryview(b"ef"), b""]  # type: ignore[list-item]
+        assert store.put("mixed", chunks) == 6
+        assert read_all(store, "mixed") == b"abcdef"
+
+    def test_put_accepts_one_bytes_object(self, store: BlobStore) -> None:
+        assert store.put("whole", b"hello") == 5  # type: ignore[arg-type]
+        assert read_all(store, "whole") == b"hello"
+
+    def test_many_tiny_chunks(self, store: BlobStore) -> None:
+        data = pattern(5000, seed=4)
+        assert store.put("tiny", (data[i : i + 1] for i in range(len(data)))) == len(data)
+        assert read_all(store, "tiny") == data
+
+    @pytest.mark.parametrize(
+        "empty",
+        [[], [b""], [b"", b""], io.BytesIO(b""), b""],
+        ids=["no-chunks", "one-empty-chunk", "empty-chunks", "empty-file", "empty-bytes"],
+    )
+    def test_zero_byte_blob(self, store: BlobStore, empty: object) -> None:
+        assert store.put("zero", empty) == 0  # type: ignore[arg-type]
+        assert store.exists("zero")
+        assert store.stat("zero").size == 0
+        assert list(store.open("zero")) == []
+        assert list(store.keys()) == ["zero"]
+
+    def test_large_round_trip_sha256(self, store: BlobStore) -> None:
+        source = Generated(20 * MiB)
+        assert store.put("large/blob", source) == 20 * MiB
+        assert source.produced == 20 * MiB
+        assert store.stat("large/blob").size == 20 * MiB
+        assert sha256_of(store, "large/blob") == source.sha256
+
+    # -- open ----------------------------------------------------------------
+
+    @pytest.mark.parametrize("chunk_size", [1, 7, 1000, 4096, MiB])
+    def test_open_yields_chunks_of_at_most_chunk_size(
+        self, store: BlobStore, chunk_size: int
+    ) -> None:
+        data = pattern(3001, seed=5)
+        store.put("chunked", [data])
+        chunks = list(store.open("chunked", chunk_size))
+        assert b"".join(chunks) == data
+        assert all(0 < len(chunk) <= chunk_size for chunk in chunks)
+        assert all(isinstance(chunk, bytes) for chunk in chunks)
+
+    def test_open_twice_gives_independent_iterators(self, store: BlobStore) -> None:
+        data = pattern(2000, seed=6)
+        store.put("twice", [data])
+        first = store.open("twice", 500)
+        second = store.open("twice", 500)
+        assert next(iter(first)) == data[:500]
+        assert b"".join(second) == data
+        assert b"".join(first) == data[500:]
+
+    def test_open_absent_key_raises_at_call_time(self, store: BlobStore) -> None:
+        with pytest.raises(BlobMissing) as caught:
+            store.open("absent/key")  # no iteration: the error comes from the call
+        assert isinstance(caught.value, FileNotFoundError)
+        assert isinstance(caught.value, DocbinderError)
+
+    def test_stat_absent_key_raises(self, store: BlobStore) -> None:
+        with pytest.raises(BlobMissing):
+            store.stat("absent")
+
+    def test_open_after_delete_raises(self, store: BlobStore) -> None:
+        store.put("gone", [b"x"])
+        store.delete("gone")
+        with pytest.raises(BlobMissing):
+            store.open("gone")
+
+    # -- exists, delete, keys ------------------------------------------------
+
+    def test_exists(self, store: BlobStore) -> None:
+        assert not store.exists("e")
+        store.put("e", [b"1"])
+        assert store.exists("e")
+        assert not store.exists("e/child")
+        assert not store.exists("other")
+
+    def test_delete_absent_is_fine(self, store: BlobStore) -> None:
+        store.delete("never-stored")
+        store.delete("never/stored/either")
+        assert list(store.keys()) == []
+
+    def test_delete_removes_only_that_blob(self, store: BlobStore) -> None:
+        store.put("d/one", [b"1"])
+        store.put("d/two", [b"2"])
+        store.delete("d/one")
+        store.delete("d/one")
+        assert not store.exists("d/one")
+        assert read_all(store, "d/two") == b"2"
+        assert sorted(store.keys()) == ["d/two"]
+
+    def test_keys_lists_exactly_what_is_stored(self, store: BlobStore) -> None:
+        assert list(store.keys()) == []
+        stored = {"x", "ab/0001", "ab/0002", "cd/ef/gh", "z.bin"}
+        for key in stored:
+            store.put(key, [key.encode()])
+        assert sorted(store.keys()) == sorted(stored)
+        store.delete("ab/0001")
+        assert sorted(store.keys()) == sorted(stored - {"ab/0001"})
+
+    def test_keys_are_listed_once_after_replacing(self, store: BlobStore) -> None:
+        store.put("r", [b"old"])
+        store.put("r", [b"new"])
+        assert list(store.keys()) == ["r"]
+
+    @pytest.mark.parametrize("key", VALID_KEYS)
+    def test_valid_keys_round_trip(self, store: BlobStore, key: str) -> None:
+        assert store.put(key, [b"v"]) == 1
+        assert store.exists(key)
+        assert read_all(store, key) == b"v"
+        assert list(store.keys()) == [key]
+        store.delete(key)
+        assert not store.exists(key)
+
+    def test_blob_and_prefix_key(
+        self, store: BlobStore, supports_blob_and_prefix_key: bool
+    ) -> None:
+        store.put("p", [b"parent"])
+        if supports_blob_and_prefix_key:
+            store.put("p/child", [b"child"])
+            assert read_all(store, "p") == b"parent"
+            assert read_all(store, "p/child") == b"child"
+            assert sorted(store.keys()) == ["p", "p/child"]
+        else:
+            with pytest.raises(StorageError):
+                store.put("p/child", [b"child"])
+            assert read_all(store, "p") == b"parent"
+            assert list(store.keys()) == ["p"]
+
+    # -- replace -------------------------------------------------------------
+
+    def test_put_replaces_existing_blob(self, store: BlobStore) -> None:
+        store.put("rep", [pattern(5000, seed=7)])
+        assert store.put("rep", [b"short"]) == 5
+        assert read_all(store, "rep") == b"short"
+        assert store.stat("rep").size == 5
+
+    # -- bad keys ------------------------------------------------------------
+
+    @pytest.mark.parametrize("key", HOSTILE_KEYS, ids=repr)
+    def test_hostile_keys_are_rejected(self, store: BlobStore, key: object) -> None:
+        with pytest.raises(InvalidInput):
+            store.put(key, [b"evil"])  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            store.open(key)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            store.stat(key)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            store.exists(key)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            store.delete(key)  # type: ignore[arg-type]
+        assert list(store.keys()) == []
+
+    def test_key_with_trailing_newline_is_rejected(self, store: BlobStore) -> None:
+        with pytest.raises(InvalidInput):
+            store.put("a\n", [b"evil"])
+        with pytest.raises(InvalidInput):
+            store.exists("a/b\n")
+        assert list(store.keys()) == []
+
+    def test_rejected_input_is_not_consumed(self, store: BlobStore) -> None:
+        consumed: list[bytes] = []
+
+        def chunks() -> Iterator[bytes]:
+            consumed.append(b"x")
+            yield b"x"
+
+        with pytest.raises(InvalidInput):
+            store.put("../x", chunks())
+        assert consumed == []
+
+    # -- failing input -------------------------------------------------------
+
+    @pytest.mark.parametrize("before", [0, 10, 6 * MiB], ids=["at-once", "small", "multipart"])
+    def test_failing_input_leaves_nothing(self, store: BlobStore, before: int) -> None:
+        store.put("keep", [b"kept"])
+        error = Boom("input failed")
+        with pytest.raises(Boom) as caught:
+            store.put("half", failing(pattern(before, seed=8), error))
+        assert caught.value is error
+        assert not store.exists("half")
+        with pytest.raises(BlobMissing):
+            store.open("half")
+        assert list(store.keys()) == ["keep"]
+
+    def test_failing_replacement_keeps_the_old_blob(self, store: BlobStore) -> None:
+        store.put("old", [b"original"])
+        with pytest.raises(Boom):
+            store.put("old", failing(pattern(1000, seed=9), Boom()))
+        assert read_all(store, "old") == b"original"
+        assert list(store.keys()) == ["old"]
+
+    def test_keyboard_interrupt_from_input_propagates_and_leaves_nothing(
+        self, store: BlobStore
+    ) -> None:
+        interrupt = KeyboardInterrupt()
+        with pytest.raises(KeyboardInterrupt) as caught:
+            store.put("ki", failing(pattern(6 * MiB, seed=10), interrupt))
+        assert caught.value is interrupt
+        assert not store.exists("ki")
+        assert list(store.keys()) == []
+
+    def test_oserror_from_input_propagates_unchanged(self, store: BlobStore) -> None:
+        error = OSError(5, "input device failed")
+        with pytest.raises(OSError) as caught:
+            store.put("io", failing(b"abc", error))
+        assert caught.value is error
+        assert not isinstance(caught.value, DocbinderError)
+        assert not store.exists("io")
+
+    # -- stat ----------------------------------------------------------------
+
+    def test_stat_size_and_utc_modified_at(self, store: BlobStore) -> None:
+        before = datetime.now(UTC)
+        store.put("st", [pattern(1234, seed=11)])
+        after = datetime.now(UTC)
+        stat = store.stat("st")
+        assert isinstance(stat, BlobStat)
+        assert stat.size == 1234
+        assert stat.modified_at.tzinfo is not None
+        assert stat.modified_at.utcoffset() == timedelta(0)
+        slack = timedelta(seconds=2)  # S3 reports whole seconds
+        assert before - slack <= stat.modified_at <= after + slack
+
+    # -- url -----------------------------------------------------------------
+
+    def test_url_names_a_scheme(self, store: BlobStore) -> None:
+        assert store.url.split("://", 1)[0] in {"memory", "file", "s3"}
+
+    # -- properties ----------------------------------------------------------
+
+    @settings(
+        max_examples=25,
+        deadline=None,
+        # One store per test is enough (every example overwrites the same key), and
+        # the method runs once per adapter subclass by design.
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.differing_executors,
+        ],
+    )
+    @given(chunks=st.lists(st.binary(max_size=300), max_size=8))
+    def test_any_chunking_round_trips(self, store: BlobStore, chunks: list[bytes]) -> None:
+        data = b"".join(chunks)
+        assert store.put("prop/blob", chunks) == len(data)
+        assert read_all(store, "prop/blob", chunk_size=97) == data
+        assert store.stat("prop/blob").size == len(data)

@@ -1,0 +1,580 @@
+"""Local-disk blob store: layout, atomic writes, fault translation, temp-file cleanup (SPEC C13)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import docbinder.adapters.localdisk.blobs as localdisk
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
+from tests.contract.blob_suite import HOSTILE_KEYS, Boom, Generated, failing, pattern
+
+MiB = 1 << 20
+
+
+def tree(path: Path) -> dict[str, bytes | None]:
+    """Every entry below ``path``: file contents, ``None`` for directories."""
+    found: dict[str, bytes | None] = {}
+    for entry in sorted(path.rglob("*")):
+        rel = entry.relative_to(path).as_posix()
+        found[rel] = None if entry.is_dir() else entry.read_bytes()
+    return found
+
+
+def temp_files(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*") if p.name.startswith(localdisk.TEMP_PREFIX)]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def store(root: Path) -> LocalDiskBlobStore:
+    return LocalDiskBlobStore(root)
+
+
+# -- layout and keys ----------------------------------------------------------
+
+
+def test_key_maps_to_a_file_under_root(store: LocalDiskBlobStore, root: Path) -> None:
+    store.put("ab/abcdef", [b"payload"])
+    assert (root / "ab" / "abcdef").read_bytes() == b"payload"
+    assert tree(root) == {"ab": None, "ab/abcdef": b"payload"}
+
+
+def test_url_is_the_absolute_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = LocalDiskBlobStore("relative/root")
+    assert store.url == (tmp_path / "relative" / "root").resolve().as_uri()
+    assert store.url.startswith("file:///")
+    assert store.root.is_absolute()
+
+
+def test_from_url(tmp_path: Path) -> None:
+    target = tmp_path / "with space"
+    store = LocalDiskBlobStore.from_url(target.as_uri())
+    assert store.root == target.resolve()
+    assert LocalDiskBlobStore.from_url(f"file://localhost{tmp_path}").root == tmp_path.resolve()
+
+
+@pytest.mark.parametrize(
+    "url", ["s3://bucket", "file://otherhost/x", "file:///x?y=1", "file:///x#f", "file://", "/x"]
+)
+def test_from_url_rejects_other_urls(url: str) -> None:
+    with pytest.raises(InvalidInput):
+        LocalDiskBlobStore.from_url(url)
+
+
+@pytest.mark.parametrize("key", [*HOSTILE_KEYS, "a\n"], ids=repr)
+def test_hostile_keys_write_nothing_anywhere(tmp_path: Path, key: object) -> None:
+    root = tmp_path / "deep" / "store"
+    store = LocalDiskBlobStore(root)
+    store.put("ok", [b"fine"])
+    before = tree(tmp_path)
+    with pytest.raises(InvalidInput):
+        store.put(key, [b"evil"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.delete(key)  # type: ignore[arg-type]
+    assert tree(tmp_path) == before
+    assert not Path("/abs.txt").exists()
+
+
+def test_symlink_out_of_the_root_is_refused(
+    store: LocalDiskBlobStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    root.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StorageError, match="outside"):
+        store.put("link/new", [b"evil"])
+    with pytest.raises(StorageError, match="outside"):
+        store.open("link/secret")
+    with pytest.raises(StorageError, match="outside"):
+        store.delete("link/secret")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret"]
+    assert (outside / "secret").read_bytes() == b"secret"
+    assert list(store.keys()) == []  # symlinks are not followed when listing
+
+
+def test_symlinked_root_is_fine(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    store = LocalDiskBlobStore(tmp_path / "alias")
+    store.put("a/b", [b"x"])
+    assert (real / "a" / "b").read_bytes() == b"x"
+    assert list(store.keys()) == ["a/b"]
+
+
+def test_keys_skip_temp_hidden_and_foreign_files(store: LocalDiskBlobStore, root: Path) -> None:
+    store.put("ab/blob", [b"x"])
+    (root / "ab" / ".tmp-0123456789abcdef0123456789abcdef.part").write_bytes(b"partial")
+    (root / ".DS_Store").write_bytes(b"")
+    (root / "name with space").write_bytes(b"")
+    (root / "ab" / "link").symlink_to(root / "ab" / "blob")
+    assert list(store.keys()) == ["ab/blob"]
+
+
+def test_missing_root_has_no_keys_and_is_created_by_put(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    assert list(store.keys()) == []
+    assert not store.exists("x")
+    store.delete("x")
+    assert not root.exists()
+    store.put("a/b/c", [b"x"])
+    assert (root / "a" / "b" / "c").is_file()
+
+
+def test_directory_is_not_a_blob(store: LocalDiskBlobStore) -> None:
+    store.put("dir/child", [b"x"])
+    assert not store.exists("dir")
+    with pytest.raises(BlobMissing):
+        store.open("dir")
+    with pytest.raises(BlobMissing):
+        store.stat("dir")
+    store.delete("dir")
+    assert store.exists("dir/child")
+    with pytest.raises(StorageError, match="directory"):
+        store.put("dir", [b"y"])
+    assert temp_files(store.root) == []
+
+
+def test_delete_prunes_empty_directories_but_not_root(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    store.put("a/b/c", [b"1"])
+    store.put("a/d", [b"2"])
+    store.delete("a/b/c")
+    assert not (root / "a" / "b").exists()
+    assert (root / "a").is_dir()
+    store.delete("a/d")
+    assert root.is_dir()
+    assert list(root.iterdir()) == []
+
+
+# -- atomic writes ---------------------------------------------------------------
+
+
+def test_temp_file_lives_next_to_the_target_and_is_gone_after(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    seen: list[tuple[list[Path], bool]] = []
+
+    def chunks() -> Iterator[bytes]:
+        yield b"first"
+        seen.append((temp_files(root), (root / "ab" / "target").exists()))
+        yield b"second"
+
+    store.put("ab/target", chunks())
+    [(temps, target_visible)] = seen
+    assert len(temps) == 1
+    assert temps[0].parent == root / "ab"
+    assert localdisk._TEMP_NAME.match(temps[0].name)
+    assert not target_visible
+    assert temp_files(root) == []
+    assert (root / "ab" / "target").read_bytes() == b"firstsecond"
+
+
+def test_old_blob_stays_readable_while_a_replacement_is_written(
+    store: LocalDiskBlobStore,
+) -> None:
+    store.put("k", [b"old"])
+    during: list[bytes] = []
+
+    def chunks() -> Iterator[bytes]:
+        yield b"new-part-1"
+        during.append(b"".join(store.open("k")))
+        yield b"new-part-2"
+
+    store.put("k", chunks())
+    assert during == [b"old"]
+    assert b"".join(store.open("k")) == b"new-part-1new-part-2"
+
+
+@pytest.mark.parametrize("error", [Boom("half way"), KeyboardInterrupt()], ids=repr)
+def test_failing_input_half_way_leaves_no_temp_file_and_no_blob(
+    store: LocalDiskBlobStore, root: Path, error: BaseException
+) -> None:
+    with pytest.raises(type(error)) as caught:
+        store.put("ab/half", failing(pattern(3 * MiB), error))
+    assert caught.value is error
+    assert temp_files(root) == []
+    assert not (root / "ab" / "half").exists()
+    assert list(store.keys()) == []
+
+
+def test_fsyncs_file_and_directory(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("ab/first", [b"creates the directory"])
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to name file descriptors")
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    store.put("ab/second", [b"data"])
+    assert len(synced) == 2
+    assert Path(synced[0]).name.startswith(localdisk.TEMP_PREFIX)
+    assert synced[1] == str(root / "ab")
+
+
+def test_new_directories_are_fsynced_in_their_parents(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root.mkdir()
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to name file descriptors")
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    store.put("a/b/c", [b"x"])
+    assert str(root) in synced
+    assert str(root / "a") in synced
+    assert str(root / "a" / "b") in synced
+
+
+def test_put_streams_with_bounded_memory(store: LocalDiskBlobStore) -> None:
+    source = Generated(64 * MiB, chunk=MiB)
+    tracemalloc.start()
+    try:
+        store.put("big", source)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert source.produced == 64 * MiB
+    assert peak < 8 * MiB, f"put held {peak} bytes at once for a 64 MiB stream"
+
+
+def test_open_streams_with_bounded_memory(store: LocalDiskBlobStore) -> None:
+    store.put("big", Generated(32 * MiB, chunk=MiB))
+    tracemalloc.start()
+    try:
+        total = sum(len(chunk) for chunk in store.open("big", MiB))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == 32 * MiB
+    assert peak < 8 * MiB
+
+
+def test_small_chunks_are_gathered_into_fewer_writes(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real_write = os.write
+
+    def counting_write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counting_write)
+    data = pattern(200_000)
+    store.put("tiny", (data[i : i + 10] for i in range(0, len(data), 10)))
+    assert len(calls) <= 4
+    assert b"".join(store.open("tiny")) == data
+
+
+def test_short_writes_are_completed(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = os.write
+
+    def short_write(fd: int, data: bytes) -> int:
+        return real_write(fd, bytes(data)[:1000])
+
+    monkeypatch.setattr(os, "write", short_write)
+    data = pattern(300_000)
+    assert store.put("short", [data]) == len(data)
+    monkeypatch.undo()
+    assert b"".join(store.open("short")) == data
+
+
+def test_killed_writer_leaves_only_a_temp_file_that_gc_finds(root: Path) -> None:
+    script = (
+        "import os, sys\n"
+        "from docbinder.adapters.localdisk import LocalDiskBlobStore\n"
+        "def chunks():\n"
+        "    yield b'x' * 1000\n"
+        "    os._exit(9)\n"
+        f"LocalDiskBlobStore({str(root)!r}).put('ab/killed', chunks())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], check=False, timeout=60)
+    assert result.returncode == 9
+    store = LocalDiskBlobStore(root)
+    assert list(store.keys()) == []
+    assert not store.exists("ab/killed")
+    leftovers = temp_files(root)
+    assert len(leftovers) == 1
+    assert store.stale_temp_files(older_than_seconds=3600) == []
+    assert store.stale_temp_files(older_than_seconds=0) == leftovers
+    assert store.remove_stale_temp_files(older_than_seconds=0) == leftovers
+    assert temp_files(root) == []
+
+
+# -- stale temp files -------------------------------------------------------------
+
+
+def test_stale_temp_files_by_age(store: LocalDiskBlobStore, root: Path) -> None:
+    store.put("ab/blob", [b"x"])
+    old = root / "ab" / ".tmp-00000000000000000000000000000000.part"
+    fresh = root / ".tmp-11111111111111111111111111111111.part"
+    lookalike = root / "ab" / ".tmp-notours.part"
+    for path in (old, fresh, lookalike):
+        path.write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    os.utime(lookalike, (two_hours_ago, two_hours_ago))
+    assert store.stale_temp_files(older_than_seconds=3600) == [old]
+    assert store.remove_stale_temp_files(older_than_seconds=3600) == [old]
+    assert not old.exists()
+    assert fresh.exists()
+    assert lookalike.exists()
+    assert store.remove_stale_temp_files(older_than_seconds=3600) == []
+    assert list(store.keys()) == ["ab/blob"]
+
+
+def test_stale_temp_files_of_missing_root(store: LocalDiskBlobStore) -> None:
+    assert store.stale_temp_files(0) == []
+
+
+# -- fault translation ------------------------------------------------------------
+
+
+def _fd_path(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""
+
+
+def test_enospc_on_write_is_a_storage_error_and_leaves_nothing(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to tell the store's writes from others")
+    real_write = os.write
+    written = 0
+
+    def full_disk(fd: int, data: bytes) -> int:
+        nonlocal written
+        if localdisk.TEMP_PREFIX in _fd_path(fd):
+            if written >= MiB:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written += len(data)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(StorageError) as caught:
+        store.put("ab/full", Generated(4 * MiB, chunk=256 * 1024))
+    assert caught.value.errno == errno.ENOSPC
+    assert isinstance(caught.value.__cause__, OSError)
+    assert "ENOSPC" in str(caught.value)
+    assert temp_files(root) == []
+    assert not store.exists("ab/full")
+
+
+def test_enospc_on_fsync_is_a_storage_error_and_leaves_nothing(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(StorageError) as caught:
+        store.put("full", [b"data"])
+    assert caught.value.errno == errno.ENOSPC
+    monkeypatch.undo()
+    assert temp_files(root) == []
+    assert not store.exists("full")
+
+
+def test_failing_rename_is_a_storage_error_and_leaves_nothing(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("k", [b"old"])
+
+    def failing_replace(src: object, dst: object) -> None:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(StorageError) as caught:
+        store.put("k", [b"new"])
+    assert caught.value.errno == errno.EIO
+    monkeypatch.undo()
+    assert temp_files(root) == []
+    assert b"".join(store.open("k")) == b"old"
+
+
+def test_unwritable_directory_is_a_storage_error_simulated(
+    store: LocalDiskBlobStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root.mkdir()
+    real_open = os.open
+
+    def read_only(path: object, flags: int, *args: int, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", read_only)
+    with pytest.raises(StorageError) as caught:
+        store.put("blob", [b"data"])
+    assert caught.value.errno == errno.EACCES
+    assert not isinstance(caught.value, PermissionError)
+    assert str(root) in str(caught.value)
+    assert list(root.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_unwritable_directory_is_a_storage_error_for_real(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    root.mkdir()
+    root.chmod(stat_mod.S_IRUSR | stat_mod.S_IXUSR)
+    try:
+        probe = root / "probe"
+        try:
+            probe.write_bytes(b"")
+        except PermissionError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("permissions are not enforced for this user (root)")
+        with pytest.raises(StorageError) as caught:
+            store.put("blob", [b"data"])
+        assert caught.value.errno == errno.EACCES
+    finally:
+        root.chmod(stat_mod.S_IRWXU)
+    assert list(root.iterdir()) == []
+
+
+def test_read_fault_is_a_storage_error(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("r", [b"data"])
+    chunks = store.open("r")
+
+    def failing_read(fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "read", failing_read)
+    with pytest.raises(StorageError) as caught:
+        next(chunks)
+    assert caught.value.errno == errno.EIO
+    assert list(chunks) == []  # closed after the fault
+
+
+def test_open_fault_other_than_missing_is_a_storage_error(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("r", [b"data"])
+    real_open = os.open
+
+    def denied(path: object, flags: int, *args: int, **kwargs: object) -> int:
+        if str(path).endswith("/r"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(StorageError) as caught:
+        store.open("r")
+    assert caught.value.errno == errno.EACCES
+
+
+def test_stat_fault_other_than_missing_is_a_storage_error(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def denied(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "stat", denied)
+    with pytest.raises(StorageError):
+        store.stat("x")
+    with pytest.raises(StorageError):
+        store.exists("x")
+
+
+def test_delete_fault_is_a_storage_error(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("x", [b"data"])
+
+    def busy(path: object, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.EBUSY, "Device or resource busy")
+
+    monkeypatch.setattr(os, "unlink", busy)
+    with pytest.raises(StorageError) as caught:
+        store.delete("x")
+    assert caught.value.errno == errno.EBUSY
+
+
+def test_listing_fault_is_a_storage_error(
+    store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("x", [b"data"])
+
+    def denied(path: object) -> object:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "scandir", denied)
+    with pytest.raises(StorageError):
+        list(store.keys())
+
+
+def test_missing_file_after_open_check_is_blob_missing(store: LocalDiskBlobStore) -> None:
+    with pytest.raises(BlobMissing) as caught:
+        store.open("ab/none")
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
+
+
+def test_invalid_chunk_size(store: LocalDiskBlobStore) -> None:
+    store.put("c", [b"x"])
+    with pytest.raises(InvalidInput):
+        store.open("c", 0)
+
+
+def test_open_iterator_closes_its_file(store: LocalDiskBlobStore) -> None:
+    store.put("c", [b"abc"])
+    chunks = store.open("c", 1)
+    assert next(chunks) == b"a"
+    chunks.close()
+    assert list(chunks) == []
+    with store.open("c") as whole:
+        assert b"".join(whole) == b"abc"
+
+
+def test_check_writable(store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.check_writable()
+    assert list(store.keys()) == []
+
+    def denied(path: object, flags: int, *args: int, **kwargs: object) -> int:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(StorageError):
+        store.check_writable()
