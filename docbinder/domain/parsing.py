@@ -10,7 +10,9 @@ Accepted shapes (nested freely, up to :data:`MAX_DEPTH` levels):
 * strings: ``docItem:<id>``, ``docList:<label>``, ``file:<id>`` and bare UUIDs
   (read as ``docItem:<uuid>``). The prefix may have any letter case and may be
   written ``doc_item`` / ``doc-item`` (``doc_list`` / ``doc-list``); ``docItem`` and
-  ``docList`` may have spaces or tabs around the colon. One string may hold several
+  ``docList`` may have spaces or tabs around the colon (``file:`` inside free text must
+  be followed directly by the id, so prose like "this file: is" is no reference; a
+  string holding only ``file: abc`` is read). One string may hold several
   references separated by commas, semicolons, whitespace or newlines, or sit inside
   free text (``"Please summarise docItem:a1 and docItem:b2."``). Surrounding quotes,
   backticks, ``**``, angle brackets, parentheses, brackets, braces and trailing
@@ -26,7 +28,9 @@ Accepted shapes (nested freely, up to :data:`MAX_DEPTH` levels):
 
 Ids (``docItem`` and ``file``) are 1 to :data:`MAX_ID_LENGTH` ASCII characters from
 ``A-Z a-z 0-9 . _ -``, start with a letter or digit, never end with ``.`` (a final
-dot is read as sentence punctuation) and keep their letter case. Labels
+dot is read as sentence punctuation) and keep their letter case. Inside text an id
+ends at the first other character; when that character is a letter or digit outside
+ASCII or one of ``/ @ # % + = ~ $ ^ &`` the whole token is rejected instead of cut. Labels
 (``docList``) are printable text of at most ``MAX_LABEL_LENGTH`` characters
 (the ``documents_label`` bound of :mod:`docbinder.domain.model`); inside free text
 a label ends at whitespace or at one of ``, ; ' " ` < > ( ) [ ] { } | *``, while a

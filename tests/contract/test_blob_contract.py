@@ -17,6 +17,7 @@ from tests.contract.blob_suite import BlobStoreContract
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+
 class TestMemoryBlobStore(BlobStoreContract):
     @pytest.fixture
     def store(self) -> BlobStore:

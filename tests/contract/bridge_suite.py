@@ -1,0 +1,471 @@
+"""The whole bridge as one contract: store, dedup, attach, format, resolve, content (C1–C9).
+
+Every test here runs unchanged on every backend combination: the subclasses in
+``test_bridge_contract.py`` provide ``make_binder`` (a factory taking
+``max_file_size``). One test per row of SPEC section 4 is included, each with
+its log line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from docbinder.application import DocBinder, UnresolvedReason
+from docbinder.domain.errors import (
+    AccessDenied,
+    FileItemNotFound,
+    InvalidInput,
+    NoActiveWorkflow,
+    SizeLimitExceeded,
+    WorkflowNotFound,
+)
+from docbinder.domain.model import EMPTY_SHA256, ContentKind, FileItem, Principal
+
+MakeBinder = Callable[..., DocBinder]
+
+
+class _DenyReadOf:
+    """Authorizer wrapper that hides one FileItem (a rule change after it was stored)."""
+
+    def __init__(self, file_id: str, inner: object) -> None:
+        self.file_id = file_id
+        self.inner = inner
+        self.name = "deny-one"
+
+    def is_allowed(self, principal, action, resource):  # type: ignore[no-untyped-def]
+        if resource.id == self.file_id:
+            return False
+        return self.inner.is_allowed(principal, action, resource)  # type: ignore[attr-defined]
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+class BridgeContract:
+    """Subclasses provide the ``make_binder`` fixture: ``make_binder(max_file_size=None) -> DocBinder``."""
+
+    @pytest.fixture
+    def binder(self, make_binder: MakeBinder) -> DocBinder:
+        return make_binder()
+
+    @pytest.fixture
+    def u1(self) -> Principal:
+        return Principal("u1", "m1", "f1", roles=("member",))
+
+    @pytest.fixture
+    def u2(self) -> Principal:
+        return Principal("u2", "m2", None, roles=("member",))
+
+    def test_produce_file_gives_item_document_and_exact_text(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        result = run.produce_file(
+            "platform-overview.html", b"<html>x</html>", verb="Downloaded", label="datasource:web"
+        )
+        assert result.document_id is not None
+        assert result.text == (
+            "Downloaded 'platform-overview.html' (14 bytes)\n"
+            f"  documentList ref: docItem:{result.document_id}\n"
+            f"  file id: {result.item.id}"
+        )
+        item = result.item
+        assert item.size == 14
+        assert item.sha256 == hashlib.sha256(b"<html>x</html>").hexdigest()
+        assert item.created_by == "u1"
+        assert item.scope.mandate_id == "m1" and item.scope.feature_instance_id == "f1"
+        assert item.mime_type == "text/html"
+        # the run's in-memory workflow sees the message at once
+        assert run.workflow is not None
+        [message] = run.workflow.messages
+        assert message.role == "assistant" and message.status == "step"
+        assert message.documents_label == "datasource:web"
+        assert message.documents[0].id == result.document_id
+        assert message.documents[0].file_id == item.id
+        # and the stored workflow has it too
+        [stored] = binder.workflows.messages(u1, run.workflow.id)
+        assert stored.id == message.id and stored.sequence_nr == 1
+
+    def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
+        self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        run = binder.start_run(u1)
+        with caplog.at_level(logging.WARNING, logger="docbinder"):
+            result = run.produce_file("a.txt", b"hello", verb="Wrote")
+        assert result.document_id is None
+        assert result.text == f"Wrote 'a.txt' (5 bytes)\n  file id: {result.item.id}"
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert "no workflow bound" in warnings[0].getMessage()
+        # the file is still readable by file id
+        assert b"".join(run.open_file(result.item.id)) == b"hello"
+
+    def test_strict_attach_without_workflow_raises(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_run(u1)
+        stored = run.store_file("a.txt", b"x")
+        with pytest.raises(NoActiveWorkflow):
+            run.attach(stored.item)
+
+    def test_attach_needs_update_on_the_workflow(
+        self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        owner_run = binder.start_new_run(u1)
+        assert owner_run.workflow is not None
+        other = Principal("u3", "m1", "f1", roles=("member",))
+        run = binder.start_run(other, owner_run.workflow.id)
+        with caplog.at_level(logging.WARNING, logger="docbinder"):
+            result = run.produce_file("b.txt", b"data")
+        assert result.document_id is None
+        assert "permission denied" in caplog.text
+        with pytest.raises(AccessDenied):
+            run.attach(result.item)
+
+    def test_labels_stay_unique_within_a_workflow(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        first = run.produce_file("r.md", b"one", label="writeFile:r.md")
+        second = run.produce_file("r.md", b"two", label="writeFile:r.md")
+        assert run.workflow is not None
+        labels = [m.documents_label for m in run.workflow.messages]
+        assert labels[0] == "writeFile:r.md"
+        assert (
+            labels[1].startswith("writeFile:r.md#") and len(labels[1]) == len("writeFile:r.md#") + 8
+        )
+        assert first.document_id != second.document_id
+
+    def test_zero_byte_file(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        result = run.produce_file("empty.txt", b"")
+        assert result.item.size == 0
+        assert result.item.sha256 == EMPTY_SHA256
+        assert result.document_id is not None
+
+    def test_name_is_part_of_the_duplicate_key(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_run(u1)
+        a = run.store_file("a.txt", b"same")
+        b = run.store_file("b.txt", b"same")
+        again = run.store_file("a.txt", [b"sa", b"me"])
+        assert a.item.id != b.item.id
+        assert again.duplicate and again.item.id == a.item.id
+        # the duplicate's freshly written blob was removed again: one blob per FileItem
+        assert sorted(binder.blobs.keys()) == sorted([a.item.blob_key, b.item.blob_key])
+
+    def test_ghost_duplicate_other_feature_instance_gets_a_fresh_copy(
+        self, binder: DocBinder
+    ) -> None:
+        f1 = Principal("u1", "m1", "f1")
+        f2 = Principal("u1", "m1", "f2")
+        in_f1 = binder.start_run(f1).store_file("q3.pdf", b"%PDF-1.4 same bytes")
+        in_f2 = binder.start_run(f2).store_file("q3.pdf", b"%PDF-1.4 same bytes")
+        assert not in_f2.duplicate
+        assert in_f2.item.id != in_f1.item.id
+        assert in_f2.item.scope.feature_instance_id == "f2"
+        # each stays readable in its own scope, and only there
+        assert binder.get_file(f1, in_f1.item.id) == in_f1.item
+        assert binder.get_file(f2, in_f2.item.id) == in_f2.item
+        with pytest.raises(FileItemNotFound):
+            binder.get_file(f2, in_f1.item.id)
+
+    def test_ghost_duplicate_unreadable_candidate_in_the_same_scope_is_no_duplicate(
+        self,
+        binder: DocBinder,
+    ) -> None:
+        # A candidate that matches the duplicate key but that get_file refuses must not be returned.
+        member = Principal("u1", "m1", "f1", roles=("member",))
+        first = binder.start_run(member).store_file("x.csv", b"1,2")
+        binder.access.authorizer = _DenyReadOf(first.item.id, binder.access.authorizer)  # type: ignore[assignment]
+        second = binder.start_run(member).store_file("x.csv", b"1,2")
+        assert not second.duplicate
+        assert second.item.id != first.item.id
+        assert binder.get_file(member, second.item.id) == second.item
+
+    def test_same_bytes_in_two_mandates_are_two_items(self, binder: DocBinder) -> None:
+        u1 = Principal("u1", "m1", "f1")
+        u2 = Principal("u2", "m2")
+        one = binder.start_run(u1).store_file("q3.pdf", b"bytes")
+        two = binder.start_run(u2).store_file("q3.pdf", b"bytes")
+        assert one.item.id != two.item.id
+        assert (one.item.created_by, two.item.created_by) == ("u1", "u2")
+        binder.delete_file(u2, two.item.id)
+        assert b"".join(binder.get_file.open(u1, one.item.id)) == b"bytes"
+        with pytest.raises(FileItemNotFound):
+            binder.get_file(u2, two.item.id)
+
+    def test_unicode_name_kept_byte_for_byte_and_retyped_name_resolves_nothing(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        name = "Étude d’opportunités v3.pptx"
+        run = binder.start_new_run(u1)
+        result = run.produce_file(name, b"slides")
+        assert result.item.file_name.encode() == name.encode()
+        resolution = run.resolve(["Étude d'opportunités v3.pptx"])
+        assert resolution.documents == ()
+        assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.REJECTED_INPUT]
+        assert [s.reference for s in resolution.suggestions] == [f"docItem:{result.document_id}"]
+        assert resolution.suggestions[0].file_name == name
+
+    def test_reference_from_another_workflow_is_not_resolved(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        w1 = binder.start_new_run(u1)
+        produced = w1.produce_file("a.txt", b"a")
+        w2 = binder.start_new_run(u1)
+        ref = f"docItem:{produced.document_id}"
+        assert [u.reason for u in w2.resolve([ref]).unresolved] == [
+            UnresolvedReason.NOT_IN_WORKFLOW
+        ]
+        assert [d.document.id for d in w1.resolve([ref]).documents] == [produced.document_id]
+
+    def test_other_mandate_gets_the_same_answer_as_for_a_random_id(self, binder: DocBinder) -> None:
+        u1 = Principal("u1", "m1", "f1")
+        u2 = Principal("u2", "m2")
+        produced = binder.start_new_run(u1).produce_file("secret.txt", b"s")
+        run2 = binder.start_new_run(u2)
+        real = run2.resolve([f"docItem:{produced.document_id}"])
+        fake = run2.resolve([f"docItem:{uuid.uuid4()}"])
+        by_file = run2.resolve({"documents": [{"id": produced.item.id}]})
+        assert real.documents == fake.documents == by_file.documents == ()
+        shape = [(u.reason, u.message) for u in real.unresolved]
+        assert shape == [(u.reason, u.message) for u in fake.unresolved]
+        assert shape == [(u.reason, u.message) for u in by_file.unresolved]
+        with pytest.raises(WorkflowNotFound):
+            binder.start_run(u2, binder.start_new_run(u1).workflow.id)  # type: ignore[union-attr]
+
+    def test_deleted_file_gives_a_reason_and_the_next_attach_works(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        first = run.produce_file("a.txt", b"a")
+        second = run.produce_file("b.txt", b"b")
+        assert run.workflow is not None
+        message = run.persist_action_result([first.item, second.item], label="task:1")
+        binder.delete_file(u1, first.item.id)
+        one = run.resolve(f"docItem:{first.document_id}")
+        assert [u.reason for u in one.unresolved] == [UnresolvedReason.FILE_MISSING]
+        listed = run.resolve("docList:task:1")
+        assert [d.file.id for d in listed.documents] == [second.item.id]
+        assert [u.document_id for u in listed.unresolved] == [message.documents[0].id]
+        third = run.produce_file("c.txt", b"c")
+        assert third.document_id is not None
+        assert [d.document.id for d in run.resolve([third.reference]).documents] == [
+            third.document_id
+        ]
+
+    def test_missing_blob_is_reported_not_raised(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("a.txt", b"a")
+        binder.blobs.delete(produced.item.blob_key)
+        resolution = run.resolve(produced.reference)
+        assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.BLOB_MISSING]
+
+    def test_resolve_keeps_order_and_drops_repeats(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        a = run.produce_file("a.txt", b"a", label="writeFile:a.txt")
+        b = run.produce_file("b.txt", b"b")
+        resolution = run.resolve(
+            f"docItem:{b.document_id}, docList:writeFile:a.txt, docItem:{b.document_id}, file:{a.item.id}"
+        )
+        assert [d.document.id for d in resolution.documents] == [b.document_id, a.document_id]
+        assert resolution.ok
+
+    def test_file_reference_finds_the_documents_of_that_file(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        a = run.produce_file("a.txt", b"a")
+        again = run.produce_file("a.txt", b"a")  # duplicate FileItem, second ChatDocument
+        assert again.duplicate and again.item.id == a.item.id
+        resolution = run.resolve(f"file:{a.item.id}")
+        assert [d.document.id for d in resolution.documents] == [a.document_id, again.document_id]
+
+    def test_persist_action_result_is_one_message_with_several_documents(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        items = [run.store_file(f"part{i}.txt", f"p{i}".encode()).item for i in range(3)]
+        message = run.persist_action_result(items, label="task:summary")
+        assert [d.file_id for d in message.documents] == [i.id for i in items]
+        resolution = run.resolve("docList:task:summary")
+        assert [d.file.id for d in resolution.documents] == [i.id for i in items]
+
+    def test_bad_names_are_rejected_and_nothing_is_stored(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_run(u1)
+        for bad in ["", "a\x00b", "x" * 1025]:
+            with pytest.raises(InvalidInput):
+                run.store_file(bad, b"data")
+        assert list(binder.blobs.keys()) == []
+
+    def test_names_with_path_separators_are_kept_and_never_steer_the_blob(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_run(u1)
+        item = run.store_file("../../etc/passwd", b"x").item
+        assert item.file_name == "../../etc/passwd"
+        assert item.blob_key == f"{item.id[:2]}/{item.id}"
+
+    def test_size_limit_keeps_nothing(self, make_binder: MakeBinder, u1: Principal) -> None:
+        binder = make_binder(max_file_size=10)
+        run = binder.start_run(u1)
+        with pytest.raises(SizeLimitExceeded):
+            run.store_file("big.bin", [b"x" * 6, b"x" * 6])
+        assert list(binder.blobs.keys()) == []
+        assert run.list_files() == []
+        assert run.store_file("ok.bin", b"x" * 10).item.size == 10
+
+    def test_viewer_cannot_store(self, binder: DocBinder) -> None:
+        viewer = Principal("v", "m1", "f1", roles=("viewer",))
+        with pytest.raises(AccessDenied):
+            binder.start_run(viewer).store_file("a.txt", b"a")
+        assert list(binder.blobs.keys()) == []
+
+    def test_no_workflow_available(
+        self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A consuming tool resolving without a bound workflow gets no_active_workflow for every reference."""
+        produced = binder.start_new_run(u1).produce_file("a.txt", b"a")
+        unbound = binder.start_run(u1)
+        with caplog.at_level(logging.WARNING, logger="docbinder"):
+            resolution = unbound.resolve(
+                [produced.reference, "docList:x", f"file:{produced.item.id}"]
+            )
+        assert resolution.documents == ()
+        assert [u.reason for u in resolution.unresolved] == [
+            UnresolvedReason.NO_ACTIVE_WORKFLOW
+        ] * 3
+        assert _warnings(caplog) == [
+            "no workflow available: 3 reference(s) unresolved (no_active_workflow) for user u1"
+        ]
+
+    def test_zero_content_parts_after_download(
+        self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A successful download always yields a ChatDocument whose content reaches the consuming tool."""
+        run = binder.start_new_run(u1)
+        produced = run.produce_file(
+            "platform-overview.html",
+            b"<h1>Overview</h1><p>Agents</p>",
+            verb="Downloaded",
+            label="datasource:web",
+        )
+        content = run.get_content([produced.reference])
+        assert [p.kind for p in content.parts] == [ContentKind.TEXT]
+        assert "Overview" in (content.parts[0].text or "")
+        # and when nothing resolves, the answer and the log say why, per reference
+        with caplog.at_level(logging.WARNING, logger="docbinder"):
+            empty = run.get_content(["docItem:00000000-0000-4000-8000-000000000000"])
+        assert empty.parts == ()
+        assert [u.reason for u in empty.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
+        assert any(
+            m.startswith(
+                "0 content parts from 1 reference(s): docItem:00000000-0000-4000-8000-000000000000 (not_in_workflow)"
+            )
+            for m in _warnings(caplog)
+        )
+
+    def test_invalid_document_list_type_dict(
+        self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A dict-shaped documentList goes through the tolerant parser like every other shape."""
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("a.txt", b"a")
+        with caplog.at_level(logging.WARNING, logger="docbinder"):
+            resolution = run.resolve({"documents": [{"id": produced.document_id, "name": "a.txt"}]})
+            content = run.get_content({"documents": [{"id": produced.document_id}]})
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert [p.text for p in content.parts] == ["a"]
+        assert _warnings(caplog) == []
+
+    def test_listing_files_returns_entities(self, binder: DocBinder, u1: Principal) -> None:
+        """Listing gives FileItem objects with attribute access, never dicts."""
+        run = binder.start_run(u1)
+        run.store_file("one.txt", b"1")
+        run.store_file("two.txt", b"2")
+        listed = run.list_files()
+        assert all(isinstance(i, FileItem) for i in listed)
+        assert sorted(i.file_name for i in listed) == ["one.txt", "two.txt"]
+
+    def test_file_not_found_right_after_duplicate_detected(
+        self, binder: DocBinder, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """The ghost duplicate: a candidate from another feature instance is never handed back."""
+        f1 = Principal("u1", "m1", "f1")
+        f2 = Principal("u1", "m1", "f2")
+        binder.start_run(f1).store_file("q3.pdf", b"%PDF-1.4 x")
+        # Same user, same mandate, same bytes and name, other feature instance.
+        with caplog.at_level(logging.INFO, logger="docbinder"):
+            stored = binder.start_run(f2).store_file("q3.pdf", b"%PDF-1.4 x")
+        assert not stored.duplicate
+        assert binder.get_file(f2, stored.item.id) == stored.item  # no "File with ID ... not found"
+        assert not any("duplicate detected" in r.getMessage() for r in caplog.records)
+        # Within the same scope the duplicate is found, logged, and readable.
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="docbinder"):
+            again = binder.start_run(f2).store_file("q3.pdf", b"%PDF-1.4 x")
+        assert again.duplicate and again.item.id == stored.item.id
+        assert binder.get_file(f2, again.item.id) == stored.item
+        assert any(
+            r.getMessage().startswith("duplicate detected for user u1") for r in caplog.records
+        )
+
+    def test_eight_threads_store_and_attach_the_same_file(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """Eight concurrent producers of one summary.csv: one FileItem, eight documents, no error."""
+        workflow = binder.start_new_run(u1).workflow
+        assert workflow is not None
+        payload = b"region,revenue\n" + b"x" * (1024 - 15)
+        barrier = threading.Barrier(8)
+        results = []
+        errors: list[BaseException] = []
+        lock = threading.Lock()
+
+        def worker() -> None:
+            run = binder.start_run(u1, workflow.id)
+            barrier.wait()
+            try:
+                result = run.produce_file("summary.csv", payload, label="writeFile:summary.csv")
+            except BaseException as exc:  # collected and asserted below
+                with lock:
+                    errors.append(exc)
+                return
+            with lock:
+                results.append(result)
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert errors == []
+        assert len(results) == 8
+        assert len({r.item.id for r in results}) == 1
+        assert all(r.document_id is not None for r in results)
+        assert sum(not r.duplicate for r in results) == 1
+        messages = binder.workflows.messages(u1, workflow.id)
+        assert len(messages) == 8
+        assert len({m.documents_label for m in messages}) == 8
+        assert sorted(m.sequence_nr for m in messages) == list(range(1, 9))
+        item = results[0].item
+        assert binder.get_file.list(u1) == [item]
+        assert list(binder.blobs.keys()) == [item.blob_key]
+        resolved = binder.start_run(u1, workflow.id).resolve([r.reference for r in results])
+        assert len(resolved.documents) == 8 and resolved.ok
+
+    def test_unicode_names_survive_byte_for_byte(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        names = ["Étude d’opportunités v3.pptx", "Résumé_季度報告.pdf", "emoji 😀 ok.txt"]
+        produced = [run.produce_file(n, n.encode()) for n in names]
+        listed = {i.file_name.encode() for i in run.list_files()}
+        assert listed == {n.encode() for n in names}
+        resolution = run.resolve([p.reference for p in produced])
+        assert [d.document.file_name.encode() for d in resolution.documents] == [
+            n.encode() for n in names
+        ]

@@ -1,0 +1,108 @@
+"""The whole-bridge contract on every backend combination.
+
+memory + memory, SQLite + local disk (the embedded default), PostgreSQL + local
+disk, MariaDB + local disk, PostgreSQL + S3 (moto server over HTTP), SQLite + S3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.adapters.s3 import S3BlobStore
+from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.application import DocBinder
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
+from tests.contract.bridge_suite import BridgeContract, MakeBinder
+from tests.contract.sql_backends import SqlBackend, provision
+
+
+def _factory(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> MakeBinder:
+    def make(max_file_size: int | None = None) -> DocBinder:
+        return DocBinder(
+            uow_factory=uow_factory,
+            blobs=blobs,
+            authorizer=RoleTableAuthorizer(),
+            clock=UtcClock(),
+            ids=UuidIdFactory(),
+            extractor=DefaultContentExtractor(),
+            mime=SniffingMimeDetector(),
+            max_file_size=max_file_size,
+        )
+
+    return make
+
+
+def _backend(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
+    with provision(name, tmp_path_factory.mktemp(name)) as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
+    yield from _backend("sqlite", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def postgresql_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
+    yield from _backend("postgresql", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def mariadb_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
+    yield from _backend("mariadb", tmp_path_factory)
+
+
+@pytest.fixture
+def s3_store(s3_bucket: str, s3_endpoint: str) -> BlobStore:
+    return S3BlobStore(s3_bucket, "blobs", endpoint_url=s3_endpoint, region_name="us-east-1")
+
+
+class TestMemoryBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self) -> MakeBinder:
+        return _factory(MemoryMetadataStore().unit_of_work, MemoryBlobStore())
+
+
+class TestSqliteLocalDiskBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, sqlite_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        sqlite_backend.clean()
+        return _factory(sqlite_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs"))
+
+
+class TestPostgresLocalDiskBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, postgresql_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        postgresql_backend.clean()
+        return _factory(
+            postgresql_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs")
+        )
+
+
+class TestMariaDbLocalDiskBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, mariadb_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        mariadb_backend.clean()
+        return _factory(mariadb_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs"))
+
+
+class TestPostgresS3Bridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, postgresql_backend: SqlBackend, s3_store: BlobStore) -> MakeBinder:
+        postgresql_backend.clean()
+        return _factory(postgresql_backend.store.unit_of_work, s3_store)
+
+
+class TestSqliteS3Bridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, sqlite_backend: SqlBackend, s3_store: BlobStore) -> MakeBinder:
+        sqlite_backend.clean()
+        return _factory(sqlite_backend.store.unit_of_work, s3_store)
