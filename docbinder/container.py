@@ -54,9 +54,13 @@ def _s3(settings: Settings) -> BlobStore:
 
 
 def _casbin(settings: Settings) -> Authorizer:
+    """Casbin with the shipped or configured model; policies from a CSV file or a SQL URL."""
     from docbinder.adapters.rbac.casbin_authorizer import CasbinAuthorizer
 
-    return CasbinAuthorizer(model_path=settings.casbin_model, policy_path=settings.casbin_policy)
+    policy = settings.casbin_policy
+    if policy is not None and "://" in policy:
+        return CasbinAuthorizer.from_database(policy, model_path=settings.casbin_model)
+    return CasbinAuthorizer(model_path=settings.casbin_model, policy_path=policy)
 
 
 def _plugin(group: str, name: str) -> Any:

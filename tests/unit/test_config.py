@@ -1,0 +1,191 @@
+"""Configuration precedence and wiring from configuration (SPEC C14)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.config import Settings
+from docbinder.container import Container, build_binder, build_container
+from docbinder.domain.errors import ConfigurationError, MissingExtra
+from docbinder.domain.model import Principal
+
+
+def test_embedded_default_lives_under_home(tmp_path: Path) -> None:
+    settings = Settings.load({"home": str(tmp_path)}, environ={})
+    assert settings.database_url == f"sqlite:///{tmp_path / 'docbinder.db'}"
+    assert settings.blob_url == (tmp_path / "blobs").as_uri()
+    assert settings.blob_root == tmp_path / "blobs"
+    assert settings.authorizer == "roletable"
+    assert settings.sources["database_url"] == "default (embedded SQLite)"
+
+
+def test_argument_beats_environment_beats_file(tmp_path: Path) -> None:
+    config = tmp_path / "docbinder.toml"
+    config.write_text(
+        '[docbinder]\nblob_url = "memory://"\ndatabase_url = "memory://"\nmax_file_size = 10\n'
+    )
+    env = {"DOCBINDER_DATABASE_URL": "sqlite:///env.db", "DOCBINDER_HOME": str(tmp_path)}
+    settings = Settings.load({"max_file_size": 99}, environ=env, config_file=config)
+    assert settings.blob_url == "memory://"  # from the file
+    assert settings.database_url == "sqlite:///env.db"  # environment beats the file
+    assert settings.max_file_size == 99  # argument beats both
+    assert settings.sources == {
+        "blob_url": f"config file {config}",
+        "database_url": "environment",
+        "max_file_size": "argument",
+        "home": "environment",
+    }
+
+
+def test_config_file_from_environment(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('authorizer = "casbin"\n')
+    settings = Settings.load(
+        environ={"DOCBINDER_CONFIG": str(config), "DOCBINDER_HOME": str(tmp_path)}
+    )
+    assert settings.authorizer == "casbin"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "needle"),
+    [
+        ({"database_url": "not a url"}, "database_url"),
+        ({"blob_url": "/no/scheme"}, "blob_url"),
+        ({"max_file_size": "ten"}, "max_file_size"),
+        ({"max_file_size": -1}, "max_file_size"),
+        ({"colour": "blue"}, "colour"),
+    ],
+)
+def test_bad_settings_name_the_setting(
+    tmp_path: Path, overrides: dict[str, object], needle: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=needle):
+        Settings.load({"home": str(tmp_path), **overrides}, environ={})
+
+
+def test_bad_config_file_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("database_url = [")
+    with pytest.raises(ConfigurationError, match="not valid TOML"):
+        Settings.load(environ={}, config_file=bad)
+    with pytest.raises(ConfigurationError, match="cannot read config file"):
+        Settings.load(environ={}, config_file=tmp_path / "missing.toml")
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text('databse_url = "memory://"\n')
+    with pytest.raises(ConfigurationError, match="databse_url"):
+        Settings.load(environ={}, config_file=unknown)
+
+
+def test_selector_picks_adapters_from_urls(tmp_path: Path) -> None:
+    memory = build_container(
+        Settings.load(
+            {"database_url": "memory://", "blob_url": "memory://", "home": str(tmp_path)},
+            environ={},
+        )
+    )
+    assert isinstance(memory.metadata(), MemoryMetadataStore)
+    assert isinstance(memory.blobs(), MemoryBlobStore)
+    assert isinstance(memory.authorizer(), RoleTableAuthorizer)
+    disk = build_container(
+        Settings.load(
+            {"database_url": "memory://", "blob_url": (tmp_path / "b").as_uri()}, environ={}
+        )
+    )
+    store = disk.blobs()
+    assert isinstance(store, LocalDiskBlobStore)
+    assert store.root == tmp_path / "b"
+
+
+def test_memory_binder_runs_the_bridge(tmp_path: Path) -> None:
+    binder = build_binder(
+        Settings.load({"database_url": "memory://", "blob_url": "memory://"}, environ={})
+    )
+    run = binder.start_new_run(Principal("u", "m"))
+    produced = run.produce_file("a.txt", b"abc")
+    assert [p.text for p in run.get_content(produced.reference).parts] == ["abc"]
+
+
+def test_embedded_binder_creates_its_schema(tmp_path: Path) -> None:
+    binder = build_binder(Settings.load({"home": str(tmp_path / "new")}, environ={}))
+    run = binder.start_new_run(Principal("u", "m"))
+    assert run.produce_file("a.txt", b"abc").document_id is not None
+    assert (tmp_path / "new" / "docbinder.db").exists()
+
+
+def test_missing_wiring_fails_at_start_up() -> None:
+    with pytest.raises(Exception, match="settings"):
+        Container().check_dependencies()
+
+
+def test_unknown_plugin_names_the_entry_point_group(tmp_path: Path) -> None:
+    settings = Settings.load(
+        {"database_url": "memory://", "blob_url": "gcs://bucket/x"}, environ={}
+    )
+    with pytest.raises(ConfigurationError, match=r"docbinder\.blob_stores"):
+        build_binder(settings)
+
+
+def test_unknown_authorizer_is_a_configuration_error(tmp_path: Path) -> None:
+    settings = Settings.load(
+        {"database_url": "memory://", "blob_url": "memory://", "authorizer": "nobody"}, environ={}
+    )
+    with pytest.raises(ConfigurationError, match="nobody"):
+        build_binder(settings)
+
+
+def test_s3_without_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    settings = Settings.load(
+        {"database_url": "memory://", "blob_url": "s3://bucket/prefix"}, environ={}
+    )
+    with pytest.raises(MissingExtra, match=r"docbinder\[s3\]"):
+        build_binder(settings)
+
+
+def test_postgres_without_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    settings = Settings.load(
+        {"database_url": "postgresql+psycopg://u@127.0.0.1:1/x", "blob_url": "memory://"},
+        environ={},
+    )
+    with pytest.raises(MissingExtra, match=r"docbinder\[postgres\]"):
+        build_binder(settings, prepare=False)
+
+
+def test_casbin_is_selected_by_name(tmp_path: Path) -> None:
+    from docbinder.adapters.rbac.casbin_authorizer import CasbinAuthorizer
+
+    file_based = build_container(
+        Settings.load(
+            {"database_url": "memory://", "blob_url": "memory://", "authorizer": "casbin"},
+            environ={},
+        )
+    ).authorizer()
+    assert isinstance(file_based, CasbinAuthorizer)
+    policy_url = f"sqlite:///{tmp_path / 'policy.db'}"
+    sql_based = build_container(
+        Settings.load(
+            {
+                "database_url": "memory://",
+                "blob_url": "memory://",
+                "authorizer": "casbin",
+                "casbin_policy": policy_url,
+            },
+            environ={},
+        )
+    ).authorizer()
+    assert isinstance(sql_based, CasbinAuthorizer)
+    member = Principal("u", "m", None, roles=("member",))
+    binder = build_binder(
+        Settings.load(
+            {"database_url": "memory://", "blob_url": "memory://", "authorizer": "casbin"},
+            environ={},
+        )
+    )
+    assert binder.start_new_run(member).produce_file("a.txt", b"a").document_id is not None
