@@ -1,0 +1,46 @@
+"""The README's Python example runs as written and prints what it promises."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_python_example_runs(tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, "the README has no Python example"
+    script = tmp_path / "example.py"
+    script.write_text(blocks[0], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Wrote 'summary.csv' (24 bytes)"
+    assert re.fullmatch(r"  documentList ref: docItem:[0-9a-f-]{36}", lines[1])
+    assert re.fullmatch(r"  file id: [0-9a-f-]{36}", lines[2])
+    assert lines[3] == "text text/csv region,revenue"
+    assert (tmp_path / "docbinder.db").exists() and (tmp_path / "blobs").is_dir()
+
+
+def test_quick_start_has_exactly_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.*?)```", quick, flags=re.S)
+    assert len(commands) == 2
+    assert all(len(c.strip().splitlines()) == 1 for c in commands)
+    assert "docbinder demo" in commands[0]
+    assert "scripts/test.sh" in commands[1]
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert "scripts/test.sh" in ci
