@@ -6,7 +6,6 @@ disk, MariaDB + local disk, PostgreSQL + S3 (moto server over HTTP), SQLite + S3
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,12 @@ from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDete
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.s3 import S3BlobStore
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.bridge_suite import BridgeContract, MakeBinder
-from tests.contract.sql_backends import SqlBackend, provision
+from tests.contract.sql_backends import SqlBackend
 
 
 def _factory(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> MakeBinder:
@@ -40,28 +38,10 @@ def _factory(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> MakeBinder:
     return make
 
 
-def _backend(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    with provision(name, tmp_path_factory.mktemp(name)) as backend:
-        yield backend
-
-
-@pytest.fixture(scope="module")
-def sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("sqlite", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def postgresql_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("postgresql", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def mariadb_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("mariadb", tmp_path_factory)
-
-
 @pytest.fixture
 def s3_store(s3_bucket: str, s3_endpoint: str) -> BlobStore:
+    from docbinder.adapters.s3 import S3BlobStore
+
     return S3BlobStore(s3_bucket, "blobs", endpoint_url=s3_endpoint, region_name="us-east-1")
 
 

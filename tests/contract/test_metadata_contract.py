@@ -6,36 +6,12 @@ migrated database per module (see ``sql_backends``), emptied before each test.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from docbinder.adapters.memory import MemoryMetadataStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.metadata_suite import MetadataContract
-from tests.contract.sql_backends import SqlBackend, provision
-
-
-def _backend(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    tmp: Path = tmp_path_factory.mktemp(name)
-    with provision(name, tmp) as backend:
-        yield backend
-
-
-@pytest.fixture(scope="module")
-def sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("sqlite", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def postgresql_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("postgresql", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def mariadb_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
-    yield from _backend("mariadb", tmp_path_factory)
+from tests.contract.sql_backends import SqlBackend
 
 
 class TestMemoryMetadata(MetadataContract):
