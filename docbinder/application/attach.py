@@ -95,6 +95,12 @@ class AttachFiles:
         workflow = ctx.require_workflow("attaching a file")
         if not items:
             raise InvalidInput("an action result needs at least one file")
+        for item in items:
+            if not isinstance(item, FileItem):
+                raise InvalidInput(
+                    f"expected a FileItem, got {type(item).__name__}"
+                    + (" (pass its .item)" if hasattr(item, "item") else "")
+                )
         if not isinstance(label, str) or not label.strip():
             label = DEFAULT_LABEL
         label = label[: MAX_LABEL_LENGTH - 9]
@@ -144,6 +150,13 @@ class AttachFiles:
             stored.documents_label,
         )
         return stored
+
+    def can_attach(self, ctx: RunContext) -> bool:
+        """Whether the run has a workflow and its principal may add messages to it."""
+        workflow = ctx.workflow
+        return workflow is not None and self._access.can_on_workflow(
+            ctx.principal, Action.UPDATE, workflow
+        )
 
     def _store(self, message: ChatMessage, label: str) -> ChatMessage:
         candidate = message

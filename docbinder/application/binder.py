@@ -135,27 +135,39 @@ class Run:
         )
 
     def attach(
-        self, item: FileItem, *, label: str = DEFAULT_LABEL, user_message: str = ""
+        self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
     ) -> ChatDocument:
-        """Attach a FileItem to the run's workflow (C3); raises on failure."""
+        """Attach a FileItem (or the result of :meth:`store_file`) to the run's workflow (C3).
+
+        Raises :class:`NoActiveWorkflow`, :class:`AccessDenied`,
+        :class:`FileItemNotFound`, :class:`InvalidInput`, :class:`StorageError`.
+        """
         return self.binder.attach_files.attach(
-            self.context, item, label=label, user_message=user_message
+            self.context, _file_item(item), label=label, user_message=user_message
         )
 
+    def can_attach(self) -> bool:
+        """Whether this run has a workflow that its principal may add documents to."""
+        return self.binder.attach_files.can_attach(self.context)
+
     def attach_safely(
-        self, item: FileItem, *, label: str = DEFAULT_LABEL, user_message: str = ""
+        self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
     ) -> str | None:
         """Attach and return the ChatDocument id, or ``None`` with one logged warning (C3)."""
         return attach_file_as_chat_document(
-            self.binder.attach_files, self.context, item, label=label, user_message=user_message
+            self.binder.attach_files,
+            self.context,
+            _file_item(item),
+            label=label,
+            user_message=user_message,
         )
 
     def persist_action_result(
-        self, items: Sequence[FileItem], *, label: str, user_message: str = ""
+        self, items: Sequence[FileItem | StoredFile], *, label: str, user_message: str = ""
     ) -> ChatMessage:
-        """Attach several FileItems as one message (the task-result path, C9)."""
+        """Attach several FileItems (or :meth:`store_file` results) as one message (C9)."""
         return self.binder.attach_files.persist_action_result(
-            self.context, items, label=label, user_message=user_message
+            self.context, [_file_item(i) for i in items], label=label, user_message=user_message
         )
 
     def produce_file(
@@ -198,3 +210,8 @@ class Run:
     def list_files(self, *, limit: int | None = None) -> list[FileItem]:
         """FileItems the principal may read in its mandate, newest first."""
         return self.binder.get_file.list(self.principal, limit=limit)
+
+
+def _file_item(value: FileItem | StoredFile) -> FileItem:
+    """The FileItem itself, or the one a :class:`StoredFile` carries."""
+    return value.item if isinstance(value, StoredFile) else value

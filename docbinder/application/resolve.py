@@ -231,6 +231,10 @@ class ResolveDocumentList:
         out: list[DocumentSuggestion] = []
         for doc in uow.workflows.recent_documents(workflow.id, self._suggestions):
             item = uow.files.get(doc.file_id)
-            if item is not None and self._access.can_read_file(ctx.principal, item):
+            if (
+                item is not None
+                and self._access.can_read_file(ctx.principal, item)
+                and self._blobs.exists(item.blob_key)
+            ):
                 out.append(DocumentSuggestion(doc.reference, doc.file_name))
         return tuple(out)

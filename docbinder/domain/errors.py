@@ -88,6 +88,8 @@ class StorageError(DocbinderError, OSError):
 class SizeLimitExceeded(DocbinderError, ValueError):
     """A stream was longer than the configured maximum size in bytes; nothing was kept."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"input exceeds the size limit of {limit} bytes; nothing was stored")
+    def __init__(self, limit: int, name: str | None = None) -> None:
+        what = f"{name} exceeds" if name else "input exceeds"
+        super().__init__(f"{what} the size limit of {limit} bytes; nothing was stored")
         self.limit = limit
+        self.name = name

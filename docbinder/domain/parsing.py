@@ -717,11 +717,52 @@ def _whole_reference(cleaned: str) -> _Outcome | None:
 
 
 def _scan(text: str) -> list[_Outcome]:
-    """Every reference-shaped token in free text, left to right."""
+    """Every reference-shaped token in free text, left to right.
+
+    When the text is a list (entries separated by commas, semicolons or line
+    breaks), an entry that is a single word and no reference (``bogus``,
+    ``data.csv``) is rejected with :data:`REASON_NOT_A_REFERENCE`, so nothing the
+    model listed disappears silently; entries of several words are prose
+    (``"this file: is nice, read docItem:q1"``) and ignored like the words
+    around a reference. Returns nothing when the text holds no reference at all.
+    """
+    found = _scan_references(text)
+    if not found:
+        return []
+    entries = _ENTRY_SPLIT_RE.split(text)
+    if len(entries) < 2:
+        return found
+    outcomes: list[_Outcome] = []
+    for entry in entries:
+        word = _strip_wrappers(entry).strip("[](){}<>`'\"*-+ \t")
+        if not word:
+            continue
+        entry_found = _scan_references(entry)
+        if entry_found:
+            outcomes.extend(entry_found)
+        elif len(word.split()) == 1:
+            outcomes.append(RejectedReference(_short_repr(entry.strip()), REASON_NOT_A_REFERENCE))
+    return outcomes
+
+
+def canonical_uuid(text: str) -> str | None:
+    """``text`` as a canonical lowercase hyphenated UUID (RFC 9562), or None if it is none.
+
+    Accepts any letter case and the 32-digit form without hyphens, so a model
+    that upper-cases or compacts an id still names the same document.
+    """
+    match = _UUID_RE.fullmatch(text)
+    if match is None:
+        return None
+    digits = text.replace("-", "").lower()
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+def _scan_references(text: str) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
     for match in _SCAN_RE.finditer(text):
         if match.group("uuid") is not None:
-            outcomes.append(DocumentItemReference(match.group("uuid")))
+            outcomes.append(DocumentItemReference(canonical_uuid(match.group("uuid")) or ""))
         elif match.group("list") is not None:
             outcomes.append(
                 _make_label(match.group("label"), _short_repr(match.group(0)), normalise=True)
@@ -736,6 +777,12 @@ def _scan(text: str) -> list[_Outcome]:
             else:
                 outcomes.append(_make_id(kind, match.group(group), _short_repr(match.group(0))))
     return outcomes
+
+
+_ENTRY_SPLIT_RE: Final = re.compile(r"[,;\n]")
+_UUID_RE: Final = re.compile(
+    r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}"
+)
 
 
 def _prefix_kind(prefix: str) -> str:
@@ -758,6 +805,7 @@ def _make_id(kind: str, text: str, raw: str) -> _Outcome:
         return RejectedReference(raw, REASON_TOO_LONG)
     if not _ID_RE.fullmatch(ident):
         return RejectedReference(raw, REASON_INVALID_ID)
+    ident = canonical_uuid(ident) or ident
     if kind == _KIND_FILE:
         return FileReference(ident)
     if kind == _KIND_LIST:

@@ -18,5 +18,10 @@ class IdFactory(Protocol):
     """Source of new ids: random, never sequential, never derived from content or names."""
 
     def new_id(self) -> str:
-        """A new unique id (a random UUID in the default adapter)."""
+        """A new unique id (a random UUID in the default adapter).
+
+        UUID ids must be in canonical form (lowercase, hyphenated, RFC 9562):
+        the documentList parser reads any spelling of a UUID a model sends
+        back (upper case, without hyphens) as that canonical form.
+        """
         ...

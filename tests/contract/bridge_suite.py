@@ -469,3 +469,37 @@ class BridgeContract:
         assert [d.document.file_name.encode() for d in resolution.documents] == [
             n.encode() for n in names
         ]
+
+    def test_store_results_can_be_attached_directly(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        first = run.store_file("a.txt", b"a")
+        second = run.store_file("b.txt", b"b")
+        message = run.persist_action_result([first, second], label="task:2")
+        assert [d.file_id for d in message.documents] == [first.item.id, second.item.id]
+        assert run.attach(first, label="again").file_id == first.item.id
+        with pytest.raises(InvalidInput, match="expected a FileItem"):
+            run.persist_action_result(["a.txt"], label="task:3")  # type: ignore[list-item]
+
+    def test_can_attach_tells_whether_documents_may_be_added(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        own = binder.start_new_run(u1)
+        assert own.can_attach()
+        assert not binder.start_run(u1).can_attach()
+        assert own.workflow is not None
+        colleague = Principal("u3", "m1", "f1", roles=("member",))
+        assert not binder.start_run(colleague, own.workflow.id).can_attach()
+        admin = Principal("boss", "m1", None, roles=("admin",))
+        assert binder.start_run(admin, own.workflow.id).can_attach()
+
+    def test_upper_case_and_compact_uuids_name_the_same_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("a.txt", b"a")
+        assert produced.document_id is not None
+        shouted = f"DOCITEM:{produced.document_id.upper()}"
+        compact = f"docItem:{produced.document_id.replace('-', '')}"
+        resolution = run.resolve([shouted, compact, produced.document_id.upper()])
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok

@@ -203,3 +203,63 @@ def test_installed_entry_point_runs(home: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)["id"]) == 36
+
+
+def test_attach_to_a_workflow_the_user_may_not_update_writes_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "notes.txt"
+    f.write_text("n")
+    wf = _json(cli("--json", "workflow", "new", user="alice"))["id"]  # type: ignore[index]
+    result = cli("attach", str(f), "--workflow", wf, user="bob")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: user bob may not add documents to workflow {wf}"
+    assert _json(cli("--json", "files", "ls", user="bob")) == []
+
+
+def test_size_limit_is_checked_before_anything_is_stored(
+    cli, home: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    small = tmp_path / "small.txt"
+    small.write_text("s")
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"x" * 2000)
+    monkeypatch.setenv("DOCBINDER_MAX_FILE_SIZE", "1000")
+    result = cli("attach", str(small), str(big))
+    assert result.exit_code == 1
+    assert (
+        result.stderr.strip()
+        == f"error: {big} exceeds the size limit of 1000 bytes; nothing was stored"
+    )
+    assert _json(cli("--json", "files", "ls")) == []
+
+
+def test_names_and_text_are_printed_as_they_are(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "smile :thumbs_up: [bold]x.txt"
+    f.write_text("Status :thumbs_up: and [red]markup[/red]")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    attached = cli("attach", str(f), "--workflow", wf)
+    assert attached.exit_code == 0
+    assert (
+        attached.stdout.splitlines()[0] == "Wrote 'smile :thumbs_up: [bold]x.txt' (40 bytes)"
+    )
+    doc = attached.stdout.splitlines()[1].split("docItem:")[1]
+    shown = cli("resolve", f"docItem:{doc}", "--workflow", wf, "--content")
+    assert "Status :thumbs_up: and [red]markup[/red]" in shown.stdout
+    missing = cli("resolve", "docItem:abc", "--workflow", wf)
+    assert "docItem:abc" in missing.stdout
+
+
+def test_listed_words_that_are_no_reference_make_resolve_fail(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    doc = _json(cli("--json", "attach", str(f), "--workflow", wf))["documentId"]  # type: ignore[index]
+    result = cli("--json", "resolve", f"docItem:{doc}, bogus", "--workflow", wf)
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert [d["document"]["id"] for d in payload["documents"]] == [doc]
+    assert [(u["reference"], u["reason"]) for u in payload["unresolved"]] == [
+        ("'bogus'", "rejected_input")
+    ]
+    empty = cli("resolve", "[]", "--workflow", wf)
+    assert empty.exit_code == 0
+    assert empty.stdout.strip() == "nothing to resolve: the documentList holds no references"

@@ -171,7 +171,9 @@ def test_string_without_any_reference_is_rejected() -> None:
             "Use docList:writeFile:report.md, then docItem:x9.",
             ["docList:writeFile:report.md", "docItem:x9"],
         ),
-        (UUID.upper(), [f"docItem:{UUID.upper()}"]),
+        (UUID.upper(), [f"docItem:{UUID}"]),
+        (f"DOCITEM:{UUID.upper()}", [f"docItem:{UUID}"]),
+        (f"file:{UUID.replace('-', '')}", [f"file:{UUID}"]),
         (f"see {UUID}.", [f"docItem:{UUID}"]),
         (f"file:{UUID}", [f"file:{UUID}"]),
         ("[docItem:a1](docItem:a1)", ["docItem:a1"]),
@@ -573,3 +575,15 @@ def test_every_reason_constant_is_listed_and_distinct() -> None:
     values = [getattr(parsing, name) for name in names]
     assert len(set(values)) == len(values) == 16
     assert set(values) == REASONS
+
+
+def test_listed_words_that_are_no_reference_are_rejected() -> None:
+    assert parse("docItem:a1, bogus") == (["docItem:a1"], [("'bogus'", REASON_NOT_A_REFERENCE)])
+    assert parse("docItem:a1\ndata.csv\n") == (
+        ["docItem:a1"],
+        [("'data.csv'", REASON_NOT_A_REFERENCE)],
+    )
+    assert parse("Here are the documents:\n- docItem:a1\n- docItem:b2") == (
+        ["docItem:a1", "docItem:b2"],
+        [],
+    )

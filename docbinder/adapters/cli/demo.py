@@ -67,10 +67,11 @@ def shapes(results: list[ToolFileResult]) -> list[tuple[str, Any]]:
 
 def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
     """Run the demo for ``paths`` (or the shipped samples) and print the result."""
-    from docbinder.adapters.cli.main import check_readable, new_progress, read_chunks
+    from docbinder.adapters.cli.main import check_readable, check_sizes, new_progress, read_chunks
 
     paths = paths or sample_paths()
     check_readable(paths)
+    check_sizes(paths, state.settings.max_file_size)
     binder = state.binder()
     run = binder.start_new_run(state.principal)
     assert run.workflow is not None
@@ -148,7 +149,7 @@ def print_resolution(resolution: Resolution) -> None:
 
 def print_content(result: ContentResult) -> None:
     """Human-readable content parts per document."""
-    if not result.documents:
+    if not result.documents and result.resolution.references:
         out.print("[yellow]no content parts[/]")
     for doc in result.documents:
         out.print(f"[bold]{escape(doc.file_name)}[/] ({doc.mime_type}) {doc.reference}")

@@ -27,13 +27,34 @@ class Check:
     name: str
     status: str
     detail: str
+    guards: str = ""
+    """The failure mode of SPEC section 4 this check looks for, as the original log line said it."""
 
     def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "status": self.status, "detail": self.detail}
+        out = {"name": self.name, "status": self.status, "detail": self.detail}
+        if self.guards:
+            out["guards"] = self.guards
+        return out
+
+
+GUARDS = {
+    "listing returns FileItems": "'dict' object has no attribute 'fileName'",
+    "every FileItem has its blob": "File with ID ... not found",
+    "every ChatDocument has its FileItem": "0 valid ContentParts",
+    "a run without workflow is named": "No workflow available",
+    "tolerant documentList parsing": "Invalid documentList type: dict",
+    "attach yields content": "0 valid ContentParts",
+    "duplicate check respects access": "File with ID ... not found right after Duplicate detected",
+}
+"""Check name -> the failure mode of SPEC section 4 it looks for, as the original log line said it."""
 
 
 def run_doctor(state: State) -> list[Check]:
     """Run every check; never raises for a failing backend (that is a ``fail`` check)."""
+    return [attrs.evolve(c, guards=GUARDS.get(c.name, "")) for c in _run_checks(state)]
+
+
+def _run_checks(state: State) -> list[Check]:
     checks: list[Check] = []
     try:
         settings = state.settings
@@ -149,7 +170,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]
     checks.append(
         Check(
-            "listing returns FileItems ('dict' object has no attribute 'fileName')",
+            "listing returns FileItems",
             "fail" if wrong else "ok",
             f"backend returned {', '.join(sorted(set(wrong)))}"
             if wrong
@@ -159,7 +180,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     missing_blobs = [i.id for i in items if not binder.blobs.exists(i.blob_key)]
     checks.append(
         Check(
-            "FileItems with their blob (File with ID ... not found / blob_missing)",
+            "every FileItem has its blob",
             "warn" if missing_blobs else "ok",
             f"{len(missing_blobs)} of {len(items)} FileItems have no blob; `docbinder gc` removes them"
             if missing_blobs
@@ -170,7 +191,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     dangling = [d.id for d in documents if d.file_id not in ids]
     checks.append(
         Check(
-            "ChatDocuments with their FileItem (0 valid ContentParts)",
+            "every ChatDocument has its FileItem",
             "warn" if dangling else "ok",
             f"{len(dangling)} of {len(documents)} ChatDocuments point at deleted files (they resolve as file_missing)"
             if dangling
@@ -217,7 +238,7 @@ def _self_tests(authorizer: Any) -> list[Check]:
         no_wf = binder.start_run(f1).resolve([produced.reference])
         checks.append(
             Check(
-                "no workflow bound (No workflow available)",
+                "a run without workflow is named",
                 "ok"
                 if [u.reason for u in no_wf.unresolved] == [UnresolvedReason.NO_ACTIVE_WORKFLOW]
                 else "fail",
@@ -234,7 +255,7 @@ def _self_tests(authorizer: Any) -> list[Check]:
         ok = all(len(run.resolve(s).documents) == 1 for s in shapes)
         checks.append(
             Check(
-                "tolerant documentList parsing (Invalid documentList type: dict)",
+                "tolerant documentList parsing",
                 "ok" if ok else "fail",
                 "list of strings, list of dicts, dict wrapper, single string and a code fence all resolve"
                 if ok
@@ -244,7 +265,7 @@ def _self_tests(authorizer: Any) -> list[Check]:
         parts = run.get_content([produced.reference]).parts
         checks.append(
             Check(
-                "attach yields content (0 valid ContentParts)",
+                "attach yields content",
                 "ok" if produced.document_id and parts else "fail",
                 f"attach gave a ChatDocument and {len(parts)} content part(s)",
             )
@@ -253,7 +274,7 @@ def _self_tests(authorizer: Any) -> list[Check]:
         ghost_free = not other.duplicate and binder.get_file(f2, other.item.id) is not None
         checks.append(
             Check(
-                "duplicate check respects access (File with ID ... not found after Duplicate detected)",
+                "duplicate check respects access",
                 "ok" if ghost_free else "fail",
                 "same bytes in another feature instance gave a fresh, readable FileItem"
                 if ghost_free

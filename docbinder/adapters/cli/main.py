@@ -21,13 +21,22 @@ import typer
 from rich.logging import RichHandler
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table
+from rich.table import Table as _RichTable
 
 from docbinder.adapters.cli.output import emit_json, err, fail, out
-from docbinder.application import DocBinder, Run
+from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
-from docbinder.domain.errors import DocbinderError
+from docbinder.domain.errors import AccessDenied, DocbinderError, SizeLimitExceeded
 from docbinder.domain.model import Principal
+
+
+def Table(*headers: str) -> _RichTable:
+    """A table whose cells wrap instead of being cut, so ids stay copyable at any width."""
+    table = _RichTable()
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    return table
+
 
 PROGRESS_THRESHOLD = 8 << 20
 """Files larger than this many bytes get a progress bar."""
@@ -92,6 +101,11 @@ def handles_errors(func: F) -> F:
             return func(*args, **kwargs)
         except typer.Exit:
             raise
+        except BrokenPipeError:
+            # The reader went away (``docbinder ... | head``): stop quietly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(0) from None
         except DocbinderError as exc:
             fail(str(exc))
             raise typer.Exit(1) from None
@@ -142,7 +156,10 @@ def main(
     ] = None,
     role: Annotated[
         list[str] | None,
-        typer.Option(envvar="DOCBINDER_ROLE", help="Role (repeatable): viewer, member, admin."),
+        typer.Option(
+            envvar="DOCBINDER_ROLE",
+            help="Role (repeatable): viewer, member, admin (default: member).",
+        ),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
@@ -255,25 +272,52 @@ def attach(
     ] = None,
     json_flag: JsonOpt = False,
 ) -> None:
-    """Store FILEs and attach each to the workflow; print the tool-result text."""
+    """Store FILEs and attach each to the workflow; print the tool-result text.
+
+    Every file is checked (readable, within the size limit) and the workflow's
+    permission is checked before anything is stored. If storing one file still
+    fails, the files before it stay stored and attached, and the error names
+    the file that failed and those that were kept.
+    """
     check_readable(files)
+    check_sizes(files, STATE.settings.max_file_size)
     run = start_run(workflow)
-    results = []
+    if workflow is not None and not run.can_attach():
+        raise AccessDenied(
+            f"user {run.principal.user_id} may not add documents to workflow {workflow}"
+        )
+    results: list[ToolFileResult] = []
+    as_json = _json(json_flag)
     with new_progress() as progress:
         for path in files:
-            results.append(
-                run.produce_file(
+            try:
+                result = run.produce_file(
                     path.name,
                     read_chunks(path, progress),
                     verb="Wrote",
                     label=label or f"writeFile:{path.name}",
                 )
-            )
-    if _json(json_flag):
+            except (DocbinderError, OSError) as exc:
+                kept = ", ".join(r.item.file_name for r in results)
+                note = f"; stored before it: {kept}" if kept else ""
+                if as_json and results:
+                    emit_json(results[0] if len(results) == 1 else results)
+                raise DocbinderError(f"{path}: {exc}{note}") from exc
+            results.append(result)
+            if not as_json:
+                note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
+                out.print(escape(result.text) + note)
+    if as_json:
         emit_json(results[0] if len(results) == 1 else results)
+
+
+def check_sizes(paths: list[Path], limit: int | None) -> None:
+    """Raise :class:`SizeLimitExceeded` naming the first file over ``limit`` bytes."""
+    if limit is None:
         return
-    for result in results:
-        out.print(escape(result.text))
+    for path in paths:
+        if path.stat().st_size > limit:
+            raise SizeLimitExceeded(limit, str(path))
 
 
 @app.command()
@@ -312,6 +356,8 @@ def resolve(
             from docbinder.adapters.cli.demo import print_resolution
 
             print_resolution(resolution)
+            if not resolution.references:
+                out.print("nothing to resolve: the documentList holds no references")
     if unresolved:
         fail(f"{len(unresolved)} reference(s) unresolved")
         raise typer.Exit(1)
@@ -505,6 +551,8 @@ def doctor(json_flag: JsonOpt = False) -> None:
             out.print(
                 f"[{colour}]{check.status:>4}[/] {escape(check.name)}: {escape(check.detail)}"
             )
+            if check.status != "ok" and check.guards:
+                out.print(f"       (the failure mode behind it: {escape(check.guards)})")
     if failed:
         raise typer.Exit(1)
 

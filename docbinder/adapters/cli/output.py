@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from docbinder.serialization import to_wire
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+out = Console(soft_wrap=True, highlight=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 
 def emit_json(payload: Any) -> None:
