@@ -108,9 +108,7 @@ class AttachFiles:
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
-        for item in items:
-            if not self._access.can_read_file(ctx.principal, item):
-                raise FileItemNotFound(f"file {item.id} not found")
+        items = self._stored(ctx, items)
         message_id = self._ids.new_id()
         documents = tuple(
             ChatDocument(
@@ -150,6 +148,21 @@ class AttachFiles:
             stored.documents_label,
         )
         return stored
+
+    def _stored(self, ctx: RunContext, items: Sequence[FileItem]) -> list[FileItem]:
+        """The stored rows of ``items``, each read-checked; the caller's copies are not trusted.
+
+        A deleted or forged FileItem gives the same :class:`FileItemNotFound`
+        as a file of another tenant, so attaching reveals nothing about ids.
+        """
+        with self._uow() as uow:
+            stored = [uow.files.get(item.id) for item in items]
+        checked: list[FileItem] = []
+        for item, row in zip(items, stored, strict=True):
+            if row is None or not self._access.can_read_file(ctx.principal, row):
+                raise FileItemNotFound(f"file {item.id} not found")
+            checked.append(row)
+        return checked
 
     def can_attach(self, ctx: RunContext) -> bool:
         """Whether the run has a workflow and its principal may add messages to it."""

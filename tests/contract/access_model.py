@@ -34,9 +34,11 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import pytest
+from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -153,6 +155,10 @@ class Actor:
     run: Run
 
 
+Pair = tuple[Actor, Any]
+"""An actor and what it acts on (a FileRecord, a workflow id or ``None``)."""
+
+
 class AccessModel(RuleBasedStateMachine):
     """The state machine; build it with a fresh, empty :class:`DocBinder` per example."""
 
@@ -187,6 +193,18 @@ class AccessModel(RuleBasedStateMachine):
         with pytest.raises(NotFound) as caught:
             self.binder.get_file(principal, ident)
         return type(caught.value), without_id(str(caught.value), ident)
+
+    def _pick(self, data: st.DataObject, anything: list[Pair], *interesting: list[Pair]) -> Pair:
+        """An (actor, target) pair: from ``anything`` or from one of the ``interesting`` lists.
+
+        Uniform choices rarely hit the interesting cases (an admin attaching to
+        another user's workflow, a viewer trying to delete what it can read), so
+        each non-empty ``interesting`` list gets an equal share with ``anything``,
+        which keeps every refusal in play.
+        """
+        pools = [anything, *(pool for pool in interesting if pool)]
+        pool = data.draw(st.sampled_from(pools), label="pool") if len(pools) > 1 else anything
+        return data.draw(st.sampled_from(pool), label="actor and target")
 
     def _add_actor(self, principal: Principal) -> None:
         if may(principal, Action.CREATE, principal.scope, principal.user_id):
@@ -231,7 +249,9 @@ class AccessModel(RuleBasedStateMachine):
         duplicate: bool,
     ) -> None:
         # Whatever comes back is readable by the caller: never a ghost duplicate.
-        assert may(principal, Action.READ, item.scope, item.created_by), item
+        assert may(principal, Action.READ, item.scope, item.created_by), (
+            f"ghost duplicate: {principal} cannot read the returned {item}"
+        )
         assert item.scope == principal.scope
         assert item.created_by == principal.user_id
         assert item.file_name == name
@@ -240,6 +260,7 @@ class AccessModel(RuleBasedStateMachine):
         if expected:
             assert duplicate, "a readable duplicate exists and was not found"
             assert item.id in expected
+            event("store: duplicate found")
         else:
             assert not duplicate, f"duplicate {item.id} although no readable candidate exists"
             assert item.id not in self.files
@@ -332,8 +353,27 @@ class AccessModel(RuleBasedStateMachine):
     @rule(data=st.data(), label=st.sampled_from(LABELS))
     def attach(self, data: st.DataObject, label: str) -> None:
         """Attach a file that exists anywhere to the actor's bound workflow."""
-        actor = data.draw(st.sampled_from(self.actors), label="actor")
-        record = data.draw(st.sampled_from(self._live_files()), label="file")
+        pairs = [(a, f) for a in self.actors for f in self._live_files()]
+        allowed_pairs = [
+            (a, f)
+            for a, f in pairs
+            if a.run.workflow is not None
+            and self._may_workflow(a.principal, Action.UPDATE, a.run.workflow.id)
+            and self._may_file(a.principal, Action.READ, f)
+        ]
+        foreign_workflow = [
+            (a, f)
+            for a, f in allowed_pairs
+            if a.run.workflow is not None
+            and self.workflows[a.run.workflow.id].owner != a.principal.user_id
+        ]
+        # Files of another scope in a workflow make "access_denied" for its other readers.
+        mixed_scopes = [
+            (a, f)
+            for a, f in allowed_pairs
+            if a.run.workflow is not None and f.scope != self.workflows[a.run.workflow.id].scope
+        ]
+        actor, record = self._pick(data, pairs, allowed_pairs, foreign_workflow, mixed_scopes)
         principal = actor.principal
         workflow = actor.run.workflow
         allowed: list[type[BaseException]] = []
@@ -352,6 +392,11 @@ class AccessModel(RuleBasedStateMachine):
                 assert without_id(str(caught.value), record.id) == expected_text
             return
         assert workflow is not None
+        event(
+            "attach: into another user's workflow"
+            if self.workflows[workflow.id].owner != principal.user_id
+            else "attach: into own workflow"
+        )
         document = actor.run.attach(record.item, label=label)
         assert document.workflow_id == workflow.id
         assert document.file_id == record.id
@@ -360,8 +405,23 @@ class AccessModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def bind(self, data: st.DataObject) -> None:
         """Bind the actor's run to any workflow (or a random id): only readable ones bind."""
-        actor = data.draw(st.sampled_from(self.actors), label="actor")
-        target = data.draw(st.sampled_from([None, *self.workflows]), label="workflow")
+        pairs: list[tuple[Actor, str | None]] = [
+            (a, w) for a in self.actors for w in [None, *self.workflows]
+        ]
+        readable = [
+            (a, w)
+            for a, w in pairs
+            if w is not None
+            and w != a.run.context.workflow_id
+            and self._may_workflow(a.principal, Action.READ, w)
+        ]
+        updatable = [
+            (a, w)
+            for a, w in readable
+            if self.workflows[w].owner != a.principal.user_id
+            and self._may_workflow(a.principal, Action.UPDATE, w)
+        ]
+        actor, target = self._pick(data, pairs, readable, updatable)
         principal = actor.principal
         ident = random_id()
         with pytest.raises(WorkflowNotFound) as unknown:
@@ -373,7 +433,9 @@ class AccessModel(RuleBasedStateMachine):
             run = self.binder.start_run(principal, target)
             assert run.workflow is not None and run.workflow.id == target
             actor.run = run
+            event("bind: bound")
         else:
+            event("bind: refused")
             with pytest.raises(WorkflowNotFound) as caught:
                 self.binder.start_run(principal, target)
             assert type(caught.value) is type(unknown.value)
@@ -382,8 +444,20 @@ class AccessModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
         """Delete any file (live, deleted, foreign) or a random id."""
-        actor = data.draw(st.sampled_from(self.actors), label="actor")
-        target = data.draw(st.sampled_from([None, *self.files]), label="file")
+        pairs: list[tuple[Actor, str | None]] = [
+            (a, f) for a in self.actors for f in [None, *self.files]
+        ]
+        readable = [
+            (a, f)
+            for a, f in pairs
+            if f is not None and self._may_file(a.principal, Action.READ, self.files[f])
+        ]
+        undeletable = [
+            (a, f)
+            for a, f in readable
+            if not self._may_file(a.principal, Action.DELETE, self.files[f])
+        ]
+        actor, target = self._pick(data, pairs, readable, undeletable)
         principal = actor.principal
         expected_type, expected_text = self._not_found_answer(principal)
         ident = target if target is not None else random_id()
@@ -393,10 +467,13 @@ class AccessModel(RuleBasedStateMachine):
                 deleted = self.binder.delete_file(principal, ident)
                 assert deleted.id == ident
                 record.deleted = True
+                event("delete: deleted")
             else:
                 with pytest.raises(AccessDenied):
                     self.binder.delete_file(principal, ident)
+                event("delete: readable but denied")
             return
+        event("delete: not found")
         with pytest.raises(NotFound) as caught:
             self.binder.delete_file(principal, ident)
         assert type(caught.value) is expected_type
@@ -490,6 +567,8 @@ class AccessModel(RuleBasedStateMachine):
             assert kind == "docItem" and doc_id in in_workflow, suggestion
             assert outcome(in_workflow[doc_id]) is None, suggestion
         ok = {d for d, document in in_workflow.items() if outcome(document) is None}
+        for document in in_workflow.values():
+            event(f"resolve: {outcome(document) or 'resolved'}")
         assert {d.document.id for d in resolution.documents} == ok
 
     def _check_resolution(
@@ -551,4 +630,3 @@ def state_machine_factory(
         return AccessModel(binder, cleanup)
 
     return factory
-
