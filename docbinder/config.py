@@ -96,7 +96,7 @@ class Settings:
                 values[name], sources[name] = env[ENV_PREFIX + name.upper()], "environment"
             elif name in from_file:
                 values[name], sources[name] = from_file[name], f"config file {path}"
-        home = Path(values.get("home") or default_home()).expanduser()
+        home = Path(values.get("home") or default_home()).expanduser().absolute()
         sources.setdefault("home", "default")
         if "database_url" not in values:
             values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"

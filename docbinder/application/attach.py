@@ -101,9 +101,7 @@ class AttachFiles:
                     f"expected a FileItem, got {type(item).__name__}"
                     + (" (pass its .item)" if hasattr(item, "item") else "")
                 )
-        if not isinstance(label, str) or not label.strip():
-            label = DEFAULT_LABEL
-        label = label[: MAX_LABEL_LENGTH - 9]
+        label = _clean_label(label)
         if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
@@ -188,6 +186,20 @@ class AttachFiles:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _clean_label(label: object) -> str:
+    """A usable ``documents_label``: control characters become spaces, the length leaves room for a suffix.
+
+    Labels are derived from file names (``writeFile:<name>``), which may hold a
+    tab; the label rule forbids control characters, so they are replaced
+    rather than letting the attach fail.
+    """
+    if not isinstance(label, str):
+        return DEFAULT_LABEL
+    cleaned = "".join(" " if ord(ch) < 32 or ch == "\x7f" else ch for ch in label)
+    cleaned = cleaned[: MAX_LABEL_LENGTH - 9]
+    return cleaned if cleaned.strip() else DEFAULT_LABEL
+
+
 def attach_file_as_chat_document(
     attach: AttachFiles,
     ctx: RunContext,
@@ -211,6 +223,8 @@ def attach_file_as_chat_document(
         )
     except (AccessDenied, FileItemNotFound) as exc:
         log.warning("attach skipped: permission denied for file %s: %s", item.id, exc)
+    except InvalidInput as exc:
+        log.warning("attach failed: invalid input for file %s: %s", item.id, exc)
     except DocbinderError as exc:
         log.warning("attach failed: storage fault for file %s: %s", item.id, exc)
     except Exception as exc:  # a host adapter may raise anything; the tool must not see it

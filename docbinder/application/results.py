@@ -15,12 +15,34 @@ def format_tool_file_result(verb: str, item: FileItem, document_id: str | None) 
           file id: <fileId>
 
     ``verb`` says what happened (``Downloaded``, ``Wrote``, ``Rendered``,
-    ``Generated``, ``Created chart``, ``Stored``). Without an active workflow
+    ``Generated``, ``Created chart``, ``Stored``). Characters of the name that
+    are not printable (tabs, line or paragraph separators, bidi controls) are
+    shown as ``\\uXXXX`` escapes, so a file name can never add a line of its own
+    to the text the model reads. Without an active workflow
     (``document_id is None``) the ``documentList ref`` line is left out and the
     ``file id`` line stays.
     """
-    lines = [f"{verb} '{item.file_name}' ({item.size} bytes)"]
+    lines = [f"{verb} '{printable(item.file_name)}' ({item.size} bytes)"]
     if document_id is not None:
         lines.append(f"  documentList ref: docItem:{document_id}")
     lines.append(f"  file id: {item.id}")
     return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (``str.isprintable``) but space escaped.
+
+    Tab becomes ``\\t``, other characters ``\\uXXXX`` (``\\UXXXXXXXX`` above the
+    Basic Multilingual Plane).
+    """
+    out: list[str] = []
+    for ch in text:
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out)

@@ -7,7 +7,7 @@ import logging
 from docbinder.application.access import AccessPolicy
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import WorkflowNotFound
-from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal
+from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal, is_valid_id
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
 
@@ -46,7 +46,13 @@ class Workflows:
         return workflow
 
     def get(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
-        """The workflow without messages; :class:`WorkflowNotFound` if absent or not readable."""
+        """The workflow without messages; :class:`WorkflowNotFound` if absent or not readable.
+
+        An id that cannot exist (empty, control characters, not a string) gets
+        the same answer as an unknown one.
+        """
+        if not is_valid_id(workflow_id):
+            raise WorkflowNotFound(f"workflow {workflow_id!r} not found")
         with self._uow() as uow:
             workflow = uow.workflows.get_workflow(workflow_id)
         if workflow is None or not self._access.can_on_workflow(principal, Action.READ, workflow):

@@ -31,6 +31,7 @@ MAX_LABEL_LENGTH = 512
 MAX_MESSAGE_LENGTH = 4_000_000
 """Longest accepted ChatMessage text, in characters (fits every backend's text column)."""
 
+
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MIME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
 
@@ -38,11 +39,23 @@ EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 """SHA-256 of zero bytes (FIPS 180-4)."""
 
 
-def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _id_problem(name: str, value: object) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 128:
-        raise InvalidInput(f"{attribute.name} must be a non-empty string of at most 128 characters")
-    if any(ch.isspace() or ord(ch) < 32 for ch in value):
-        raise InvalidInput(f"{attribute.name} must not contain whitespace or control characters")
+        return f"{name} must be a non-empty string of at most 128 characters"
+    if any(ch.isspace() or ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        return f"{name} must not contain whitespace, control characters or lone surrogates"
+    return None
+
+
+def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    problem = _id_problem(attribute.name, value)
+    if problem is not None:
+        raise InvalidInput(problem)
+
+
+def is_valid_id(value: object) -> bool:
+    """Whether ``value`` could be an entity id (the rule every id attribute is validated with)."""
+    return _id_problem("id", value) is None
 
 
 def _check_optional_id(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -22,23 +22,47 @@ def iter_chunks(data: Chunks | BinaryIO | bytes, chunk_size: int = CHUNK_SIZE) -
     """Yield non-empty ``bytes`` chunks from bytes, an iterable of chunks or a binary file object.
 
     File objects are read ``chunk_size`` bytes at a time; nothing is read whole.
-    ``bytearray``/``memoryview`` chunks are converted to ``bytes``.
+    ``bytearray``/``memoryview`` chunks are converted to ``bytes``. Anything else
+    (``str``, ``None``, integers, a text-mode file) raises :class:`InvalidInput`
+    when iterated, before or at the offending chunk.
     """
     if isinstance(data, bytes | bytearray | memoryview):
         if data:
             yield bytes(data)
         return
+    if isinstance(data, str) or data is None:
+        raise InvalidInput(
+            f"file data must be bytes, byte chunks or a binary file, not {type(data).__name__}"
+        )
     if hasattr(data, "read"):
         reader = data.read
         while True:
             chunk = reader(chunk_size)
             if not chunk:
                 return
-            yield bytes(chunk)
+            yield _as_bytes(chunk)
     else:
-        for chunk in data:
+        try:
+            chunks = iter(data)
+        except TypeError:
+            raise InvalidInput(
+                f"file data must be bytes, byte chunks or a binary file, not {type(data).__name__}"
+            ) from None
+        for chunk in chunks:
             if chunk:
-                yield bytes(chunk)
+                yield _as_bytes(chunk)
+
+
+def _as_bytes(chunk: object) -> bytes:
+    """``chunk`` as ``bytes``; :class:`InvalidInput` for anything not bytes-like (str, int, ...)."""
+    if isinstance(chunk, bytes):
+        return chunk
+    if isinstance(chunk, bytearray | memoryview):
+        return bytes(chunk)
+    raise InvalidInput(
+        f"file data chunks must be bytes, not {type(chunk).__name__}"
+        + (" (open the file in binary mode)" if isinstance(chunk, str) else "")
+    )
 
 
 @attrs.frozen

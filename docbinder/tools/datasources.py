@@ -154,7 +154,9 @@ def clean_file_name(value: str | None) -> str | None:
     if not value:
         return None
     last = value.replace("\\", "/").rsplit("/", 1)[-1]
-    last = "".join(ch for ch in last if ord(ch) >= 32 and ch != "\x7f").strip()
+    # Only printable characters and plain spaces: no control, format (bidi), or
+    # line/paragraph separator characters that could fake lines in tool text.
+    last = "".join(ch for ch in last if ch.isprintable() or ch == " ").strip()
     if last in ("", ".", ".."):
         return None
     return last
@@ -227,9 +229,8 @@ class LocalDirectorySource:
             raise DataSourceError(f"cannot open {ref!r} in data source {self.root}: {exc}") from exc
         if not resolved.is_relative_to(self.root):
             raise InvalidInput(f"the path {ref!r} leads outside the data source directory")
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         try:
-            fd = os.open(resolved, flags)
+            fd = _open_beneath(self.root, resolved.relative_to(self.root).parts)
         except FileNotFoundError as exc:
             raise DataSourceNotFound(f"no file {ref!r} in data source {self.root}") from exc
         except OSError as exc:
@@ -238,6 +239,8 @@ class LocalDirectorySource:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InvalidInput(f"the path {ref!r} is not a regular file")
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
             if self.max_bytes is not None and info.st_size > self.max_bytes:
                 raise SizeLimitExceeded(self.max_bytes)
             handle = os.fdopen(fd, "rb", buffering=0)
@@ -264,6 +267,30 @@ class LocalDirectorySource:
                 yield chunk
         finally:
             handle.close()
+
+
+def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
+    """Open ``root/parts...`` one component at a time, never following a symbolic link.
+
+    ``parts`` is the already-resolved path below ``root``; opening each directory
+    relative to its parent with ``O_NOFOLLOW`` means a component swapped for a
+    link after the path was resolved makes the open fail instead of leading
+    outside ``root``. The file is opened with ``O_NONBLOCK`` so a FIFO cannot
+    block; the caller rejects anything that is not a regular file. Raises
+    ``OSError`` (``FileNotFoundError`` for a vanished component).
+    """
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not parts or not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:
+        return os.open(root.joinpath(*parts), os.O_RDONLY | nofollow | getattr(os, "O_BINARY", 0))
+    directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=directory)
+            os.close(directory)
+            directory = child
+        return os.open(parts[-1], os.O_RDONLY | nofollow | os.O_NONBLOCK, dir_fd=directory)
+    finally:
+        os.close(directory)
 
 
 # -- HTTP -----------------------------------------------------------------------------------
@@ -304,7 +331,8 @@ class HttpSource:
     """:class:`DataSource` that downloads ``http`` and ``https`` URLs with httpx, streaming.
 
     ``timeout_s`` (seconds) bounds connecting and each wait for more bytes, not
-    the whole download. ``max_bytes`` limits the (decoded) body: a larger
+    the whole download. Requests send ``Accept-Encoding: identity`` (unless
+    ``headers`` say otherwise), so the size limit counts the bytes as sent. ``max_bytes`` limits the (decoded) body: a larger
     ``Content-Length`` is refused before reading, and the limit is enforced
     while streaming, so nothing is stored either way. ``allowed_hosts``
     restricts the host names the source may contact, redirects included
@@ -341,7 +369,9 @@ class HttpSource:
         self.timeout_s = float(timeout_s)
         self.max_bytes = max_bytes
         self.chunk_size = chunk_size
-        self.headers = dict(headers or {})
+        # Ask for the body as stored: a compressed body would be unpacked a whole
+        # network read at a time, before the size limit could see it.
+        self.headers = {"Accept-Encoding": "identity", **dict(headers or {})}
         self.allowed_hosts = (
             None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
         )

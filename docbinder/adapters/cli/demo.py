@@ -22,7 +22,7 @@ from rich.table import Table
 
 from docbinder.adapters.cli.output import emit_json, out
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
-from docbinder.domain.model import ContentKind
+from docbinder.domain.model import ContentKind, check_file_name
 
 if TYPE_CHECKING:
     from docbinder.adapters.cli.main import State
@@ -72,6 +72,8 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
     paths = paths or sample_paths()
     check_readable(paths)
     check_sizes(paths, state.settings.max_file_size)
+    for path in paths:
+        check_file_name(path.name)
     binder = state.binder()
     run = binder.start_new_run(state.principal)
     assert run.workflow is not None

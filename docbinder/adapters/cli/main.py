@@ -27,7 +27,7 @@ from docbinder.adapters.cli.output import emit_json, err, fail, out
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
 from docbinder.domain.errors import AccessDenied, DocbinderError, SizeLimitExceeded
-from docbinder.domain.model import Principal
+from docbinder.domain.model import Principal, check_file_name
 
 
 def Table(*headers: str) -> _RichTable:
@@ -281,6 +281,8 @@ def attach(
     """
     check_readable(files)
     check_sizes(files, STATE.settings.max_file_size)
+    for path in files:
+        check_file_name(path.name)
     run = start_run(workflow)
     if workflow is not None and not run.can_attach():
         raise AccessDenied(
