@@ -32,6 +32,8 @@ MAX_MESSAGE_LENGTH = 4_000_000
 """Longest accepted ChatMessage text, in characters (fits every backend's text column)."""
 
 
+_BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
+
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MIME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
 
@@ -42,7 +44,7 @@ EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 def _id_problem(name: str, value: object) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 128:
         return f"{name} must be a non-empty string of at most 128 characters"
-    if any(ch.isspace() or ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+    if _BAD_ID_CHAR_RE.search(value):
         return f"{name} must not contain whitespace, control characters or lone surrogates"
     return None
 

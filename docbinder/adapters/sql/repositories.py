@@ -246,11 +246,15 @@ class SqlWorkflowRepository:
         found: dict[str, ChatDocument] = {}
         with translating():
             for start in range(0, len(wanted), IN_CHUNK):
+                # Primary-key lookup only: with a workflow condition in the
+                # query, planners may walk the workflow's index instead, which
+                # grows with the workflow. Other workflows' rows are dropped here.
                 stmt = sa.select(chat_documents).where(
-                    chat_documents.c.id.in_(wanted[start : start + IN_CHUNK]),
-                    chat_documents.c.workflow_id == workflow_id,
+                    chat_documents.c.id.in_(wanted[start : start + IN_CHUNK])
                 )
                 for row in self._session.execute(stmt):
+                    if row.workflow_id != workflow_id:
+                        continue
                     doc = _load(row, ChatDocument)
                     found[doc.id] = doc
         return {doc_id: found[doc_id] for doc_id in wanted if doc_id in found}
@@ -271,12 +275,14 @@ class SqlWorkflowRepository:
 
     def documents_by_file(self, workflow_id: str, file_id: str) -> list[ChatDocument]:
         d = chat_documents.c
-        stmt = (
-            sa.select(chat_documents)
-            .where(d.workflow_id == workflow_id, d.file_id == file_id)
-            .order_by(d.sequence_nr, d.position)
-        )
-        return self._documents(stmt)
+        # No ORDER BY in SQL: it would tempt the planner into the workflow's
+        # ordering index (a walk over every document); the few rows of one
+        # file are put in order here instead.
+        stmt = sa.select(chat_documents).where(d.workflow_id == workflow_id, d.file_id == file_id)
+        with translating():
+            rows = self._session.execute(stmt).all()
+        rows.sort(key=lambda row: (row.sequence_nr, row.position))
+        return [_load(row, ChatDocument) for row in rows]
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         if limit <= 0:
