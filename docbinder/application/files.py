@@ -17,6 +17,7 @@ from docbinder.domain.errors import (
     DocbinderError,
     DuplicateFileItem,
     FileItemNotFound,
+    InvalidInput,
     SizeLimitExceeded,
     StorageError,
 )
@@ -138,7 +139,10 @@ class StoreFile:
     written; then checks for a readable duplicate (which is returned, and the
     new blob removed); then inserts the FileItem in one transaction. If the
     metadata write fails the blob is removed again (or, if that fails too,
-    left for ``gc`` with a log line).
+    left for ``gc`` with a log line). If the commit fails, the FileItem is
+    looked up again, because a commit can take effect and still report a
+    fault: found, the store succeeded; not found, the blob is removed; unknown,
+    the blob is left for ``gc``. A FileItem never names a missing blob.
     """
 
     def __init__(
@@ -174,7 +178,9 @@ class StoreFile:
 
         Raises :class:`InvalidInput` (bad name), :class:`AccessDenied` (no
         ``create`` right), :class:`SizeLimitExceeded` (input over ``max_size``
-        bytes; nothing kept), :class:`StorageError` (backend fault; nothing kept).
+        bytes; nothing kept), :class:`StorageError` (backend fault; nothing
+        kept, except a blob no FileItem names when the outcome of the commit
+        could not be established: ``gc`` removes it).
         """
         check_file_name(file_name)
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
@@ -182,9 +188,24 @@ class StoreFile:
         key = blob_key_for(file_id)
         stream = HashingStream(data, self._max_size)
         self._blobs.put(key, stream)
+        committing: list[FileItem] = []
         try:
-            return self._record(principal, file_id, key, file_name, stream, mime_type, folder, tags)
+            return self._record(
+                principal, file_id, key, file_name, stream, mime_type, folder, tags, committing
+            )
+        except Exception as exc:
+            if committing:
+                recovered = self._after_failed_commit(committing[0], exc)
+                if recovered is not None:
+                    return recovered
+                raise
+            self._discard_blob(key)
+            raise
         except BaseException:
+            if committing:
+                # Interrupted while committing: the row may exist, so the blob stays.
+                log.warning("orphan blob left for gc: %s (commit interrupted)", key)
+                raise
             self._discard_blob(key)
             raise
 
@@ -198,6 +219,7 @@ class StoreFile:
         mime_type: str | None,
         folder: str | None,
         tags: tuple[str, ...],
+        committing: list[FileItem],
     ) -> StoredFile:
         sha = stream.sha256
         check = self._check(principal, sha, file_name)
@@ -229,6 +251,7 @@ class StoreFile:
                     self._discard_blob(key)
                     return StoredFile(again.item, duplicate=True)
                 uow.files.add(item, deduplicate=False)
+            committing.append(item)
             uow.commit()
         log.info(
             "stored file %s (%s, %d bytes) for user %s in scope %s",
@@ -239,6 +262,40 @@ class StoreFile:
             item.scope,
         )
         return StoredFile(item, duplicate=False)
+
+    def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:
+        """Decide what a failed commit means for the blob, which was written first.
+
+        A commit can fail after the database made it durable (the connection
+        drops before the answer arrives), so the FileItem is looked up again
+        in a fresh unit of work: if it is there, the store succeeded and the
+        blob must stay; if it is not, the blob is removed; if the lookup fails
+        too, the outcome is unknown and the blob is left for ``gc`` (a blob no
+        FileItem names is found by ``gc``; a FileItem without its blob would
+        be lost data).
+        """
+        try:
+            with self._uow() as uow:
+                stored = uow.files.get(item.id)
+        except Exception as lookup_exc:
+            log.warning(
+                "orphan blob left for gc: %s (commit of file %s failed: %s; "
+                "could not check whether it was stored: %s)",
+                item.blob_key,
+                item.id,
+                exc,
+                lookup_exc,
+            )
+            return None
+        if stored is None:
+            self._discard_blob(item.blob_key)
+            return None
+        log.warning(
+            "commit of file %s reported a fault (%s) but the FileItem was stored; keeping it",
+            item.id,
+            exc,
+        )
+        return StoredFile(stored, duplicate=False)
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
         if self._mime is not None:
@@ -281,7 +338,14 @@ class GetFile:
         return self._blobs.open(item.blob_key, chunk_size)
 
     def list(self, principal: Principal, *, limit: int | None = None) -> list[FileItem]:
-        """FileItems of the principal's mandate it may read, newest first, at most ``limit``."""
+        """FileItems of the principal's mandate it may read, newest first, at most ``limit``.
+
+        Raises :class:`InvalidInput` for a negative ``limit``.
+        """
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise InvalidInput(f"limit must be a non-negative whole number, got {limit!r}")
         with self._uow() as uow:
             items = uow.files.list(principal.mandate_id)
         visible = [i for i in items if self._access.can_read_file(principal, i)]

@@ -15,6 +15,7 @@ from datetime import timedelta
 import attrs
 
 from docbinder.domain.errors import BlobMissing
+from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
@@ -72,15 +73,36 @@ class CollectGarbage:
                 continue
             orphans.append(key)
             freed += stat.size
-        orphan_rows = [item.id for item in items if not self._blobs.exists(item.blob_key)]
+        suspects = [item for item in items if not self._blobs.exists(item.blob_key)]
         if not dry_run:
             for key in orphans:
                 self._blobs.delete(key)
                 log.info("gc removed orphan blob %s", key)
-            if orphan_rows:
-                with self._uow() as uow:
-                    for file_id in orphan_rows:
-                        uow.files.delete(file_id)
-                        log.info("gc removed FileItem %s whose blob was missing", file_id)
-                    uow.commit()
+        orphan_rows = self._orphan_rows(suspects, dry_run) if suspects else []
         return GcReport(tuple(orphans), tuple(young), tuple(orphan_rows), freed, dry_run)
+
+    def _orphan_rows(self, suspects: list[FileItem], dry_run: bool) -> list[str]:
+        """The suspects that still name a missing blob when read again; removed unless ``dry_run``.
+
+        The scan is a snapshot: since it was taken, a FileItem may have been
+        deleted, or switched to a new blob by an update (which then removed the
+        old one). Only a row that still names the same, still missing, blob is
+        an orphan; a row that moved on is live data and is kept.
+        """
+        found: list[str] = []
+        with self._uow() as uow:
+            for item in suspects:
+                current = uow.files.get(item.id)
+                if (
+                    current is None
+                    or current.blob_key != item.blob_key
+                    or self._blobs.exists(current.blob_key)
+                ):
+                    continue
+                found.append(item.id)
+                if not dry_run:
+                    uow.files.delete(item.id)
+                    log.info("gc removed FileItem %s whose blob was missing", item.id)
+            if found and not dry_run:
+                uow.commit()
+        return found

@@ -178,7 +178,13 @@ class LocalDiskBlobStore:
                     os.close(fd)
             _discard(temp)
             raise
-        self._fsync_dir(path.parent)
+        try:
+            self._fsync_dir(path.parent)
+        except BaseException:
+            # The rename is not durable, and the caller is told the put failed:
+            # take the blob back so that a failed put leaves nothing visible.
+            _discard(path)
+            raise
         log.debug("local disk stored blob %s (%d bytes)", key, size)
         return size
 

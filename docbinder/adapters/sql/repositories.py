@@ -280,7 +280,7 @@ class SqlWorkflowRepository:
         # file are put in order here instead.
         stmt = sa.select(chat_documents).where(d.workflow_id == workflow_id, d.file_id == file_id)
         with translating():
-            rows = self._session.execute(stmt).all()
+            rows = list(self._session.execute(stmt).all())
         rows.sort(key=lambda row: (row.sequence_nr, row.position))
         return [_load(row, ChatDocument) for row in rows]
 

@@ -1,0 +1,1 @@
+"""Reliability and security under faults, load and hostile input (see docs/security.md)."""

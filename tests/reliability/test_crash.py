@@ -1,0 +1,193 @@
+"""A producer process killed with SIGKILL while storing a large file (SQLite + local disk).
+
+The child stores a 64 MiB file through docbinder and signals readiness at the
+chosen moment by writing a marker file, then waits; the parent kills it with
+SIGKILL there. Two moments: between the blob write and the metadata commit
+(inside ``files.add``), and half-way through the blob write (the temp file is
+on disk, the rename has not happened). Afterwards no FileItem lacks its blob,
+and ``docbinder gc`` finds and removes what the killed process left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.sql import SqlMetadata, migrate
+from tests.reliability.harness import LEDGER, check_consistent, files_under, invoke_cli
+
+REPO = Path(__file__).resolve().parents[2]
+SIZE_MIB = 64
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+
+    from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+    from docbinder.adapters.localdisk import LocalDiskBlobStore
+    from docbinder.adapters.rbac import RoleTableAuthorizer
+    from docbinder.adapters.sql import SqlMetadata
+    from docbinder.adapters.system import UtcClock, UuidIdFactory
+    from docbinder.application import DocBinder
+    from docbinder.domain.model import Principal
+
+    database_url, blob_root, marker, moment, size_mib = sys.argv[1:6]
+    metadata = SqlMetadata.from_url(database_url)
+
+    def ready_and_wait():
+        Path(marker).write_text("ready")
+        time.sleep(600)  # the parent kills us here
+        raise SystemExit("not killed")
+
+    class Files:
+        def __init__(self, inner):
+            self._inner = inner
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+        def add(self, item, **kw):
+            if moment == "before-commit":
+                ready_and_wait()
+            return self._inner.add(item, **kw)
+
+    class Unit:
+        def __init__(self, inner):
+            self._inner = inner
+            self.files = Files(inner.files)
+            self.workflows = inner.workflows
+        def __enter__(self):
+            self._inner.__enter__()
+            return self
+        def __exit__(self, *exc):
+            return self._inner.__exit__(*exc)
+        def commit(self):
+            self._inner.commit()
+        def rollback(self):
+            self._inner.rollback()
+
+    binder = DocBinder(
+        uow_factory=lambda: Unit(metadata.unit_of_work()),
+        blobs=LocalDiskBlobStore(blob_root),
+        authorizer=RoleTableAuthorizer(),
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+        mime=SniffingMimeDetector(),
+    )
+
+    def data():
+        chunk = bytes(range(256)) * 4096  # 1 MiB
+        for index in range(int(size_mib)):
+            if moment == "mid-blob" and index == int(size_mib) // 2:
+                ready_and_wait()
+            yield chunk
+
+    run = binder.start_new_run(Principal("u1", "m1", "f1"))
+    run.produce_file("large.bin", data(), label="download:large.bin")
+    raise SystemExit("finished without being killed")
+    """
+)
+
+
+def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqlMetadata]:
+    database_url = f"sqlite:///{tmp_path / 'docbinder.db'}"
+    migrate(database_url)
+    blob_root = tmp_path / "blobs"
+    marker = tmp_path / "ready"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(script),
+            database_url,
+            str(blob_root),
+            str(marker),
+            moment,
+            str(SIZE_MIB),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            if child.poll() is not None:
+                _out, err = child.communicate()
+                pytest.fail(
+                    f"child ended before the kill point: {child.returncode}\n{err.decode()}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail("child never reached the kill point")
+            time.sleep(0.02)
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    LEDGER.injected[f"sigkill.{moment}"] += 1
+    return database_url, LocalDiskBlobStore(blob_root), SqlMetadata.from_url(database_url)
+
+
+def _gc(
+    database_url: str, store: LocalDiskBlobStore, home: Path, *, dry_run: bool
+) -> dict[str, object]:
+    args = ["--home", str(home), "--database-url", database_url, "--blob-url", store.url]
+    args += ["--json", "gc", "--grace", "0"] + (["--dry-run"] if dry_run else [])
+    result = invoke_cli(args)
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    payload: dict[str, object] = json.loads(result.stdout)
+    return payload
+
+
+def test_killed_between_blob_write_and_metadata_commit(tmp_path: Path) -> None:
+    database_url, store, metadata = _kill_at("before-commit", tmp_path)
+    state = check_consistent(metadata.unit_of_work, store)
+    assert state.items == ()
+    [orphan] = state.leftovers
+    assert store.stat(orphan).size == SIZE_MIB << 20
+    assert store.stale_temp_files(0) == []
+
+    dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
+    assert dry["orphanBlobs"] == [orphan] and dry["bytesFreed"] == SIZE_MIB << 20
+    assert store.exists(orphan)
+    done = _gc(database_url, store, tmp_path / "home", dry_run=False)
+    assert done["orphanBlobs"] == [orphan]
+    assert files_under(store.root) == []
+    # the workflow the child created is intact, without a message
+    with metadata.unit_of_work() as uow:
+        [workflow] = uow.workflows.list_workflows("m1")
+        assert uow.workflows.list_messages(workflow.id) == []
+    assert check_consistent(metadata.unit_of_work, store).items == ()
+    LEDGER.survived["sigkill.before-commit"] += 1
+
+
+def test_killed_half_way_through_the_blob_write(tmp_path: Path) -> None:
+    database_url, store, metadata = _kill_at("mid-blob", tmp_path)
+    state = check_consistent(metadata.unit_of_work, store)
+    assert state.items == () and state.keys == frozenset()
+    [temp] = store.stale_temp_files(0)
+    assert temp.name.startswith(".tmp-") and temp.stat().st_size >= (SIZE_MIB // 2 - 1) << 20
+
+    dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
+    assert dry["staleTempFiles"] == [str(temp)] and dry["orphanBlobs"] == []
+    assert temp.exists()
+    done = _gc(database_url, store, tmp_path / "home", dry_run=False)
+    assert done["staleTempFiles"] == [str(temp)]
+    assert files_under(store.root) == []
+    LEDGER.survived["sigkill.mid-blob"] += 1
