@@ -96,6 +96,11 @@ class Settings:
                 values[name], sources[name] = env[ENV_PREFIX + name.upper()], "environment"
             elif name in from_file:
                 values[name], sources[name] = from_file[name], f"config file {path}"
+        for name, value in values.items():
+            if name != "max_file_size" and not isinstance(value, str):
+                raise ConfigurationError(
+                    f"setting {name} must be text, got {type(value).__name__} ({sources[name]})"
+                )
         home = Path(values.get("home") or default_home()).expanduser().absolute()
         sources.setdefault("home", "default")
         if "database_url" not in values:
@@ -106,6 +111,8 @@ class Settings:
             sources["blob_url"] = "default (local disk)"
         values["home"] = home
         size = values.get("max_file_size")
+        if isinstance(size, bool | float):
+            raise ConfigurationError(f"max_file_size must be a whole number of bytes, got {size!r}")
         if size is not None:
             try:
                 values["max_file_size"] = int(size)
@@ -170,6 +177,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigurationError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"config file {path} is not UTF-8 text: {exc.reason}") from None
     table = data.get("docbinder", data)
     if not isinstance(table, dict):
         raise ConfigurationError(f"config file {path}: [docbinder] must be a table")

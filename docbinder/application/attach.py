@@ -9,6 +9,7 @@ producer all end in ChatMessage -> ChatDocument -> file id.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Sequence
 
 import attrs
@@ -195,7 +196,7 @@ def _clean_label(label: object) -> str:
     """
     if not isinstance(label, str):
         return DEFAULT_LABEL
-    cleaned = "".join(" " if ord(ch) < 32 or ch == "\x7f" else ch for ch in label)
+    cleaned = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in label)
     cleaned = cleaned[: MAX_LABEL_LENGTH - 9]
     return cleaned if cleaned.strip() else DEFAULT_LABEL
 

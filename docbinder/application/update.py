@@ -131,6 +131,7 @@ class UpdateFileContent:
         stream = HashingStream(chunks, self._max_size)
         self._blobs.put(new_key, stream)
         updated = attrs.evolve(item, blob_key=new_key, size=stream.size, sha256=stream.sha256)
+        committing = False
         try:
             with self._uow() as uow:
                 current = uow.files.get(item.id)
@@ -148,9 +149,17 @@ class UpdateFileContent:
                         f"the new content would make '{item.file_name}' a duplicate of another "
                         "file with the same name, creator and scope; nothing was changed"
                     ) from exc
+                committing = True
                 uow.commit()
+        except Exception as exc:
+            if not committing:
+                self._discard(new_key)
+                raise
+            if not self._commit_landed(item.id, new_key, exc):
+                raise
         except BaseException:
-            self._discard(new_key)
+            if not committing:
+                self._discard(new_key)
             raise
         self._discard(item.blob_key)
         log.info(
@@ -162,6 +171,39 @@ class UpdateFileContent:
             principal.user_id,
         )
         return FileUpdate(updated, item)
+
+    def _commit_landed(self, file_id: str, new_key: str, exc: Exception) -> bool:
+        """After a failed commit: did the switch take effect anyway? Cleans up accordingly.
+
+        A commit can become durable and still report a fault. The FileItem is
+        read again: naming ``new_key`` means the update happened (``True``; the
+        caller removes the old blob); naming anything else means it did not
+        (the new blob is removed, ``False``); if the read fails too, both blobs
+        are kept for ``gc`` (``False``), since removing either could leave a
+        FileItem without its bytes.
+        """
+        try:
+            with self._uow() as uow:
+                current = uow.files.get(file_id)
+        except Exception as lookup_exc:
+            log.warning(
+                "orphan blob left for gc: %s (commit of update to file %s failed: %s; "
+                "could not check whether it took effect: %s)",
+                new_key,
+                file_id,
+                exc,
+                lookup_exc,
+            )
+            return False
+        if current is not None and current.blob_key == new_key:
+            log.warning(
+                "commit of update to file %s reported a fault (%s) but took effect; keeping it",
+                file_id,
+                exc,
+            )
+            return True
+        self._discard(new_key)
+        return False
 
     def _discard(self, key: str) -> None:
         try:

@@ -6,7 +6,7 @@ import logging
 
 from docbinder.application.access import AccessPolicy
 from docbinder.domain.access import Action, ResourceKind
-from docbinder.domain.errors import WorkflowNotFound
+from docbinder.domain.errors import InvalidInput, WorkflowNotFound
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal, is_valid_id
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -66,7 +66,9 @@ class Workflows:
             return uow.workflows.list_messages(workflow_id)
 
     def list(self, principal: Principal, *, limit: int | None = None) -> list[ChatWorkflow]:
-        """Readable workflows of the principal's mandate, newest first."""
+        """Readable workflows of the principal's mandate, newest first; ``limit`` >= 0."""
+        if limit is not None and limit < 0:
+            raise InvalidInput("limit must be 0 or more")
         with self._uow() as uow:
             items = uow.workflows.list_workflows(principal.mandate_id)
         visible = [w for w in items if self._access.can_on_workflow(principal, Action.READ, w)]

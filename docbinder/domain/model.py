@@ -32,6 +32,9 @@ MAX_MESSAGE_LENGTH = 4_000_000
 """Longest accepted ChatMessage text, in characters (fits every backend's text column)."""
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL (Unicode category Cc)."""
+
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -69,7 +72,7 @@ def check_file_name(value: object) -> str:
     """Return ``value`` if it is an acceptable file name, else raise :class:`InvalidInput`.
 
     Accepted: any non-empty string of at most :data:`MAX_FILE_NAME_LENGTH`
-    characters without NUL or other C0 control characters (except tab). Path
+    characters without NUL or other C0/C1 control characters (except tab). Path
     separators, ``..`` and any Unicode are accepted: the name is metadata and
     never steers where a blob is stored (SPEC C1). The name is kept exactly as
     given; no Unicode normalisation is applied.
@@ -78,7 +81,7 @@ def check_file_name(value: object) -> str:
         raise InvalidInput("file name must be a non-empty string")
     if len(value) > MAX_FILE_NAME_LENGTH:
         raise InvalidInput(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
-    if any(ord(ch) < 32 and ch != "\t" for ch in value) or "\x7f" in value:
+    if _CONTROL_RE.search(value.replace("\t", " ")):
         raise InvalidInput("file name must not contain NUL or control characters")
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
         raise InvalidInput("file name must not contain lone surrogates")
@@ -114,7 +117,7 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise InvalidInput(
             f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
         )
-    if any(ord(ch) < 32 for ch in value):
+    if _CONTROL_RE.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
 
 

@@ -238,9 +238,7 @@ def test_names_and_text_are_printed_as_they_are(cli, tmp_path: Path) -> None:  #
     wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
     attached = cli("attach", str(f), "--workflow", wf)
     assert attached.exit_code == 0
-    assert (
-        attached.stdout.splitlines()[0] == "Wrote 'smile :thumbs_up: [bold]x.txt' (40 bytes)"
-    )
+    assert attached.stdout.splitlines()[0] == "Wrote 'smile :thumbs_up: [bold]x.txt' (40 bytes)"
     doc = attached.stdout.splitlines()[1].split("docItem:")[1]
     shown = cli("resolve", f"docItem:{doc}", "--workflow", wf, "--content")
     assert "Status :thumbs_up: and [red]markup[/red]" in shown.stdout

@@ -137,10 +137,6 @@ def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
     check_consistent(uow_factory, blobs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="docbinder gc (adapters/cli/setup.py) never reports or aborts unfinished S3 multipart uploads",
-)
 def test_gc_aborts_a_multipart_upload_left_by_a_killed_process(
     s3_bucket: str, s3_endpoint: str, tmp_path: Path
 ) -> None:

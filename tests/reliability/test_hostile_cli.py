@@ -255,10 +255,6 @@ def test_bad_configuration_and_settings(home: Home, unchanged: None, tmp_path: P
     LEDGER.hostile["CLI bad input"] += len(cases)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py _read_toml lets UnicodeDecodeError escape (traceback instead of error line)",
-)
 def test_config_file_that_is_not_utf8(home: Home, unchanged: None, tmp_path: Path) -> None:
     config = tmp_path / "binary.toml"
     config.write_bytes(b"\xff\xfe\x00garbage")
@@ -266,10 +262,6 @@ def test_config_file_that_is_not_utf8(home: Home, unchanged: None, tmp_path: Pat
     _assert_one_error_line(invoke_cli(args), args)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py Settings.load does not check that 'home' from a TOML file is a string",
-)
 def test_config_file_with_a_non_text_home(home: Home, unchanged: None, tmp_path: Path) -> None:
     config = tmp_path / "home.toml"
     config.write_text("home = 5\n", encoding="utf-8")

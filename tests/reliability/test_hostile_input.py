@@ -212,10 +212,6 @@ def test_non_text_names_are_rejected(stack: Stack, name: object) -> None:
     assert list(stack.blobs.keys()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="domain/model.py check_file_name accepts C1 control characters (U+0080-U+009F)",
-)
 @pytest.mark.parametrize("name", ["\x9b31mred.txt", "next\x85line.txt"], ids=["CSI", "NEL"])
 def test_c1_control_characters_are_rejected(name: str) -> None:
     meta, blobs = MemoryMetadataStore(), MemoryBlobStore()
@@ -383,9 +379,6 @@ def test_listing_with_a_bad_limit_is_rejected(stack: Stack, limit: object) -> No
     assert len(run.list_files(limit=0)) == 0 and len(run.list_files(limit=5)) == 2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="application/workflows.py Workflows.list slices with a negative limit"
-)
 def test_listing_workflows_with_a_negative_limit_is_rejected(stack: Stack) -> None:
     for _ in range(2):
         stack.binder.start_new_run(U1)

@@ -26,7 +26,7 @@ from rich.table import Table as _RichTable
 from docbinder.adapters.cli.output import emit_json, err, fail, out
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
-from docbinder.domain.errors import AccessDenied, DocbinderError, SizeLimitExceeded
+from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
 
 
@@ -490,16 +490,25 @@ def gc(
         bool, typer.Option("--dry-run", help="Only report what would be removed.")
     ] = False,
     grace: Annotated[
-        float, typer.Option(help="Keep orphan blobs younger than this many seconds.")
+        float,
+        typer.Option(
+            help="Keep orphan blobs, temp files and unfinished uploads younger than this many "
+            "seconds; a store still running may own them, so keep it above your longest upload."
+        ),
     ] = 3600.0,
     json_flag: JsonOpt = False,
 ) -> None:
     """Find (and remove) orphan blobs and FileItems whose blob is missing."""
-    from docbinder.adapters.cli.setup import remove_stale_temp_files
+    import math
 
+    from docbinder.adapters.cli.setup import abort_stale_uploads, remove_stale_temp_files
+
+    if not math.isfinite(grace) or grace < 0:
+        raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
     binder = STATE.binder()
     report = binder.collect_garbage(dry_run=dry_run, grace_seconds=grace)
     temp = remove_stale_temp_files(binder.blobs, grace, dry_run=dry_run)
+    uploads = abort_stale_uploads(binder.blobs, grace, dry_run=dry_run)
     if _json(json_flag):
         emit_json(
             {
@@ -508,6 +517,7 @@ def gc(
                 "youngBlobs": list(report.young_blobs),
                 "orphanRows": list(report.orphan_rows),
                 "staleTempFiles": temp,
+                "staleUploads": uploads,
                 "bytesFreed": report.bytes_freed,
             }
         )
@@ -515,7 +525,7 @@ def gc(
     verb = "would remove" if dry_run else "removed"
     out.print(
         f"{verb} {len(report.orphan_blobs)} orphan blob(s) ({report.bytes_freed} bytes), "
-        f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s); "
+        f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s), {len(uploads)} unfinished upload(s); "
         f"kept {len(report.young_blobs)} orphan blob(s) younger than {grace:g} s"
     )
     for key in report.orphan_blobs:

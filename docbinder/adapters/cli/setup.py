@@ -16,3 +16,18 @@ def remove_stale_temp_files(blobs: BlobStore, older_than: float, *, dry_run: boo
     if not dry_run and stale:
         blobs.remove_stale_temp_files(older_than)  # type: ignore[attr-defined]
     return stale
+
+
+def abort_stale_uploads(blobs: BlobStore, older_than: float, *, dry_run: bool) -> list[str]:
+    """Unfinished multipart uploads a killed writer left in an S3 store (aborted unless ``dry_run``).
+
+    Returns the object keys of the uploads found; stores without multipart
+    uploads give an empty list.
+    """
+    pending_fn: Any = getattr(blobs, "pending_uploads", None)
+    if pending_fn is None:
+        return []
+    if dry_run:
+        return [u.key for u in pending_fn(older_than)]
+    aborted = blobs.abort_pending_uploads(older_than)  # type: ignore[attr-defined]
+    return [u.key for u in aborted]
