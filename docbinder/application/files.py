@@ -100,12 +100,18 @@ class CheckDuplicate:
     Candidates match SHA-256 + file name + creator + the caller's scope
     exactly (feature instance when the caller has one, else the mandate). A
     candidate counts only if the caller can read it through
-    :meth:`AccessPolicy.can_read_file`, the same decision :class:`GetFile` uses.
+    :meth:`AccessPolicy.can_read_file`, the same decision :class:`GetFile` uses,
+    and, when a blob store is given, only if its blob is still there: a
+    duplicate whose bytes are gone would hand back a FileItem that cannot be
+    read, so a fresh copy is stored instead.
     """
 
-    def __init__(self, uow_factory: UnitOfWorkFactory, access: AccessPolicy) -> None:
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, blobs: BlobStore | None = None
+    ) -> None:
         self._uow = uow_factory
         self._access = access
+        self._blobs = blobs
 
     def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
         """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``."""
@@ -114,18 +120,26 @@ class CheckDuplicate:
                 sha256, file_name, principal.user_id, principal.scope
             )
         for candidate in candidates:
-            if self._access.can_read_file(principal, candidate):
-                log.info(
-                    "duplicate detected for user %s: file %s (%s) in scope %s",
-                    principal.user_id,
+            if not self._access.can_read_file(principal, candidate):
+                continue
+            if self._blobs is not None and not self._blobs.exists(candidate.blob_key):
+                log.warning(
+                    "blob missing: duplicate candidate %s has no blob %s; storing a fresh copy",
                     candidate.id,
-                    file_name,
-                    principal.scope,
+                    candidate.blob_key,
                 )
-                return DuplicateCheck(candidate, key_taken=True)
+                continue
+            log.info(
+                "duplicate detected for user %s: file %s (%s) in scope %s",
+                principal.user_id,
+                candidate.id,
+                file_name,
+                principal.scope,
+            )
+            return DuplicateCheck(candidate, key_taken=True)
         if candidates:
             log.info(
-                "duplicate candidate not readable by user %s in scope %s; storing a fresh copy",
+                "duplicate candidate not usable by user %s in scope %s; storing a fresh copy",
                 principal.user_id,
                 principal.scope,
             )
@@ -162,7 +176,7 @@ class StoreFile:
         self._ids = ids
         self._mime = mime
         self._max_size = max_size
-        self._check = CheckDuplicate(uow_factory, access)
+        self._check = CheckDuplicate(uow_factory, access, blobs)
 
     def __call__(
         self,

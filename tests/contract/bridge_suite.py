@@ -503,3 +503,13 @@ class BridgeContract:
         resolution = run.resolve([shouted, compact, produced.document_id.upper()])
         assert [d.document.id for d in resolution.documents] == [produced.document_id]
         assert resolution.ok
+
+    def test_a_duplicate_whose_blob_is_gone_is_replaced_by_a_fresh_copy(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        first = run.produce_file("report.csv", b"a,b\n1,2\n")
+        binder.blobs.delete(first.item.blob_key)
+        again = run.produce_file("report.csv", b"a,b\n1,2\n")
+        assert not again.duplicate and again.item.id != first.item.id
+        assert [p.text for p in run.get_content(again.reference).parts] == ["a,b\n1,2\n"]
