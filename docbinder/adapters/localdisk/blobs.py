@@ -27,11 +27,10 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
-from docbinder.adapters.streams import iter_chunks
+from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
 from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
 
@@ -435,7 +434,7 @@ class LocalDiskBlobStore:
             self.delete(key)
 
 
-class FileChunks(Iterator[bytes]):
+class FileChunks(ClosingChunks):
     """Iterator over an open file descriptor in chunks of at most ``chunk_size`` bytes.
 
     Owns ``fd``: closes it at end of file, on :meth:`close`, on leaving a
@@ -446,9 +445,6 @@ class FileChunks(Iterator[bytes]):
         self._fd = fd
         self._chunk_size = chunk_size
         self._path = path
-
-    def __iter__(self) -> FileChunks:
-        return self
 
     def __next__(self) -> bytes:
         if self._fd < 0:
@@ -468,20 +464,6 @@ class FileChunks(Iterator[bytes]):
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)
-
-    def __enter__(self) -> FileChunks:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
 
 
 def _write_fully(fd: int, data: bytes | bytearray, temp: Path) -> None:

@@ -20,13 +20,11 @@ boto3 is imported when a store is built; without it
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import urlsplit
 
@@ -34,7 +32,7 @@ import attrs
 
 from docbinder.adapters.s3.chunkreader import ChunkReader
 from docbinder.adapters.s3.errors import translate
-from docbinder.adapters.streams import iter_chunks
+from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import (
     BlobMissing,
     DocbinderError,
@@ -411,7 +409,7 @@ class S3BlobStore:
         return aborted
 
 
-class BodyChunks(Iterator[bytes]):
+class BodyChunks(ClosingChunks):
     """Iterator over a streaming S3 body that translates read faults and always releases it.
 
     ``chunks`` yields the body's bytes, ``close`` releases the connection,
@@ -430,9 +428,6 @@ class BodyChunks(Iterator[bytes]):
         self._errors = errors
         self._translate = translate
 
-    def __iter__(self) -> BodyChunks:
-        return self
-
     def __next__(self) -> bytes:
         if self._chunks is None:
             raise StopIteration
@@ -450,18 +445,3 @@ class BodyChunks(Iterator[bytes]):
         if self._chunks is not None:
             self._chunks = None
             self._close()
-
-    def __enter__(self) -> BodyChunks:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # nothing useful can be done while collecting
-            self.close()
