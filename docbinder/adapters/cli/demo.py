@@ -78,7 +78,7 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
     run = binder.start_new_run(state.principal)
     assert run.workflow is not None
     results: list[ToolFileResult] = []
-    with new_progress() as progress:
+    with new_progress(paths) as progress:
         for path in paths:
             results.append(_download(run, path, read_chunks(path, progress)))
     rounds = [(name, value, run.resolve(value)) for name, value in shapes(results)]

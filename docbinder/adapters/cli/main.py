@@ -98,7 +98,9 @@ def handles_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return result
         except typer.Exit:
             raise
         except BrokenPipeError:
@@ -225,8 +227,9 @@ def read_chunks(path: Path, progress: Progress | None) -> Iterator[bytes]:
             yield chunk
 
 
-def new_progress() -> Progress:
-    """A progress bar on stderr (shown only for files over the threshold)."""
+def new_progress(paths: list[Path]) -> Progress:
+    """A progress bar on stderr, enabled only when one of ``paths`` is over the threshold."""
+    large = any(p.stat().st_size > PROGRESS_THRESHOLD for p in paths)
     return Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -234,6 +237,7 @@ def new_progress() -> Progress:
         TransferSpeedColumn(),
         console=err,
         transient=True,
+        disable=not large,
     )
 
 
@@ -290,7 +294,12 @@ def attach(
         )
     results: list[ToolFileResult] = []
     as_json = _json(json_flag)
-    with new_progress() as progress:
+    if workflow is None:
+        err.print(
+            "note: no --workflow given: files are stored without a documentList reference",
+            markup=False,
+        )
+    with new_progress(files) as progress:
         for path in files:
             try:
                 result = run.produce_file(

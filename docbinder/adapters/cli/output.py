@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 from typing import Any
 
@@ -12,7 +13,17 @@ from rich.markup import escape
 
 from docbinder.serialization import to_wire
 
-out = Console(soft_wrap=True, highlight=False, emoji=False)
+
+class _Console(Console):
+    """A console that ends quietly when its reader goes away (``docbinder demo | head``)."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
+out = _Console(soft_wrap=True, highlight=False, emoji=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 
