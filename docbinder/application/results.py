@@ -17,7 +17,7 @@ def format_tool_file_result(verb: str, item: FileItem, document_id: str | None) 
     ``verb`` says what happened (``Downloaded``, ``Wrote``, ``Rendered``,
     ``Generated``, ``Created chart``, ``Stored``). Characters of the name that
     are not printable (tabs, line or paragraph separators, bidi controls) are
-    shown as ``\\uXXXX`` escapes, so a file name can never add a line of its own
+    shown as ``\\u`` escapes (``\\u2028``), so a file name can never add a line of its own
     to the text the model reads. Without an active workflow
     (``document_id is None``) the ``documentList ref`` line is left out and the
     ``file id`` line stays.
@@ -32,8 +32,8 @@ def format_tool_file_result(verb: str, item: FileItem, document_id: str | None) 
 def printable(text: str) -> str:
     """``text`` with every non-printable character (``str.isprintable``) but space escaped.
 
-    Tab becomes ``\\t``, other characters ``\\uXXXX`` (``\\UXXXXXXXX`` above the
-    Basic Multilingual Plane).
+    Tab becomes ``\\t``, other characters ``\\u`` and four hex digits
+    (``\\U`` and eight above the Basic Multilingual Plane).
     """
     out: list[str] = []
     for ch in text:

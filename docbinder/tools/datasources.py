@@ -115,7 +115,6 @@ class DataSource(Protocol):
         :class:`SizeLimitExceeded` when the announced size is over the limit.
         Faults while streaming are raised from the chunk iterator.
         """
-        ...
 
 
 # -- shared helpers -------------------------------------------------------------------------

@@ -80,7 +80,6 @@ class ImageGenerator(Protocol):
         Raises :class:`ImageGenerationError` when the service fails or answers
         without a usable image.
         """
-        ...
 
 
 def check_image_request(prompt: object, n: object, size: object) -> tuple[str, int, str]:

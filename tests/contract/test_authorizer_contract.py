@@ -296,6 +296,6 @@ class TestCasbinAuthorizerDatabase:
 
     def test_close_is_idempotent(self, tmp_path: Path) -> None:
         authorizer = CasbinAuthorizer.from_database(sqlite_url(tmp_path / "p.db"))
-        authorizer.close()
-        authorizer.close()
-        CasbinAuthorizer().close()  # a file-based authorizer has nothing to release
+        assert authorizer.close() is None
+        assert authorizer.close() is None
+        assert CasbinAuthorizer().close() is None  # a file-based authorizer has nothing to release

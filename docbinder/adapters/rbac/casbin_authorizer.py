@@ -122,7 +122,6 @@ class SupportsEnforce(Protocol):
 
     def enforce(self, *rvals: Any) -> bool:
         """Decide one request."""
-        ...
 
 
 def shipped_model_text() -> str:
