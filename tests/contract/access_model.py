@@ -159,13 +159,28 @@ Pair = tuple[Actor, Any]
 """An actor and what it acts on (a FileRecord, a workflow id or ``None``)."""
 
 
+@attrs.define
+class MachineStats:
+    """What the runs of one test covered: invariant checks made, and the most files they checked."""
+
+    checks: int = 0
+    most_files: int = 0
+    most_documents: int = 0
+
+
 class AccessModel(RuleBasedStateMachine):
     """The state machine; build it with a fresh, empty :class:`DocBinder` per example."""
 
-    def __init__(self, binder: DocBinder, teardown: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        binder: DocBinder,
+        teardown: Callable[[], None] | None = None,
+        stats: MachineStats | None = None,
+    ) -> None:
         super().__init__()
         self.binder = binder
         self._teardown = teardown
+        self.stats = stats if stats is not None else MachineStats()
         self.actors: list[Actor] = []
         self.files: dict[str, FileRecord] = {}
         self.workflows: dict[str, WorkflowRecord] = {}
@@ -484,6 +499,9 @@ class AccessModel(RuleBasedStateMachine):
     @invariant()
     def files_visible_exactly_within_rights(self) -> None:
         """list, get_file and get_file.open agree with the model for every principal."""
+        self.stats.checks += 1
+        self.stats.most_files = max(self.stats.most_files, len(self.files))
+        self.stats.most_documents = max(self.stats.most_documents, len(self.documents))
         for actor in self.actors:
             principal = actor.principal
             expected_type, expected_text = self._not_found_answer(principal)
@@ -622,11 +640,12 @@ class AccessModel(RuleBasedStateMachine):
 
 def state_machine_factory(
     make_binder: Callable[[], tuple[DocBinder, Callable[[], None] | None]],
+    stats: MachineStats | None = None,
 ) -> Callable[[], AccessModel]:
-    """A factory for ``run_state_machine_as_test``: a fresh binder per example."""
+    """A factory for ``run_state_machine_as_test``: a fresh binder per example, shared ``stats``."""
 
     def factory() -> AccessModel:
         binder, cleanup = make_binder()
-        return AccessModel(binder, cleanup)
+        return AccessModel(binder, cleanup, stats)
 
     return factory

@@ -41,6 +41,7 @@ from tests.contract.sql_backends import SqlBackend
 pytest.register_assert_rewrite("tests.contract.access_model")
 
 from tests.contract.access_model import (  # noqa: E402
+    MachineStats,
     random_id,
     state_machine_factory,
     without_id,
@@ -101,25 +102,43 @@ def sql_binders(backend: SqlBackend, blob_root: Path) -> MakeBinder:
     return make
 
 
+def coverage_gaps(stats: MachineStats) -> list[str]:
+    """What the runs failed to reach: invariant checks over stored files and attached documents."""
+    gaps = []
+    if stats.checks == 0:
+        gaps.append("no invariant was checked")
+    if stats.most_files < 2:
+        gaps.append(f"at most {stats.most_files} file(s) existed at a check")
+    if stats.most_documents < 1:
+        gaps.append("no document was attached at a check")
+    return gaps
+
+
 def test_access_model_memory_role_table() -> None:
+    stats = MachineStats()
     run_state_machine_as_test(
-        state_machine_factory(memory_binders(RoleTableAuthorizer)), settings=MEMORY_SETTINGS
+        state_machine_factory(memory_binders(RoleTableAuthorizer), stats), settings=MEMORY_SETTINGS
     )
+    assert coverage_gaps(stats) == []
 
 
 def test_access_model_memory_casbin() -> None:
     from docbinder.adapters.rbac.casbin_authorizer import CasbinAuthorizer
 
     shared = CasbinAuthorizer()  # stateless for docbinder; loading the model once is enough
+    stats = MachineStats()
     run_state_machine_as_test(
-        state_machine_factory(memory_binders(lambda: shared)), settings=CASBIN_SETTINGS
+        state_machine_factory(memory_binders(lambda: shared), stats), settings=CASBIN_SETTINGS
     )
+    assert coverage_gaps(stats) == []
 
 
 def test_access_model_sqlite_local_disk(sqlite_backend: SqlBackend, tmp_path: Path) -> None:
+    stats = MachineStats()
     run_state_machine_as_test(
-        state_machine_factory(sql_binders(sqlite_backend, tmp_path)), settings=SQL_SETTINGS
+        state_machine_factory(sql_binders(sqlite_backend, tmp_path), stats), settings=SQL_SETTINGS
     )
+    assert coverage_gaps(stats) == []
 
 
 @pytest.mark.postgres
@@ -128,9 +147,12 @@ def test_access_model_sqlite_local_disk(sqlite_backend: SqlBackend, tmp_path: Pa
     reason="the access model on PostgreSQL runs with CI=true or DOCBINDER_TEST_POSTGRES_MODEL=1",
 )
 def test_access_model_postgresql_local_disk(postgresql_backend: SqlBackend, tmp_path: Path) -> None:
+    stats = MachineStats()
     run_state_machine_as_test(
-        state_machine_factory(sql_binders(postgresql_backend, tmp_path)), settings=SQL_SETTINGS
+        state_machine_factory(sql_binders(postgresql_backend, tmp_path), stats),
+        settings=SQL_SETTINGS,
     )
+    assert coverage_gaps(stats) == []
 
 
 def test_attach_answers_alike_for_a_foreign_and_an_unknown_file_id() -> None:
