@@ -69,7 +69,7 @@ class GetContent:
         for resolved in resolution.documents:
             doc, item = resolved.document, resolved.file
             try:
-                parts = self._extractor.extract(doc, item, self._blobs.open(item.blob_key))
+                parts = self._extractor.extract(doc.id, item, self._blobs.open(item.blob_key))
             except BlobMissing:
                 log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
                 unresolved.append(

@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from docbinder.domain.model import ChatDocument, ContentPart, FileItem
+from docbinder.domain.model import ContentPart, FileItem
 
 
 class ContentExtractor(Protocol):
     """Turns a document's bytes into content parts for a consuming tool."""
 
     def extract(
-        self, document: ChatDocument, item: FileItem, chunks: Iterator[bytes]
+        self, document_id: str, item: FileItem, chunks: Iterator[bytes]
     ) -> list[ContentPart]:
         """Return the parts of one document.
 
-        ``chunks`` streams the FileItem's bytes. Text formats give text parts,
+        ``document_id`` is what every part names as its ``document_id`` (the
+        ChatDocument's id, or the FileItem's id for a file read outside any
+        workflow); ``chunks`` streams the FileItem's bytes. Text formats give text parts,
         images an image part, anything else one binary part; an extractor never
         returns an empty list for a readable document.
         """

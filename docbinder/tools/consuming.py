@@ -18,7 +18,7 @@ import attrs
 from docbinder.adapters.extract.mime import is_textual_mime
 from docbinder.application.binder import Run
 from docbinder.domain.errors import BlobMissing, InvalidInput
-from docbinder.domain.model import ChatDocument, ContentKind, ContentPart, FileItem
+from docbinder.domain.model import ContentKind, ContentPart, FileItem
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +45,7 @@ def _has_text(item: FileItem) -> bool:
 
 def _text_parts(run: Run, item: FileItem, max_chars: int | None = None) -> list[ContentPart]:
     """The text parts of a (readable) FileItem, through the binder's content extractor."""
-    # The extractor speaks of documents; a file read outside any workflow is its own document.
-    document = ChatDocument(
-        id=item.id,
-        message_id=item.id,
-        workflow_id=item.id,
-        file_id=item.id,
-        file_name=item.file_name,
-        file_size=item.size,
-        mime_type=item.mime_type,
-    )
-    parts = run.binder.extractor.extract(document, item, run.binder.blobs.open(item.blob_key))
+    parts = run.binder.extractor.extract(item.id, item, run.binder.blobs.open(item.blob_key))
     return [p for p in parts if p.kind == ContentKind.TEXT and p.text is not None]
 
 

@@ -65,7 +65,7 @@ def extract(
 ) -> list[ContentPart]:
     document, item = make_item(name, mime, len(data))
     extractor = extractor or DefaultContentExtractor()
-    return extractor.extract(document, item, chunked(data, chunk_size))
+    return extractor.extract(document.id, item, chunked(data, chunk_size))
 
 
 def only_text(parts: list[ContentPart]) -> str:
@@ -308,7 +308,7 @@ def test_pdf_over_byte_limit_is_not_read(caplog: pytest.LogCaptureFixture) -> No
     document, item = make_item("big.pdf", "application/pdf", len(data))
     chunks = TrackedChunks(data)
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        parts = DefaultContentExtractor(max_bytes=100).extract(document, item, chunks)
+        parts = DefaultContentExtractor(max_bytes=100).extract(document.id, item, chunks)
     assert len(parts) == 1
     part = parts[0]
     assert (part.kind, part.data, part.truncated, part.size) == (
@@ -326,7 +326,7 @@ def test_pdf_over_byte_limit_is_not_read(caplog: pytest.LogCaptureFixture) -> No
 def test_pdf_longer_than_its_recorded_size_is_treated_as_too_big() -> None:
     data = pdf_bytes("page text")
     document, item = make_item("big.pdf", "application/pdf", 50)
-    parts = DefaultContentExtractor(max_bytes=100).extract(document, item, chunked(data))
+    parts = DefaultContentExtractor(max_bytes=100).extract(document.id, item, chunked(data))
     assert [(p.kind, p.data, p.truncated) for p in parts] == [(ContentKind.BINARY, None, True)]
 
 
@@ -380,7 +380,7 @@ def test_over_byte_limit_gives_no_data(mime: str, kind: ContentKind) -> None:
     data = bytes(range(256)) * 4
     document, item = make_item("f", mime, len(data))
     chunks = TrackedChunks(data)
-    parts = DefaultContentExtractor(max_bytes=100).extract(document, item, chunks)
+    parts = DefaultContentExtractor(max_bytes=100).extract(document.id, item, chunks)
     assert [(p.kind, p.data, p.truncated, p.size) for p in parts] == [(kind, None, True, 1024)]
     assert chunks.read == 0
 
@@ -407,7 +407,7 @@ def test_text_cut_at_byte_limit(caplog: pytest.LogCaptureFixture) -> None:
     document, item = make_item("a.txt", "text/plain", len(data))
     chunks = TrackedChunks(data, size=4)
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        parts = DefaultContentExtractor(max_bytes=10).extract(document, item, chunks)
+        parts = DefaultContentExtractor(max_bytes=10).extract(document.id, item, chunks)
     assert [(p.text, p.truncated) for p in parts] == [("0123456789", True)]
     assert chunks.read <= 12
     assert chunks.closed is True
@@ -443,7 +443,7 @@ def test_text_exactly_at_the_limits_is_not_truncated() -> None:
 )
 def test_every_part_carries_the_document_fields(data: bytes, mime: str) -> None:
     document, item = make_item("Name ü.bin", mime, len(data))
-    parts = DefaultContentExtractor().extract(document, item, chunked(data))
+    parts = DefaultContentExtractor().extract(document.id, item, chunked(data))
     assert parts
     for part in parts:
         assert (part.document_id, part.file_name, part.mime_type, part.size) == (
@@ -462,7 +462,7 @@ def test_storage_fault_while_reading_propagates(mime: str) -> None:
 
     document, item = make_item("f", mime, 100)
     with pytest.raises(BlobMissing):
-        DefaultContentExtractor().extract(document, item, failing())
+        DefaultContentExtractor().extract(document.id, item, failing())
 
 
 @pytest.mark.parametrize(("max_bytes", "max_chars"), [(0, 10), (10, 0), (-1, 10), (True, 10)])

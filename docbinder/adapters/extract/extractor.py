@@ -27,7 +27,7 @@ from attrs import evolve
 
 from docbinder.adapters.extract.mime import BYTE_ORDER_MARKS, is_textual_mime, text_encoding
 from docbinder.domain.errors import InvalidInput, MissingExtra
-from docbinder.domain.model import ChatDocument, ContentKind, ContentPart, FileItem
+from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.ports.extractor import SNIFF_BYTES
 
 logger = logging.getLogger(__name__)
@@ -322,7 +322,7 @@ class DefaultContentExtractor:
         self.max_text_chars = max_text_chars
 
     def extract(
-        self, document: ChatDocument, item: FileItem, chunks: Iterator[bytes]
+        self, document_id: str, item: FileItem, chunks: Iterator[bytes]
     ) -> list[ContentPart]:
         """Return the content parts of one document; never an empty list.
 
@@ -334,20 +334,20 @@ class DefaultContentExtractor:
         stream = _BoundedStream(chunks, self.max_bytes)
         try:
             if mime in _HTML_TYPES:
-                return [self._html(document, item, stream)]
+                return [self._html(document_id, item, stream)]
             if is_textual_mime(mime):
-                return [self._text(document, item, stream)]
+                return [self._text(document_id, item, stream)]
             if mime == _PDF_TYPE:
-                return self._pdf(document, item, stream)
+                return self._pdf(document_id, item, stream)
             kind = ContentKind.IMAGE if mime.startswith("image/") else ContentKind.BINARY
-            return [self._blob(document, item, stream, kind)]
+            return [self._blob(document_id, item, stream, kind)]
         finally:
             stream.close()
 
     # -- helpers ----------------------------------------------------------------------------
     def _part(
         self,
-        document: ChatDocument,
+        document_id: str,
         item: FileItem,
         kind: ContentKind,
         *,
@@ -357,8 +357,8 @@ class DefaultContentExtractor:
         truncated: bool = False,
     ) -> ContentPart:
         return ContentPart(
-            document_id=document.id,
-            file_name=document.file_name,
+            document_id=document_id,
+            file_name=item.file_name,
             mime_type=item.mime_type,
             kind=kind,
             text=text,
@@ -372,16 +372,16 @@ class DefaultContentExtractor:
         return item.size > self.max_bytes
 
     @staticmethod
-    def _log_truncated(document: ChatDocument, item: FileItem, reason: str) -> None:
+    def _log_truncated(document_id: str, item: FileItem, reason: str) -> None:
         logger.info(
-            "content of document %s (%s) truncated: %s", document.id, item.mime_type, reason
+            "content of document %s (%s) truncated: %s", document_id, item.mime_type, reason
         )
 
     @staticmethod
-    def _log_failed(document: ChatDocument, item: FileItem, error: object) -> None:
+    def _log_failed(document_id: str, item: FileItem, error: object) -> None:
         logger.warning(
             "content extraction failed for document %s (%s): %s",
-            document.id,
+            document_id,
             item.mime_type,
             error,
         )
@@ -394,7 +394,7 @@ class DefaultContentExtractor:
         return None
 
     # -- text -------------------------------------------------------------------------------
-    def _text(self, document: ChatDocument, item: FileItem, stream: _BoundedStream) -> ContentPart:
+    def _text(self, document_id: str, item: FileItem, stream: _BoundedStream) -> ContentPart:
         collector = _TextCollector(self.max_text_chars)
         for piece in _decoded(stream):
             collector.add(piece)
@@ -402,12 +402,12 @@ class DefaultContentExtractor:
                 break
         reason = self._truncation_reason(stream, collector)
         if reason is not None:
-            self._log_truncated(document, item, reason)
+            self._log_truncated(document_id, item, reason)
         return self._part(
-            document, item, ContentKind.TEXT, text=collector.text(), truncated=reason is not None
+            document_id, item, ContentKind.TEXT, text=collector.text(), truncated=reason is not None
         )
 
-    def _html(self, document: ChatDocument, item: FileItem, stream: _BoundedStream) -> ContentPart:
+    def _html(self, document_id: str, item: FileItem, stream: _BoundedStream) -> ContentPart:
         collector = _TextCollector(self.max_text_chars)
         parser = _VisibleTextParser(collector)
         failed = False
@@ -417,7 +417,7 @@ class DefaultContentExtractor:
             try:
                 parser.feed(piece)
             except Exception as exc:
-                self._log_failed(document, item, exc)
+                self._log_failed(document_id, item, exc)
                 failed = True
                 break
             if collector.truncated:
@@ -426,13 +426,13 @@ class DefaultContentExtractor:
             try:
                 parser.finish()
             except Exception as exc:
-                self._log_failed(document, item, exc)
+                self._log_failed(document_id, item, exc)
                 failed = True
         reason = self._truncation_reason(stream, collector)
         if reason is not None:
-            self._log_truncated(document, item, reason)
+            self._log_truncated(document_id, item, reason)
         return self._part(
-            document,
+            document_id,
             item,
             ContentKind.TEXT,
             text=collector.text(),
@@ -441,58 +441,58 @@ class DefaultContentExtractor:
 
     # -- binary and images ------------------------------------------------------------------
     def _blob(
-        self, document: ChatDocument, item: FileItem, stream: _BoundedStream, kind: ContentKind
+        self, document_id: str, item: FileItem, stream: _BoundedStream, kind: ContentKind
     ) -> ContentPart:
         if self._too_big(item):
-            self._log_truncated(document, item, f"file is larger than {self.max_bytes} bytes")
-            return self._part(document, item, kind, truncated=True)
+            self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
+            return self._part(document_id, item, kind, truncated=True)
         buffer = bytearray()
         for chunk in stream:
             buffer += chunk
         if stream.over_limit:
-            self._log_truncated(document, item, f"file is larger than {self.max_bytes} bytes")
-            return self._part(document, item, kind, truncated=True)
-        return self._part(document, item, kind, data=bytes(buffer))
+            self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
+            return self._part(document_id, item, kind, truncated=True)
+        return self._part(document_id, item, kind, data=bytes(buffer))
 
     # -- PDF --------------------------------------------------------------------------------
-    def _pdf_too_big(self, document: ChatDocument, item: FileItem) -> list[ContentPart]:
+    def _pdf_too_big(self, document_id: str, item: FileItem) -> list[ContentPart]:
         note = (
             f"PDF of {item.size} bytes is larger than the extraction limit of "
             f"{self.max_bytes} bytes; no text was extracted"
         )
-        self._log_truncated(document, item, f"file is larger than {self.max_bytes} bytes")
-        return [self._part(document, item, ContentKind.BINARY, text=note, truncated=True)]
+        self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
+        return [self._part(document_id, item, ContentKind.BINARY, text=note, truncated=True)]
 
-    def _pdf(
-        self, document: ChatDocument, item: FileItem, stream: _BoundedStream
-    ) -> list[ContentPart]:
+    def _pdf(self, document_id: str, item: FileItem, stream: _BoundedStream) -> list[ContentPart]:
         if self._too_big(item):
-            return self._pdf_too_big(document, item)
+            return self._pdf_too_big(document_id, item)
         with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES) as spool:
             for chunk in stream:
                 spool.write(chunk)
             if stream.over_limit:
-                return self._pdf_too_big(document, item)
+                return self._pdf_too_big(document_id, item)
             spool.seek(0)
             try:
-                parts = self._pdf_pages(document, item, spool)
+                parts = self._pdf_pages(document_id, item, spool)
             except MissingExtra as exc:
-                self._log_failed(document, item, exc)
-                return [self._pdf_as_binary(document, item, spool, f"{exc}; text not extracted")]
+                self._log_failed(document_id, item, exc)
+                return [self._pdf_as_binary(document_id, item, spool, f"{exc}; text not extracted")]
             except Exception as exc:
-                self._log_failed(document, item, exc)
+                self._log_failed(document_id, item, exc)
                 return [
-                    self._pdf_as_binary(document, item, spool, f"the PDF could not be read: {exc}")
+                    self._pdf_as_binary(
+                        document_id, item, spool, f"the PDF could not be read: {exc}"
+                    )
                 ]
             if not parts:
                 logger.info(
                     "no text in PDF document %s (%s); returned as binary",
-                    document.id,
+                    document_id,
                     item.mime_type,
                 )
                 return [
                     self._pdf_as_binary(
-                        document,
+                        document_id,
                         item,
                         spool,
                         "the PDF has no extractable text (it may hold scanned images only)",
@@ -501,14 +501,12 @@ class DefaultContentExtractor:
             return parts
 
     def _pdf_as_binary(
-        self, document: ChatDocument, item: FileItem, spool: IO[bytes], note: str
+        self, document_id: str, item: FileItem, spool: IO[bytes], note: str
     ) -> ContentPart:
         spool.seek(0)
-        return self._part(document, item, ContentKind.BINARY, text=note, data=spool.read())
+        return self._part(document_id, item, ContentKind.BINARY, text=note, data=spool.read())
 
-    def _pdf_pages(
-        self, document: ChatDocument, item: FileItem, spool: IO[bytes]
-    ) -> list[ContentPart]:
+    def _pdf_pages(self, document_id: str, item: FileItem, spool: IO[bytes]) -> list[ContentPart]:
         """One text part per page with text; raises on an unreadable file."""
         try:
             from pypdf import PdfReader
@@ -534,11 +532,11 @@ class DefaultContentExtractor:
             if truncated:
                 text = text[:room]
                 self._log_truncated(
-                    document, item, f"text is longer than {self.max_text_chars} characters"
+                    document_id, item, f"text is longer than {self.max_text_chars} characters"
                 )
             parts.append(
                 self._part(
-                    document,
+                    document_id,
                     item,
                     ContentKind.TEXT,
                     text=text,
@@ -552,11 +550,11 @@ class DefaultContentExtractor:
                     # The limit was met exactly and pages were left unread: say so.
                     parts[-1] = evolve(parts[-1], truncated=True)
                     self._log_truncated(
-                        document, item, f"text is longer than {self.max_text_chars} characters"
+                        document_id, item, f"text is longer than {self.max_text_chars} characters"
                     )
                 break
         if page_errors and not parts:
             raise page_errors[0][1]
         for number, error in page_errors:
-            self._log_failed(document, item, f"page {number}: {error}")
+            self._log_failed(document_id, item, f"page {number}: {error}")
         return parts
