@@ -136,3 +136,12 @@ def check_blob_key(key: object) -> str:
     if not isinstance(key, str) or len(key) > 255 or not _KEY_RE.fullmatch(key):
         raise InvalidInput(f"invalid blob key {key!r}")
     return key
+
+
+def is_blob_key(key: object) -> bool:
+    """Whether ``key`` passes :func:`check_blob_key` (used when listing what a store holds)."""
+    try:
+        check_blob_key(key)
+    except InvalidInput:
+        return False
+    return True

@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlsplit
 
 from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key, is_blob_key
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +51,6 @@ _CREATE_ATTEMPTS = 5  # a concurrent delete may prune the directory between mkdi
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-
-
-def _is_key(name: str) -> bool:
-    try:
-        check_blob_key(name)
-    except InvalidInput:
-        return False
-    return True
 
 
 def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
@@ -351,7 +343,7 @@ class LocalDiskBlobStore:
         directory cannot be read.
         """
         for relative, entry in self._walk(include_hidden=False):
-            if entry.is_file(follow_symlinks=False) and _is_key(relative):
+            if entry.is_file(follow_symlinks=False) and is_blob_key(relative):
                 yield relative
 
     def _walk(self, *, include_hidden: bool) -> Iterator[tuple[str, os.DirEntry[str]]]:

@@ -40,7 +40,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key, is_blob_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -78,20 +78,12 @@ def _import_boto3() -> Any:
     return boto3
 
 
-def _is_key(name: str) -> bool:
-    try:
-        check_blob_key(name)
-    except InvalidInput:
-        return False
-    return True
-
-
 def _normalise_prefix(prefix: str) -> str:
     """``""`` or ``"seg/seg/"``; segments follow the key rules. :class:`InvalidInput` otherwise."""
     stripped = prefix.strip("/")
     if not stripped:
         return ""
-    if len(stripped) > _MAX_PREFIX or not _is_key(stripped):
+    if len(stripped) > _MAX_PREFIX or not is_blob_key(stripped):
         raise InvalidInput(
             f"invalid S3 prefix {prefix!r}: use [A-Za-z0-9._-] segments joined by '/', "
             f"none starting with '.', at most {_MAX_PREFIX} characters"
@@ -349,7 +341,7 @@ class S3BlobStore:
             for page in paginator.paginate(Bucket=self._bucket, Prefix=self._prefix):
                 for item in page.get("Contents", ()):
                     name = item["Key"][start:]
-                    if _is_key(name):
+                    if is_blob_key(name):
                         yield name
         except self._boto_errors as exc:
             raise self._error(exc) from exc
