@@ -88,13 +88,19 @@ class TestCasbinAuthorizerShippedResources(AuthorizerContract):
         yield CasbinAuthorizer()
 
 
+@pytest.fixture(scope="module")
+def casbin_from_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authorizer]:
+    """One SQLite policy database for the whole contract run (building one per test is slow)."""
+    db = tmp_path_factory.mktemp("casbin") / "policies.db"
+    authorizer = CasbinAuthorizer.from_database(sqlite_url(db))
+    yield authorizer
+    authorizer.close()
+
+
 class TestCasbinAuthorizerFromDatabase(AuthorizerContract):
-    @pytest.fixture(scope="class")
-    def authorizer(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authorizer]:
-        db = tmp_path_factory.mktemp("casbin") / "policies.db"
-        authorizer = CasbinAuthorizer.from_database(sqlite_url(db))
-        yield authorizer
-        authorizer.close()
+    @pytest.fixture
+    def authorizer(self, casbin_from_database: Authorizer) -> Authorizer:
+        return casbin_from_database
 
 
 class TestHostAuthorizer(AuthorizerContract):
