@@ -5,7 +5,8 @@ Adapters are chosen with ``providers.Selector`` keyed by the configuration
 plug in through entry points:
 
 * ``docbinder.metadata`` — name = URL scheme, value = callable ``(url) -> object``
-  with a ``unit_of_work()`` method;
+  with a ``unit_of_work()`` method and, optionally, a ``read_unit_of_work()``
+  method for read-only use cases;
 * ``docbinder.blob_stores`` — name = URL scheme, value = callable ``(url) -> BlobStore``;
 * ``docbinder.authorizers`` — name = authorizer setting, value = callable ``(settings) -> Authorizer``.
 
@@ -37,6 +38,14 @@ def _sql_metadata(url: str) -> Any:
     from docbinder.adapters.sql import SqlMetadata
 
     return SqlMetadata.from_url(url)
+
+
+def _read_factory(metadata: Any) -> Any:
+    """The metadata store's read-only unit-of-work factory, if it has one (SQL), else ``None``.
+
+    ``None`` makes the use cases read through ``unit_of_work`` as well.
+    """
+    return getattr(metadata, "read_unit_of_work", None)
 
 
 def _localdisk(settings: Settings) -> BlobStore:
@@ -130,6 +139,7 @@ class Container(containers.DeclarativeContainer):
     binder = providers.Singleton(
         DocBinder,
         uow_factory=metadata.provided.unit_of_work,
+        read_uow_factory=providers.Callable(_read_factory, metadata),
         blobs=blobs,
         authorizer=authorizer,
         clock=clock,

@@ -25,8 +25,14 @@ from docbinder.domain.errors import (
     InvalidInput,
     NoActiveWorkflow,
 )
-from docbinder.domain.model import MAX_LABEL_LENGTH, ChatDocument, ChatMessage, FileItem
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.domain.model import (
+    MAX_LABEL_LENGTH,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+)
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
 
 log = logging.getLogger(__name__)
@@ -92,8 +98,9 @@ class AttachFiles:
         """Attach several FileItems as one ChatMessage (the task-result path, SPEC C9).
 
         Returns the stored message (with ``sequence_nr``); errors as :meth:`attach`.
+        One unit of work reads the FileItems, checks them and adds the message.
         """
-        workflow = ctx.require_workflow("attaching a file")
+        ctx.require_workflow("attaching a file")
         if not items:
             raise InvalidInput("an action result needs at least one file")
         for item in items:
@@ -102,12 +109,46 @@ class AttachFiles:
                     f"expected a FileItem, got {type(item).__name__}"
                     + (" (pass its .item)" if hasattr(item, "item") else "")
                 )
-        label = _clean_label(label)
+        plan = self.plan(ctx, label=label, user_message=user_message, role=role)
+        with self._uow() as uow:
+            rows = self._stored(uow, ctx, items)
+            stored = self.add_message(uow, plan, rows)
+            uow.commit()
+        self.finish(ctx, stored)
+        return stored
+
+    def plan(
+        self, ctx: RunContext, *, label: str, user_message: str = "", role: str = "assistant"
+    ) -> AttachPlan:
+        """Check everything an attach needs that does not touch storage.
+
+        Raises :class:`NoActiveWorkflow` (no workflow bound) and
+        :class:`AccessDenied` (no ``update`` right on the workflow); the label
+        is cleaned (:func:`_clean_label`).
+        """
+        workflow = ctx.require_workflow("attaching a file")
         if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
-        items = self._stored(ctx, items)
+        return AttachPlan(ctx, workflow, _clean_label(label), user_message, role)
+
+    def add_message(
+        self, uow: UnitOfWork, plan: AttachPlan, items: Sequence[FileItem]
+    ) -> ChatMessage:
+        """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.
+
+        ``items`` must be stored rows read in this unit (or just inserted by
+        it), not copies a caller handed in. Each is read-checked for the
+        plan's principal: :class:`FileItemNotFound` if one is not readable.
+        A taken label is retried with ``#<8 hex>`` suffixes in the same unit
+        (a failed insert leaves the unit usable, as the port promises);
+        :class:`DuplicateLabel` after :data:`_LABEL_ATTEMPTS` tries.
+        """
+        for item in items:
+            if not self._access.can_read_file(plan.context.principal, item):
+                raise FileItemNotFound(f"file {item.id} not found")
+        workflow = plan.workflow
         message_id = self._ids.new_id()
         documents = tuple(
             ChatDocument(
@@ -127,37 +168,50 @@ class AttachFiles:
         message = ChatMessage(
             id=message_id,
             workflow_id=workflow.id,
-            documents_label=label,
+            documents_label=plan.label,
             published_at=self._clock.now(),
-            role=role,
+            role=plan.role,
             status="step",
-            message=user_message,
+            message=plan.user_message,
             documents=documents,
             round_number=workflow.current_round,
             task_number=workflow.current_task,
             action_number=workflow.current_action,
         )
-        stored = self._store(message, label)
+        candidate = message
+        for attempt in range(_LABEL_ATTEMPTS):
+            try:
+                return uow.workflows.add_message(candidate)
+            except DuplicateLabel:
+                if attempt == _LABEL_ATTEMPTS - 1:
+                    raise
+                suffix = self._ids.new_id().replace("-", "")[:8]
+                candidate = attrs.evolve(message, documents_label=f"{plan.label}#{suffix}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
+        """After the commit: append ``stored`` to the run's in-memory workflow and log it."""
         ctx.append_message(stored)
         log.info(
             "attached %d document(s) to workflow %s as message %s (label %s)",
             len(stored.documents),
-            workflow.id,
+            stored.workflow_id,
             stored.id,
             stored.documents_label,
         )
-        return stored
 
-    def _stored(self, ctx: RunContext, items: Sequence[FileItem]) -> list[FileItem]:
+    def _stored(
+        self, uow: UnitOfWork, ctx: RunContext, items: Sequence[FileItem]
+    ) -> list[FileItem]:
         """The stored rows of ``items``, each read-checked; the caller's copies are not trusted.
 
         A deleted or forged FileItem gives the same :class:`FileItemNotFound`
         as a file of another tenant, so attaching reveals nothing about ids.
         """
-        with self._uow() as uow:
-            stored = [uow.files.get(item.id) for item in items]
+        rows = uow.files.get_many([item.id for item in items])
         checked: list[FileItem] = []
-        for item, row in zip(items, stored, strict=True):
+        for item in items:
+            row = rows.get(item.id)
             if row is None or not self._access.can_read_file(ctx.principal, row):
                 raise FileItemNotFound(f"file {item.id} not found")
             checked.append(row)
@@ -170,21 +224,16 @@ class AttachFiles:
             ctx.principal, Action.UPDATE, workflow
         )
 
-    def _store(self, message: ChatMessage, label: str) -> ChatMessage:
-        candidate = message
-        for attempt in range(_LABEL_ATTEMPTS):
-            with self._uow() as uow:
-                try:
-                    stored = uow.workflows.add_message(candidate)
-                except DuplicateLabel:
-                    if attempt == _LABEL_ATTEMPTS - 1:
-                        raise
-                    suffix = self._ids.new_id().replace("-", "")[:8]
-                    candidate = attrs.evolve(message, documents_label=f"{label}#{suffix}")
-                    continue
-                uow.commit()
-                return stored
-        raise AssertionError("unreachable")  # pragma: no cover
+
+@attrs.frozen
+class AttachPlan:
+    """An attach checked up front by :meth:`AttachFiles.plan`: run, workflow, clean label."""
+
+    context: RunContext
+    workflow: ChatWorkflow
+    label: str
+    user_message: str
+    role: str
 
 
 def _clean_label(label: object) -> str:
@@ -218,16 +267,26 @@ def attach_file_as_chat_document(
     """
     try:
         return attach.attach(ctx, item, label=label, user_message=user_message, role=role).id
-    except NoActiveWorkflow:
-        log.warning(
-            "attach skipped: no workflow bound; file %s stays reachable by file id", item.id
-        )
-    except (AccessDenied, FileItemNotFound) as exc:
-        log.warning("attach skipped: permission denied for file %s: %s", item.id, exc)
-    except InvalidInput as exc:
-        log.warning("attach failed: invalid input for file %s: %s", item.id, exc)
-    except DocbinderError as exc:
-        log.warning("attach failed: storage fault for file %s: %s", item.id, exc)
     except Exception as exc:  # a host adapter may raise anything; the tool must not see it
-        log.warning("attach failed: storage fault for file %s: %r", item.id, exc)
+        log_attach_failure(item.id, exc)
     return None
+
+
+def log_attach_failure(file_id: str, exc: Exception) -> None:
+    """Log the one warning that names why an attach did not happen (SPEC C3).
+
+    Causes: no workflow bound, permission denied (also a file that is not
+    readable), invalid input, or a storage fault (anything else).
+    """
+    if isinstance(exc, NoActiveWorkflow):
+        log.warning(
+            "attach skipped: no workflow bound; file %s stays reachable by file id", file_id
+        )
+    elif isinstance(exc, AccessDenied | FileItemNotFound):
+        log.warning("attach skipped: permission denied for file %s: %s", file_id, exc)
+    elif isinstance(exc, InvalidInput):
+        log.warning("attach failed: invalid input for file %s: %s", file_id, exc)
+    elif isinstance(exc, DocbinderError):
+        log.warning("attach failed: storage fault for file %s: %s", file_id, exc)
+    else:
+        log.warning("attach failed: storage fault for file %s: %r", file_id, exc)

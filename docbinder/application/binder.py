@@ -21,6 +21,7 @@ from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
 from docbinder.application.files import DeleteFile, FileData, GetFile, StoredFile, StoreFile
 from docbinder.application.maintenance import CollectGarbage
+from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.update import UpdateFileContent
@@ -66,8 +67,11 @@ class DocBinder:
         extractor: ContentExtractor,
         mime: MimeDetector | None = None,
         max_file_size: int | None = None,
+        read_uow_factory: UnitOfWorkFactory | None = None,
     ) -> None:
+        reader = read_uow_factory or uow_factory
         self.uow_factory = uow_factory
+        self.read_uow_factory = reader
         self.blobs = blobs
         self.authorizer = authorizer
         self.ids = ids
@@ -76,13 +80,14 @@ class DocBinder:
         self.max_file_size = max_file_size
         self.access = AccessPolicy(authorizer)
         self.store_file = StoreFile(
-            uow_factory, blobs, self.access, clock, ids, mime, max_file_size
+            uow_factory, blobs, self.access, clock, ids, mime, max_file_size, reader
         )
-        self.get_file = GetFile(uow_factory, blobs, self.access)
+        self.get_file = GetFile(reader, blobs, self.access)
         self.delete_file = DeleteFile(uow_factory, blobs, self.access)
         self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)
-        self.workflows = Workflows(uow_factory, self.access, clock, ids)
-        self.resolve = ResolveDocumentList(uow_factory, blobs, self.access)
+        self.produce_file = ProduceFile(self.store_file, self.attach_files)
+        self.workflows = Workflows(uow_factory, self.access, clock, ids, reader)
+        self.resolve = ResolveDocumentList(reader, blobs, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
         self.update_file = UpdateFileContent(uow_factory, blobs, self.access, ids, max_file_size)
@@ -182,14 +187,22 @@ class Run:
     ) -> ToolFileResult:
         """The whole producer path: store -> duplicate check -> attach -> tool-result text.
 
-        Storing errors propagate (bad name, access, size, storage); attaching
+        After the blob is written, the duplicate check, the FileItem and the
+        ChatMessage are one transaction (:class:`ProduceFile`). Storing errors propagate (bad name, access, size, storage); attaching
         never raises (a missing workflow or permission drops the
         ``documentList ref`` line and logs why).
         """
-        stored = self.store_file(file_name, data, mime_type=mime_type)
-        document_id = self.attach_safely(stored.item, label=label, user_message=user_message)
-        text = format_tool_file_result(verb, stored.item, document_id)
-        return ToolFileResult(stored.item, document_id, text, stored.duplicate)
+        produced = self.binder.produce_file(
+            self.context,
+            file_name,
+            data,
+            label=label,
+            user_message=user_message,
+            mime_type=mime_type,
+        )
+        item, document_id = produced.stored.item, produced.document_id
+        text = format_tool_file_result(verb, item, document_id)
+        return ToolFileResult(item, document_id, text, produced.stored.duplicate)
 
     def resolve(self, document_list: object) -> Resolution:
         """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""

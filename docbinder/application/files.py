@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import mimetypes
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, Generic, TypeVar
 
 import attrs
 
@@ -24,10 +24,12 @@ from docbinder.domain.errors import (
 from docbinder.domain.model import FileItem, Principal, check_file_name
 from docbinder.ports.blobs import BlobStore, Chunks, check_blob_key, iter_chunks
 from docbinder.ports.extractor import SNIFF_BYTES, MimeDetector
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 FileData = Chunks | BinaryIO | bytes
 """What a producer may hand over: bytes, an iterable of byte chunks, or a binary file object."""
@@ -73,6 +75,14 @@ class HashingStream:
         return self._hash.hexdigest()
 
 
+@attrs.define
+class _Pending(Generic[T]):
+    """What a store is committing: set just before the commit, read if the commit fails."""
+
+    item: FileItem | None = None
+    result: T | None = None
+
+
 @attrs.frozen
 class StoredFile:
     """Result of :class:`StoreFile`: the FileItem and whether it was an existing duplicate."""
@@ -116,9 +126,15 @@ class CheckDuplicate:
     def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
         """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``."""
         with self._uow() as uow:
-            candidates = uow.files.find_duplicates(
-                sha256, file_name, principal.user_id, principal.scope
-            )
+            return self.within(uow, principal, sha256, file_name)
+
+    def within(
+        self, uow: UnitOfWork, principal: Principal, sha256: str, file_name: str
+    ) -> DuplicateCheck:
+        """The same check inside an open unit of work (so a store can insert in the same one)."""
+        candidates = uow.files.find_duplicates(
+            sha256, file_name, principal.user_id, principal.scope
+        )
         for candidate in candidates:
             if not self._access.can_read_file(principal, candidate):
                 continue
@@ -150,13 +166,16 @@ class StoreFile:
     """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
 
     Streams the input once, computing SHA-256 and size while the blob is
-    written; then checks for a readable duplicate (which is returned, and the
-    new blob removed); then inserts the FileItem in one transaction. If the
-    metadata write fails the blob is removed again (or, if that fails too,
-    left for ``gc`` with a log line). If the commit fails, the FileItem is
-    looked up again, because a commit can take effect and still report a
-    fault: found, the store succeeded; not found, the blob is removed; unknown,
-    the blob is left for ``gc``. A FileItem never names a missing blob.
+    written. Then one unit of work checks for a readable duplicate (which is
+    returned, and the new blob removed) or inserts the FileItem, and commits
+    once; :meth:`store_with` lets a caller add its own writes (the attach of
+    :class:`~docbinder.application.produce.ProduceFile`) to that same
+    transaction. If the metadata write fails the blob is removed again (or,
+    if that fails too, left for ``gc`` with a log line). If the commit fails,
+    the FileItem is looked up again, because a commit can take effect and
+    still report a fault: found, the store succeeded; not found, the blob is
+    removed; unknown, the blob is left for ``gc``. A FileItem never names a
+    missing blob.
     """
 
     def __init__(
@@ -168,6 +187,7 @@ class StoreFile:
         ids: IdFactory,
         mime: MimeDetector | None = None,
         max_size: int | None = None,
+        read_uow_factory: UnitOfWorkFactory | None = None,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
@@ -176,7 +196,7 @@ class StoreFile:
         self._ids = ids
         self._mime = mime
         self._max_size = max_size
-        self._check = CheckDuplicate(uow_factory, access, blobs)
+        self._check = CheckDuplicate(read_uow_factory or uow_factory, access, blobs)
 
     def __call__(
         self,
@@ -196,27 +216,54 @@ class StoreFile:
         kept, except a blob no FileItem names when the outcome of the commit
         could not be established: ``gc`` removes it).
         """
+        stored, _ = self.store_with(
+            principal, file_name, data, None, mime_type=mime_type, folder=folder, tags=tags
+        )
+        return stored
+
+    def store_with(
+        self,
+        principal: Principal,
+        file_name: str,
+        data: FileData,
+        then: Callable[[UnitOfWork, FileItem], T] | None,
+        *,
+        mime_type: str | None = None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> tuple[StoredFile, T | None]:
+        """Store like :meth:`__call__`, running ``then(uow, item)`` in the recording transaction.
+
+        ``then`` gets the open unit of work and the FileItem (the new one
+        after its insert, or the readable duplicate) before the single
+        commit, so whatever it writes commits or rolls back together with the
+        FileItem. Its return value comes back next to the :class:`StoredFile`
+        (``None`` when ``then`` is ``None``). An exception from ``then`` fails
+        the store as a storage fault would (nothing kept); a caller that wants
+        the file stored anyway catches inside ``then``. Errors as
+        :meth:`__call__`.
+        """
         check_file_name(file_name)
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
         stream = HashingStream(data, self._max_size)
         self._blobs.put(key, stream)
-        committing: list[FileItem] = []
+        pending: _Pending[T] = _Pending()
         try:
             return self._record(
-                principal, file_id, key, file_name, stream, mime_type, folder, tags, committing
+                principal, file_id, key, file_name, stream, mime_type, folder, tags, then, pending
             )
         except Exception as exc:
-            if committing:
-                recovered = self._after_failed_commit(committing[0], exc)
+            if pending.item is not None:
+                recovered = self._after_failed_commit(pending.item, exc)
                 if recovered is not None:
-                    return recovered
+                    return recovered, pending.result
                 raise
             self._discard_blob(key)
             raise
         except BaseException:
-            if committing:
+            if pending.item is not None:
                 # Interrupted while committing: the row may exist, so the blob stays.
                 log.warning("orphan blob left for gc: %s (commit interrupted)", key)
                 raise
@@ -233,13 +280,10 @@ class StoreFile:
         mime_type: str | None,
         folder: str | None,
         tags: tuple[str, ...],
-        committing: list[FileItem],
-    ) -> StoredFile:
+        then: Callable[[UnitOfWork, FileItem], T] | None,
+        pending: _Pending[T],
+    ) -> tuple[StoredFile, T | None]:
         sha = stream.sha256
-        check = self._check(principal, sha, file_name)
-        if check.item is not None:
-            self._discard_blob(key)
-            return StoredFile(check.item, duplicate=True)
         item = FileItem(
             id=file_id,
             file_name=file_name,
@@ -253,29 +297,40 @@ class StoreFile:
             folder=folder,
             tags=tags,
         )
-        deduplicate = not check.key_taken
-        with self._uow() as uow:
-            try:
-                uow.files.add(item, deduplicate=deduplicate)
-            except DuplicateFileItem:
-                # Another writer stored the same file since the check: use theirs if readable.
-                uow.rollback()
-                again = self._check(principal, sha, file_name)
-                if again.item is not None:
+        for attempt in range(2):
+            with self._uow() as uow:
+                check = self._check.within(uow, principal, sha, file_name)
+                if check.item is not None:
+                    result = None
+                    if then is not None:
+                        result = then(uow, check.item)
+                        uow.commit()
                     self._discard_blob(key)
-                    return StoredFile(again.item, duplicate=True)
-                uow.files.add(item, deduplicate=False)
-            committing.append(item)
-            uow.commit()
-        log.info(
-            "stored file %s (%s, %d bytes) for user %s in scope %s",
-            item.id,
-            item.file_name,
-            item.size,
-            item.created_by,
-            item.scope,
-        )
-        return StoredFile(item, duplicate=False)
+                    return StoredFile(check.item, duplicate=True), result
+                # The second attempt follows a lost race for the duplicate key
+                # with no readable winner: store outside duplicate detection.
+                deduplicate = attempt == 0 and not check.key_taken
+                try:
+                    uow.files.add(item, deduplicate=deduplicate)
+                except DuplicateFileItem:
+                    # Another writer stored the same file since the check:
+                    # look again in a fresh transaction and use theirs if readable.
+                    uow.rollback()
+                    continue
+                if then is not None:
+                    pending.result = then(uow, item)
+                pending.item = item
+                uow.commit()
+            log.info(
+                "stored file %s (%s, %d bytes) for user %s in scope %s",
+                item.id,
+                item.file_name,
+                item.size,
+                item.created_by,
+                item.scope,
+            )
+            return StoredFile(item, duplicate=False), pending.result
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:
         """Decide what a failed commit means for the blob, which was written first.

@@ -177,12 +177,8 @@ class ResolveDocumentList:
     ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
         item_ids = [r.document_id for r in references if isinstance(r, DocumentItemReference)]
         by_id = uow.workflows.get_documents(workflow.id, item_ids) if item_ids else {}
-        files: dict[str, FileItem | None] = {}
-        documents: list[ResolvedDocument] = []
-        unresolved: list[UnresolvedReference] = []
-        seen: set[str] = set()
+        matches: list[tuple[str, list[ChatDocument]]] = []
         for ref in references:
-            text = str(ref)
             if isinstance(ref, DocumentItemReference):
                 found = [by_id[ref.document_id]] if ref.document_id in by_id else []
             elif isinstance(ref, DocumentListReference):
@@ -190,15 +186,22 @@ class ResolveDocumentList:
             else:
                 assert isinstance(ref, FileReference)
                 found = uow.workflows.documents_by_file(workflow.id, ref.file_id)
+            matches.append((str(ref), found))
+        # One batch of FileItem lookups for every document found.
+        files = uow.files.get_many([doc.file_id for _, found in matches for doc in found])
+        documents: list[ResolvedDocument] = []
+        unresolved: list[UnresolvedReference] = []
+        seen: set[str] = set()
+        for text, found in matches:
             if not found:
                 unresolved.append(_unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW))
                 continue
             for doc in found:
                 if doc.id in seen:
                     continue
-                reason = self._check(uow, ctx, doc, files)
+                item = files.get(doc.file_id)
+                reason = self._check(ctx, item)
                 if reason is None:
-                    item = files[doc.file_id]
                     assert item is not None
                     seen.add(doc.id)
                     documents.append(ResolvedDocument(text, doc, item))
@@ -206,16 +209,7 @@ class ResolveDocumentList:
                     unresolved.append(_unresolved(text, reason, doc.id))
         return documents, unresolved
 
-    def _check(
-        self,
-        uow: UnitOfWork,
-        ctx: RunContext,
-        doc: ChatDocument,
-        files: dict[str, FileItem | None],
-    ) -> UnresolvedReason | None:
-        if doc.file_id not in files:
-            files[doc.file_id] = uow.files.get(doc.file_id)
-        item = files[doc.file_id]
+    def _check(self, ctx: RunContext, item: FileItem | None) -> UnresolvedReason | None:
         if item is None:
             return UnresolvedReason.FILE_MISSING
         if not self._access.can_read_file(ctx.principal, item):
@@ -228,9 +222,11 @@ class ResolveDocumentList:
     def _suggest(
         self, uow: UnitOfWork, ctx: RunContext, workflow: ChatWorkflow
     ) -> tuple[DocumentSuggestion, ...]:
+        recent = uow.workflows.recent_documents(workflow.id, self._suggestions)
+        files = uow.files.get_many([doc.file_id for doc in recent])
         out: list[DocumentSuggestion] = []
-        for doc in uow.workflows.recent_documents(workflow.id, self._suggestions):
-            item = uow.files.get(doc.file_id)
+        for doc in recent:
+            item = files.get(doc.file_id)
             if (
                 item is not None
                 and self._access.can_read_file(ctx.principal, item)

@@ -15,12 +15,22 @@ log = logging.getLogger(__name__)
 
 
 class Workflows:
-    """Create and read workflows behind the authorizer."""
+    """Create and read workflows behind the authorizer.
+
+    ``read_uow_factory`` (default: ``uow_factory``) serves the read-only
+    methods, so on SQLite they do not queue for the write lock.
+    """
 
     def __init__(
-        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, clock: Clock, ids: IdFactory
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        clock: Clock,
+        ids: IdFactory,
+        read_uow_factory: UnitOfWorkFactory | None = None,
     ) -> None:
         self._uow = uow_factory
+        self._read = read_uow_factory or uow_factory
         self._access = access
         self._clock = clock
         self._ids = ids
@@ -53,7 +63,7 @@ class Workflows:
         """
         if not is_valid_id(workflow_id):
             raise WorkflowNotFound(f"workflow {workflow_id!r} not found")
-        with self._uow() as uow:
+        with self._read() as uow:
             workflow = uow.workflows.get_workflow(workflow_id)
         if workflow is None or not self._access.can_on_workflow(principal, Action.READ, workflow):
             raise WorkflowNotFound(f"workflow {workflow_id} not found")
@@ -62,14 +72,14 @@ class Workflows:
     def messages(self, principal: Principal, workflow_id: str) -> list[ChatMessage]:
         """All messages of a readable workflow, by sequence number."""
         self.get(principal, workflow_id)
-        with self._uow() as uow:
+        with self._read() as uow:
             return uow.workflows.list_messages(workflow_id)
 
     def list(self, principal: Principal, *, limit: int | None = None) -> list[ChatWorkflow]:
         """Readable workflows of the principal's mandate, newest first; ``limit`` >= 0."""
         if limit is not None and limit < 0:
             raise InvalidInput("limit must be 0 or more")
-        with self._uow() as uow:
+        with self._read() as uow:
             items = uow.workflows.list_workflows(principal.mandate_id)
         visible = [w for w in items if self._access.can_on_workflow(principal, Action.READ, w)]
         return visible if limit is None else visible[:limit]

@@ -30,6 +30,14 @@ class FileRepository(Protocol):
         """The item with that id, or ``None``."""
         ...
 
+    def get_many(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        """The items among ``file_ids`` that exist, keyed by id, in the order of ``file_ids``.
+
+        Missing ids are left out; repeated ids count once. A batch of
+        primary-key lookups, however long the list.
+        """
+        ...
+
     def find_duplicates(
         self, sha256: str, file_name: str, created_by: str, scope: Scope
     ) -> list[FileItem]:

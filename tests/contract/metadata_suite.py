@@ -210,6 +210,28 @@ class MetadataContract:
         with uow() as u:
             assert u.files.get(new_id()) is None
 
+    def test_get_many_returns_existing_items_in_asked_order(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        items = [make_file(file_name=f"f{n}.pdf") for n in range(3)]
+        self.store_files(uow, *items)
+        missing = new_id("file")
+        asked = [items[2].id, missing, items[0].id, items[2].id, items[1].id]
+        with uow() as u:
+            got = u.files.get_many(asked)
+            assert list(got) == [items[2].id, items[0].id, items[1].id]
+            assert got == {item.id: item for item in items}
+            assert u.files.get_many([]) == {}
+            assert u.files.get_many([missing]) == {}
+
+    def test_get_many_handles_more_ids_than_one_batch(self, uow: Callable[[], UnitOfWork]) -> None:
+        items = [make_file(file_name=f"many{n}.pdf") for n in range(3)]
+        self.store_files(uow, *items)
+        asked = [new_id("file") for _ in range(1200)]
+        asked[7], asked[600], asked[1199] = (item.id for item in items)
+        with uow() as u:
+            assert list(u.files.get_many(asked)) == [item.id for item in items]
+
     @pytest.mark.parametrize("name", UNICODE_NAMES)
     def test_unicode_file_names_round_trip_byte_for_byte(
         self, uow: Callable[[], UnitOfWork], name: str

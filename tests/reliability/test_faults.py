@@ -305,7 +305,9 @@ COMMON: list[Scenario] = [
     ),
     # -- metadata stage of store
     Scenario("duplicate-check-fails", (Fault("files.find_duplicates"),), Expect.ERROR),
-    Scenario("metadata-unit-cannot-open", (Fault("uow.open", (2,)),), Expect.ERROR),
+    # One unit of work records the FileItem and the message; a second one
+    # (opened only after a failed commit) checks whether the commit took effect.
+    Scenario("metadata-unit-cannot-open", (Fault("uow.open", (1,)),), Expect.ERROR),
     Scenario("metadata-insert-fails", (Fault("files.add"),), Expect.ERROR),
     Scenario(
         "insert-race-then-insert-fails",
@@ -322,13 +324,13 @@ COMMON: list[Scenario] = [
     ),
     Scenario(
         "commit-took-effect-but-failed-and-check-fails",
-        (Fault("commit", after=True), Fault("uow.open", (3,))),
+        (Fault("commit", after=True), Fault("uow.open", (2,))),
         Expect.ERROR,
         rows=1,
     ),
     Scenario(
         "commit-fails-and-check-fails",
-        (Fault("commit"), Fault("uow.open", (3,))),
+        (Fault("commit"), Fault("uow.open", (2,))),
         Expect.ERROR,
         leftovers=1,
     ),
@@ -369,15 +371,37 @@ COMMON: list[Scenario] = [
         warnings=1,
     ),
     Scenario(
-        "attach-unit-cannot-open", (Fault("uow.open", (3,)),), Expect.NO_ATTACH, rows=1, warnings=1
+        "message-insert-fails-then-commit-fails",
+        (Fault("workflows.add_message"), Fault("commit")),
+        Expect.ERROR,
     ),
-    Scenario("attach-commit-fails", (Fault("commit", (2,)),), Expect.NO_ATTACH, rows=1, warnings=1),
     Scenario(
-        "attach-commit-took-effect-but-failed",
-        (Fault("commit", (2,), after=True),),
+        "message-insert-fails-then-commit-took-effect-but-failed",
+        (Fault("workflows.add_message"), Fault("commit", after=True)),
         Expect.NO_ATTACH,
         rows=1,
-        warnings=1,
+        warnings=2,
+    ),
+    Scenario(
+        "duplicate-then-commit-fails",
+        (Fault("commit"),),
+        Expect.ERROR,
+        stage="duplicate",
+        rows=1,
+    ),
+    Scenario(
+        "strict-attach-unit-cannot-open",
+        (Fault("uow.open", (2,)),),
+        Expect.ERROR,
+        stage="strict",
+        rows=1,
+    ),
+    Scenario(
+        "strict-attach-commit-took-effect-but-failed",
+        (Fault("commit", (2,), after=True),),
+        Expect.ERROR,
+        stage="strict",
+        rows=1,
     ),
     Scenario(
         "strict-attach-message-insert-fails",

@@ -107,6 +107,11 @@ class MemoryFileRepository:
     def get(self, file_id: str) -> FileItem | None:
         return self._s.files.get(file_id)
 
+    def get_many(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        files = self._s.files
+        with self._s.lock:
+            return {i: files[i] for i in dict.fromkeys(file_ids) if i in files}
+
     def find_duplicates(
         self, sha256: str, file_name: str, created_by: str, scope: Scope
     ) -> list[FileItem]:

@@ -136,7 +136,9 @@ def _is_memory(url: URL) -> bool:
 
 
 def _sqlite_engine(url: URL, busy_timeout_s: float, engine_options: dict[str, Any]) -> Engine:
-    options: dict[str, Any] = {"pool_pre_ping": True}
+    # A SQLite connection is a file handle in this process: it cannot go
+    # stale the way a server connection can, so no ping on every check-out.
+    options: dict[str, Any] = {}
     connect_args: dict[str, Any] = {"timeout": busy_timeout_s, "check_same_thread": False}
     if _is_memory(url):
         # Every pysqlite connection to ":memory:" is a separate database; one

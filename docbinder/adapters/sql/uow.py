@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.orm import Session, sessionmaker
 
 from docbinder.adapters.sql.engine import (
     SQLITE_BEGIN_OPTION,
@@ -16,15 +15,19 @@ from docbinder.adapters.sql.engine import (
     install_sqlite_hooks,
 )
 from docbinder.adapters.sql.errors import storage_error
-from docbinder.adapters.sql.repositories import SqlFileRepository, SqlWorkflowRepository
+from docbinder.adapters.sql.repositories import (
+    LazyConnection,
+    SqlFileRepository,
+    SqlWorkflowRepository,
+)
 from docbinder.ports.metadata import FileRepository, WorkflowRepository
 
 
 class SqlUnitOfWork:
-    """:class:`~docbinder.ports.metadata.UnitOfWork` over one SQLAlchemy ``Session``.
+    """:class:`~docbinder.ports.metadata.UnitOfWork` over one SQLAlchemy ``Connection``.
 
-    The session is private to this unit (never share a unit between
-    threads). It connects on its first statement; everything up to
+    The connection is private to this unit (never share a unit between
+    threads). It is checked out on the first statement; everything up to
     :meth:`commit` is one transaction. Leaving the ``with`` block rolls back
     whatever was not committed and returns the connection to the pool. After
     ``commit()`` the unit may go on: the next statement starts a new
@@ -32,11 +35,11 @@ class SqlUnitOfWork:
     :class:`~docbinder.domain.errors.StorageError`.
     """
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    def __init__(self, engine: Engine) -> None:
+        self._conn = LazyConnection(engine)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
-        self.files: FileRepository = SqlFileRepository(session)
-        self.workflows: WorkflowRepository = SqlWorkflowRepository(session)
+        self.files: FileRepository = SqlFileRepository(self._conn)
+        self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
 
     def __enter__(self) -> SqlUnitOfWork:
         return self
@@ -54,27 +57,33 @@ class SqlUnitOfWork:
             if exc is None:
                 raise
         finally:
-            self._session.close()
+            self._discard()
 
     def commit(self) -> None:
         """Commit the transaction; raises :class:`StorageError` if the database refuses."""
+        conn = self._conn.connected
+        if conn is None:
+            return
         try:
-            self._session.commit()
+            conn.commit()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def rollback(self) -> None:
         """Roll back everything since the last commit."""
+        conn = self._conn.connected
+        if conn is None:
+            return
         try:
-            self._session.rollback()
+            conn.rollback()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def _discard(self) -> None:
         with contextlib.suppress(sa_exc.SQLAlchemyError):
-            self._session.close()
+            self._conn.close()
 
 
 class SqlMetadata:
@@ -90,16 +99,8 @@ class SqlMetadata:
     def __init__(self, engine: Engine) -> None:
         install_sqlite_hooks(engine)
         self._engine = engine
-        self._writer = sessionmaker(
-            bind=engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"}),
-            autoflush=False,
-            expire_on_commit=False,
-        )
-        self._reader = sessionmaker(
-            bind=engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"}),
-            autoflush=False,
-            expire_on_commit=False,
-        )
+        self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+        self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
 
     @classmethod
     def from_url(cls, url: str | URL, **engine_options: Any) -> SqlMetadata:
@@ -122,7 +123,7 @@ class SqlMetadata:
         On SQLite its transaction starts with ``BEGIN IMMEDIATE``: it takes the
         write lock at its first statement (waiting up to the busy timeout).
         """
-        return SqlUnitOfWork(self._writer())
+        return SqlUnitOfWork(self._writer)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
         """A fresh unit of work meant for reading only.
@@ -133,7 +134,7 @@ class SqlMetadata:
         with :class:`~docbinder.domain.errors.StorageError` ("database is
         locked") when another writer got there first.
         """
-        return SqlUnitOfWork(self._reader())
+        return SqlUnitOfWork(self._reader)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
