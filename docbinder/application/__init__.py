@@ -5,6 +5,7 @@ from docbinder.application.binder import DocBinder, Run, ToolFileResult
 from docbinder.application.content import ContentResult, DocumentContent, GetContent
 from docbinder.application.context import RunContext
 from docbinder.application.files import CheckDuplicate, DeleteFile, GetFile, StoredFile, StoreFile
+from docbinder.application.produce import ProducedFile, ProduceFile
 from docbinder.application.resolve import (
     Resolution,
     ResolvedDocument,
@@ -24,6 +25,8 @@ __all__ = [
     "DocumentContent",
     "GetContent",
     "GetFile",
+    "ProduceFile",
+    "ProducedFile",
     "Resolution",
     "ResolveDocumentList",
     "ResolvedDocument",

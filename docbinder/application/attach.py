@@ -9,7 +9,6 @@ producer all end in ChatMessage -> ChatDocument -> file id.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Sequence
 
 import attrs
@@ -26,6 +25,7 @@ from docbinder.domain.errors import (
     NoActiveWorkflow,
 )
 from docbinder.domain.model import (
+    CONTROL_CHARACTERS,
     MAX_LABEL_LENGTH,
     ChatDocument,
     ChatMessage,
@@ -219,7 +219,7 @@ class AttachFiles:
 
     def can_attach(self, ctx: RunContext) -> bool:
         """Whether the run has a workflow and its principal may add messages to it."""
-        workflow = ctx.workflow
+        workflow = ctx.bound_workflow
         return workflow is not None and self._access.can_on_workflow(
             ctx.principal, Action.UPDATE, workflow
         )
@@ -245,7 +245,7 @@ def _clean_label(label: object) -> str:
     """
     if not isinstance(label, str):
         return DEFAULT_LABEL
-    cleaned = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in label)
+    cleaned = CONTROL_CHARACTERS.sub(" ", label)
     cleaned = cleaned[: MAX_LABEL_LENGTH - 9]
     return cleaned if cleaned.strip() else DEFAULT_LABEL
 

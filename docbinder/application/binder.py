@@ -19,7 +19,14 @@ from docbinder.application.access import AccessPolicy
 from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
-from docbinder.application.files import DeleteFile, FileData, GetFile, StoredFile, StoreFile
+from docbinder.application.files import (
+    CheckDuplicate,
+    DeleteFile,
+    FileData,
+    GetFile,
+    StoredFile,
+    StoreFile,
+)
 from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
@@ -54,7 +61,15 @@ class ToolFileResult:
 
 
 class DocBinder:
-    """All use cases over one set of adapters. Thread-safe if the adapters are."""
+    """All use cases over one set of adapters. Thread-safe if the adapters are.
+
+    ``uow_factory`` makes the units of work that write; ``read_uow_factory``
+    (default: the same) those of the read-only use cases: resolving, content,
+    getting and listing files, the standalone duplicate check and workflow
+    reads. With SQL metadata pass ``SqlMetadata.read_unit_of_work``, so that on
+    SQLite reads do not wait for the write lock (the container does).
+    ``max_file_size`` is in bytes (``None``: no limit).
+    """
 
     def __init__(
         self,
@@ -82,6 +97,7 @@ class DocBinder:
         self.store_file = StoreFile(
             uow_factory, blobs, self.access, clock, ids, mime, max_file_size, reader
         )
+        self.check_duplicate = CheckDuplicate(reader, self.access, blobs)
         self.get_file = GetFile(reader, blobs, self.access)
         self.delete_file = DeleteFile(uow_factory, blobs, self.access)
         self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)

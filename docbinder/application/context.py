@@ -14,34 +14,59 @@ from docbinder.domain.errors import NoActiveWorkflow
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal
 
 
-@attrs.define
 class RunContext:
     """Principal + active workflow of one agent run.
 
-    ``workflow`` is the in-memory workflow object of the run: it holds the
-    messages this run created (appended as soon as they are stored), not
-    necessarily every message of the workflow.
+    :attr:`workflow` is the in-memory workflow object of the run: the
+    workflow as bound, plus the messages this run created (appended as soon as
+    they are stored), not necessarily every message of the workflow. It is
+    built when read and kept until the next append, so a run that adds many
+    messages does not copy its message list on every attach.
     """
 
-    principal: Principal
-    workflow: ChatWorkflow | None = None
+    __slots__ = ("_added", "_bound", "_view", "principal")
+
+    def __init__(self, principal: Principal, workflow: ChatWorkflow | None = None) -> None:
+        self.principal = principal
+        self._bound = workflow
+        self._added: list[ChatMessage] = []
+        self._view = workflow
+
+    def __repr__(self) -> str:
+        return f"RunContext(principal={self.principal!r}, workflow_id={self.workflow_id!r})"
+
+    @property
+    def workflow(self) -> ChatWorkflow | None:
+        """The bound workflow with the messages this run stored, or ``None``."""
+        if self._view is None and self._bound is not None:
+            self._view = attrs.evolve(self._bound, messages=(*self._bound.messages, *self._added))
+        return self._view
+
+    @property
+    def bound_workflow(self) -> ChatWorkflow | None:
+        """The workflow as bound at the start of the run (id, scope, counters), or ``None``.
+
+        Cheaper than :attr:`workflow`: the messages this run added are not included.
+        """
+        return self._bound
 
     @property
     def workflow_id(self) -> str | None:
         """The bound workflow's id, or ``None``."""
-        return self.workflow.id if self.workflow is not None else None
+        return self._bound.id if self._bound is not None else None
 
     def require_workflow(self, operation: str) -> ChatWorkflow:
-        """The bound workflow; raises :class:`NoActiveWorkflow` if none is bound.
+        """The bound workflow (as :attr:`bound_workflow`); :class:`NoActiveWorkflow` if none.
 
         The caller logs the condition once, in its own words (each entry point
         has one recognisable log line, SPEC C16).
         """
-        if self.workflow is None:
+        if self._bound is None:
             raise NoActiveWorkflow(f"{operation} needs an active workflow and none is bound")
-        return self.workflow
+        return self._bound
 
     def append_message(self, message: ChatMessage) -> None:
         """Append a stored message to the in-memory workflow so this run sees it at once."""
-        if self.workflow is not None and message.workflow_id == self.workflow.id:
-            self.workflow = attrs.evolve(self.workflow, messages=(*self.workflow.messages, message))
+        if self._bound is not None and message.workflow_id == self._bound.id:
+            self._added.append(message)
+            self._view = None

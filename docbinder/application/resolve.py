@@ -139,7 +139,7 @@ class ResolveDocumentList:
             )
             for r in refs.rejected
         ]
-        workflow = ctx.workflow
+        workflow = ctx.bound_workflow
         if workflow is None:
             unresolved = [
                 _unresolved(str(r), UnresolvedReason.NO_ACTIVE_WORKFLOW) for r in refs.references

@@ -32,8 +32,10 @@ MAX_MESSAGE_LENGTH = 4_000_000
 """Longest accepted ChatMessage text, in characters (fits every backend's text column)."""
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""C0 and C1 control characters and DEL (Unicode category Cc)."""
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL: exactly Unicode category Cc."""
+
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
 
@@ -81,9 +83,9 @@ def check_file_name(value: object) -> str:
         raise InvalidInput("file name must be a non-empty string")
     if len(value) > MAX_FILE_NAME_LENGTH:
         raise InvalidInput(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
-    if _CONTROL_RE.search(value.replace("\t", " ")):
+    if CONTROL_CHARACTERS.search(value.replace("\t", " ")):
         raise InvalidInput("file name must not contain NUL or control characters")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+    if _SURROGATE_RE.search(value):
         raise InvalidInput("file name must not contain lone surrogates")
     return value
 
@@ -117,7 +119,7 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise InvalidInput(
             f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
         )
-    if _CONTROL_RE.search(value):
+    if CONTROL_CHARACTERS.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
 
 

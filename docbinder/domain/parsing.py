@@ -995,9 +995,11 @@ def _short_repr(value: object) -> str:
 
 
 def _sanitize(text: str) -> str:
-    printable = "".join(
-        char if char.isprintable() else repr(char)[1:-1] for char in text[: MAX_RAW_LENGTH * 2]
-    )
+    head = text[: MAX_RAW_LENGTH * 2]
+    if head.isprintable():
+        printable = head
+    else:
+        printable = "".join(char if char.isprintable() else repr(char)[1:-1] for char in head)
     if len(printable) > MAX_RAW_LENGTH:
         return printable[: MAX_RAW_LENGTH - 3] + "..."
     return printable

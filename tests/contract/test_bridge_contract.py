@@ -22,10 +22,17 @@ from tests.contract.bridge_suite import BridgeContract, MakeBinder
 from tests.contract.sql_backends import SqlBackend
 
 
-def _factory(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> MakeBinder:
+def _factory(
+    uow_factory: UnitOfWorkFactory,
+    blobs: BlobStore,
+    read_uow_factory: UnitOfWorkFactory | None = None,
+) -> MakeBinder:
+    """Binders wired as the container wires them (SQL: read-only use cases use read units)."""
+
     def make(max_file_size: int | None = None) -> DocBinder:
         return DocBinder(
             uow_factory=uow_factory,
+            read_uow_factory=read_uow_factory,
             blobs=blobs,
             authorizer=RoleTableAuthorizer(),
             clock=UtcClock(),
@@ -55,7 +62,11 @@ class TestSqliteLocalDiskBridge(BridgeContract):
     @pytest.fixture
     def make_binder(self, sqlite_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
         sqlite_backend.clean()
-        return _factory(sqlite_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs"))
+        return _factory(
+            sqlite_backend.store.unit_of_work,
+            LocalDiskBlobStore(tmp_path / "blobs"),
+            sqlite_backend.store.read_unit_of_work,
+        )
 
 
 class TestPostgresLocalDiskBridge(BridgeContract):
@@ -63,7 +74,9 @@ class TestPostgresLocalDiskBridge(BridgeContract):
     def make_binder(self, postgresql_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
         postgresql_backend.clean()
         return _factory(
-            postgresql_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs")
+            postgresql_backend.store.unit_of_work,
+            LocalDiskBlobStore(tmp_path / "blobs"),
+            postgresql_backend.store.read_unit_of_work,
         )
 
 
@@ -71,18 +84,28 @@ class TestMariaDbLocalDiskBridge(BridgeContract):
     @pytest.fixture
     def make_binder(self, mariadb_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
         mariadb_backend.clean()
-        return _factory(mariadb_backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs"))
+        return _factory(
+            mariadb_backend.store.unit_of_work,
+            LocalDiskBlobStore(tmp_path / "blobs"),
+            mariadb_backend.store.read_unit_of_work,
+        )
 
 
 class TestPostgresS3Bridge(BridgeContract):
     @pytest.fixture
     def make_binder(self, postgresql_backend: SqlBackend, s3_store: BlobStore) -> MakeBinder:
         postgresql_backend.clean()
-        return _factory(postgresql_backend.store.unit_of_work, s3_store)
+        return _factory(
+            postgresql_backend.store.unit_of_work,
+            s3_store,
+            postgresql_backend.store.read_unit_of_work,
+        )
 
 
 class TestSqliteS3Bridge(BridgeContract):
     @pytest.fixture
     def make_binder(self, sqlite_backend: SqlBackend, s3_store: BlobStore) -> MakeBinder:
         sqlite_backend.clean()
-        return _factory(sqlite_backend.store.unit_of_work, s3_store)
+        return _factory(
+            sqlite_backend.store.unit_of_work, s3_store, sqlite_backend.store.read_unit_of_work
+        )

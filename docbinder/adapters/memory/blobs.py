@@ -15,8 +15,11 @@ from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
 class MemoryBlobStore:
     """:class:`~docbinder.ports.blobs.BlobStore` over a dict of ``bytes``.
 
-    Holds every blob in memory by design; ``put`` builds the blob in a private
-    buffer and publishes it only when the input stream ended without error.
+    Holds every blob in memory by design; ``put`` collects the chunks
+    privately and publishes the blob only when the input stream ended without
+    error. A blob given as one ``bytes`` chunk is kept as that object (bytes
+    are immutable), so storing it copies nothing; reading yields it whole when
+    it fits in one chunk.
     """
 
     def __init__(self) -> None:
@@ -29,12 +32,11 @@ class MemoryBlobStore:
 
     def put(self, key: str, data: Chunks | BinaryIO) -> int:
         check_blob_key(key)
-        buf = bytearray()
-        for chunk in iter_chunks(data):
-            buf += chunk
+        chunks = list(iter_chunks(data))
+        blob = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         with self._lock:
-            self._blobs[key] = (bytes(buf), datetime.now(UTC))
-        return len(buf)
+            self._blobs[key] = (blob, datetime.now(UTC))
+        return len(blob)
 
     def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         check_blob_key(key)
@@ -68,6 +70,11 @@ class MemoryBlobStore:
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
+    step = max(1, chunk_size)
+    if len(data) <= step:
+        if data:
+            yield data
+        return
     view = memoryview(data)
-    for start in range(0, len(data), max(1, chunk_size)):
-        yield bytes(view[start : start + chunk_size])
+    for start in range(0, len(data), step):
+        yield bytes(view[start : start + step])

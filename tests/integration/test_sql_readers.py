@@ -1,0 +1,86 @@
+"""On SQLite, read-only use cases do not queue behind a writer (WAL + deferred ``BEGIN``).
+
+Another connection holds the write lock (``BEGIN IMMEDIATE``) for the whole
+test; the binder's busy timeout is 0.2 s, so any read that asked for the write
+lock would fail with "database is locked" instead of answering.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.adapters.sql import SqlMetadata, migrate
+from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.application import DocBinder
+from docbinder.config import Settings
+from docbinder.container import build_binder
+from docbinder.domain.errors import StorageError
+from docbinder.domain.model import Principal
+
+U1 = Principal("u1", "m1", None, roles=("member",))
+
+
+@pytest.fixture
+def binder(tmp_path: Path) -> Iterator[DocBinder]:
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    migrate(url)
+    metadata = SqlMetadata.from_url(url, busy_timeout_s=0.2)
+    yield DocBinder(
+        uow_factory=metadata.unit_of_work,
+        read_uow_factory=metadata.read_unit_of_work,
+        blobs=LocalDiskBlobStore(tmp_path / "blobs"),
+        authorizer=RoleTableAuthorizer(),
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+        mime=SniffingMimeDetector(),
+    )
+    metadata.dispose()
+
+
+def _hold_write_lock(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, isolation_level=None, timeout=0)
+    conn.execute("BEGIN IMMEDIATE")
+    return conn
+
+
+def test_reads_answer_while_another_connection_holds_the_write_lock(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    run = binder.start_new_run(U1)
+    produced = run.produce_file("notes.md", b"# notes\n")
+    assert produced.reference is not None and run.workflow is not None
+    writer = _hold_write_lock(tmp_path / "db.sqlite")
+    try:
+        again = binder.start_run(U1, run.workflow.id)
+        assert again.resolve([produced.reference]).ok
+        assert again.get_content([produced.reference]).parts
+        assert again.get_file(produced.item.id) == produced.item
+        assert [f.id for f in again.list_files()] == [produced.item.id]
+        assert binder.check_duplicate(U1, produced.item.sha256, "notes.md").item == (produced.item)
+        assert len(binder.workflows.messages(U1, run.workflow.id)) == 1
+        # A write still waits for the lock, and says so when the timeout ends.
+        with pytest.raises(StorageError):
+            again.produce_file("more.md", b"more")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert again.produce_file("more.md", b"more").document_id is not None
+
+
+def test_the_container_wires_read_units_for_sqlite(tmp_path: Path) -> None:
+    built = build_binder(
+        Settings.load(
+            {"database_url": f"sqlite:///{tmp_path / 'c.sqlite'}", "home": str(tmp_path)},
+            environ={},
+        )
+    )
+    assert built.read_uow_factory is not built.uow_factory
+    assert getattr(built.read_uow_factory, "__name__", "") == "read_unit_of_work"
