@@ -148,3 +148,35 @@ def test_a_context_of_another_workflow_ignores_foreign_messages(rig: Rig) -> Non
     assert other.workflow is not None
     ctx.append_message(other.workflow.messages[0])
     assert ctx.workflow is not None and ctx.workflow.messages == ()
+
+
+def test_large_chunks_hash_like_hashlib_in_order() -> None:
+    import hashlib
+
+    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+
+    chunks = [bytes([n]) * (OVERLAP_MIN_BYTES + n) for n in range(4)] + [b"tail", b"x" * 10]
+    stream = HashingStream(iter(chunks))
+    assert list(stream) == chunks
+    assert stream.sha256 == hashlib.sha256(b"".join(chunks)).hexdigest()
+    assert stream.size == sum(map(len, chunks))
+
+
+def test_a_forked_child_hashes_large_chunks() -> None:
+    import hashlib
+    import os
+
+    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+
+    big = b"z" * (OVERLAP_MIN_BYTES * 2)
+    list(HashingStream([big]))  # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        import signal
+
+        signal.alarm(20)  # a hang (a pool without threads) ends the child with SIGALRM
+        stream = HashingStream([big, big])
+        ok = b"".join(stream) == big * 2 and stream.sha256 == hashlib.sha256(big * 2).hexdigest()
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, os.waitstatus_to_exitcode(status)
