@@ -201,11 +201,13 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
     """Two lower bounds of the same work through docbinder's own pieces (not its API).
 
     ``one_unit``: the same blob write, duplicate check, FileItem insert and
-    attach through docbinder's repositories, but in one unit of work (one
-    transaction, one commit) instead of three. ``core``: the same rows through
-    SQLAlchemy Core statements built once, in one transaction, without
-    savepoints, numbering the message with ``UPDATE ... RETURNING``. Both show
-    what the suggested library changes would gain; neither is the product.
+    attach through docbinder's repositories in one unit of work (one
+    transaction, one commit), without the use-case layer around them (the
+    product has had this transaction structure since ADR 0011). ``core``: the
+    same rows through SQLAlchemy Core statements built once, on
+    ``engine.begin()``, without savepoints, numbering the message with
+    ``UPDATE ... RETURNING``. Both are lower bounds for sizing work on the
+    library; neither is the product.
     """
     import sqlalchemy as sa
 

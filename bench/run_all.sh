@@ -2,7 +2,7 @@
 # Run every benchmark in sequence and keep each JSON report in bench/results/.
 # Needs: PostgreSQL on 127.0.0.1:5432 (database "test"), coreutils, moto (dev extra),
 # and the ADK environment (`python bench/bench_adk.py --setup` once).
-# Takes about 11-15 minutes on 2 cores; progress and tables go to stderr.
+# Takes about 6-15 minutes on 2 cores; progress and tables go to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
