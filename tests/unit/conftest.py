@@ -10,13 +10,18 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
+from docbinder.ports.metadata import UnitOfWorkFactory
 
 
-def make_memory_binder(max_file_size: int | None = None) -> DocBinder:
-    """A binder over fresh in-memory adapters and the role-table authorizer."""
-    store = MemoryMetadataStore()
+def make_memory_binder(
+    max_file_size: int | None = None, uow_factory: UnitOfWorkFactory | None = None
+) -> DocBinder:
+    """A binder over fresh in-memory adapters and the role-table authorizer.
+
+    ``uow_factory`` replaces the fresh memory store's own (to wrap it in a test).
+    """
     return DocBinder(
-        uow_factory=store.unit_of_work,
+        uow_factory=uow_factory or MemoryMetadataStore().unit_of_work,
         blobs=MemoryBlobStore(),
         authorizer=RoleTableAuthorizer(),
         clock=UtcClock(),

@@ -3,79 +3,33 @@
 from __future__ import annotations
 
 import logging
-from types import TracebackType
 
 import pytest
 
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
-from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
-from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.adapters.memory import MemoryMetadataStore
 from docbinder.application import DocBinder
 from docbinder.application.context import RunContext
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal
-from docbinder.ports.metadata import FileRepository, UnitOfWork, WorkflowRepository
+from tests.reliability.harness import Fault, FaultPlan, faulty_factory
+from tests.unit.conftest import make_memory_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
 
-class CountingUnit:
-    """A memory unit that counts what it was used for."""
-
-    def __init__(self, inner: UnitOfWork, log: list[str], fail_commit: bool) -> None:
-        self._inner = inner
-        self._log = log
-        self._fail_commit = fail_commit
-
-    @property
-    def files(self) -> FileRepository:
-        return self._inner.files
-
-    @property
-    def workflows(self) -> WorkflowRepository:
-        return self._inner.workflows
-
-    def __enter__(self) -> CountingUnit:
-        self._log.append("open")
-        self._inner.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
-
-    def commit(self) -> None:
-        self._log.append("commit")
-        if self._fail_commit:
-            raise StorageError("commit refused (test)")
-        self._inner.commit()
-
-    def rollback(self) -> None:
-        self._inner.rollback()
-
-
 class Rig:
+    """A memory binder whose units of work are counted (and can fail) through a fault plan."""
+
     def __init__(self) -> None:
         self.store = MemoryMetadataStore()
-        self.log: list[str] = []
-        self.fail_commit = False
-        self.binder = DocBinder(
-            uow_factory=self._unit,
-            blobs=MemoryBlobStore(),
-            authorizer=RoleTableAuthorizer(),
-            clock=UtcClock(),
-            ids=UuidIdFactory(),
-            extractor=DefaultContentExtractor(),
-            mime=SniffingMimeDetector(),
+        self.plan = FaultPlan()
+        self.binder: DocBinder = make_memory_binder(
+            uow_factory=faulty_factory(self.store.unit_of_work, self.plan)
         )
 
-    def _unit(self) -> UnitOfWork:
-        return CountingUnit(self.store.unit_of_work(), self.log, self.fail_commit)
+    def counts(self) -> tuple[int, int]:
+        """(units opened, commits) since the plan was armed."""
+        return self.plan.calls["uow.open"], self.plan.calls["commit"]
 
 
 @pytest.fixture
@@ -85,30 +39,32 @@ def rig() -> Rig:
 
 def test_a_new_file_is_stored_and_attached_with_one_unit_and_one_commit(rig: Rig) -> None:
     run = rig.binder.start_new_run(U1)
-    rig.log.clear()
+    rig.plan.arm()
     result = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
     assert result.document_id is not None
-    assert rig.log == ["open", "commit"]
+    assert rig.counts() == (1, 1)
     assert run.resolve([result.reference]).documents[0].file == result.item
 
 
 def test_a_duplicate_is_attached_with_one_unit_and_one_commit(rig: Rig) -> None:
     run = rig.binder.start_new_run(U1)
     first = run.produce_file("a.txt", b"alpha")
-    rig.log.clear()
+    rig.plan.arm()
     again = run.produce_file("a.txt", b"alpha")
     assert again.duplicate and again.item == first.item
     assert again.document_id not in (None, first.document_id)
-    assert rig.log == ["open", "commit"]
+    assert rig.counts() == (1, 1)
     assert len(list(rig.binder.blobs.keys())) == 1
 
 
 def test_a_refused_commit_keeps_neither_the_file_nor_the_message(rig: Rig) -> None:
     run = rig.binder.start_new_run(U1)
-    rig.fail_commit = True
+    # The commit is refused; the check in a second unit finds no FileItem, so the blob goes too.
+    rig.plan.arm(Fault("commit"))
     with pytest.raises(StorageError):
         run.produce_file("a.txt", b"alpha")
-    rig.fail_commit = False
+    rig.plan.disarm()
+    assert rig.counts() == (2, 1)
     assert list(rig.binder.blobs.keys()) == []
     assert rig.store.files == {}
     assert rig.store.documents == {}

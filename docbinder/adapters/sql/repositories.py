@@ -207,14 +207,9 @@ class SqlFileRepository:
     def get_many(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
         wanted = list(dict.fromkeys(file_ids))
         found: dict[str, FileItem] = {}
-        with translating():
-            for start in range(0, len(wanted), IN_CHUNK):
-                stmt = sa.select(file_items).where(
-                    file_items.c.id.in_(wanted[start : start + IN_CHUNK])
-                )
-                for row in self._session.execute(stmt):
-                    item = _load(row, FileItem)
-                    found[item.id] = item
+        for row in _rows_by_id(self._session, file_items, wanted):
+            item = _load(row, FileItem)
+            found[item.id] = item
         return {file_id: found[file_id] for file_id in wanted if file_id in found}
 
     def find_duplicates(
@@ -365,19 +360,13 @@ class SqlWorkflowRepository:
     ) -> dict[str, ChatDocument]:
         wanted = list(dict.fromkeys(document_ids))
         found: dict[str, ChatDocument] = {}
-        with translating():
-            for start in range(0, len(wanted), IN_CHUNK):
-                # Primary-key lookup only: with a workflow condition in the
-                # query, planners may walk the workflow's index instead, which
-                # grows with the workflow. Other workflows' rows are dropped here.
-                stmt = sa.select(chat_documents).where(
-                    chat_documents.c.id.in_(wanted[start : start + IN_CHUNK])
-                )
-                for row in self._session.execute(stmt):
-                    if row.workflow_id != workflow_id:
-                        continue
-                    doc = _load(row, ChatDocument)
-                    found[doc.id] = doc
+        # Primary-key lookup only: with a workflow condition in the query,
+        # planners may walk the workflow's index instead, which grows with the
+        # workflow. Other workflows' rows are dropped here.
+        for row in _rows_by_id(self._session, chat_documents, wanted):
+            if row.workflow_id == workflow_id:
+                doc = _load(row, ChatDocument)
+                found[doc.id] = doc
         return {doc_id: found[doc_id] for doc_id in wanted if doc_id in found}
 
     def documents_by_label(self, workflow_id: str, label: str) -> list[ChatDocument]:
@@ -459,6 +448,17 @@ class SqlWorkflowRepository:
         with translating():
             rows = self._session.execute(stmt).all()
         return [_load(row, ChatDocument) for row in rows]
+
+
+def _rows_by_id(
+    session: LazyConnection, table: sa.Table, ids: Sequence[str]
+) -> Iterator[sa.Row[Any]]:
+    """The rows of ``table`` whose primary key ``id`` is in ``ids``, :data:`IN_CHUNK` ids per query."""
+    for start in range(0, len(ids), IN_CHUNK):
+        stmt = sa.select(table).where(table.c.id.in_(ids[start : start + IN_CHUNK]))
+        with translating():
+            rows = session.execute(stmt).all()
+        yield from rows
 
 
 def _rowcount(result: sa.Result[Any]) -> int:
