@@ -204,7 +204,13 @@ class FileItem:
 
 @attrs.frozen
 class ChatDocument:
-    """A FileItem attached to a workflow message; ``docItem:<id>`` points at it (SPEC C3)."""
+    """A FileItem attached to a workflow message; ``docItem:<id>`` points at it (SPEC C3).
+
+    ``file_name``, ``file_size`` (bytes) and ``mime_type`` record the file as it
+    was when attached, like the attachment line of a sent message; a later
+    update of the FileItem (``binder.update_file``) does not rewrite them.
+    Resolving returns the current FileItem next to the document.
+    """
 
     id: str = attrs.field(validator=_check_id)
     message_id: str = attrs.field(validator=_check_id)
