@@ -158,20 +158,42 @@ def build_container(settings: Settings) -> Container:
 
 
 def build_binder(
-    settings: Settings | None = None, *, prepare: bool = True, **overrides: Any
+    settings: Settings | None = None,
+    *,
+    prepare: bool = True,
+    authorizer: Authorizer | str | None = None,
+    **overrides: Any,
 ) -> DocBinder:
     """Build a :class:`DocBinder` from settings, or from ``Settings.load(overrides)``.
 
     ``Settings.load`` reads ``DOCBINDER_*`` environment variables; pass
-    ``settings`` explicitly to avoid that. With ``prepare`` the storage is made
-    ready first (:func:`prepare_storage`: SQLite is migrated, a server schema
-    is checked). Raises :class:`ConfigurationError` (naming the setting or the
-    command to run) or :class:`MissingExtra` (naming the pip extra).
+    ``settings`` explicitly to avoid that. ``authorizer`` is either a setting
+    (``"roletable"``, ``"casbin"``, an entry-point name) or a host's own
+    object with ``name`` and ``is_allowed(principal, action, resource)`` (the
+    :class:`~docbinder.ports.authorizer.Authorizer` port), used as is. With
+    ``prepare`` the storage is made ready first (:func:`prepare_storage`:
+    SQLite is migrated, a server schema is checked). Raises
+    :class:`ConfigurationError` (naming the setting or the command to run, or
+    an ``authorizer`` object without ``is_allowed``) or :class:`MissingExtra`
+    (naming the pip extra).
     """
+    own: Authorizer | None = None
+    if isinstance(authorizer, str):
+        overrides["authorizer"] = authorizer
+    elif authorizer is not None:
+        if not callable(getattr(authorizer, "is_allowed", None)):
+            raise ConfigurationError(
+                "authorizer must be a setting name or an object with "
+                f"is_allowed(principal, action, resource), got {type(authorizer).__name__}"
+            )
+        own = authorizer
     resolved = settings if settings is not None else Settings.load(overrides)
     if prepare:
         prepare_storage(resolved)
-    binder: DocBinder = build_container(resolved).binder()
+    container = build_container(resolved)
+    if own is not None:
+        container.authorizer.override(providers.Object(own))
+    binder: DocBinder = container.binder()
     return binder
 
 

@@ -132,6 +132,7 @@ def _register_results(conv: cattrs.Converter, register: Any) -> None:
             "reference": t.reference,
             "text": t.text,
             "duplicate": t.duplicate,
+            "label": t.label,
             "file": conv.unstructure(t.item),
         },
     )

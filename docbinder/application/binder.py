@@ -47,12 +47,15 @@ class ToolFileResult:
 
     ``document_id`` is ``None`` when no workflow is bound or the attach failed
     (the reason was logged); ``text`` then has no ``documentList ref`` line.
+    ``label`` is the ``documents_label`` the message got (the requested one, or
+    it with a ``#<8 hex>`` suffix when that was taken; ``None`` without attach).
     """
 
     item: FileItem
     document_id: str | None
     text: str
     duplicate: bool
+    label: str | None = None
 
     @property
     def reference(self) -> str | None:
@@ -218,7 +221,8 @@ class Run:
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id)
-        return ToolFileResult(item, document_id, text, produced.stored.duplicate)
+        label_used = produced.message.documents_label if produced.message is not None else None
+        return ToolFileResult(item, document_id, text, produced.stored.duplicate, label_used)
 
     def resolve(self, document_list: object) -> Resolution:
         """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""

@@ -261,3 +261,48 @@ def test_listed_words_that_are_no_reference_make_resolve_fail(cli, tmp_path: Pat
     empty = cli("resolve", "[]", "--workflow", wf)
     assert empty.exit_code == 0
     assert empty.stdout.strip() == "nothing to resolve: the documentList holds no references"
+
+
+def test_attach_shows_the_label_each_message_got(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("alpha\n", encoding="utf-8")
+    second.write_text("beta\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    shown = cli("attach", str(first), str(second), "--workflow", wf, "--label", "mine")
+    assert shown.exit_code == 0, shown.output
+    lines = [line for line in shown.stdout.splitlines() if "is taken" in line]
+    assert len(lines) == 1 and lines[0].startswith("label 'mine' is taken in this workflow")
+    suffixed = lines[0].rsplit("docList:", 1)[1]
+    assert suffixed.startswith("mine#") and len(suffixed) == len("mine#") + 8
+    resolved = _json(cli("resolve", f"docList:{suffixed}", "--workflow", wf, "--json"))
+    assert [d["file"]["fileName"] for d in resolved["documents"]] == ["b.txt"]  # type: ignore[index]
+    again = _json(cli("attach", str(first), "--workflow", wf, "--label", "other", "--json"))
+    assert again["label"] == "other"  # type: ignore[index]
+
+
+def test_resolve_content_says_when_a_part_was_truncated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    big = tmp_path / "big.txt"
+    big.write_text("x" * 2_100_000, encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    doc = _json(cli("attach", str(big), "--workflow", wf, "--json"))["documentId"]  # type: ignore[index]
+    shown = cli("resolve", f"docItem:{doc}", "--workflow", wf, "--content")
+    assert shown.exit_code == 0, shown.output
+    assert "text (truncated): xxx" in shown.stdout
+
+
+def test_tables_keep_each_id_on_one_line(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", "80")
+    long_name = tmp_path / ("a rather long file name that needs several lines " * 2 + ".txt")
+    long_name.write_text("x\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    attached = _json(cli("attach", str(long_name), "--workflow", wf, "--json"))
+    listed = cli("files", "ls")
+    assert listed.exit_code == 0 and attached["fileId"] in listed.stdout  # type: ignore[index]
+    shown = cli("workflow", "show", wf)
+    assert shown.exit_code == 0 and attached["reference"] in shown.stdout  # type: ignore[index]
+    workflows = cli("workflow", "ls")
+    assert workflows.exit_code == 0 and wf in workflows.stdout
+    rows = [line for line in shown.stdout.splitlines() if line[:1] in "┃│┏┡└"]
+    assert rows and max(len(line) for line in rows) <= 80

@@ -189,3 +189,43 @@ def test_casbin_is_selected_by_name(tmp_path: Path) -> None:
         )
     )
     assert binder.start_new_run(member).produce_file("a.txt", b"a").document_id is not None
+
+
+class _TicketAuthorizer:
+    """A host's own rules: read and create in its mandate, and only for user 'alice'."""
+
+    name = "tickets"
+
+    def is_allowed(self, principal: Principal, action: object, resource: object) -> bool:
+        from docbinder.domain.access import Action
+
+        return principal.user_id == "alice" and action in (Action.READ, Action.CREATE)
+
+
+def test_build_binder_takes_a_host_authorizer_object(tmp_path: Path) -> None:
+    from docbinder.domain.errors import AccessDenied
+
+    binder = build_binder(
+        database_url="memory://",
+        blob_url="memory://",
+        home=str(tmp_path),
+        authorizer=_TicketAuthorizer(),
+    )
+    assert binder.authorizer.name == "tickets"
+    alice = Principal("alice", "m1", None, roles=())
+    stored = binder.start_run(alice).store_file("a.txt", b"a")
+    assert binder.get_file(alice, stored.item.id) == stored.item
+    with pytest.raises(AccessDenied):
+        binder.start_run(Principal("bob", "m1", None, roles=("admin",))).store_file("b.txt", b"b")
+
+
+def test_build_binder_rejects_an_authorizer_without_is_allowed(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="is_allowed"):
+        build_binder(database_url="memory://", blob_url="memory://", authorizer=object())
+
+
+def test_build_binder_takes_an_authorizer_name(tmp_path: Path) -> None:
+    binder = build_binder(
+        database_url="memory://", blob_url="memory://", home=str(tmp_path), authorizer="roletable"
+    )
+    assert isinstance(binder.authorizer, RoleTableAuthorizer)

@@ -157,10 +157,11 @@ def print_content(result: ContentResult) -> None:
         out.print(f"[bold]{escape(doc.file_name)}[/] ({doc.mime_type}) {doc.reference}")
         for part in doc.parts:
             where = f" {part.position}" if part.position else ""
+            cut = " (truncated)" if part.truncated else ""
             if part.kind is ContentKind.TEXT:
                 text = (part.text or "").strip().replace("\n", " / ")
                 text = text if len(text) <= 160 else text[:157] + "..."
-                out.print(f"  text{where}: {escape(text)}")
+                out.print(f"  text{where}{cut}: {escape(text)}")
             else:
                 size = len(part.data) if part.data is not None else part.size
-                out.print(f"  {part.kind.value} part{where}: {part.mime_type}, {size} bytes")
+                out.print(f"  {part.kind.value} part{where}{cut}: {part.mime_type}, {size} bytes")

@@ -29,12 +29,23 @@ from docbinder.config import Settings
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
 
+_ID_WIDTHS = {"id": 36, "file id": 36, "document reference": 44}
+"""Columns that hold a UUID (36 characters) or ``docItem:<uuid>`` (44): kept on one line."""
+
 
 def Table(*headers: str) -> _RichTable:
-    """A table whose cells wrap instead of being cut, so ids stay copyable at any width."""
+    """A table whose cells wrap instead of being cut; id columns keep each id on one line.
+
+    Other columns give way first, so an id can be copied from an 80-column
+    terminal or a pipe; ``--json`` gives every value whole.
+    """
     table = _RichTable()
     for header in headers:
-        table.add_column(header, overflow="fold")
+        width = _ID_WIDTHS.get(header)
+        if width is None:
+            table.add_column(header, overflow="fold")
+        else:
+            table.add_column(header, overflow="fold", no_wrap=True, min_width=width)
     return table
 
 
@@ -318,6 +329,12 @@ def attach(
             if not as_json:
                 note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
                 out.print(escape(result.text) + note)
+                wanted = label or f"writeFile:{path.name}"
+                if result.label is not None and result.label != wanted:
+                    out.print(
+                        f"label {escape(repr(wanted))} is taken in this workflow; "
+                        f"this file's message is docList:{escape(result.label)}"
+                    )
     if as_json:
         emit_json(results[0] if len(results) == 1 else results)
 
