@@ -27,6 +27,7 @@ from docbinder.domain.errors import (
 from docbinder.domain.model import (
     CONTROL_CHARACTERS,
     MAX_LABEL_LENGTH,
+    SURROGATES,
     ChatDocument,
     ChatMessage,
     ChatWorkflow,
@@ -246,6 +247,8 @@ def _clean_label(label: object) -> str:
     if not isinstance(label, str):
         return DEFAULT_LABEL
     cleaned = CONTROL_CHARACTERS.sub(" ", label)
+    # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
+    cleaned = SURROGATES.sub("\ufffd", cleaned)
     cleaned = cleaned[: MAX_LABEL_LENGTH - 9]
     return cleaned if cleaned.strip() else DEFAULT_LABEL
 

@@ -8,6 +8,8 @@ inside a service.
 
 from __future__ import annotations
 
+import threading
+
 import attrs
 
 from docbinder.domain.errors import NoActiveWorkflow
@@ -21,16 +23,18 @@ class RunContext:
     workflow as bound, plus the messages this run created (appended as soon as
     they are stored), not necessarily every message of the workflow. It is
     built when read and kept until the next append, so a run that adds many
-    messages does not copy its message list on every attach.
+    messages does not copy its message list on every attach. Safe to share
+    between threads: a view never misses a message appended before it was read.
     """
 
-    __slots__ = ("_added", "_bound", "_view", "principal")
+    __slots__ = ("_added", "_bound", "_lock", "_view", "principal")
 
     def __init__(self, principal: Principal, workflow: ChatWorkflow | None = None) -> None:
         self.principal = principal
         self._bound = workflow
         self._added: list[ChatMessage] = []
         self._view = workflow
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"RunContext(principal={self.principal!r}, workflow_id={self.workflow_id!r})"
@@ -68,5 +72,6 @@ class RunContext:
     def append_message(self, message: ChatMessage) -> None:
         """Append a stored message to the in-memory workflow so this run sees it at once."""
         if self._bound is not None and message.workflow_id == self._bound.id:
-            self._added.append(message)
-            self._view = None
+            with self._lock:
+                self._added.append(message)
+                self._view = None

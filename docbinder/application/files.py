@@ -75,6 +75,18 @@ def _hash_pool() -> ThreadPoolExecutor:
         return _hash_workers
 
 
+def _submit_hash(update: Callable[[bytes], None], chunk: bytes) -> Future[None] | None:
+    """Hash ``chunk`` on the worker pool; ``None`` if the pool takes no more work.
+
+    During interpreter shutdown (a late thread, an ``atexit`` handler) the pool
+    refuses new tasks with ``RuntimeError``; the caller then hashes inline.
+    """
+    try:
+        return _hash_pool().submit(update, chunk)
+    except RuntimeError:
+        return None
+
+
 class HashingStream:
     """Wraps a chunk stream: counts bytes, computes SHA-256, keeps the head, enforces a limit.
 
@@ -106,8 +118,8 @@ class HashingStream:
                     self.head += chunk[: SNIFF_BYTES - len(self.head)]
                 self._settle()
                 if len(chunk) >= OVERLAP_MIN_BYTES:
-                    self._pending = _hash_pool().submit(self._hash.update, chunk)
-                else:
+                    self._pending = _submit_hash(self._hash.update, chunk)
+                if self._pending is None:
                     self._hash.update(chunk)
                 yield chunk
         finally:
@@ -124,6 +136,22 @@ class HashingStream:
         """Hex SHA-256 of everything iterated so far."""
         self._settle()
         return self._hash.hexdigest()
+
+
+class WorkNotCommitted(StorageError):
+    """The file is stored (an existing duplicate) but the caller's extra work was not committed.
+
+    Raised by :meth:`StoreFile.store_with` when the transaction that held only
+    the ``then`` writes for a duplicate failed to commit. ``stored`` is the
+    duplicate; ``__cause__`` the commit's error. Whether those writes took
+    effect is unknown.
+    """
+
+    def __init__(self, stored: StoredFile, cause: Exception) -> None:
+        super().__init__(
+            f"file stored (duplicate {stored.item.id}); other work not committed: {cause}"
+        )
+        self.stored = stored
 
 
 @attrs.define
@@ -291,8 +319,10 @@ class StoreFile:
         FileItem. Its return value comes back next to the :class:`StoredFile`
         (``None`` when ``then`` is ``None``). An exception from ``then`` fails
         the store as a storage fault would (nothing kept); a caller that wants
-        the file stored anyway catches inside ``then``. Errors as
-        :meth:`__call__`.
+        the file stored anyway catches inside ``then``. When a readable
+        duplicate was found, the commit holds only ``then``'s writes: if it
+        fails, :class:`WorkNotCommitted` (a :class:`StorageError`) carries the
+        duplicate, which exists regardless. Errors as :meth:`__call__`.
         """
         check_file_name(file_name)
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
@@ -352,12 +382,17 @@ class StoreFile:
             with self._uow() as uow:
                 check = self._check.within(uow, principal, sha, file_name)
                 if check.item is not None:
+                    duplicate = StoredFile(check.item, duplicate=True)
                     result = None
                     if then is not None:
                         result = then(uow, check.item)
-                        uow.commit()
+                        try:
+                            uow.commit()
+                        except Exception as exc:
+                            self._discard_blob(key)
+                            raise WorkNotCommitted(duplicate, exc) from exc
                     self._discard_blob(key)
-                    return StoredFile(check.item, duplicate=True), result
+                    return duplicate, result
                 # The second attempt follows a lost race for the duplicate key
                 # with no readable winner: store outside duplicate detection.
                 deduplicate = attempt == 0 and not check.key_taken

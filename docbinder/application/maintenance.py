@@ -99,9 +99,11 @@ class CollectGarbage:
                     or self._blobs.exists(current.blob_key)
                 ):
                     continue
-                found.append(item.id)
-                if not dry_run:
-                    uow.files.delete(item.id)
+                if dry_run:
+                    found.append(item.id)
+                # Only if it still names the missing blob when the row is deleted.
+                elif uow.files.delete(item.id, if_blob_key=item.blob_key):
+                    found.append(item.id)
                     log.info("gc removed FileItem %s whose blob was missing", item.id)
             if found and not dry_run:
                 uow.commit()

@@ -22,7 +22,7 @@ from docbinder.application.attach import (
     log_attach_failure,
 )
 from docbinder.application.context import RunContext
-from docbinder.application.files import FileData, StoredFile, StoreFile
+from docbinder.application.files import FileData, StoredFile, StoreFile, WorkNotCommitted
 from docbinder.domain.model import ChatMessage, FileItem
 from docbinder.ports.metadata import UnitOfWork
 
@@ -88,9 +88,14 @@ class ProduceFile:
                 failures.append((item.id, exc))
                 return None
 
-        stored, message = self._store.store_with(
-            ctx.principal, file_name, data, attach, mime_type=mime_type
-        )
+        try:
+            stored, message = self._store.store_with(
+                ctx.principal, file_name, data, attach, mime_type=mime_type
+            )
+        except WorkNotCommitted as exc:
+            # A duplicate was found; only the attach failed to commit.
+            stored, message = exc.stored, None
+            failures.append((stored.item.id, exc))
         if refused is not None:
             log_attach_failure(stored.item.id, refused)
         for file_id, failure in failures:

@@ -143,11 +143,18 @@ class UpdateFileContent:
                         "nothing was changed, try again"
                     )
                 try:
-                    uow.files.update(updated)
+                    # Compare-and-set on the blob the caller's read named: of
+                    # two concurrent updates, only one can win.
+                    uow.files.update(updated, if_blob_key=item.blob_key)
                 except DuplicateFileItem as exc:
                     raise Conflict(
                         f"the new content would make '{item.file_name}' a duplicate of another "
                         "file with the same name, creator and scope; nothing was changed"
+                    ) from exc
+                except Conflict as exc:
+                    raise Conflict(
+                        f"file {item.id} was changed by someone else meanwhile; "
+                        "nothing was changed, try again"
                     ) from exc
                 committing = True
                 uow.commit()

@@ -35,7 +35,8 @@ MAX_MESSAGE_LENGTH = 4_000_000
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """C0 and C1 control characters and DEL: exactly Unicode category Cc."""
 
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+SURROGATES = re.compile(r"[\ud800-\udfff]")
+"""Lone surrogate code points: valid in a Python ``str``, storable by no backend (not UTF-8)."""
 
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
 
@@ -85,7 +86,7 @@ def check_file_name(value: object) -> str:
         raise InvalidInput(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
     if CONTROL_CHARACTERS.search(value.replace("\t", " ")):
         raise InvalidInput("file name must not contain NUL or control characters")
-    if _SURROGATE_RE.search(value):
+    if SURROGATES.search(value):
         raise InvalidInput("file name must not contain lone surrogates")
     return value
 
@@ -121,6 +122,8 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         )
     if CONTROL_CHARACTERS.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
+    if SURROGATES.search(value):
+        raise InvalidInput(f"{attribute.name} must not contain lone surrogates")
 
 
 def _check_word(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -133,6 +136,9 @@ def _check_text(_instance: object, attribute: attrs.Attribute[Any], value: objec
         raise InvalidInput(
             f"{attribute.name} must be a string of at most {MAX_MESSAGE_LENGTH} characters"
         )
+    if SURROGATES.search(value):
+        # No backend can store them (not valid UTF-8); say so instead of a driver error.
+        raise InvalidInput(f"{attribute.name} must not contain lone surrogates")
 
 
 def _to_tuple(value: Any) -> tuple[Any, ...]:

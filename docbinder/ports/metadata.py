@@ -48,12 +48,22 @@ class FileRepository(Protocol):
         """
         ...
 
-    def update(self, item: FileItem) -> None:
-        """Replace the stored metadata of ``item.id``; :class:`FileItemNotFound` if absent."""
+    def update(self, item: FileItem, *, if_blob_key: str | None = None) -> None:
+        """Replace the stored metadata of ``item.id``; :class:`FileItemNotFound` if absent.
+
+        With ``if_blob_key`` this is a compare-and-set: the row is changed only
+        if it still names that blob (every content change writes a new blob,
+        so the key is the content's version), else :class:`Conflict`. Two
+        concurrent updates based on the same read can then never both succeed.
+        """
         ...
 
-    def delete(self, file_id: str) -> bool:
-        """Remove the item; ``True`` if it existed."""
+    def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
+        """Remove the item; ``True`` if it existed (and, with ``if_blob_key``, still named that blob).
+
+        With ``if_blob_key`` a row that has moved on to another blob is kept
+        and ``False`` returned.
+        """
         ...
 
     def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:

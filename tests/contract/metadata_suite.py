@@ -449,6 +449,41 @@ class MetadataContract:
         fresh = make_file()  # the old key is free again
         self.store_files(uow, fresh)
 
+    def test_update_if_blob_key_is_a_compare_and_set(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        moved = attrs.evolve(item, blob_key=f"blobs/{uuid.uuid4().hex}", size=7)
+        with uow() as u:
+            u.files.update(moved, if_blob_key=item.blob_key)
+            u.commit()
+        with uow() as u:
+            with pytest.raises(Conflict) as caught:
+                u.files.update(attrs.evolve(item, size=9), if_blob_key=item.blob_key)
+            assert not isinstance(caught.value, DuplicateFileItem)
+            with pytest.raises(FileItemNotFound):
+                u.files.update(make_file(), if_blob_key=item.blob_key)
+            # the unit is still usable after the refused update
+            assert u.files.get(item.id) == moved
+            u.files.update(attrs.evolve(moved, size=8), if_blob_key=moved.blob_key)
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == attrs.evolve(moved, size=8)
+
+    def test_delete_if_blob_key_keeps_a_row_that_moved_on(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        with uow() as u:
+            assert u.files.delete(item.id, if_blob_key="blobs/another") is False
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == item
+            assert u.files.delete(item.id, if_blob_key=item.blob_key) is True
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) is None
+
     def test_update_into_a_taken_key_raises_duplicate_file_item(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:

@@ -170,3 +170,39 @@ def test_distinct_files_all_succeed(db: SqlBackend) -> None:
 
     assert at_once(add) == [None] * THREADS
     assert count(db, file_items) == THREADS
+
+
+def test_replace_based_on_one_read_wins_once(
+    db: SqlBackend, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Eight ``replace(..., expected=item)`` at once: one wins, seven get ``Conflict``, no orphan blob."""
+    from docbinder.adapters.extract import DefaultContentExtractor
+    from docbinder.adapters.localdisk import LocalDiskBlobStore
+    from docbinder.adapters.rbac import RoleTableAuthorizer
+    from docbinder.adapters.system import UtcClock, UuidIdFactory
+    from docbinder.application import DocBinder
+    from docbinder.domain.errors import Conflict
+    from docbinder.domain.model import Principal
+
+    blobs = LocalDiskBlobStore(tmp_path_factory.mktemp("replace-blobs"))
+    binder = DocBinder(
+        uow_factory=db.store.unit_of_work,
+        blobs=blobs,
+        authorizer=RoleTableAuthorizer(),
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+    )
+    user = Principal("u1", "m1", None, roles=("member",))
+    original = binder.start_run(user).store_file("notes.md", b"# v1\n").item
+    outcomes = at_once(
+        lambda i: binder.update_file.replace(
+            user, original.id, f"# v2 by {i}\n".encode(), expected=original
+        )
+    )
+    winners = [o for o in outcomes if not isinstance(o, Exception)]
+    assert len(winners) == 1, outcomes
+    assert all(isinstance(o, Conflict) for o in outcomes if o not in winners), outcomes
+    stored = binder.get_file(user, original.id)
+    assert stored == winners[0].item  # type: ignore[attr-defined]
+    assert sorted(blobs.keys()) == [stored.blob_key]

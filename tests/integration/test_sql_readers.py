@@ -84,3 +84,34 @@ def test_the_container_wires_read_units_for_sqlite(tmp_path: Path) -> None:
     )
     assert built.read_uow_factory is not built.uow_factory
     assert getattr(built.read_uow_factory, "__name__", "") == "read_unit_of_work"
+
+
+def test_a_forked_child_starts_with_an_empty_pool_and_works(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    import os
+    import signal
+
+    run = binder.start_new_run(U1)
+    run.produce_file("before.md", b"parent")
+    engine = binder.uow_factory.__self__.engine  # type: ignore[attr-defined]
+    parent_pool = id(engine.pool)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        signal.alarm(20)
+        code = 1
+        try:
+            fresh = id(engine.pool) != parent_pool
+            child = binder.start_new_run(U1).produce_file("child.md", b"child")
+            code = 0 if fresh and child.document_id is not None else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert id(engine.pool) == parent_pool
+    assert run.produce_file("after.md", b"parent again").document_id is not None
+    assert sorted(f.file_name for f in binder.get_file.list(U1)) == [
+        "after.md",
+        "before.md",
+        "child.md",
+    ]

@@ -136,3 +136,69 @@ def test_a_forked_child_hashes_large_chunks() -> None:
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, os.waitstatus_to_exitcode(status)
+
+
+def test_large_chunks_hash_inline_when_the_pool_takes_no_more_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    import docbinder.application.files as files
+    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+
+    closed = ThreadPoolExecutor(max_workers=1)
+    closed.shutdown()  # as at interpreter exit: submit raises RuntimeError
+    monkeypatch.setattr(files, "_hash_workers", closed)
+    chunks = [b"a" * OVERLAP_MIN_BYTES, b"b" * (OVERLAP_MIN_BYTES + 1)]
+    stream = HashingStream(chunks)
+    assert list(stream) == chunks
+    assert stream.sha256 == hashlib.sha256(b"".join(chunks)).hexdigest()
+
+
+def test_lone_surrogates_are_invalid_input_not_driver_errors(rig: Rig) -> None:
+    from docbinder.domain.errors import InvalidInput
+
+    run = rig.binder.start_new_run(U1)
+    stored = run.store_file("a.txt", b"a")
+    with pytest.raises(InvalidInput, match="lone surrogates"):
+        run.attach(stored, label="ok", user_message="m\udfff")
+    # A label is cleaned, not refused: the surrogate becomes U+FFFD.
+    document = run.attach(stored, label="x\ud800")
+    assert run.workflow is not None
+    assert run.workflow.messages[-1].documents_label == "x\ufffd"
+    assert document.file_id == stored.item.id
+
+
+def test_a_context_shared_by_threads_never_caches_a_stale_view(rig: Rig) -> None:
+    import sys
+    import threading
+
+    run = rig.binder.start_new_run(U1)
+    bound = run.context.bound_workflow
+    assert bound is not None
+    template = run.produce_file("seed.txt", b"seed")
+    assert run.workflow is not None
+    message = run.workflow.messages[0]
+    ctx = RunContext(U1, bound)
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            _ = ctx.workflow
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    try:
+        for thread in readers:
+            thread.start()
+        for _ in range(3000):
+            ctx.append_message(message)
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join()
+        sys.setswitchinterval(old)
+    assert ctx.workflow is not None and len(ctx.workflow.messages) == 3000
+    assert template.document_id is not None

@@ -123,12 +123,14 @@ class MemoryFileRepository:
             # when they were made), so only the indexed key is consulted.
             return found
 
-    def update(self, item: FileItem) -> None:
+    def update(self, item: FileItem, *, if_blob_key: str | None = None) -> None:
         s = self._s
         with s.lock:
             old = s.files.get(item.id)
             if old is None:
                 raise FileItemNotFound(f"no FileItem {item.id}")
+            if if_blob_key is not None and old.blob_key != if_blob_key:
+                raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             old_key = s.dedup_of.get(item.id)
             new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
             if old_key is not None and new_key != old_key:
@@ -148,12 +150,13 @@ class MemoryFileRepository:
 
             self._undo.push(undo)
 
-    def delete(self, file_id: str) -> bool:
+    def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
         s = self._s
         with s.lock:
-            old = s.files.pop(file_id, None)
-            if old is None:
+            current = s.files.get(file_id)
+            if current is None or (if_blob_key is not None and current.blob_key != if_blob_key):
                 return False
+            old = s.files.pop(file_id)
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
                 s.dedup.pop(key, None)

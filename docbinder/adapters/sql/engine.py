@@ -18,6 +18,8 @@ read may start with a deferred ``BEGIN`` instead (execution option
 from __future__ import annotations
 
 import importlib
+import os
+import weakref
 from typing import Any
 
 import sqlalchemy as sa
@@ -150,6 +152,33 @@ def _sqlite_engine(url: URL, busy_timeout_s: float, engine_options: dict[str, An
     engine = sa.create_engine(url, **options)
     install_sqlite_hooks(engine, busy_timeout_s)
     return engine
+
+
+_ENGINES_TO_RESET_AFTER_FORK: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def _reset_pools_in_child() -> None:
+    for engine in list(_ENGINES_TO_RESET_AFTER_FORK):
+        # close=False: the parent still uses those connections; the child only forgets them.
+        engine.dispose(close=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_pools_in_child)
+
+
+def reset_pool_after_fork(engine: Engine) -> None:
+    """Make a forked child start ``engine`` with an empty pool.
+
+    Pooled connections must not cross ``os.fork()`` (SQLAlchemy's pooling
+    documentation, "Using Connection Pools with Multiprocessing or os.fork()";
+    for SQLite also its "how to corrupt" notes on carrying an open database
+    across ``fork``): a child that reused one could hang on a lock the parent
+    holds or interleave with the parent on one server socket. In the child,
+    the engine's pool is replaced with ``dispose(close=False)``, which leaves
+    the parent's connections alone. Idempotent.
+    """
+    _ENGINES_TO_RESET_AFTER_FORK.add(engine)
 
 
 def install_sqlite_hooks(engine: Engine, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:

@@ -31,7 +31,13 @@ from docbinder.adapters.sql.schema import (
     label_hash,
     workflows,
 )
-from docbinder.domain.errors import FileItemNotFound, InvalidInput, StorageError, WorkflowNotFound
+from docbinder.domain.errors import (
+    Conflict,
+    FileItemNotFound,
+    InvalidInput,
+    StorageError,
+    WorkflowNotFound,
+)
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -101,11 +107,13 @@ class LazyConnection:
     deferred ``BEGIN``). Not thread-safe, like the unit that owns it.
     """
 
-    __slots__ = ("_conn", "_engine")
+    __slots__ = ("_conn", "_engine", "lost")
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._conn: Connection | None = None
+        self.lost: BaseException | None = None
+        """The error under which the database ended the current transaction, if it did."""
 
     @property
     def dialect(self) -> Dialect:
@@ -129,6 +137,7 @@ class LazyConnection:
         The next statement checks out a connection again.
         """
         conn, self._conn = self._conn, None
+        self.lost = None
         if conn is not None:
             conn.close()
 
@@ -144,16 +153,24 @@ class LazyConnection:
         (SQL:1999; the same statements ``Connection.begin_nested`` sends), sent
         with ``exec_driver_sql`` because SQLAlchemy compiles its savepoint
         clauses anew for every use — about 0.1 ms CPU per savepoint, two per
-        produced file. Savepoints here never nest. An error while rolling back
-        to the savepoint replaces the original one (the transaction is then
-        unusable and must not be committed as if nothing happened).
+        produced file. Savepoints here never nest.
+
+        If rolling back to the savepoint fails, the database has already ended
+        the whole transaction (a deadlock victim on MariaDB, a full disk on
+        SQLite, a statement interrupted by ``KeyboardInterrupt``): the original
+        exception propagates unchanged and :attr:`lost` is set, so the unit
+        refuses to commit instead of committing an empty transaction as if
+        the work before the savepoint had been kept.
         """
         conn = self.connection()
         conn.exec_driver_sql(_SAVEPOINT)
         try:
             yield
-        except BaseException:
-            conn.exec_driver_sql(_ROLLBACK_TO_SAVEPOINT)
+        except BaseException as exc:
+            try:
+                conn.exec_driver_sql(_ROLLBACK_TO_SAVEPOINT)
+            except Exception:
+                self.lost = exc
             raise
         conn.exec_driver_sql(_RELEASE_SAVEPOINT)
 
@@ -228,13 +245,17 @@ class SqlFileRepository:
             rows = self._session.execute(stmt, params).all()
         return [_load(row, FileItem) for row in rows]
 
-    def update(self, item: FileItem) -> None:
+    def update(self, item: FileItem, *, if_blob_key: str | None = None) -> None:
         values = to_row(item)
         del values["id"]
         new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
         # Items stored without deduplication stay out of duplicate detection.
         values["dedup_key"] = sa.case((file_items.c.dedup_key.is_(None), sa.null()), else_=new_key)
         stmt = sa.update(file_items).where(file_items.c.id == item.id).values(values)
+        if if_blob_key is not None:
+            # Compare-and-set in the statement itself: the row lock the UPDATE
+            # takes makes a second writer re-check the key after the first commits.
+            stmt = stmt.where(file_items.c.blob_key == if_blob_key)
         with translating():
             try:
                 with self._session.begin_nested():
@@ -242,11 +263,16 @@ class SqlFileRepository:
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
         if _rowcount(result) == 0:
+            if if_blob_key is not None and self.get(item.id) is not None:
+                raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             raise FileItemNotFound(f"no FileItem {item.id}")
 
-    def delete(self, file_id: str) -> bool:
+    def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
+        stmt = sa.delete(file_items).where(file_items.c.id == file_id)
+        if if_blob_key is not None:
+            stmt = stmt.where(file_items.c.blob_key == if_blob_key)
         with translating():
-            result = self._session.execute(sa.delete(file_items).where(file_items.c.id == file_id))
+            result = self._session.execute(stmt)
         return _rowcount(result) > 0
 
     def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:

@@ -13,6 +13,7 @@ from docbinder.adapters.sql.engine import (
     SQLITE_BEGIN_OPTION,
     create_engine_from_url,
     install_sqlite_hooks,
+    reset_pool_after_fork,
 )
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.repositories import (
@@ -20,6 +21,7 @@ from docbinder.adapters.sql.repositories import (
     SqlFileRepository,
     SqlWorkflowRepository,
 )
+from docbinder.domain.errors import StorageError
 from docbinder.ports.metadata import FileRepository, WorkflowRepository
 
 
@@ -60,10 +62,20 @@ class SqlUnitOfWork:
             self._discard()
 
     def commit(self) -> None:
-        """Commit the transaction; raises :class:`StorageError` if the database refuses."""
+        """Commit the transaction; raises :class:`StorageError` if the database refuses.
+
+        Also raises it, and commits nothing, when the database already ended
+        the transaction under a savepoint (see :meth:`LazyConnection.begin_nested`).
+        """
         conn = self._conn.connected
         if conn is None:
             return
+        lost = self._conn.lost
+        if lost is not None:
+            self._discard()
+            raise StorageError(
+                f"the database ended this transaction ({lost!r}); nothing of it was committed"
+            ) from lost
         try:
             conn.commit()
         except sa_exc.SQLAlchemyError as err:
@@ -75,6 +87,7 @@ class SqlUnitOfWork:
         conn = self._conn.connected
         if conn is None:
             return
+        self._conn.lost = None
         try:
             conn.rollback()
         except sa_exc.SQLAlchemyError as err:
@@ -98,6 +111,7 @@ class SqlMetadata:
 
     def __init__(self, engine: Engine) -> None:
         install_sqlite_hooks(engine)
+        reset_pool_after_fork(engine)
         self._engine = engine
         self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
         self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
