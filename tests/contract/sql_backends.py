@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
 import sqlalchemy as sa
@@ -22,7 +23,10 @@ from sqlalchemy.engine import URL, Engine, make_url
 
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
 from docbinder.adapters.sql.schema import TABLES
+from docbinder.application import DocBinder
+from docbinder.ports.blobs import BlobStore
 from tests.conftest import MYSQL_URL, POSTGRES_URL, backend_unavailable
+from tests.wiring import wire_binder
 
 SQL_BACKENDS = ("sqlite", "postgresql", "mariadb")
 """Names accepted by :func:`provision`."""
@@ -102,3 +106,8 @@ def _serve(name: str, url: URL, migrated: bool) -> Iterator[SqlBackend]:
         yield SqlBackend(name=name, url=url, engine=engine, store=SqlMetadata(engine))
     finally:
         engine.dispose()
+
+
+def binder_over(store: SqlMetadata, blobs: BlobStore, **options: Any) -> DocBinder:
+    """A binder wired as the container wires SQL metadata: writer and read units."""
+    return wire_binder(store.unit_of_work, blobs, store.read_unit_of_work, **options)

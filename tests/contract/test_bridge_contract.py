@@ -10,16 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
-from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.bridge_suite import BridgeContract, MakeBinder
 from tests.contract.sql_backends import SqlBackend
+from tests.wiring import wire_binder
 
 
 def _factory(
@@ -30,17 +28,7 @@ def _factory(
     """Binders wired as the container wires them (SQL: read-only use cases use read units)."""
 
     def make(max_file_size: int | None = None) -> DocBinder:
-        return DocBinder(
-            uow_factory=uow_factory,
-            read_uow_factory=read_uow_factory,
-            blobs=blobs,
-            authorizer=RoleTableAuthorizer(),
-            clock=UtcClock(),
-            ids=UuidIdFactory(),
-            extractor=DefaultContentExtractor(),
-            mime=SniffingMimeDetector(),
-            max_file_size=max_file_size,
-        )
+        return wire_binder(uow_factory, blobs, read_uow_factory, max_file_size=max_file_size)
 
     return make
 

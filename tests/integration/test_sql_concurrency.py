@@ -176,23 +176,13 @@ def test_replace_based_on_one_read_wins_once(
     db: SqlBackend, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Eight ``replace(..., expected=item)`` at once: one wins, seven get ``Conflict``, no orphan blob."""
-    from docbinder.adapters.extract import DefaultContentExtractor
     from docbinder.adapters.localdisk import LocalDiskBlobStore
-    from docbinder.adapters.rbac import RoleTableAuthorizer
-    from docbinder.adapters.system import UtcClock, UuidIdFactory
-    from docbinder.application import DocBinder
     from docbinder.domain.errors import Conflict
     from docbinder.domain.model import Principal
+    from tests.contract.sql_backends import binder_over
 
     blobs = LocalDiskBlobStore(tmp_path_factory.mktemp("replace-blobs"))
-    binder = DocBinder(
-        uow_factory=db.store.unit_of_work,
-        blobs=blobs,
-        authorizer=RoleTableAuthorizer(),
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-    )
+    binder = binder_over(db.store, blobs)
     user = Principal("u1", "m1", None, roles=("member",))
     original = binder.start_run(user).store_file("notes.md", b"# v1\n").item
     outcomes = at_once(

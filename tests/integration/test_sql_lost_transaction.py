@@ -18,15 +18,12 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.sql.schema import chat_messages, file_items
-from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal
-from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
+from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, binder_over, provision
 
 U1 = Principal("u1", "m1", None, roles=("member",))
 
@@ -42,16 +39,7 @@ def backend(
 @pytest.fixture
 def binder(backend: SqlBackend, tmp_path: Path) -> DocBinder:
     backend.clean()
-    return DocBinder(
-        uow_factory=backend.store.unit_of_work,
-        read_uow_factory=backend.store.read_unit_of_work,
-        blobs=LocalDiskBlobStore(tmp_path / "blobs"),
-        authorizer=RoleTableAuthorizer(),
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-        mime=SniffingMimeDetector(),
-    )
+    return binder_over(backend.store, LocalDiskBlobStore(tmp_path / "blobs"))
 
 
 def _rows(backend: SqlBackend, table: sa.Table) -> int:

@@ -13,16 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.sql import SqlMetadata, migrate
-from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.config import Settings
 from docbinder.container import build_binder
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal
+from tests.contract.sql_backends import binder_over
 
 U1 = Principal("u1", "m1", None, roles=("member",))
 
@@ -32,16 +30,7 @@ def binder(tmp_path: Path) -> Iterator[DocBinder]:
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
     migrate(url)
     metadata = SqlMetadata.from_url(url, busy_timeout_s=0.2)
-    yield DocBinder(
-        uow_factory=metadata.unit_of_work,
-        read_uow_factory=metadata.read_unit_of_work,
-        blobs=LocalDiskBlobStore(tmp_path / "blobs"),
-        authorizer=RoleTableAuthorizer(),
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-        mime=SniffingMimeDetector(),
-    )
+    yield binder_over(metadata, LocalDiskBlobStore(tmp_path / "blobs"))
     metadata.dispose()
 
 

@@ -21,9 +21,6 @@ import attrs
 from typer.testing import CliRunner, Result
 
 from docbinder.adapters.cli.main import app
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
-from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import FileItem
@@ -34,6 +31,7 @@ from docbinder.ports.metadata import (
     UnitOfWorkFactory,
     WorkflowRepository,
 )
+from tests.wiring import wire_binder
 
 # ----------------------------------------------------------------------------- the ledger
 
@@ -246,16 +244,7 @@ def make_binder(
     uow_factory: UnitOfWorkFactory, blobs: BlobStore, *, max_file_size: int | None = None
 ) -> DocBinder:
     """A binder over the given ports with the default authorizer, clock, ids and extractor."""
-    return DocBinder(
-        uow_factory=uow_factory,
-        blobs=blobs,
-        authorizer=RoleTableAuthorizer(),
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-        mime=SniffingMimeDetector(),
-        max_file_size=max_file_size,
-    )
+    return wire_binder(uow_factory, blobs, max_file_size=max_file_size)
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
-from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
+from tests.wiring import wire_binder
 
 
 def make_memory_binder(
@@ -20,14 +18,9 @@ def make_memory_binder(
 
     ``uow_factory`` replaces the fresh memory store's own (to wrap it in a test).
     """
-    return DocBinder(
-        uow_factory=uow_factory or MemoryMetadataStore().unit_of_work,
-        blobs=MemoryBlobStore(),
-        authorizer=RoleTableAuthorizer(),
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-        mime=SniffingMimeDetector(),
+    return wire_binder(
+        uow_factory or MemoryMetadataStore().unit_of_work,
+        MemoryBlobStore(),
         max_file_size=max_file_size,
     )
 

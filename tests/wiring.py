@@ -1,0 +1,34 @@
+"""One way for tests to wire a DocBinder over given ports (as the container does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+from docbinder.adapters.rbac import RoleTableAuthorizer
+from docbinder.adapters.system import UtcClock, UuidIdFactory
+from docbinder.application import DocBinder
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
+
+
+def wire_binder(
+    uow_factory: UnitOfWorkFactory,
+    blobs: BlobStore,
+    read_uow_factory: UnitOfWorkFactory | None = None,
+    **options: Any,
+) -> DocBinder:
+    """A binder over ``uow_factory`` and ``blobs`` with the role table, UTC clock, UUID ids,
+    the default extractor and the sniffing MIME detector; ``options`` go to ``DocBinder``
+    (``max_file_size``, ``authorizer``, ...)."""
+    wiring: dict[str, Any] = {
+        "authorizer": RoleTableAuthorizer(),
+        "clock": UtcClock(),
+        "ids": UuidIdFactory(),
+        "extractor": DefaultContentExtractor(),
+        "mime": SniffingMimeDetector(),
+    }
+    wiring.update(options)
+    return DocBinder(
+        uow_factory=uow_factory, blobs=blobs, read_uow_factory=read_uow_factory, **wiring
+    )
