@@ -302,7 +302,9 @@ def test_tables_keep_each_id_on_one_line(
     assert listed.exit_code == 0 and attached["fileId"] in listed.stdout  # type: ignore[index]
     shown = cli("workflow", "show", wf)
     assert shown.exit_code == 0 and attached["reference"] in shown.stdout  # type: ignore[index]
+    assert f"#1  docList:writeFile:{long_name.name}" in shown.stdout
     workflows = cli("workflow", "ls")
     assert workflows.exit_code == 0 and wf in workflows.stdout
-    rows = [line for line in shown.stdout.splitlines() if line[:1] in "┃│┏┡└"]
+    assert listed.stdout.startswith(f"{attached['fileId']}  a rather long file name")  # type: ignore[index]
+    rows = [line for line in workflows.stdout.splitlines() if line[:1] in "┃│┏┡└"]
     assert rows and max(len(line) for line in rows) <= 80

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from docbinder.adapters.cli.output import emit_json, out
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
+from docbinder.application.resolve import DEFAULT_SUGGESTIONS
 from docbinder.domain.model import ContentKind, check_file_name
 
 if TYPE_CHECKING:
@@ -144,7 +145,9 @@ def print_resolution(resolution: Resolution) -> None:
             f"[yellow]unresolved[/] {escape(miss.reference)}: {miss.reason.value} - {miss.message}"
         )
     if resolution.suggestions:
-        out.print("documents in this workflow:")
+        out.print(
+            f"recent documents in this workflow (at most {DEFAULT_SUGGESTIONS}, newest first):"
+        )
         for sug in resolution.suggestions:
             out.print(f"  {sug.reference}  {escape(sug.file_name)}")
 

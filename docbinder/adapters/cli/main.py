@@ -29,23 +29,19 @@ from docbinder.config import Settings
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
 
-_ID_WIDTHS = {"id": 36, "file id": 36, "document reference": 44}
-"""Columns that hold a UUID (36 characters) or ``docItem:<uuid>`` (44): kept on one line."""
-
 
 def Table(*headers: str) -> _RichTable:
-    """A table whose cells wrap instead of being cut; id columns keep each id on one line.
+    """A table whose cells wrap instead of being cut; an ``id`` column keeps each id on one line.
 
     Other columns give way first, so an id can be copied from an 80-column
     terminal or a pipe; ``--json`` gives every value whole.
     """
     table = _RichTable()
     for header in headers:
-        width = _ID_WIDTHS.get(header)
-        if width is None:
-            table.add_column(header, overflow="fold")
+        if header == "id":
+            table.add_column(header, overflow="fold", no_wrap=True, min_width=36)
         else:
-            table.add_column(header, overflow="fold", no_wrap=True, min_width=width)
+            table.add_column(header, overflow="fold")
     return table
 
 
@@ -307,7 +303,8 @@ def attach(
     as_json = _json(json_flag)
     if workflow is None:
         err.print(
-            "note: no --workflow given: files are stored without a documentList reference",
+            "note: no --workflow given: files are stored without a documentList reference"
+            + (" and --label is not used" if label else ""),
             markup=False,
         )
     with new_progress(files) as progress:
@@ -417,18 +414,17 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
     out.print(
         f"workflow {wf.id}  scope {wf.scope}  owner {escape(wf.created_by)}  status {wf.status}"
     )
-    table = Table("seq", "label", "document reference", "file", "bytes", "type")
+    # One block per message rather than a table: a reference (44 characters)
+    # and a label stay whole and readable at any terminal width.
     for msg in messages:
+        out.print(f"#{msg.sequence_nr}  docList:{escape(msg.documents_label)}")
         for doc in msg.documents:
-            table.add_row(
-                str(msg.sequence_nr),
-                escape(msg.documents_label),
-                doc.reference,
-                escape(doc.file_name),
-                str(doc.file_size),
-                doc.mime_type,
+            out.print(
+                f"    {doc.reference}  {escape(doc.file_name)}  "
+                f"({doc.file_size} bytes, {doc.mime_type})"
             )
-    out.print(table)
+    if not messages:
+        out.print("no messages yet")
 
 
 @workflow_app.command("ls")
@@ -458,17 +454,14 @@ def files_ls(
     if _json(json_flag):
         emit_json(items)
         return
-    table = Table("file id", "name", "bytes", "type", "scope", "created by")
+    # One line per file, id first, so ids stay whole at any width (as in ``workflow show``).
     for item in items:
-        table.add_row(
-            item.id,
-            escape(item.file_name),
-            str(item.size),
-            item.mime_type,
-            str(item.scope),
-            escape(item.created_by),
+        out.print(
+            f"{item.id}  {escape(item.file_name)}  ({item.size} bytes, {item.mime_type})  "
+            f"scope {item.scope}  by {escape(item.created_by)}"
         )
-    out.print(table)
+    if not items:
+        out.print("no files")
 
 
 @files_app.command("show")
