@@ -14,6 +14,7 @@ from typing import BinaryIO, Generic, TypeVar
 import attrs
 
 from docbinder.application.access import AccessPolicy
+from docbinder.application.paging import visible_newest_first
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import (
     AccessDenied,
@@ -501,10 +502,14 @@ class GetFile:
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
         ):
             raise InvalidInput(f"limit must be a non-negative whole number, got {limit!r}")
-        with self._uow() as uow:
-            items = uow.files.list(principal.mandate_id)
-        visible = [i for i in items if self._access.can_read_file(principal, i)]
-        return visible if limit is None else visible[:limit]
+
+        def fetch(size: int, after: FileItem | None) -> list[FileItem]:
+            with self._uow() as uow:
+                return uow.files.list(principal.mandate_id, limit=size, after=after)
+
+        return visible_newest_first(
+            fetch, lambda item: self._access.can_read_file(principal, item), limit
+        )
 
 
 class DeleteFile:

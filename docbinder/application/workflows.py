@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from docbinder.application.access import AccessPolicy
+from docbinder.application.paging import visible_newest_first
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import InvalidInput, WorkflowNotFound
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal, is_valid_id
@@ -79,7 +80,11 @@ class Workflows:
         """Readable workflows of the principal's mandate, newest first; ``limit`` >= 0."""
         if limit is not None and limit < 0:
             raise InvalidInput("limit must be 0 or more")
-        with self._read() as uow:
-            items = uow.workflows.list_workflows(principal.mandate_id)
-        visible = [w for w in items if self._access.can_on_workflow(principal, Action.READ, w)]
-        return visible if limit is None else visible[:limit]
+
+        def fetch(size: int, after: ChatWorkflow | None) -> list[ChatWorkflow]:
+            with self._read() as uow:
+                return uow.workflows.list_workflows(principal.mandate_id, limit=size, after=after)
+
+        return visible_newest_first(
+            fetch, lambda w: self._access.can_on_workflow(principal, Action.READ, w), limit
+        )

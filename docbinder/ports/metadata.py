@@ -66,8 +66,14 @@ class FileRepository(Protocol):
         """
         ...
 
-    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
-        """Items of one mandate, newest first, at most ``limit``."""
+    def list(
+        self, mandate_id: str, *, limit: int | None = None, after: FileItem | None = None
+    ) -> list[FileItem]:
+        """Items of one mandate, newest first (``created_at``, then id), at most ``limit``.
+
+        With ``after`` the list continues behind that item (keyset paging: an
+        index range, however far the page is from the start).
+        """
         ...
 
     def iter_all(self) -> Iterator[FileItem]:
@@ -127,8 +133,10 @@ class WorkflowRepository(Protocol):
         """All messages of a workflow with their documents, by ``sequence_nr``."""
         ...
 
-    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
-        """Workflows of one mandate, newest first, without messages."""
+    def list_workflows(
+        self, mandate_id: str, *, limit: int | None = None, after: ChatWorkflow | None = None
+    ) -> list[ChatWorkflow]:
+        """Workflows of one mandate, newest first, without messages; ``after`` as in ``FileRepository.list``."""
         ...
 
     def iter_documents(self) -> Iterator[ChatDocument]:

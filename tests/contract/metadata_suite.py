@@ -539,6 +539,35 @@ class MetadataContract:
         with uow() as u:
             assert [f.id for f in u.files.list("mandate-1")] == sorted(ids, reverse=True)
 
+    def test_list_pages_with_after_cover_every_item_once(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        # Ties on created_at (three per second) make the id part of the key matter.
+        ids = [f"file-{c}{n}" for n in range(3) for c in "aBz"]
+        items = [
+            make_file(
+                id=i,
+                sha256=f"{n:064x}",
+                created_at=BASE_TIME + timedelta(seconds=n // 3),
+            )
+            for n, i in enumerate(ids)
+        ]
+        self.store_files(uow, *items, make_file(scope=Scope("mandate-2"), file_name="x.pdf"))
+        with uow() as u:
+            whole = u.files.list("mandate-1")
+            pages: list[FileItem] = []
+            after = None
+            while True:
+                page = u.files.list("mandate-1", limit=2, after=after)
+                pages.extend(page)
+                if len(page) < 2:
+                    break
+                after = page[-1]
+        assert pages == whole and len(whole) == 9
+        assert [(f.created_at, f.id) for f in whole] == sorted(
+            ((f.created_at, f.id) for f in items), reverse=True
+        )
+
     def test_iter_all_yields_every_item(self, uow: Callable[[], UnitOfWork]) -> None:
         items = [make_file(scope=Scope(f"mandate-{n}"), sha256=f"{n:064x}") for n in range(7)]
         self.store_files(uow, *items[:4])
@@ -615,6 +644,20 @@ class MetadataContract:
             assert u.workflows.list_workflows("mandate-1", limit=3) == flows[:0:-1]
             assert u.workflows.list_workflows("mandate-2") == [foreign]
             assert u.workflows.list_workflows("nobody") == []
+
+    def test_list_workflows_pages_with_after(self, uow: Callable[[], UnitOfWork]) -> None:
+        flows = [
+            make_workflow(id=f"wf-{c}{n}", created_at=BASE_TIME + timedelta(seconds=n))
+            for n in range(3)
+            for c in "aZ"
+        ]
+        for workflow in flows:
+            self.store_workflow(uow, workflow)
+        with uow() as u:
+            first = u.workflows.list_workflows("mandate-1", limit=4)
+            rest = u.workflows.list_workflows("mandate-1", after=first[-1])
+            assert first + rest == u.workflows.list_workflows("mandate-1")
+            assert len(first + rest) == 6 and len(set(first + rest)) == 6
 
     # -- messages --------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
+from typing import TypeVar
 
 import attrs
 
@@ -58,6 +59,21 @@ class MemoryMetadataStore:
 def _check_limit(limit: int | None) -> None:
     if limit is not None and limit < 0:
         raise InvalidInput("limit must be 0 or more")
+
+
+_Listed = TypeVar("_Listed", FileItem, ChatWorkflow)
+
+
+def _newest_first_page(
+    items: list[_Listed], limit: int | None, after: _Listed | None
+) -> list[_Listed]:
+    """``items`` newest first by (``created_at``, id), behind ``after``, at most ``limit``."""
+    _check_limit(limit)
+    if after is not None:
+        mark = (after.created_at, after.id)
+        items = [i for i in items if (i.created_at, i.id) < mark]
+    items.sort(key=lambda i: (i.created_at, i.id), reverse=True)
+    return items if limit is None else items[:limit]
 
 
 class _Undo:
@@ -170,12 +186,12 @@ class MemoryFileRepository:
             self._undo.push(undo)
             return True
 
-    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
-        _check_limit(limit)
+    def list(
+        self, mandate_id: str, *, limit: int | None = None, after: FileItem | None = None
+    ) -> list[FileItem]:
         with self._s.lock:
             items = [f for f in self._s.files.values() if f.scope.mandate_id == mandate_id]
-        items.sort(key=lambda f: (f.created_at, f.id), reverse=True)
-        return items if limit is None else items[:limit]
+        return _newest_first_page(items, limit, after)
 
     def iter_all(self) -> Iterator[FileItem]:
         with self._s.lock:
@@ -292,12 +308,12 @@ class MemoryWorkflowRepository:
         with self._s.lock:
             return list(self._s.messages.get(workflow_id, []))
 
-    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
-        _check_limit(limit)
+    def list_workflows(
+        self, mandate_id: str, *, limit: int | None = None, after: ChatWorkflow | None = None
+    ) -> list[ChatWorkflow]:
         with self._s.lock:
             items = [w for w in self._s.workflows.values() if w.scope.mandate_id == mandate_id]
-        items.sort(key=lambda w: (w.created_at, w.id), reverse=True)
-        return items if limit is None else items[:limit]
+        return _newest_first_page(items, limit, after)
 
     def iter_documents(self) -> Iterator[ChatDocument]:
         with self._s.lock:

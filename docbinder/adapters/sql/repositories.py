@@ -182,13 +182,41 @@ def _load(row: sa.Row[Any], cls: type[T]) -> T:
         raise StorageError(f"a stored {cls.__name__} row is invalid: {err}") from err
 
 
-def _newest_first(session: LazyConnection, table: sa.Table) -> list[sa.UnaryExpression[Any]]:
-    # Ties on created_at are broken by id, compared by code point as Python
-    # does; PostgreSQL would otherwise use the database's linguistic collation.
+def _comparable_id(session: LazyConnection, table: sa.Table) -> sa.ColumnElement[Any]:
+    # Ids are compared by code point, as Python does; PostgreSQL would
+    # otherwise use the database's linguistic collation. SQLite and MariaDB
+    # (utf8mb4_bin) compare binary UTF-8, which is code point order.
     ident: sa.ColumnElement[Any] = table.c.id
     if session.dialect.name == "postgresql":
         ident = ident.collate("C")
-    return [table.c.created_at.desc(), ident.desc()]
+    return ident
+
+
+def _newest_first_page(
+    session: LazyConnection,
+    table: sa.Table,
+    mandate_id: str,
+    limit: int | None,
+    after: FileItem | ChatWorkflow | None,
+) -> list[sa.Row[Any]]:
+    """Rows of one mandate by (``created_at``, id) descending, behind ``after``, at most ``limit``.
+
+    Uses the ``(mandate_id, created_at)`` index as a range: a later page costs
+    what the first one does.
+    """
+    _check_limit(limit)
+    ident = _comparable_id(session, table)
+    stmt = sa.select(table).where(table.c.mandate_id == mandate_id)
+    if after is not None:
+        stmt = stmt.where(
+            sa.or_(
+                table.c.created_at < after.created_at,
+                sa.and_(table.c.created_at == after.created_at, ident < after.id),
+            )
+        )
+    stmt = stmt.order_by(table.c.created_at.desc(), ident.desc()).limit(limit)
+    with translating():
+        return list(session.execute(stmt).all())
 
 
 def _check_limit(limit: int | None) -> None:
@@ -275,16 +303,10 @@ class SqlFileRepository:
             result = self._session.execute(stmt)
         return _rowcount(result) > 0
 
-    def list(self, mandate_id: str, *, limit: int | None = None) -> list[FileItem]:
-        _check_limit(limit)
-        stmt = (
-            sa.select(file_items)
-            .where(file_items.c.mandate_id == mandate_id)
-            .order_by(*_newest_first(self._session, file_items))
-            .limit(limit)
-        )
-        with translating():
-            rows = self._session.execute(stmt).all()
+    def list(
+        self, mandate_id: str, *, limit: int | None = None, after: FileItem | None = None
+    ) -> list[FileItem]:
+        rows = _newest_first_page(self._session, file_items, mandate_id, limit, after)
         return [_load(row, FileItem) for row in rows]
 
     def iter_all(self) -> Iterator[FileItem]:
@@ -453,16 +475,10 @@ class SqlWorkflowRepository:
             messages.append(attrs.evolve(message, documents=tuple(documents.get(message.id, ()))))
         return messages
 
-    def list_workflows(self, mandate_id: str, *, limit: int | None = None) -> list[ChatWorkflow]:
-        _check_limit(limit)
-        stmt = (
-            sa.select(workflows)
-            .where(workflows.c.mandate_id == mandate_id)
-            .order_by(*_newest_first(self._session, workflows))
-            .limit(limit)
-        )
-        with translating():
-            rows = self._session.execute(stmt).all()
+    def list_workflows(
+        self, mandate_id: str, *, limit: int | None = None, after: ChatWorkflow | None = None
+    ) -> list[ChatWorkflow]:
+        rows = _newest_first_page(self._session, workflows, mandate_id, limit, after)
         return [_load(row, ChatWorkflow) for row in rows]
 
     def iter_documents(self) -> Iterator[ChatDocument]:
