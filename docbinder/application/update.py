@@ -134,14 +134,6 @@ class UpdateFileContent:
         committing = False
         try:
             with self._uow() as uow:
-                current = uow.files.get(item.id)
-                if current is None:
-                    raise FileItemNotFound(f"file {item.id} not found")
-                if not _same_content(current, item):
-                    raise Conflict(
-                        f"file {item.id} was changed by someone else meanwhile; "
-                        "nothing was changed, try again"
-                    )
                 try:
                     # Compare-and-set on the blob the caller's read named: of
                     # two concurrent updates, only one can win.
