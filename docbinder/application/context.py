@@ -42,9 +42,12 @@ class RunContext:
     @property
     def workflow(self) -> ChatWorkflow | None:
         """The bound workflow with the messages this run stored, or ``None``."""
-        if self._view is None and self._bound is not None:
-            self._view = attrs.evolve(self._bound, messages=(*self._bound.messages, *self._added))
-        return self._view
+        with self._lock:
+            if self._view is None and self._bound is not None:
+                self._view = attrs.evolve(
+                    self._bound, messages=(*self._bound.messages, *self._added)
+                )
+            return self._view
 
     @property
     def bound_workflow(self) -> ChatWorkflow | None:
