@@ -34,6 +34,14 @@ SETTING_NAMES = (
     "s3_endpoint_url",
     "s3_region",
     "max_file_size",
+    "s3_whole_bucket",
+    "s3_connect_timeout",
+    "s3_read_timeout",
+    "s3_max_attempts",
+)
+
+_NON_TEXT = frozenset(
+    {"max_file_size", "s3_whole_bucket", "s3_connect_timeout", "s3_read_timeout", "s3_max_attempts"}
 )
 
 
@@ -52,7 +60,12 @@ class Settings:
     ``mysql+pymysql://...`` or ``memory://``. ``blob_url``: ``file:///dir``,
     ``s3://bucket/prefix`` or ``memory://``. ``authorizer``: ``roletable``,
     ``casbin`` or the name of an entry point in group ``docbinder.authorizers``.
-    ``max_file_size`` is in bytes (``None``: unlimited).
+    ``max_file_size`` is in bytes (``None``: unlimited). ``s3_whole_bucket``
+    allows an ``s3://bucket`` URL without prefix (everything in the bucket
+    then belongs to docbinder). ``s3_connect_timeout`` and ``s3_read_timeout``
+    are seconds, ``s3_max_attempts`` counts attempts per S3 request; their
+    defaults (5 s, 10 s, 2) fail an attach against a hung endpoint within 30 s
+    (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`).
     """
 
     home: Path
@@ -64,6 +77,10 @@ class Settings:
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
     max_file_size: int | None = None
+    s3_whole_bucket: bool = False
+    s3_connect_timeout: float = 5.0
+    s3_read_timeout: float = 10.0
+    s3_max_attempts: int = 2
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     @classmethod
@@ -97,7 +114,7 @@ class Settings:
             elif name in from_file:
                 values[name], sources[name] = from_file[name], f"config file {path}"
         for name, value in values.items():
-            if name != "max_file_size" and not isinstance(value, str):
+            if name not in _NON_TEXT and not isinstance(value, str):
                 raise ConfigurationError(
                     f"setting {name} must be text, got {type(value).__name__} ({sources[name]})"
                 )
@@ -122,6 +139,7 @@ class Settings:
                 ) from None
             if values["max_file_size"] <= 0:
                 raise ConfigurationError("max_file_size must be positive")
+        _s3_settings(values, sources)
         for name in ("database_url", "blob_url", "authorizer"):
             if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
                 raise ConfigurationError(f"setting {name} must be a non-empty string")
@@ -167,6 +185,42 @@ class Settings:
     def is_embedded(self) -> bool:
         """True for the no-server setup: SQLite (or memory) metadata."""
         return self.database_url.startswith("sqlite") or self.metadata_kind == "memory"
+
+
+def _s3_settings(values: dict[str, Any], sources: Mapping[str, str]) -> None:
+    """Convert the S3 settings in ``values`` in place; :class:`ConfigurationError` naming the bad one."""
+    flag = values.get("s3_whole_bucket")
+    if flag is not None and not isinstance(flag, bool):
+        text = str(flag).strip().lower()
+        if text not in {"1", "0", "true", "false", "yes", "no"}:
+            raise ConfigurationError(
+                f"s3_whole_bucket must be true or false, got {flag!r} ({sources.get('s3_whole_bucket')})"
+            )
+        values["s3_whole_bucket"] = text in {"1", "true", "yes"}
+    for name in ("s3_connect_timeout", "s3_read_timeout"):
+        if name not in values:
+            continue
+        raw = values[name]
+        try:
+            seconds = float(raw) if not isinstance(raw, bool) else float("nan")
+        except (TypeError, ValueError):
+            seconds = float("nan")
+        if not 0 < seconds < float("inf"):
+            raise ConfigurationError(
+                f"{name} must be a positive number of seconds, got {raw!r} ({sources.get(name)})"
+            )
+        values[name] = seconds
+    if "s3_max_attempts" in values:
+        raw = values["s3_max_attempts"]
+        try:
+            attempts = int(raw) if not isinstance(raw, bool | float) else 0
+        except (TypeError, ValueError):
+            attempts = 0
+        if attempts < 1:
+            raise ConfigurationError(
+                f"s3_max_attempts must be a whole number >= 1, got {raw!r} ({sources.get('s3_max_attempts')})"
+            )
+        values["s3_max_attempts"] = attempts
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

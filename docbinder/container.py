@@ -58,7 +58,13 @@ def _s3(settings: Settings) -> BlobStore:
     from docbinder.adapters.s3 import S3BlobStore
 
     return S3BlobStore.from_url(
-        settings.blob_url, endpoint_url=settings.s3_endpoint_url, region_name=settings.s3_region
+        settings.blob_url,
+        endpoint_url=settings.s3_endpoint_url,
+        region_name=settings.s3_region,
+        whole_bucket=settings.s3_whole_bucket,
+        connect_timeout=settings.s3_connect_timeout,
+        read_timeout=settings.s3_read_timeout,
+        max_attempts=settings.s3_max_attempts,
     )
 
 

@@ -23,6 +23,7 @@ from docbinder.domain.errors import (
     FileItemNotFound,
     InvalidInput,
     NoActiveWorkflow,
+    WorkflowNotFound,
 )
 from docbinder.domain.model import (
     CONTROL_CHARACTERS,
@@ -139,6 +140,10 @@ class AttachFiles:
     ) -> ChatMessage:
         """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.
 
+        The workflow is read again in ``uow`` and the rights are checked on the
+        stored one (:class:`WorkflowNotFound`, :class:`AccessDenied`); its
+        stored round/task/action numbers go on the message.
+
         ``items`` must be stored rows read in this unit (or just inserted by
         it), not copies a caller handed in. Each is read-checked for the
         plan's principal: :class:`FileItemNotFound` if one is not readable.
@@ -149,7 +154,7 @@ class AttachFiles:
         for item in items:
             if not self._access.can_read_file(plan.context.principal, item):
                 raise FileItemNotFound(f"file {item.id} not found")
-        workflow = plan.workflow
+        workflow = self._stored_workflow(uow, plan)
         message_id = self._ids.new_id()
         documents = tuple(
             ChatDocument(
@@ -189,6 +194,25 @@ class AttachFiles:
                 suffix = self._ids.new_id().replace("-", "")[:8]
                 candidate = attrs.evolve(message, documents_label=f"{plan.label}#{suffix}")
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _stored_workflow(self, uow: UnitOfWork, plan: AttachPlan) -> ChatWorkflow:
+        """The workflow as stored, read in ``uow``, with the rights checked on it.
+
+        The run's in-memory workflow is not trusted: a caller can build a
+        :class:`RunContext` around any :class:`ChatWorkflow` object (another
+        tenant's id, a forged scope). Raises :class:`WorkflowNotFound` if the
+        stored workflow is absent or not readable by the principal (the same
+        answer for both) and :class:`AccessDenied` if it is readable but not
+        updatable.
+        """
+        principal = plan.context.principal
+        workflow_id = plan.workflow.id
+        stored = uow.workflows.get_workflow(workflow_id)
+        if stored is None or not self._access.can_on_workflow(principal, Action.READ, stored):
+            raise WorkflowNotFound(f"workflow {workflow_id} not found")
+        if not self._access.can_on_workflow(principal, Action.UPDATE, stored):
+            raise AccessDenied(f"user {principal.user_id} may not update workflow {workflow_id}")
+        return stored
 
     def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
         """After the commit: append ``stored`` to the run's in-memory workflow and log it."""

@@ -21,6 +21,7 @@ from docbinder.domain.errors import (
     DocbinderError,
     DuplicateFileItem,
     FileItemNotFound,
+    FileStillReferenced,
     InvalidInput,
     SizeLimitExceeded,
     StorageError,
@@ -194,6 +195,12 @@ class CheckDuplicate:
     and, when a blob store is given, only if its blob is still there: a
     duplicate whose bytes are gone would hand back a FileItem that cannot be
     read, so a fresh copy is stored instead.
+
+    The blob store is asked only after the unit of work that read the
+    candidates has ended, so no transaction (and on SQLite no write lock)
+    ever waits on the blob store's network. The answer is a snapshot: a
+    caller that reuses the candidate confirms it inside its own writing unit
+    (:meth:`~docbinder.ports.metadata.FileRepository.confirm`).
     """
 
     def __init__(
@@ -206,15 +213,15 @@ class CheckDuplicate:
     def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
         """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``."""
         with self._uow() as uow:
-            return self.within(uow, principal, sha256, file_name)
+            candidates = uow.files.find_duplicates(
+                sha256, file_name, principal.user_id, principal.scope
+            )
+        return self._choose(principal, file_name, candidates)
 
-    def within(
-        self, uow: UnitOfWork, principal: Principal, sha256: str, file_name: str
+    def _choose(
+        self, principal: Principal, file_name: str, candidates: list[FileItem]
     ) -> DuplicateCheck:
-        """The same check inside an open unit of work (so a store can insert in the same one)."""
-        candidates = uow.files.find_duplicates(
-            sha256, file_name, principal.user_id, principal.scope
-        )
+        """The first readable candidate whose blob is there (asked outside any transaction)."""
         for candidate in candidates:
             if not self._access.can_read_file(principal, candidate):
                 continue
@@ -242,13 +249,20 @@ class CheckDuplicate:
         return DuplicateCheck(None, key_taken=bool(candidates))
 
 
+_STORE_ATTEMPTS = 4
+"""Rounds of check-then-commit a store tries while concurrent writers keep changing the candidate."""
+
+
 class StoreFile:
     """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
 
     Streams the input once, computing SHA-256 and size while the blob is
-    written. Then one unit of work checks for a readable duplicate (which is
-    returned, and the new blob removed) or inserts the FileItem, and commits
-    once; :meth:`store_with` lets a caller add its own writes (the attach of
+    written. Then the duplicate check reads in its own unit and probes the
+    blob store outside any transaction, and one writing unit either confirms
+    (locks) the readable duplicate and commits, after which the new blob is
+    removed, or inserts the FileItem and commits; a duplicate deleted or
+    changed between check and commit is noticed by the confirm and the check
+    runs again, so the returned FileItem always exists with the produced bytes; :meth:`store_with` lets a caller add its own writes (the attach of
     :class:`~docbinder.application.produce.ProduceFile`) to that same
     transaction. If the metadata write fails the blob is removed again (or,
     if that fails too, left for ``gc`` with a log line). If the commit fails,
@@ -329,13 +343,26 @@ class StoreFile:
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
+        store_id = self._blobs.identity(create=True)
         stream = HashingStream(data, self._max_size)
         self._blobs.put(key, stream)
         pending: _Pending[T] = _Pending()
         try:
             return self._record(
-                principal, file_id, key, file_name, stream, mime_type, folder, tags, then, pending
+                principal,
+                file_id,
+                key,
+                store_id,
+                file_name,
+                stream,
+                mime_type,
+                folder,
+                tags,
+                then,
+                pending,
             )
+        except WorkNotCommitted:
+            raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
             if pending.item is not None:
                 recovered = self._after_failed_commit(pending.item, exc)
@@ -357,6 +384,7 @@ class StoreFile:
         principal: Principal,
         file_id: str,
         key: str,
+        store_id: str | None,
         file_name: str,
         stream: HashingStream,
         mime_type: str | None,
@@ -378,31 +406,29 @@ class StoreFile:
             blob_key=key,
             folder=folder,
             tags=tags,
+            blob_store=store_id,
         )
-        for attempt in range(2):
+        lost_race = False
+        for _attempt in range(_STORE_ATTEMPTS):
+            # The check reads in its own unit and asks the blob store after it
+            # ended: the writing unit below makes no network call.
+            check = self._check(principal, sha, file_name)
             with self._uow() as uow:
-                check = self._check.within(uow, principal, sha, file_name)
                 if check.item is not None:
-                    duplicate = StoredFile(check.item, duplicate=True)
-                    result = None
-                    if then is not None:
-                        result = then(uow, check.item)
-                        try:
-                            uow.commit()
-                        except Exception as exc:
-                            self._discard_blob(key)
-                            raise WorkNotCommitted(duplicate, exc) from exc
-                    self._discard_blob(key)
-                    return duplicate, result
-                # The second attempt follows a lost race for the duplicate key
-                # with no readable winner: store outside duplicate detection.
-                deduplicate = attempt == 0 and not check.key_taken
+                    reused = self._reuse(uow, principal, check.item, key, then)
+                    if reused is None:
+                        continue  # the candidate was deleted or changed: look again
+                    return reused
+                # After a lost race for the duplicate key with no readable
+                # winner, store outside duplicate detection.
+                deduplicate = not lost_race and not check.key_taken
                 try:
                     uow.files.add(item, deduplicate=deduplicate)
                 except DuplicateFileItem:
                     # Another writer stored the same file since the check:
                     # look again in a fresh transaction and use theirs if readable.
                     uow.rollback()
+                    lost_race = True
                     continue
                 if then is not None:
                     pending.result = then(uow, item)
@@ -417,7 +443,50 @@ class StoreFile:
                 item.scope,
             )
             return StoredFile(item, duplicate=False), pending.result
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise StorageError(
+            f"could not store {file_name!r}: its duplicate kept changing under "
+            f"{_STORE_ATTEMPTS} attempts; nothing was stored"
+        )
+
+    def _reuse(
+        self,
+        uow: UnitOfWork,
+        principal: Principal,
+        candidate: FileItem,
+        fresh_key: str,
+        then: Callable[[UnitOfWork, FileItem], T] | None,
+    ) -> tuple[StoredFile, T | None] | None:
+        """Reuse ``candidate`` if it is still there at commit; ``None`` if it vanished meanwhile.
+
+        The row is confirmed (and locked) in this writing unit, ``then`` runs,
+        the unit commits, and only then is the fresh blob under ``fresh_key``
+        removed: until the commit proved the candidate still exists, the
+        fresh copy is the caller's only copy of the bytes.
+        """
+        current = uow.files.confirm(candidate.id, candidate.blob_key)
+        if current is None or not self._access.can_read_file(principal, current):
+            log.info(
+                "duplicate candidate %s was deleted or changed before it could be reused; "
+                "checking again",
+                candidate.id,
+            )
+            uow.rollback()
+            return None
+        duplicate = StoredFile(current, duplicate=True)
+        result = then(uow, current) if then is not None else None
+        try:
+            uow.commit()
+        except Exception as exc:
+            # Nothing proves the candidate still exists: the fresh blob stays for gc.
+            log.warning(
+                "orphan blob left for gc: %s (commit reusing duplicate %s failed: %s)",
+                fresh_key,
+                current.id,
+                exc,
+            )
+            raise WorkNotCommitted(duplicate, exc) from exc
+        self._discard_blob(fresh_key)
+        return duplicate, result
 
     def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:
         """Decide what a failed commit means for the blob, which was written first.
@@ -517,6 +586,9 @@ class DeleteFile:
 
     Each FileItem owns its blob, so removing one never removes bytes another
     FileItem needs (SPEC C2). A blob that cannot be removed is left for ``gc``.
+    A FileItem that ChatDocuments refer to is deleted only with ``force``:
+    those documents stay in their workflows and resolve as ``file_missing``
+    (ADR 0012).
     """
 
     def __init__(
@@ -527,17 +599,43 @@ class DeleteFile:
         self._access = access
         self._get = GetFile(uow_factory, blobs, access)
 
-    def __call__(self, principal: Principal, file_id: str) -> FileItem:
-        """Delete and return the FileItem; :class:`FileItemNotFound`, :class:`AccessDenied`."""
+    def references(self, principal: Principal, file_id: str) -> int:
+        """How many ChatDocuments (in any workflow) point at the readable FileItem ``file_id``.
+
+        Raises :class:`FileItemNotFound` if it is absent or not readable.
+        """
+        item = self._get(principal, file_id)
+        with self._uow() as uow:
+            return uow.workflows.count_documents_for_file(item.id)
+
+    def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
+        """Delete and return the FileItem.
+
+        Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
+        :class:`~docbinder.domain.errors.FileStillReferenced` (with the number
+        of referring documents; nothing deleted) when documents refer to the
+        file and ``force`` is false. The count and the delete are one unit of
+        work.
+        """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         with self._uow() as uow:
-            uow.files.delete(item.id)
+            references = uow.workflows.count_documents_for_file(item.id)
+            if references and not force:
+                raise FileStillReferenced(item.id, references)
+            if not uow.files.delete(item.id):
+                raise FileItemNotFound(f"file {file_id} not found")
             uow.commit()
         try:
             self._blobs.delete(item.blob_key)
         except StorageError as exc:
             log.warning("orphan blob left for gc: %s could not be removed (%s)", item.blob_key, exc)
-        log.info("deleted file %s (%s) by user %s", item.id, item.file_name, principal.user_id)
+        log.info(
+            "deleted file %s (%s) by user %s%s",
+            item.id,
+            item.file_name,
+            principal.user_id,
+            f"; {references} document(s) now resolve as file_missing" if references else "",
+        )
         return item

@@ -5,34 +5,65 @@ FileItem names (an orphan blob) but never a FileItem whose blob was not yet
 written. A FileItem whose blob vanished later (an operator deleted it) is an
 orphan row. Orphan blobs younger than ``grace_seconds`` are kept: they may
 belong to a store that is still running.
+
+``gc`` never treats "I cannot see it" as "it is garbage" (ADR 0012):
+
+* it considers only FileItems whose ``blob_store`` is the identity of the
+  store it is connected to (rows of another store are counted and reported,
+  never touched; rows stored before identities existed are adopted once
+  their blob is found here), and only keys of docbinder's own layout
+  (:func:`~docbinder.ports.blobs.is_own_key`), so files it never wrote stay;
+* a FileItem whose blob is missing is first marked; only a later run, after
+  the grace period, removes it if its blob is still missing;
+* it refuses (:class:`~docbinder.domain.errors.UnsafeOperation`, naming the
+  setting to check) when what it would remove looks like a configuration
+  mistake: a store without identity facing rows, an empty database facing a
+  store with blobs, an empty store facing its rows, or more than
+  ``max_share`` of the rows or blobs at once. ``force`` overrides that, and
+  the report says what it overrode.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from datetime import timedelta
 
 import attrs
 
-from docbinder.domain.errors import BlobMissing
+from docbinder.domain.errors import BlobMissing, UnsafeOperation
 from docbinder.domain.model import FileItem
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobStore, is_own_key
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
 log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_SECONDS = 3600
-"""Orphan blobs younger than this many seconds are left alone."""
+"""Orphan blobs younger than this many seconds are left alone; a mark must be this old to sweep."""
+
+DEFAULT_MAX_SHARE = 0.5
+"""Largest share (0..1) of this store's rows, or of its blobs, one run may mark or remove."""
 
 
 @attrs.frozen
 class GcReport:
-    """What ``gc`` found (and, unless ``dry_run``, removed).
+    """What ``gc`` found (and, unless ``dry_run``, did).
 
-    ``orphan_blobs``: blob keys no FileItem names, older than the grace period;
-    ``young_blobs``: such keys still inside the grace period (kept);
-    ``orphan_rows``: ids of FileItems whose blob is missing; ``bytes_freed``.
+    ``orphan_blobs``: keys of docbinder's layout no FileItem names, older than
+    the grace period (removed); ``young_blobs``: such keys inside the grace
+    period (kept); ``orphan_rows``: ids of FileItems whose blob stayed missing
+    since a mark older than the grace period (removed); ``marked_rows``: ids
+    of FileItems whose blob is missing and that are marked (newly or still
+    inside the grace period; kept); ``bytes_freed`` in bytes.
+    ``store_id`` is the connected store's identity (``None``: it has none);
+    ``foreign_rows`` counts rows of other stores by identity (never touched);
+    ``unattributed_rows`` counts rows without identity whose blob is not in
+    this store (never touched); ``adopted_rows`` counts rows without identity
+    whose blob was found here (their identity is recorded); ``other_keys``
+    counts keys outside docbinder's layout (never touched). ``refusal`` says
+    why an apply would be refused (set in a dry run, or when ``force``
+    overrode it: then ``forced`` is true).
     """
 
     orphan_blobs: tuple[str, ...]
@@ -40,10 +71,34 @@ class GcReport:
     orphan_rows: tuple[str, ...]
     bytes_freed: int
     dry_run: bool
+    marked_rows: tuple[str, ...] = ()
+    store_id: str | None = None
+    foreign_rows: tuple[tuple[str, int], ...] = ()
+    unattributed_rows: int = 0
+    adopted_rows: int = 0
+    other_keys: int = 0
+    refusal: str | None = None
+    forced: bool = False
+
+
+@attrs.frozen
+class _Scan:
+    store_id: str | None
+    mine: list[FileItem]
+    adopt: list[FileItem]
+    foreign: Counter[str]
+    unattributed: int
+    own_keys: set[str]
+    other_keys: int
+    orphans: list[str]
+    young: list[str]
+    freed: int
+    suspects: list[FileItem]
+    total_rows: int
 
 
 class CollectGarbage:
-    """Find orphan blobs and orphan FileItem rows; remove them unless ``dry_run``."""
+    """Find orphan blobs and FileItems without blob of the connected store; remove them unless ``dry_run``."""
 
     def __init__(self, uow_factory: UnitOfWorkFactory, blobs: BlobStore, clock: Clock) -> None:
         self._uow = uow_factory
@@ -51,19 +106,100 @@ class CollectGarbage:
         self._clock = clock
 
     def __call__(
-        self, *, dry_run: bool = True, grace_seconds: float = DEFAULT_GRACE_SECONDS
+        self,
+        *,
+        dry_run: bool = True,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
+        force: bool = False,
+        max_share: float = DEFAULT_MAX_SHARE,
     ) -> GcReport:
-        """Scan every FileItem and every blob key once; memory grows with the number of FileItems."""
+        """Scan every FileItem and every blob key once; memory grows with the number of FileItems.
+
+        Raises :class:`UnsafeOperation` (nothing removed) when not ``dry_run``,
+        not ``force`` and the run looks like a configuration mistake (see the
+        module docstring); :class:`StorageError` for backend faults.
+        """
+        scan = self._scan(grace_seconds)
+        absent = [i for i in scan.suspects if not self._blobs.exists(i.blob_key)]
+        now = self._clock.now()
+        cutoff_marks = now - timedelta(seconds=grace_seconds)
+        with self._uow() as uow:
+            marks = uow.files.marks()
+            # The scan is a snapshot: keep only rows that still name the missing blob
+            # (an update may have switched a row to a new blob since).
+            current = uow.files.get_many([i.id for i in absent])
+        missing = [
+            i
+            for i in absent
+            if (row := current.get(i.id)) is not None
+            and row.blob_key == i.blob_key
+            and row.blob_store == i.blob_store
+        ]
+        due = [
+            i
+            for i in missing
+            if (mark := marks.get(i.id)) is not None
+            and mark[0] == i.blob_key
+            and mark[1] <= cutoff_marks
+        ]
+        refusal = self._refusal(scan, len(missing), max_share)
+        if refusal is not None and not dry_run and not force:
+            raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
+        removed_rows: list[str] = []
+        marked: list[str] = [i.id for i in missing if i not in due]
+        if dry_run:
+            removed_rows = [i.id for i in due]
+        else:
+            if refusal is not None:
+                log.warning("gc --force overrides: %s", refusal)
+            self._adopt(scan)
+            removed_rows, marked = self._sweep(scan, missing, due)
+            for key in scan.orphans:
+                self._blobs.delete(key)
+                log.info("gc removed orphan blob %s", key)
+        return GcReport(
+            orphan_blobs=tuple(scan.orphans),
+            young_blobs=tuple(scan.young),
+            orphan_rows=tuple(removed_rows),
+            bytes_freed=scan.freed,
+            dry_run=dry_run,
+            marked_rows=tuple(marked),
+            store_id=scan.store_id,
+            foreign_rows=tuple(sorted(scan.foreign.items())),
+            unattributed_rows=scan.unattributed,
+            adopted_rows=len(scan.adopt),
+            other_keys=scan.other_keys,
+            refusal=refusal,
+            forced=refusal is not None and force and not dry_run,
+        )
+
+    def _scan(self, grace_seconds: float) -> _Scan:
+        store_id = self._blobs.identity(create=False)
+        own_keys: set[str] = set()
+        other_keys = 0
+        for key in self._blobs.keys():
+            if is_own_key(key):
+                own_keys.add(key)
+            else:
+                other_keys += 1
+        # Rows are read after the listing: a key listed was written before this read,
+        # so a row naming it (a finished store or update) is in it; a store still
+        # between its blob write and its commit is what the grace period is for.
         with self._uow() as uow:
             items = list(uow.files.iter_all())
+        mine = [i for i in items if store_id is not None and i.blob_store == store_id]
+        legacy = [i for i in items if i.blob_store is None]
+        adopt = [i for i in legacy if store_id is not None and i.blob_key in own_keys]
+        foreign = Counter(
+            i.blob_store for i in items if i.blob_store is not None and i.blob_store != store_id
+        )
+        # Every row of every store protects its key: a key named anywhere is never an orphan.
         named = {item.blob_key for item in items}
         cutoff = self._clock.now() - timedelta(seconds=grace_seconds)
         orphans: list[str] = []
         young: list[str] = []
         freed = 0
-        for key in self._blobs.keys():
-            if key in named:
-                continue
+        for key in sorted(own_keys - named):
             try:
                 stat = self._blobs.stat(key)
             except BlobMissing:
@@ -73,38 +209,103 @@ class CollectGarbage:
                 continue
             orphans.append(key)
             freed += stat.size
-        suspects = [item for item in items if not self._blobs.exists(item.blob_key)]
-        if not dry_run:
-            for key in orphans:
-                self._blobs.delete(key)
-                log.info("gc removed orphan blob %s", key)
-        orphan_rows = self._orphan_rows(suspects, dry_run) if suspects else []
-        return GcReport(tuple(orphans), tuple(young), tuple(orphan_rows), freed, dry_run)
+        suspects = [i for i in mine if i.blob_key not in own_keys]
+        return _Scan(
+            store_id=store_id,
+            mine=mine,
+            adopt=adopt,
+            foreign=foreign,
+            unattributed=len(legacy) - len(adopt),
+            own_keys=own_keys,
+            other_keys=other_keys,
+            orphans=orphans,
+            young=young,
+            freed=freed,
+            suspects=suspects,
+            total_rows=len(items),
+        )
 
-    def _orphan_rows(self, suspects: list[FileItem], dry_run: bool) -> list[str]:
-        """The suspects that still name a missing blob when read again; removed unless ``dry_run``.
+    def _refusal(self, scan: _Scan, missing: int, max_share: float) -> str | None:
+        """Why removing what ``scan`` found looks like a configuration mistake, or ``None``."""
+        url = self._blobs.url
+        if not scan.orphans and not missing:
+            return None
+        if scan.store_id is None and scan.total_rows:
+            return (
+                f"blob store {url} has no docbinder store identity but the database holds "
+                f"{scan.total_rows} FileItem(s): blob_url (DOCBINDER_BLOB_URL) probably "
+                "points at the wrong place"
+            )
+        rows_here = len(scan.mine) + len(scan.adopt)
+        if scan.orphans and rows_here == 0:
+            return (
+                f"the database holds no FileItem of blob store {url} but the store holds "
+                f"{len(scan.own_keys)} blob(s): database_url (DOCBINDER_DATABASE_URL) probably "
+                "points at the wrong database"
+            )
+        if missing and not scan.own_keys:
+            return (
+                f"blob store {url} holds no blobs but {len(scan.mine)} FileItem(s) were stored "
+                "in it: check blob_url (DOCBINDER_BLOB_URL), or whether the store was emptied"
+            )
+        if missing > max_share * max(1, len(scan.mine)):
+            return (
+                f"{missing} of {len(scan.mine)} FileItem(s) of blob store {url} have no blob "
+                f"(more than {max_share:.0%}): check blob_url (DOCBINDER_BLOB_URL)"
+            )
+        if len(scan.orphans) > max_share * max(1, len(scan.own_keys)):
+            return (
+                f"{len(scan.orphans)} of {len(scan.own_keys)} blob(s) in {url} are named by no "
+                f"FileItem (more than {max_share:.0%}): check database_url (DOCBINDER_DATABASE_URL)"
+            )
+        return None
+
+    def _adopt(self, scan: _Scan) -> None:
+        """Record the store identity on rows without one whose blob is in this store."""
+        if not scan.adopt or scan.store_id is None:
+            return
+        with self._uow() as uow:
+            for item in scan.adopt:
+                uow.files.set_blob_store(item.id, item.blob_key, scan.store_id)
+            uow.commit()
+        log.info("gc recorded store %s on %d older FileItem(s)", scan.store_id, len(scan.adopt))
+
+    def _sweep(
+        self, scan: _Scan, missing: list[FileItem], due: list[FileItem]
+    ) -> tuple[list[str], list[str]]:
+        """Mark rows newly found without blob, remove those marked long enough; clear stale marks.
 
         The scan is a snapshot: since it was taken, a FileItem may have been
         deleted, or switched to a new blob by an update (which then removed the
         old one). Only a row that still names the same, still missing, blob is
-        an orphan; a row that moved on is live data and is kept.
+        marked or removed; a row that moved on is live data and is kept. The
+        blob store was asked before this unit began, so it holds the write
+        lock without waiting on the network.
         """
-        found: list[str] = []
+        removed: list[str] = []
+        marked: list[str] = []
+        due_ids = {i.id for i in due}
+        missing_ids = {i.id for i in missing}
+        mine_ids = {i.id for i in scan.mine}
         with self._uow() as uow:
-            for item in suspects:
+            for item in missing:
                 current = uow.files.get(item.id)
                 if (
                     current is None
                     or current.blob_key != item.blob_key
-                    or self._blobs.exists(current.blob_key)
+                    or current.blob_store != item.blob_store
                 ):
                     continue
-                if dry_run:
-                    found.append(item.id)
-                # Only if it still names the missing blob when the row is deleted.
-                elif uow.files.delete(item.id, if_blob_key=item.blob_key):
-                    found.append(item.id)
-                    log.info("gc removed FileItem %s whose blob was missing", item.id)
-            if found and not dry_run:
-                uow.commit()
-        return found
+                if item.id in due_ids:
+                    if uow.files.delete(item.id, if_blob_key=item.blob_key):
+                        removed.append(item.id)
+                        log.info("gc removed FileItem %s whose blob stayed missing", item.id)
+                    continue
+                uow.files.mark_missing(item.id, item.blob_key, self._clock.now())
+                marked.append(item.id)
+                log.info("gc marked FileItem %s: blob %s is missing", item.id, item.blob_key)
+            for file_id in uow.files.marks():
+                if file_id in mine_ids and file_id not in missing_ids:
+                    uow.files.clear_mark(file_id)
+            uow.commit()
+        return removed, marked

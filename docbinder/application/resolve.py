@@ -2,8 +2,10 @@
 
 ``docItem:<id>`` matches only ChatDocument ids of the active workflow;
 ``docList:<label>`` gives the documents of the message with that label;
-``file:<id>`` gives the workflow's documents pointing at that FileItem. Each
-document is read-checked through the same visibility decision as ``get_file``.
+``file:<id>`` gives the workflow's documents pointing at that FileItem. The
+workflow is read again from storage and must be readable by the run's
+principal (otherwise every reference is ``not_in_workflow``, whether or not
+it exists: no existence oracle). Each document is read-checked through the same visibility decision as ``get_file``.
 Lookups are indexed, one batch per reference kind, so the cost grows with the
 number of references, not with the size of the workflow.
 """
@@ -18,6 +20,7 @@ import attrs
 
 from docbinder.application.access import AccessPolicy
 from docbinder.application.context import RunContext
+from docbinder.domain.access import Action
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
 from docbinder.domain.parsing import coerce_document_references
 from docbinder.domain.references import (
@@ -153,10 +156,26 @@ class ResolveDocumentList:
             return Resolution((), (*unresolved, *rejected), (), refs)
 
         with self._uow() as uow:
-            documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
+            # The run's workflow object is not trusted: rights are checked on the stored one.
+            stored = uow.workflows.get_workflow(workflow.id)
             suggestions: tuple[DocumentSuggestion, ...] = ()
-            if unresolved or rejected:
-                suggestions = self._suggest(uow, ctx, workflow)
+            if stored is None or not self._access.can_on_workflow(
+                ctx.principal, Action.READ, stored
+            ):
+                log.warning(
+                    "workflow %s is absent or not readable by user %s: every reference unresolved",
+                    workflow.id,
+                    ctx.principal.user_id,
+                )
+                documents: list[ResolvedDocument] = []
+                unresolved = [
+                    _unresolved(str(r), UnresolvedReason.NOT_IN_WORKFLOW) for r in refs.references
+                ]
+            else:
+                workflow = stored
+                documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
+                if unresolved or rejected:
+                    suggestions = self._suggest(uow, ctx, workflow)
         all_unresolved = (*unresolved, *rejected)
         if all_unresolved:
             log.warning(

@@ -128,9 +128,16 @@ class UpdateFileContent:
 
     def _switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
         new_key = blob_key_for(self._ids.new_id())
+        store_id = self._blobs.identity(create=True)
         stream = HashingStream(chunks, self._max_size)
         self._blobs.put(new_key, stream)
-        updated = attrs.evolve(item, blob_key=new_key, size=stream.size, sha256=stream.sha256)
+        updated = attrs.evolve(
+            item,
+            blob_key=new_key,
+            size=stream.size,
+            sha256=stream.sha256,
+            blob_store=store_id,
+        )
         committing = False
         try:
             with self._uow() as uow:

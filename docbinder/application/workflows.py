@@ -76,6 +76,19 @@ class Workflows:
         with self._read() as uow:
             return uow.workflows.list_messages(workflow_id)
 
+    def deleted_files(self, principal: Principal, messages: list[ChatMessage]) -> set[str]:
+        """Ids of FileItems that documents of ``messages`` point at and that no longer exist.
+
+        ``messages`` come from :meth:`messages` (a readable workflow); their
+        documents resolve as ``file_missing`` (ADR 0012).
+        """
+        file_ids = [doc.file_id for msg in messages for doc in msg.documents]
+        if not file_ids:
+            return set()
+        with self._read() as uow:
+            present = uow.files.get_many(file_ids)
+        return {file_id for file_id in file_ids if file_id not in present}
+
     def list(self, principal: Principal, *, limit: int | None = None) -> list[ChatWorkflow]:
         """Readable workflows of the principal's mandate, newest first; ``limit`` >= 0."""
         if limit is not None and limit < 0:

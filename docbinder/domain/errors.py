@@ -81,6 +81,29 @@ class DuplicateLabel(Conflict):
     """The ``documents_label`` is already used in that workflow (SPEC C3)."""
 
 
+class FileStillReferenced(Conflict):
+    """A FileItem that ChatDocuments refer to was to be deleted without ``force``.
+
+    ``references`` is the number of ChatDocuments (in any workflow) that point at it.
+    """
+
+    def __init__(self, file_id: str, references: int) -> None:
+        super().__init__(
+            f"file {file_id} is referred to by {references} document(s) in workflows; "
+            "deleting it makes them resolve as file_missing (use --force / force=True to delete)"
+        )
+        self.file_id = file_id
+        self.references = references
+
+
+class UnsafeOperation(DocbinderError, RuntimeError):
+    """A destructive operation was refused because its input looks like a configuration mistake.
+
+    The message names the likely misconfiguration (which setting to check);
+    ``force`` overrides it.
+    """
+
+
 class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
 

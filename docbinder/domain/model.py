@@ -192,7 +192,10 @@ class FileItem:
     ``size`` is in bytes, ``sha256`` is the lowercase hex digest of the bytes,
     ``created_by`` is the creating user's id (``sysCreatedBy`` on the original
     platform), ``blob_key`` is the blob store key (made from ids only).
-    ``folder`` and ``tags`` are per-scope metadata.
+    ``folder`` and ``tags`` are per-scope metadata. ``blob_store`` is the
+    identity of the blob store that holds the bytes (persisted inside that
+    store, see :meth:`~docbinder.ports.blobs.BlobStore.identity`); ``None`` for
+    a FileItem stored before stores had identities.
     """
 
     id: str = attrs.field(validator=_check_id)
@@ -206,6 +209,7 @@ class FileItem:
     blob_key: str = attrs.field(validator=_check_id)
     folder: str | None = attrs.field(default=None)
     tags: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
+    blob_store: str | None = attrs.field(default=None)
 
 
 @attrs.frozen

@@ -121,6 +121,19 @@ class BlobStore(Protocol):
         """Every stored key (for ``gc``), in no particular order."""
         ...
 
+    def identity(self, *, create: bool = False) -> str | None:
+        """The store's identity: an id persisted inside the store itself, or ``None``.
+
+        With ``create`` an identity is made on first use (atomically: two
+        first writers end up with the same one) and returned; without it a
+        store that has none (never written by docbinder, or the URL points at
+        the wrong place) gives ``None`` and nothing is created. Every FileItem
+        records the identity of the store holding its bytes, so ``gc`` can tell
+        rows of this store from rows of another one. Raises
+        :class:`StorageError` when the store cannot be read.
+        """
+        ...
+
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")
 
@@ -136,6 +149,29 @@ def check_blob_key(key: object) -> str:
     if not isinstance(key, str) or len(key) > 255 or not _KEY_RE.fullmatch(key):
         raise InvalidInput(f"invalid blob key {key!r}")
     return key
+
+
+_OWN_KEY_RE = re.compile(
+    r"\A(?:([A-Za-z0-9_-]{2})/([A-Za-z0-9_-]{2,128})"
+    r"|docbinder-probe-[0-9a-f]{32})\Z"
+)
+
+
+def is_own_key(key: str) -> bool:
+    """Whether ``key`` follows docbinder's own layout, so ``gc`` may consider it.
+
+    docbinder writes only ``<first two characters of an id>/<id>`` (see
+    :func:`docbinder.application.files.blob_key_for`; ids hold no ``.``, so a
+    file name with an extension never matches) and the probe
+    ``docbinder-probe-<32 hex digits>``; anything else in a blob root or bucket
+    (``notes.txt``, ``2024/report.pdf``) belongs to someone else and is never
+    removed.
+    """
+    match = _OWN_KEY_RE.fullmatch(key)
+    if match is None:
+        return False
+    head, tail = match.group(1), match.group(2)
+    return head is None or tail.startswith(head)
 
 
 def is_blob_key(key: object) -> bool:

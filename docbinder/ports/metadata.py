@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Protocol
 
@@ -80,6 +81,41 @@ class FileRepository(Protocol):
         """Every item of every mandate (maintenance only: ``gc``, ``doctor``)."""
         ...
 
+    def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
+        """The item if it still exists and names ``blob_key``, held until this unit ends.
+
+        Used before reusing a duplicate: a concurrent delete or content update
+        of the row waits for this unit's commit (SQL: a no-op ``UPDATE`` of the
+        row takes its write lock), so a reused FileItem still exists when the
+        commit returns. ``None`` if the row is gone or moved to another blob.
+        """
+        ...
+
+    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
+        """Record ``blob_store`` on an item that has none yet and still names ``blob_key``.
+
+        ``gc`` uses it to adopt rows stored before stores had identities once
+        their blob was found in the connected store. ``True`` if a row changed.
+        """
+        ...
+
+    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
+        """Record that the item's blob ``blob_key`` was found missing at ``at``.
+
+        Returns the time of the earliest mark still standing for that
+        (item, blob) pair (``at`` for a new mark). A mark is removed with the
+        item, by :meth:`clear_mark`, or replaced when the item names another blob.
+        """
+        ...
+
+    def clear_mark(self, file_id: str) -> None:
+        """Forget the missing-blob mark of the item (its blob is back); absent is fine."""
+        ...
+
+    def marks(self) -> dict[str, tuple[str, datetime]]:
+        """Every missing-blob mark: file id -> (blob key, time marked)."""
+        ...
+
 
 class WorkflowRepository(Protocol):
     """Workflows, their messages and ChatDocuments.
@@ -141,6 +177,10 @@ class WorkflowRepository(Protocol):
 
     def iter_documents(self) -> Iterator[ChatDocument]:
         """Every ChatDocument of every workflow (maintenance only: ``doctor``)."""
+        ...
+
+    def count_documents_for_file(self, file_id: str) -> int:
+        """How many ChatDocuments, in any workflow, point at ``file_id`` (an index lookup)."""
         ...
 
 

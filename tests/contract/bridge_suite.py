@@ -20,6 +20,7 @@ from docbinder.application import DocBinder, UnresolvedReason
 from docbinder.domain.errors import (
     AccessDenied,
     FileItemNotFound,
+    FileStillReferenced,
     InvalidInput,
     NoActiveWorkflow,
     SizeLimitExceeded,
@@ -245,7 +246,11 @@ class BridgeContract:
         second = run.produce_file("b.txt", b"b")
         assert run.workflow is not None
         message = run.persist_action_result([first.item, second.item], label="task:1")
-        binder.delete_file(u1, first.item.id)
+        with pytest.raises(FileStillReferenced) as refused:
+            binder.delete_file(u1, first.item.id)
+        assert refused.value.references == 2  # its produce message and task:1
+        assert binder.get_file(u1, first.item.id) == first.item
+        binder.delete_file(u1, first.item.id, force=True)
         one = run.resolve(f"docItem:{first.document_id}")
         assert [u.reason for u in one.unresolved] == [UnresolvedReason.FILE_MISSING]
         listed = run.resolve("docList:task:1")

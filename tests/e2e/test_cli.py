@@ -177,7 +177,7 @@ def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) ->
     dry = _json(cli("--json", "gc", "--dry-run"))
     assert dry["orphanBlobs"] == ["zz/zz-orphan"]  # type: ignore[index]
     assert orphan.exists()
-    done = _json(cli("--json", "gc"))
+    done = _json(cli("--json", "gc", "--apply"))
     assert done["orphanBlobs"] == ["zz/zz-orphan"] and done["bytesFreed"] == 15  # type: ignore[index]
     assert not orphan.exists()
     assert len(_json(cli("--json", "files", "ls"))) == 1  # type: ignore[arg-type]

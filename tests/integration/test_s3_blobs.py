@@ -53,7 +53,7 @@ def store(s3_endpoint: str, s3_client: S3Client, s3_bucket: str) -> S3BlobStore:
 
 @pytest.mark.s3
 def test_store_builds_its_own_client_from_the_environment(s3_endpoint: str, s3_bucket: str) -> None:
-    store = S3BlobStore(s3_bucket, endpoint_url=s3_endpoint)
+    store = S3BlobStore(s3_bucket, endpoint_url=s3_endpoint, whole_bucket=True)
     assert store.put("own/client", [b"data"]) == 4
     assert b"".join(store.open("own/client")) == b"data"
     assert store.endpoint_url == s3_endpoint
@@ -87,7 +87,7 @@ def test_no_metadata_is_stored_on_objects(
 def test_small_blob_is_one_put(s3_endpoint: str, s3_bucket: str) -> None:
     client = make_client(s3_endpoint)
     ops = operations(client)
-    store = S3BlobStore(s3_bucket, endpoint_url=s3_endpoint, client=client)
+    store = S3BlobStore(s3_bucket, endpoint_url=s3_endpoint, client=client, whole_bucket=True)
     store.put("small", [pattern(1000)])
     assert ops == ["PutObject"]
     assert "-" not in client.head_object(Bucket=s3_bucket, Key="small")["ETag"]
@@ -101,6 +101,7 @@ def test_large_blob_goes_multipart(s3_endpoint: str, s3_bucket: str) -> None:
         s3_bucket,
         endpoint_url=s3_endpoint,
         client=client,
+        whole_bucket=True,
         multipart_threshold=5 * MiB,
         multipart_chunksize=5 * MiB,
     )
@@ -119,7 +120,9 @@ def test_large_blob_goes_multipart(s3_endpoint: str, s3_bucket: str) -> None:
 @pytest.mark.s3
 def test_zero_bytes_with_one_byte_threshold(s3_endpoint: str, s3_bucket: str) -> None:
     client = make_client(s3_endpoint)
-    store = S3BlobStore(s3_bucket, endpoint_url=s3_endpoint, client=client, multipart_threshold=1)
+    store = S3BlobStore(
+        s3_bucket, endpoint_url=s3_endpoint, client=client, multipart_threshold=1, whole_bucket=True
+    )
     assert store.put("empty", []) == 0
     assert store.stat("empty").size == 0
     assert list(store.open("empty")) == []
@@ -137,6 +140,7 @@ def test_failure_mid_multipart_aborts_the_upload(
         s3_bucket,
         endpoint_url=s3_endpoint,
         client=client,
+        whole_bucket=True,
         multipart_threshold=5 * MiB,
         multipart_chunksize=5 * MiB,
     )
@@ -170,7 +174,7 @@ def test_stat_is_utc(store: S3BlobStore) -> None:
 @pytest.mark.s3
 def test_missing_bucket_is_a_storage_error_naming_it(s3_endpoint: str, s3_client: S3Client) -> None:
     name = f"docbinder-missing-{uuid.uuid4().hex[:8]}"
-    store = S3BlobStore(name, endpoint_url=s3_endpoint, client=s3_client)
+    store = S3BlobStore(name, endpoint_url=s3_endpoint, client=s3_client, whole_bucket=True)
     for call in (
         lambda: store.put("k", [b"x"]),
         lambda: list(store.keys()),
@@ -227,7 +231,7 @@ def test_open_releases_the_response(store: S3BlobStore) -> None:
 def test_unreachable_endpoint_is_a_retryable_storage_error(s3_env: None) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     client = make_client(endpoint, retries={"total_max_attempts": 1}, connect_timeout=2)
-    store = S3BlobStore("some-bucket", endpoint_url=endpoint, client=client)
+    store = S3BlobStore("some-bucket", endpoint_url=endpoint, client=client, whole_bucket=True)
     for call in (
         lambda: store.stat("k"),
         lambda: store.put("k", [b"x"]),
@@ -252,7 +256,7 @@ def test_missing_credentials_are_a_storage_error(
     ):
         monkeypatch.delenv(name, raising=False)
     endpoint = f"http://127.0.0.1:{free_port()}"
-    store = S3BlobStore("some-bucket", endpoint_url=endpoint)
+    store = S3BlobStore("some-bucket", endpoint_url=endpoint, whole_bucket=True)
     with pytest.raises(S3StorageError, match="credentials") as caught:
         store.stat("k")
     assert type(caught.value.__cause__).__name__ == "NoCredentialsError"
@@ -445,10 +449,12 @@ def test_from_url(s3_env: None) -> None:
     assert store.bucket == "my-bucket"
     assert store.prefix == "some/prefix/"
     assert store.url == "s3://my-bucket/some/prefix"
-    bare = S3BlobStore.from_url("s3://my-bucket")
+    with pytest.raises(InvalidInput, match=r"no prefix.*s3_whole_bucket"):
+        S3BlobStore.from_url("s3://my-bucket")
+    bare = S3BlobStore.from_url("s3://my-bucket", whole_bucket=True)
     assert bare.prefix == ""
     assert bare.url == "s3://my-bucket"
-    assert S3BlobStore.from_url(bare.url).url == bare.url
+    assert S3BlobStore.from_url(bare.url, whole_bucket=True).url == bare.url
 
 
 @pytest.mark.parametrize(
@@ -480,7 +486,7 @@ def test_from_url_rejects(url: str, s3_env: None) -> None:
 )
 def test_invalid_transfer_options(options: dict[str, int], s3_env: None) -> None:
     with pytest.raises(InvalidInput):
-        S3BlobStore("bucket", **options)  # type: ignore[arg-type]
+        S3BlobStore("bucket", "p", **options)  # type: ignore[arg-type]
 
 
 def test_invalid_chunk_size_is_rejected_before_any_request(
@@ -494,7 +500,7 @@ def test_invalid_chunk_size_is_rejected_before_any_request(
 def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
     with pytest.raises(MissingExtra) as caught:
-        S3BlobStore("bucket")
+        S3BlobStore("bucket", "p")
     assert caught.value.extra == "s3"
     assert "docbinder[s3]" in str(caught.value)
     assert isinstance(caught.value, ImportError)

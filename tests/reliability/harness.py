@@ -239,6 +239,10 @@ class FaultyBlobStore:
         result: Iterator[str] = self._plan.call("blob.keys", self.inner.keys)
         return result
 
+    def identity(self, *, create: bool = False) -> str | None:
+        result: str | None = self._plan.call("blob.identity", self.inner.identity, create=create)
+        return result
+
 
 def make_binder(
     uow_factory: UnitOfWorkFactory, blobs: BlobStore, *, max_file_size: int | None = None
@@ -370,10 +374,14 @@ def error_lines(result: Result) -> list[str]:
 
 
 def files_under(root: Path) -> list[Path]:
-    """Every regular file below ``root`` (hidden ones included), sorted."""
+    """Every regular file below ``root`` (hidden ones included), sorted.
+
+    The store's identity file (``.docbinder-store``, written once on first use)
+    is part of the store, not a leftover, and is not listed.
+    """
     if not root.exists():
         return []
-    return sorted(p for p in root.rglob("*") if p.is_file())
+    return sorted(p for p in root.rglob("*") if p.is_file() and p != root / ".docbinder-store")
 
 
 def inside(path: Path, root: Path) -> bool:

@@ -145,10 +145,11 @@ def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqlM
 
 
 def _gc(
-    database_url: str, store: LocalDiskBlobStore, home: Path, *, dry_run: bool
+    database_url: str, store: LocalDiskBlobStore, home: Path, *, dry_run: bool, force: bool = False
 ) -> dict[str, object]:
     args = ["--home", str(home), "--database-url", database_url, "--blob-url", store.url]
-    args += ["--json", "gc", "--grace", "0"] + (["--dry-run"] if dry_run else [])
+    args += ["--json", "gc", "--grace", "0"] + (["--dry-run"] if dry_run else ["--apply"])
+    args += ["--force"] if force else []
     result = invoke_cli(args)
     assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
     payload: dict[str, object] = json.loads(result.stdout)
@@ -166,8 +167,15 @@ def test_killed_between_blob_write_and_metadata_commit(tmp_path: Path) -> None:
     dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
     assert dry["orphanBlobs"] == [orphan] and dry["bytesFreed"] == SIZE_MIB << 20
     assert store.exists(orphan)
-    done = _gc(database_url, store, tmp_path / "home", dry_run=False)
-    assert done["orphanBlobs"] == [orphan]
+    # The database holds no FileItem while the store holds a blob: that is also what a
+    # wrong database_url looks like, so gc refuses unless forced.
+    assert "database_url" in str(dry["refusal"])
+    args = ["--home", str(tmp_path / "home"), "--database-url", database_url]
+    refused = invoke_cli([*args, "--blob-url", store.url, "gc", "--apply", "--grace", "0"])
+    assert refused.exit_code == 1 and "database_url" in refused.stderr
+    assert store.exists(orphan)
+    done = _gc(database_url, store, tmp_path / "home", dry_run=False, force=True)
+    assert done["orphanBlobs"] == [orphan] and done["forced"] is True
     assert files_under(store.root) == []
     # the workflow the child created is intact, without a message
     with metadata.unit_of_work() as uow:

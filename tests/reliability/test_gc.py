@@ -22,7 +22,7 @@ U1 = Principal("u1", "m1", "f1", roles=("member",))
 
 
 class _UpdateDuringScan:
-    """A blob store that runs ``action`` the first time ``exists`` is asked about ``key``."""
+    """A blob store that runs ``action`` right after gc listed its keys."""
 
     def __init__(self, inner: BlobStore) -> None:
         self.inner = inner
@@ -33,11 +33,11 @@ class _UpdateDuringScan:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    def exists(self, key: str) -> bool:
-        if key == self.key and self.action:
+    def keys(self) -> Iterator[str]:
+        yield from list(self.inner.keys())
+        if self.action:
             self.action.pop()()  # type: ignore[operator]
             self.fired += 1
-        return self.inner.exists(key)
 
 
 @pytest.fixture(params=["memory", "sqlite+localdisk"])
@@ -55,9 +55,11 @@ def stack(
 def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     stack: tuple[UnitOfWorkFactory, BlobStore],
 ) -> None:
-    """The scan saw the old blob key; an update switched the row to a new blob and removed the old one.
+    """The listing saw the old blob key; an update then switched the row to a new blob
+    (not listed) and removed the old one.
 
-    The row is live data: gc must not remove it as "FileItem without blob".
+    The row is live data: gc must not remove it as "FileItem without blob", nor
+    its new blob as an orphan, even with no grace period.
     """
     uow_factory, blobs = stack
     racy = _UpdateDuringScan(blobs)
@@ -71,7 +73,7 @@ def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
 
     assert racy.fired == 1
     LEDGER.injected["gc.scan-vs-update"] += 1
-    assert report.orphan_rows == ()
+    assert report.orphan_rows == () and report.marked_rows == () and report.orphan_blobs == ()
     current = binder.get_file(U1, item.id)
     assert current.blob_key != item.blob_key
     assert b"".join(binder.get_file.open(U1, item.id)) == b"# v2\n"
@@ -88,7 +90,11 @@ def test_gc_still_removes_a_row_whose_blob_is_really_gone(
     lost = binder.start_run(U1).store_file("lost.txt", b"lost").item
     blobs.delete(lost.blob_key)  # an operator removed it by hand
     dry = binder.collect_garbage(dry_run=True, grace_seconds=0)
-    assert dry.orphan_rows == (lost.id,)
+    assert dry.orphan_rows == () and dry.marked_rows == (lost.id,)
+    assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
+    # One run only marks it: a run can never remove a row it has just seen without blob.
+    first = binder.collect_garbage(dry_run=False, grace_seconds=0)
+    assert first.orphan_rows == () and first.marked_rows == (lost.id,)
     assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
     done = binder.collect_garbage(dry_run=False, grace_seconds=0)
     assert done.orphan_rows == (lost.id,)
@@ -149,17 +155,9 @@ def test_gc_aborts_a_multipart_upload_left_by_a_killed_process(
         PartNumber=1,
         Body=b"x" * (5 << 20),
     )
-    args = [
-        "--database-url",
-        f"sqlite:///{tmp_path / 'docbinder.db'}",
-        "--blob-url",
-        store.url,
-        "--json",
-        "gc",
-        "--grace",
-        "0",
-    ]
+    where = ["--database-url", f"sqlite:///{tmp_path / 'docbinder.db'}", "--blob-url", store.url]
     env = {"DOCBINDER_S3_ENDPOINT_URL": s3_endpoint, "DOCBINDER_S3_REGION": "us-east-1"}
-    result = invoke_cli(args, env)
+    assert invoke_cli([*where, "migrate"], env).exit_code == 0
+    result = invoke_cli([*where, "--json", "gc", "--apply", "--grace", "0"], env)
     assert result.exit_code == 0, result.stderr
     assert store.pending_uploads(older_than_seconds=-3600) == []

@@ -1,4 +1,8 @@
-"""The producer path records the FileItem and the ChatMessage in one unit of work."""
+"""The producer path records the FileItem and the ChatMessage in one writing unit of work.
+
+The duplicate check reads in a unit of its own before it (and asks the blob
+store after that unit ended), so a produce opens two units and commits once.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ def test_a_new_file_is_stored_and_attached_with_one_unit_and_one_commit(rig: Rig
     rig.plan.arm()
     result = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
     assert result.document_id is not None
-    assert rig.counts() == (1, 1)
+    assert rig.counts() == (2, 1)  # the check's reading unit, then one writing unit
     assert run.resolve([result.reference]).documents[0].file == result.item
 
 
@@ -53,7 +57,7 @@ def test_a_duplicate_is_attached_with_one_unit_and_one_commit(rig: Rig) -> None:
     again = run.produce_file("a.txt", b"alpha")
     assert again.duplicate and again.item == first.item
     assert again.document_id not in (None, first.document_id)
-    assert rig.counts() == (1, 1)
+    assert rig.counts() == (2, 1)  # the check's reading unit, then one writing unit
     assert len(list(rig.binder.blobs.keys())) == 1
 
 
@@ -64,7 +68,7 @@ def test_a_refused_commit_keeps_neither_the_file_nor_the_message(rig: Rig) -> No
     with pytest.raises(StorageError):
         run.produce_file("a.txt", b"alpha")
     rig.plan.disarm()
-    assert rig.counts() == (2, 1)
+    assert rig.counts() == (3, 1)  # check, the refused writing unit, the lookup after it
     assert list(rig.binder.blobs.keys()) == []
     assert rig.store.files == {}
     assert rig.store.documents == {}

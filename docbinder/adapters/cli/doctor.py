@@ -40,6 +40,8 @@ class Check:
 GUARDS = {
     "listing returns FileItems": "'dict' object has no attribute 'fileName'",
     "every FileItem has its blob": "File with ID ... not found",
+    "blob store identity": "gc deleted every FileItem of another blob store",
+    "leftovers of interrupted writes": "1.8 GB of temp files after a killed attach",
     "every ChatDocument has its FileItem": "0 valid ContentParts",
     "a run without workflow is named": "No workflow available",
     "tolerant documentList parsing": "Invalid documentList type: dict",
@@ -177,16 +179,34 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
             else f"{len(listed)} listed, all FileItem",
         )
     )
-    missing_blobs = [i.id for i in items if not binder.blobs.exists(i.blob_key)]
+    from docbinder.ports.blobs import is_own_key
+
+    url = binder.blobs.url
+    store_id = binder.blobs.identity(create=False)
+    mine = [i for i in items if i.blob_store is None or i.blob_store == store_id]
+    others = len(items) - len(mine)
+    missing_blobs = [i.id for i in mine if not binder.blobs.exists(i.blob_key)]
+    elsewhere = f"; {others} FileItem(s) belong to another blob store" if others else ""
+    # A wrong blob_url produces exactly this state: name the setting, never a removal.
     checks.append(
         Check(
             "every FileItem has its blob",
             "warn" if missing_blobs else "ok",
-            f"{len(missing_blobs)} of {len(items)} FileItems have no blob; `docbinder gc` removes them"
+            f"{len(missing_blobs)} of {len(mine)} FileItems have no blob in {url}: check "
+            f"blob_url (DOCBINDER_BLOB_URL) first; the bytes may be in another store{elsewhere}"
             if missing_blobs
-            else f"{len(items)} FileItems, every blob present",
+            else f"{len(mine)} FileItems, every blob present in {url}{elsewhere}",
         )
     )
+    if store_id is None and items:
+        checks.append(
+            Check(
+                "blob store identity",
+                "warn",
+                f"{url} has no docbinder store identity although the database holds "
+                f"{len(items)} FileItem(s): check blob_url (DOCBINDER_BLOB_URL)",
+            )
+        )
     ids = {i.id for i in items}
     dangling = [d.id for d in documents if d.file_id not in ids]
     checks.append(
@@ -199,17 +219,65 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
         )
     )
     keys = {i.blob_key for i in items}
-    orphans = sum(1 for k in binder.blobs.keys() if k not in keys and not k.startswith("doctor/"))
+    orphans = sum(1 for k in binder.blobs.keys() if is_own_key(k) and k not in keys)
     checks.append(
         Check(
             "orphan blobs",
             "warn" if orphans else "ok",
-            f"{orphans} blob(s) without FileItem; `docbinder gc --dry-run` lists them"
+            f"{orphans} blob(s) in {url} named by no FileItem: check database_url "
+            "(DOCBINDER_DATABASE_URL) first; `docbinder gc` (a dry run) lists them"
             if orphans
             else "none",
         )
     )
+    checks.append(_leftovers(binder.blobs))
     return checks
+
+
+def _leftovers(blobs: Any) -> Check:
+    """Temp files of interrupted writes (local disk) and unfinished multipart uploads (S3), with sizes."""
+    count = 0
+    total = 0
+    what: list[str] = []
+    try:
+        stale_fn = getattr(blobs, "stale_temp_files", None)
+        if stale_fn is not None:
+            temps = stale_fn(0)
+            for path in temps:
+                try:
+                    total += path.stat().st_size
+                except OSError:
+                    continue
+            count += len(temps)
+            what.append(f"{len(temps)} temp file(s)")
+        pending_fn = getattr(blobs, "pending_uploads", None)
+        if pending_fn is not None:
+            uploads = pending_fn(0)
+            total += sum(blobs.upload_size(u) for u in uploads)
+            count += len(uploads)
+            what.append(f"{len(uploads)} unfinished multipart upload(s)")
+    except DocbinderError as exc:
+        return Check("leftovers of interrupted writes", "warn", f"could not list them: {exc}")
+    if not what:
+        return Check("leftovers of interrupted writes", "ok", "this store leaves none")
+    detail = f"{' and '.join(what)}, {total} bytes ({_human(total)})"
+    if count:
+        return Check(
+            "leftovers of interrupted writes",
+            "warn",
+            f"{detail}: left by interrupted or running uploads; `docbinder gc --apply` removes "
+            "those older than its --grace",
+        )
+    return Check("leftovers of interrupted writes", "ok", detail)
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{size} B"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover
 
 
 def _self_tests(authorizer: Any) -> list[Check]:

@@ -406,10 +406,17 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
     binder = STATE.binder()
     wf = binder.workflows.get(STATE.principal, workflow_id)
     messages = binder.workflows.messages(STATE.principal, workflow_id)
+    deleted = binder.workflows.deleted_files(STATE.principal, messages)
     if _json(json_flag):
         import attrs
 
-        emit_json(attrs.evolve(wf, messages=tuple(messages)))
+        from docbinder.serialization import to_wire
+
+        shown = to_wire(attrs.evolve(wf, messages=tuple(messages)))
+        for msg in shown["messages"]:
+            for doc in msg["documents"]:
+                doc["fileDeleted"] = doc["fileId"] in deleted
+        emit_json(shown)
         return
     out.print(
         f"workflow {wf.id}  scope {wf.scope}  owner {escape(wf.created_by)}  status {wf.status}"
@@ -419,9 +426,10 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
     for msg in messages:
         out.print(f"#{msg.sequence_nr}  docList:{escape(msg.documents_label)}")
         for doc in msg.documents:
+            gone = "  [file deleted: resolves as file_missing]" if doc.file_id in deleted else ""
             out.print(
                 f"    {doc.reference}  {escape(doc.file_name)}  "
-                f"({doc.file_size} bytes, {doc.mime_type})"
+                f"({doc.file_size} bytes, {doc.mime_type}){gone}"
             )
     if not messages:
         out.print("no messages yet")
@@ -493,41 +501,86 @@ def files_cat(file_id: str) -> None:
 
 @files_app.command("rm")
 @handles_errors
-def files_rm(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Delete one file (metadata, then its blob)."""
-    item = STATE.binder().delete_file(STATE.principal, file_id)
+def files_rm(
+    file_id: str,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Delete even if workflow documents refer to the file (they then "
+            "resolve as file_missing).",
+        ),
+    ] = False,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Delete one file (metadata, then its blob); refuses while documents refer to it."""
+    binder = STATE.binder()
+    references = binder.delete_file.references(STATE.principal, file_id)
+    item = binder.delete_file(STATE.principal, file_id, force=force)
     if _json(json_flag):
-        emit_json({"deleted": item.id})
-    else:
-        out.print(f"deleted {item.id} ({escape(item.file_name)})")
+        emit_json({"deleted": item.id, "references": references})
+        return
+    out.print(f"deleted {item.id} ({escape(item.file_name)})")
+    if references:
+        err.print(
+            f"warning: {references} document(s) in workflows referred to it; they now resolve "
+            "as file_missing and `workflow show` marks them",
+            markup=False,
+        )
 
 
 @app.command()
 @handles_errors
 def gc(
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Remove what is found (without it: a dry run).")
+    ] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only report what would be removed.")
+        bool, typer.Option("--dry-run", help="Only report what would be removed (the default).")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Apply even when the run looks like a configuration mistake (an empty "
+            "database or store, more than half of the rows or blobs at once).",
+        ),
     ] = False,
     grace: Annotated[
         float,
         typer.Option(
             help="Keep orphan blobs, temp files and unfinished uploads younger than this many "
-            "seconds; a store still running may own them, so keep it above your longest upload."
+            "seconds, and remove a FileItem without blob only once it was marked at least this "
+            "long ago; a store still running may own them, so keep it above your longest upload."
         ),
     ] = 3600.0,
     json_flag: JsonOpt = False,
 ) -> None:
-    """Find (and remove) orphan blobs and FileItems whose blob is missing."""
+    """Find orphan blobs and FileItems without blob of the connected store; --apply removes them.
+
+    Never creates or migrates a database. Considers only FileItems recorded
+    in the connected blob store and only keys of docbinder's own layout. A
+    FileItem without blob is marked first and removed by a later --apply after
+    the grace period. Refuses (exit 1) when the removal looks like a wrong
+    setting, unless --force.
+    """
     import math
 
-    from docbinder.adapters.cli.setup import abort_stale_uploads, remove_stale_temp_files
+    from docbinder.adapters.cli.setup import (
+        abort_stale_uploads,
+        check_database_ready,
+        remove_stale_temp_files,
+    )
 
     if not math.isfinite(grace) or grace < 0:
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
-    binder = STATE.binder()
-    report = binder.collect_garbage(dry_run=dry_run, grace_seconds=grace)
-    temp = remove_stale_temp_files(binder.blobs, grace, dry_run=dry_run)
-    uploads = abort_stale_uploads(binder.blobs, grace, dry_run=dry_run)
+    if apply and dry_run:
+        raise InvalidInput("--apply and --dry-run contradict each other: give one")
+    check_database_ready(STATE.settings)
+    binder = STATE.binder(prepare=False)
+    report = binder.collect_garbage(dry_run=not apply, grace_seconds=grace, force=force)
+    temp = remove_stale_temp_files(binder.blobs, grace, dry_run=not apply)
+    uploads = abort_stale_uploads(binder.blobs, grace, dry_run=not apply)
     if _json(json_flag):
         emit_json(
             {
@@ -535,22 +588,57 @@ def gc(
                 "orphanBlobs": list(report.orphan_blobs),
                 "youngBlobs": list(report.young_blobs),
                 "orphanRows": list(report.orphan_rows),
+                "markedRows": list(report.marked_rows),
                 "staleTempFiles": temp,
                 "staleUploads": uploads,
                 "bytesFreed": report.bytes_freed,
+                "storeId": report.store_id,
+                "otherStoreRows": dict(report.foreign_rows),
+                "unattributedRows": report.unattributed_rows,
+                "adoptedRows": report.adopted_rows,
+                "otherKeys": report.other_keys,
+                "refusal": report.refusal,
+                "forced": report.forced,
             }
         )
         return
-    verb = "would remove" if dry_run else "removed"
+    if report.dry_run:
+        out.print("dry run: nothing was changed (`docbinder gc --apply` removes)")
+    verb = "would remove" if report.dry_run else "removed"
     out.print(
         f"{verb} {len(report.orphan_blobs)} orphan blob(s) ({report.bytes_freed} bytes), "
-        f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s), {len(uploads)} unfinished upload(s); "
-        f"kept {len(report.young_blobs)} orphan blob(s) younger than {grace:g} s"
+        f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s), "
+        f"{len(uploads)} unfinished upload(s); kept {len(report.young_blobs)} orphan blob(s) "
+        f"younger than {grace:g} s"
     )
     for key in report.orphan_blobs:
-        out.print(f"  blob {key}")
+        out.print(f"  blob {escape(key)}")
     for file_id in report.orphan_rows:
         out.print(f"  file {file_id}")
+    if report.marked_rows:
+        out.print(
+            f"{'would mark' if report.dry_run else 'marked'} {len(report.marked_rows)} "
+            f"FileItem(s) whose blob is missing; a later `gc --apply` removes them once marked "
+            f"for {grace:g} s, if the blob is still missing:"
+        )
+        for file_id in report.marked_rows:
+            out.print(f"  file {file_id}")
+    for store, count in report.foreign_rows:
+        out.print(f"not touched: {count} FileItem(s) of another blob store ({escape(store)})")
+    if report.unattributed_rows:
+        out.print(
+            f"not touched: {report.unattributed_rows} older FileItem(s) whose blob is not in "
+            f"{escape(binder.blobs.url)} (they may belong to another store)"
+        )
+    if report.other_keys:
+        out.print(
+            f"not touched: {report.other_keys} object(s) in {escape(binder.blobs.url)} that "
+            "docbinder did not write"
+        )
+    if report.refusal and report.dry_run:
+        err.print(f"warning: `gc --apply` would refuse: {report.refusal}", markup=False)
+    if report.forced:
+        err.print(f"note: --force overrode: {report.refusal}", markup=False)
 
 
 @app.command()

@@ -4,7 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbinder.config import Settings
+from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.blobs import BlobStore
+
+
+def check_database_ready(settings: Settings) -> None:
+    """Raise :class:`ConfigurationError` unless the metadata database exists at the head schema.
+
+    Connects without creating anything: a missing SQLite file is reported
+    before any connection (SQLite would create it), and a schema that is not
+    at head is reported instead of migrated. A destructive command (``gc``)
+    on a database it would have to create or migrate is looking at the
+    wrong database.
+    """
+    if settings.metadata_kind != "sql":
+        return
+    from docbinder.container import _sqlite_file, migration_status
+
+    sqlite_file = _sqlite_file(settings)
+    if sqlite_file is not None and not sqlite_file.is_file():
+        raise ConfigurationError(
+            f"the database {sqlite_file} does not exist: check database_url "
+            "(DOCBINDER_DATABASE_URL) or --home; gc never creates a database"
+        )
+    current, head = migration_status(settings)
+    if current != head:
+        raise ConfigurationError(
+            f"the database schema is at revision {current or 'none'}, not {head}: check "
+            "database_url (DOCBINDER_DATABASE_URL), or run `docbinder migrate` first; "
+            "gc never migrates"
+        )
 
 
 def remove_stale_temp_files(blobs: BlobStore, older_than: float, *, dry_run: bool) -> list[str]:

@@ -24,6 +24,7 @@ import re
 import secrets
 import stat as stat_mod
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +42,9 @@ TEMP_PREFIX = ".tmp-"
 
 TEMP_SUFFIX = ".part"
 """Name suffix of the temp files ``put`` writes before the atomic rename."""
+
+IDENTITY_FILE = ".docbinder-store"
+"""File under the root holding the store's identity (a UUID); hidden, so never a key."""
 
 DEFAULT_STALE_AFTER = 24 * 3600.0
 """Seconds without a write after which a temp file counts as abandoned (24 hours)."""
@@ -84,6 +88,7 @@ class LocalDiskBlobStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = Path(os.path.realpath(os.fspath(root)))
+        self._identity: str | None = None
 
     @classmethod
     def from_url(cls, url: str) -> LocalDiskBlobStore:
@@ -114,6 +119,54 @@ class LocalDiskBlobStore:
 
     def __repr__(self) -> str:
         return f"LocalDiskBlobStore({str(self._root)!r})"
+
+    # -- identity -----------------------------------------------------------
+
+    def identity(self, *, create: bool = False) -> str | None:
+        """The UUID in ``<root>/.docbinder-store``; made on first use when ``create``.
+
+        Creation writes a temp file and hard-links it to the final name, which
+        fails if another process got there first; both then read the winner's
+        identity. Without ``create`` a missing root or file gives ``None`` and
+        nothing is created. :class:`StorageError` for an unreadable file.
+        """
+        if self._identity is not None:
+            return self._identity
+        path = self._root / IDENTITY_FILE
+        found = self._read_identity(path)
+        if found is None and create:
+            self._makedirs(self._root)
+            fd, temp = self._create_temp(self._root)
+            try:
+                _write_fully(fd, f"{uuid.uuid4()}\n".encode(), temp)
+                os.fsync(fd)
+                os.close(fd)
+                fd = -1
+                with contextlib.suppress(FileExistsError):  # another writer made it first
+                    os.link(temp, path)
+                self._fsync_dir(self._root)
+            except OSError as exc:
+                raise _storage_error("create store identity", path, exc) from exc
+            finally:
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                _discard(temp)
+            found = self._read_identity(path)
+        self._identity = found
+        return found
+
+    @staticmethod
+    def _read_identity(path: Path) -> str | None:
+        try:
+            text = path.read_text(encoding="ascii").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StorageError(f"local disk: cannot read store identity {path}: {exc}") from exc
+        if not text:
+            return None
+        return text
 
     # -- paths --------------------------------------------------------------
 

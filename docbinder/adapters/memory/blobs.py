@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import BinaryIO
@@ -25,6 +26,7 @@ class MemoryBlobStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._blobs: dict[str, tuple[bytes, datetime]] = {}
+        self._identity = str(uuid.uuid4())
 
     @property
     def url(self) -> str:
@@ -67,6 +69,10 @@ class MemoryBlobStore:
     def keys(self) -> Iterator[str]:
         with self._lock:
             return iter(list(self._blobs))
+
+    def identity(self, *, create: bool = False) -> str | None:
+        """A UUID made with the store: each ``memory://`` store is a store of its own."""
+        return self._identity
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:

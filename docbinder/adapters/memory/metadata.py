@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import TypeVar
 
@@ -50,6 +51,7 @@ class MemoryMetadataStore:
         self.labels: dict[tuple[str, str], ChatMessage] = {}
         self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.doc_order: dict[str, list[str]] = defaultdict(list)
+        self.marks: dict[str, tuple[str, datetime]] = {}
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -176,9 +178,12 @@ class MemoryFileRepository:
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
                 s.dedup.pop(key, None)
+            mark = s.marks.pop(file_id, None)
 
             def undo() -> None:
                 s.files[file_id] = old
+                if mark is not None:
+                    s.marks[file_id] = mark
                 if key is not None:
                     s.dedup[key] = file_id
                     s.dedup_of[file_id] = key
@@ -197,6 +202,60 @@ class MemoryFileRepository:
         with self._s.lock:
             items = list(self._s.files.values())
         return iter(items)
+
+    def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
+        # Writes apply at once here, so "held until the unit ends" is the
+        # check under the store lock; the SQL adapter holds a row lock.
+        with self._s.lock:
+            item = self._s.files.get(file_id)
+            return item if item is not None and item.blob_key == blob_key else None
+
+    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
+        s = self._s
+        with s.lock:
+            old = s.files.get(file_id)
+            if old is None or old.blob_key != blob_key or old.blob_store is not None:
+                return False
+            s.files[file_id] = attrs.evolve(old, blob_store=blob_store)
+
+            def undo() -> None:
+                if file_id in s.files:
+                    s.files[file_id] = old
+
+            self._undo.push(undo)
+            return True
+
+    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
+        s = self._s
+        with s.lock:
+            previous = s.marks.get(file_id)
+            if previous is not None and previous[0] == blob_key:
+                return previous[1]
+            s.marks[file_id] = (blob_key, at)
+
+            def undo() -> None:
+                if previous is None:
+                    s.marks.pop(file_id, None)
+                else:
+                    s.marks[file_id] = previous
+
+            self._undo.push(undo)
+            return at
+
+    def clear_mark(self, file_id: str) -> None:
+        s = self._s
+        with s.lock:
+            previous = s.marks.pop(file_id, None)
+            if previous is not None:
+
+                def undo() -> None:
+                    s.marks[file_id] = previous
+
+                self._undo.push(undo)
+
+    def marks(self) -> dict[str, tuple[str, datetime]]:
+        with self._s.lock:
+            return dict(self._s.marks)
 
 
 class MemoryWorkflowRepository:
@@ -319,6 +378,10 @@ class MemoryWorkflowRepository:
         with self._s.lock:
             docs = list(self._s.documents.values())
         return iter(docs)
+
+    def count_documents_for_file(self, file_id: str) -> int:
+        with self._s.lock:
+            return sum(1 for doc in self._s.documents.values() if doc.file_id == file_id)
 
 
 class MemoryUnitOfWork:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -31,7 +32,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from docbinder.adapters.s3.chunkreader import ChunkReader
-from docbinder.adapters.s3.errors import translate
+from docbinder.adapters.s3.errors import client_error_details, translate
 from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import (
     BlobMissing,
@@ -61,6 +62,37 @@ DEFAULT_MAX_CONCURRENCY = 3
 """Parts uploaded (and held in memory) at the same time. With 8 MiB parts a 1 GiB
 upload grows the process by about 47 MiB (``bench/bench_blob_memory.py``), inside
 the 64 MiB budget of SPEC §6; 4 would measure about 58 MiB."""
+
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a TCP connection to the endpoint."""
+
+DEFAULT_READ_TIMEOUT = 10.0
+"""Seconds to wait for the endpoint to send anything on an open connection."""
+
+DEFAULT_MAX_ATTEMPTS = 2
+"""Attempts per request, the first included (botocore's ``standard`` retry mode)."""
+
+MAX_RETRY_BACKOFF = 20.0
+"""Longest pause in seconds between two attempts in botocore's ``standard`` retry mode."""
+
+
+def worst_case_seconds(connect_timeout: float, read_timeout: float, max_attempts: int) -> float:
+    """Upper bound in seconds for one request to a hung endpoint to fail.
+
+    Every attempt waits at most for the connection plus one read; between
+    attempts botocore's ``standard`` mode sleeps ``random() * min(20, 2 ** n)``
+    seconds (``botocore/retries/standard.py``, ``ExponentialBackoff``) for the
+    ``n``-th retry (``n`` from 0). With the defaults (5 s, 10 s, 2 attempts) a
+    hung endpoint fails a request within 31 s at worst and 30 s plus jitter in
+    practice: an attach (one identity read cached per process, then one
+    upload) reports it within that bound.
+    """
+    backoff = sum(min(MAX_RETRY_BACKOFF, 2.0**n) for n in range(max(0, max_attempts - 1)))
+    return max_attempts * (connect_timeout + read_timeout) + backoff
+
+
+IDENTITY_OBJECT = ".docbinder-store"
+"""Object under the prefix holding the store's identity (a UUID); not a valid key, so never listed."""
 
 # General purpose bucket naming rules of Amazon S3: 3-63 characters of lower-case
 # letters, digits, dots and hyphens, starting and ending with a letter or digit.
@@ -131,6 +163,10 @@ class S3BlobStore:
         multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
         multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        whole_bucket: bool = False,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> None:
         if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
             raise InvalidInput(f"invalid S3 bucket name {bucket!r}")
@@ -141,9 +177,21 @@ class S3BlobStore:
         ):
             if value < 1:
                 raise InvalidInput(f"{name} must be at least 1, got {value}")
+        for name, seconds in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout)):
+            if not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
+                raise InvalidInput(f"{name} must be a positive number of seconds, got {seconds!r}")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise InvalidInput(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
         self._bucket = bucket
         self._prefix = _normalise_prefix(prefix)
+        if not self._prefix and not whole_bucket:
+            raise InvalidInput(
+                f"S3 blob URL s3://{bucket} has no prefix: use s3://{bucket}/<prefix> "
+                "(for example s3://{bucket}/docbinder), or set s3_whole_bucket = true if "
+                "everything in the bucket belongs to docbinder".replace("{bucket}", bucket)
+            )
         self._endpoint_url = endpoint_url
+        self._identity: str | None = None
         boto3 = _import_boto3()
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
@@ -151,7 +199,9 @@ class S3BlobStore:
         self._boto_errors: tuple[type[Exception], ...] = (ClientError, BotoCoreError)
         if client is None:
             config = Config(
-                retries={"mode": "standard"},
+                retries={"mode": "standard", "total_max_attempts": max_attempts},
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
                 s3={"addressing_style": "path"} if endpoint_url else None,
             )
             session = boto3.session.Session()
@@ -182,6 +232,10 @@ class S3BlobStore:
         multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
         multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        whole_bucket: bool = False,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> S3BlobStore:
         """Build a store from ``s3://bucket`` or ``s3://bucket/prefix/path``.
 
@@ -203,6 +257,10 @@ class S3BlobStore:
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,
             max_concurrency=max_concurrency,
+            whole_bucket=whole_bucket,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            max_attempts=max_attempts,
         )
 
     @property
@@ -346,6 +404,51 @@ class S3BlobStore:
         except self._boto_errors as exc:
             raise self._error(exc) from exc
 
+    def identity(self, *, create: bool = False) -> str | None:
+        """The UUID in the object ``<prefix>.docbinder-store``; made on first use when ``create``.
+
+        Creation is a conditional ``PutObject`` (``If-None-Match: *``): when
+        another writer made it first, S3 answers 412 and both read the
+        winner's identity. Without ``create`` a missing object (or bucket)
+        gives ``None``. :class:`StorageError` for other faults.
+        """
+        if self._identity is not None:
+            return self._identity
+        object_key = self._prefix + IDENTITY_OBJECT
+        found = self._read_identity(object_key)
+        if found is None and create:
+            try:
+                self._client.put_object(
+                    Bucket=self._bucket,
+                    Key=object_key,
+                    Body=f"{uuid.uuid4()}\n".encode(),
+                    IfNoneMatch="*",
+                )
+            except self._boto_errors as exc:
+                code, status, _ = client_error_details(exc)
+                if status != 412 and code not in (
+                    "PreconditionFailed",
+                    "ConditionalRequestConflict",
+                ):
+                    raise self._error(exc) from exc
+            found = self._read_identity(object_key)
+        self._identity = found
+        return found
+
+    def _read_identity(self, object_key: str) -> str | None:
+        try:
+            body = self._client.get_object(Bucket=self._bucket, Key=object_key)["Body"]
+            try:
+                text = body.read(256).decode("ascii", "replace").strip()
+            finally:
+                body.close()
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code in ("NoSuchKey", "NoSuchBucket") or status == 404:
+                return None
+            raise self._error(exc) from exc
+        return text or None
+
     # -- maintenance --------------------------------------------------------
 
     def check_writable(self) -> None:
@@ -382,6 +485,22 @@ class S3BlobStore:
         except self._boto_errors as exc:
             raise self._error(exc) from exc
         return found
+
+    def upload_size(self, upload: PendingUpload) -> int:
+        """Bytes already stored by the parts of an unfinished multipart upload (``ListParts``)."""
+        total = 0
+        paginator = self._client.get_paginator("list_parts")
+        try:
+            for page in paginator.paginate(
+                Bucket=self._bucket, Key=upload.key, UploadId=upload.upload_id
+            ):
+                total += sum(int(part.get("Size", 0)) for part in page.get("Parts", ()))
+        except self._boto_errors as exc:
+            error = self._error(exc, upload.key)
+            if isinstance(error, BlobMissing):  # finished or aborted meanwhile
+                return 0
+            raise error from exc
+        return total
 
     def abort_pending_uploads(self, older_than_seconds: float = 24 * 3600.0) -> list[PendingUpload]:
         """Abort what :meth:`pending_uploads` finds; return the uploads aborted."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 import attrs
@@ -28,6 +29,7 @@ from docbinder.adapters.sql.schema import (
     chat_documents,
     chat_messages,
     file_items,
+    gc_marks,
     label_hash,
     workflows,
 )
@@ -301,7 +303,78 @@ class SqlFileRepository:
             stmt = stmt.where(file_items.c.blob_key == if_blob_key)
         with translating():
             result = self._session.execute(stmt)
+            deleted = _rowcount(result) > 0
+            if deleted:
+                self._session.execute(sa.delete(gc_marks).where(gc_marks.c.file_id == file_id))
+        return deleted
+
+    def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
+        """Lock the row with a no-op ``UPDATE`` (compare-and-set on the blob key), then read it.
+
+        The ``UPDATE`` takes the row's write lock until the transaction ends
+        (PostgreSQL, InnoDB) or needs the database write lock (SQLite), so a
+        delete or content update of the row waits for this unit. MariaDB
+        counts matched rather than changed rows (SQLAlchemy sets
+        ``CLIENT.FOUND_ROWS``), so the no-op still reports one row.
+        """
+        fi = file_items.c
+        stmt = (
+            sa.update(file_items)
+            .where(fi.id == file_id, fi.blob_key == blob_key)
+            .values(blob_key=fi.blob_key)
+        )
+        with translating():
+            result = self._session.execute(stmt)
+        if _rowcount(result) == 0:
+            return None
+        item = self.get(file_id)
+        return item if item is not None and item.blob_key == blob_key else None
+
+    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
+        fi = file_items.c
+        stmt = (
+            sa.update(file_items)
+            .where(fi.id == file_id, fi.blob_key == blob_key, fi.blob_store.is_(None))
+            .values(blob_store=blob_store)
+        )
+        with translating():
+            result = self._session.execute(stmt)
         return _rowcount(result) > 0
+
+    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
+        gm = gc_marks.c
+        with translating():
+            row = self._session.execute(
+                sa.select(gm.blob_key, gm.marked_at).where(gm.file_id == file_id)
+            ).first()
+            if row is not None and row.blob_key == blob_key:
+                marked: datetime = row.marked_at
+                return marked
+            if row is not None:
+                self._session.execute(sa.delete(gc_marks).where(gm.file_id == file_id))
+            try:
+                with self._session.begin_nested():
+                    self._session.execute(
+                        sa.insert(gc_marks),
+                        {"file_id": file_id, "blob_key": blob_key, "marked_at": at},
+                    )
+            except sa_exc.IntegrityError:
+                # Another gc marked it meanwhile: its mark stands.
+                again = self._session.execute(
+                    sa.select(gm.marked_at).where(gm.file_id == file_id)
+                ).scalar_one_or_none()
+                return again if again is not None else at
+        return at
+
+    def clear_mark(self, file_id: str) -> None:
+        with translating():
+            self._session.execute(sa.delete(gc_marks).where(gc_marks.c.file_id == file_id))
+
+    def marks(self) -> dict[str, tuple[str, datetime]]:
+        gm = gc_marks.c
+        with translating():
+            rows = self._session.execute(sa.select(gm.file_id, gm.blob_key, gm.marked_at)).all()
+        return {row.file_id: (row.blob_key, row.marked_at) for row in rows}
 
     def list(
         self, mandate_id: str, *, limit: int | None = None, after: FileItem | None = None
@@ -485,6 +558,15 @@ class SqlWorkflowRepository:
         """Every ChatDocument, in id order, read in keyset-paginated batches (see ``iter_all``)."""
         for row in _scan(self._session, chat_documents):
             yield _load(row, ChatDocument)
+
+    def count_documents_for_file(self, file_id: str) -> int:
+        stmt = (
+            sa.select(sa.func.count())
+            .select_from(chat_documents)
+            .where(chat_documents.c.file_id == file_id)
+        )
+        with translating():
+            return int(self._session.execute(stmt).scalar_one())
 
     def _documents(self, stmt: sa.Select[Any]) -> list[ChatDocument]:
         with translating():

@@ -1,4 +1,4 @@
-"""The SQL schema of the metadata store: four tables as SQLAlchemy Core ``Table`` objects.
+"""The SQL schema of the metadata store: five tables as SQLAlchemy Core ``Table`` objects.
 
 This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
@@ -28,7 +28,14 @@ Tables:
     One row per :class:`~docbinder.domain.model.ChatDocument`, plus the owning
     message's ``sequence_nr`` and the document's ``position`` in that message:
     ``(workflow_id, sequence_nr, position)`` is the stored order that
-    ``recent_documents`` walks backwards through an index.
+    ``recent_documents`` walks backwards through an index. ``file_id`` alone
+    is indexed too, so ``files rm`` counts the documents that refer to a file
+    with one index lookup.
+``gc_marks``
+    One row per FileItem whose blob ``gc`` found missing: ``gc`` removes such
+    a FileItem only on a later run, after the grace period, if the blob is
+    still missing (mark, then sweep). No foreign key: the FileItem's delete
+    removes its mark in the same transaction.
 
 Text on MariaDB/MySQL: every table is ``utf8mb4`` with the binary collation
 ``utf8mb4_bin``, so names keep 4-byte characters (emoji) and compare by code
@@ -136,6 +143,7 @@ file_items = sa.Table(
     sa.Column("folder", long_text(), nullable=True),
     sa.Column("tags", long_text(), nullable=False),
     sa.Column("dedup_key", sa.CHAR(64), nullable=True),
+    _id("blob_store", nullable=True),
     sa.PrimaryKeyConstraint("id", name="pk_file_items"),
     sa.Index("uq_file_items_dedup_key", "dedup_key", unique=True),
     sa.Index("ix_file_items_mandate_created", "mandate_id", "created_at"),
@@ -209,8 +217,19 @@ chat_documents = sa.Table(
     sa.Index("ix_chat_documents_order", "workflow_id", "sequence_nr", "position"),
     sa.Index("ix_chat_documents_file", "workflow_id", "file_id"),
     sa.Index("ix_chat_documents_message", "message_id", "position"),
+    sa.Index("ix_chat_documents_file_id", "file_id"),
     **MYSQL_TABLE_OPTIONS,
 )
 
-TABLES: tuple[sa.Table, ...] = (file_items, workflows, chat_messages, chat_documents)
+gc_marks = sa.Table(
+    "gc_marks",
+    metadata,
+    _id("file_id", primary_key=True),
+    sa.Column("blob_key", sa.String(255), nullable=False),
+    sa.Column("marked_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("file_id", name="pk_gc_marks"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+TABLES: tuple[sa.Table, ...] = (file_items, workflows, chat_messages, chat_documents, gc_marks)
 """Every table, parents before children (the order to create; reverse it to delete)."""
