@@ -413,27 +413,33 @@ class StoreFile:
             # The check reads in its own unit and asks the blob store after it
             # ended: the writing unit below makes no network call.
             check = self._check(principal, sha, file_name)
+            reused: tuple[StoredFile, T | None] | None = None
             with self._uow() as uow:
                 if check.item is not None:
                     reused = self._reuse(uow, principal, check.item, key, then)
-                    if reused is None:
-                        continue  # the candidate was deleted or changed: look again
-                    return reused
-                # After a lost race for the duplicate key with no readable
-                # winner, store outside duplicate detection.
-                deduplicate = not lost_race and not check.key_taken
-                try:
-                    uow.files.add(item, deduplicate=deduplicate)
-                except DuplicateFileItem:
-                    # Another writer stored the same file since the check:
-                    # look again in a fresh transaction and use theirs if readable.
-                    uow.rollback()
-                    lost_race = True
-                    continue
-                if then is not None:
-                    pending.result = then(uow, item)
-                pending.item = item
-                uow.commit()
+                else:
+                    # After a lost race for the duplicate key with no readable
+                    # winner, store outside duplicate detection.
+                    deduplicate = not lost_race and not check.key_taken
+                    try:
+                        uow.files.add(item, deduplicate=deduplicate)
+                    except DuplicateFileItem:
+                        # Another writer stored the same file since the check:
+                        # look again in a fresh transaction and use theirs if readable.
+                        uow.rollback()
+                        lost_race = True
+                        continue
+                    if then is not None:
+                        pending.result = then(uow, item)
+                    pending.item = item
+                    uow.commit()
+            if check.item is not None:
+                if reused is None:
+                    continue  # the candidate was deleted or changed: look again
+                # The commit proved the candidate is there: only now does the fresh
+                # copy go (outside the transaction, like every blob-store call).
+                self._discard_blob(key)
+                return reused
             log.info(
                 "stored file %s (%s, %d bytes) for user %s in scope %s",
                 item.id,
@@ -458,10 +464,10 @@ class StoreFile:
     ) -> tuple[StoredFile, T | None] | None:
         """Reuse ``candidate`` if it is still there at commit; ``None`` if it vanished meanwhile.
 
-        The row is confirmed (and locked) in this writing unit, ``then`` runs,
-        the unit commits, and only then is the fresh blob under ``fresh_key``
-        removed: until the commit proved the candidate still exists, the
-        fresh copy is the caller's only copy of the bytes.
+        The row is confirmed (and locked) in this writing unit, ``then`` runs
+        and the unit commits; the caller removes the fresh blob under
+        ``fresh_key`` only after that: until the commit proved the candidate
+        still exists, the fresh copy is the caller's only copy of the bytes.
         """
         current = uow.files.confirm(candidate.id, candidate.blob_key)
         if current is None or not self._access.can_read_file(principal, current):
@@ -485,7 +491,6 @@ class StoreFile:
                 exc,
             )
             raise WorkNotCommitted(duplicate, exc) from exc
-        self._discard_blob(fresh_key)
         return duplicate, result
 
     def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:

@@ -1,0 +1,387 @@
+"""Never lose data (issue 13), on every metadata backend: memory, SQLite, PostgreSQL, MariaDB.
+
+* a duplicate deleted or changed between the duplicate check and the commit
+  is never handed back: the returned FileItem exists and reads the produced
+  bytes (the candidate is confirmed inside the writing unit of work);
+* no blob-store call happens while a writing unit of work is open;
+* a run cannot write into, or probe, a workflow its principal may not use,
+  whatever workflow object its RunContext was built around;
+* the metadata port's new operations (confirm, marks, store identity, document
+  counts) behave the same on every backend.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO
+
+import attrs
+import pytest
+
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.application import DocBinder, Run
+from docbinder.application.context import RunContext
+from docbinder.application.resolve import UnresolvedReason
+from docbinder.domain.errors import WorkflowNotFound
+from docbinder.domain.model import ChatWorkflow, Principal
+from docbinder.ports.blobs import BlobStat, BlobStore, Chunks
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from tests.contract.metadata_suite import BASE_TIME, make_file, make_message, make_workflow
+from tests.wiring import wire_binder
+
+U1 = Principal("u1", "m1", "f1", roles=("member",))
+ALICE = Principal("alice", "m1", roles=("member",))
+BOB = Principal("bob", "m2", roles=("member",))
+
+BACKENDS = ["memory", "sqlite", "postgresql", "mariadb"]
+
+
+@attrs.define
+class Stack:
+    """One metadata backend (writer and reader factories) over a local-disk blob store."""
+
+    uow_factory: UnitOfWorkFactory
+    read_uow_factory: UnitOfWorkFactory
+    blobs: BlobStore
+
+    def binder(self, blobs: BlobStore | None = None) -> DocBinder:
+        return wire_binder(self.uow_factory, blobs or self.blobs, self.read_uow_factory)
+
+
+@pytest.fixture(params=BACKENDS)
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Stack:
+    if request.param == "memory":
+        store = MemoryMetadataStore()
+        return Stack(store.unit_of_work, store.unit_of_work, MemoryBlobStore())
+    backend = request.getfixturevalue(f"{request.param}_backend")
+    backend.clean()
+    return Stack(
+        backend.store.unit_of_work,
+        backend.store.read_unit_of_work,
+        LocalDiskBlobStore(tmp_path / "blobs"),
+    )
+
+
+class _ActAfterProbe:
+    """A blob store that runs ``action`` right after ``exists`` answered for ``key``.
+
+    The answer is the one from before the action: the duplicate check saw the
+    candidate with its blob, and then a concurrent writer changed things.
+    """
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+        self.key: str | None = None
+        self.action: Callable[[], object] | None = None
+        self.fired = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def exists(self, key: str) -> bool:
+        answer = self.inner.exists(key)
+        if key == self.key and self.action is not None:
+            action, self.action = self.action, None
+            # Another thread, as a concurrent writer is (a unit of work per thread).
+            worker = threading.Thread(target=action)
+            worker.start()
+            worker.join(60)
+            assert not worker.is_alive(), "the concurrent writer did not finish"
+            self.fired += 1
+        return answer
+
+
+@pytest.mark.parametrize("path", ["store_file", "produce_file"])
+def test_a_duplicate_deleted_between_check_and_commit_is_never_returned(
+    stack: Stack, path: str
+) -> None:
+    writer = stack.binder()
+    first = writer.start_new_run(U1).produce_file("a.txt", b"alpha")
+    racy = _ActAfterProbe(stack.blobs)
+    racy.key = first.item.blob_key
+    racy.action = lambda: writer.delete_file(U1, first.item.id, force=True)
+    binder = stack.binder(racy)  # type: ignore[arg-type]
+    run = binder.start_new_run(U1)
+
+    if path == "store_file":
+        item, duplicate = (lambda s: (s.item, s.duplicate))(run.store_file("a.txt", b"alpha"))
+    else:
+        result = run.produce_file("a.txt", b"alpha")
+        item, duplicate = result.item, result.duplicate
+        assert result.document_id is not None
+        [resolved] = run.resolve([result.reference]).documents
+        assert resolved.file.id == item.id
+
+    assert racy.fired == 1
+    assert not duplicate and item.id != first.item.id
+    assert writer.get_file(U1, item.id) == item
+    assert b"".join(writer.get_file.open(U1, item.id)) == b"alpha"
+    assert set(stack.blobs.keys()) == {item.blob_key}
+
+
+def test_a_duplicate_changed_between_check_and_commit_is_never_returned(stack: Stack) -> None:
+    writer = stack.binder()
+    first = writer.start_run(U1).store_file("a.txt", b"alpha").item
+    racy = _ActAfterProbe(stack.blobs)
+    racy.key = first.blob_key
+    racy.action = lambda: writer.update_file.replace(U1, first.id, b"beta")
+    stored = stack.binder(racy).start_run(U1).store_file("a.txt", b"alpha")  # type: ignore[arg-type]
+
+    assert racy.fired == 1
+    assert not stored.duplicate and stored.item.id != first.id
+    assert b"".join(writer.get_file.open(U1, stored.item.id)) == b"alpha"
+    assert b"".join(writer.get_file.open(U1, first.id)) == b"beta"
+
+
+def test_a_duplicate_still_there_at_commit_is_reused_and_the_fresh_blob_goes(
+    stack: Stack,
+) -> None:
+    binder = stack.binder()
+    first = binder.start_run(U1).store_file("a.txt", b"alpha").item
+    again = binder.start_run(U1).store_file("a.txt", b"alpha")
+    assert again.duplicate and again.item == first
+    assert set(stack.blobs.keys()) == {first.blob_key}
+
+
+# -- no blob-store call inside a writing unit of work -----------------------------------
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.writing = 0
+        self.violations: list[str] = []
+
+    def blob(self, name: str) -> None:
+        self.events.append(f"blob.{name}")
+        if self.writing:
+            self.violations.append(name)
+
+
+class _LoggedUnit:
+    def __init__(self, inner: UnitOfWork, log: _Log) -> None:
+        self._inner = inner
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> _LoggedUnit:
+        self._inner.__enter__()
+        self._log.writing += 1
+        self._log.events.append("write-begin")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._log.writing -= 1
+        self._log.events.append("write-end")
+        self._inner.__exit__(exc_type, exc, tb)
+
+
+class _LoggedBlobs:
+    def __init__(self, inner: BlobStore, log: _Log) -> None:
+        self._inner = inner
+        self._log = log
+
+    @property
+    def url(self) -> str:
+        return self._inner.url
+
+    def put(self, key: str, data: Chunks | BinaryIO) -> int:
+        self._log.blob("put")
+        return self._inner.put(key, data)
+
+    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        self._log.blob("open")
+        return self._inner.open(key, chunk_size)
+
+    def stat(self, key: str) -> BlobStat:
+        self._log.blob("stat")
+        return self._inner.stat(key)
+
+    def exists(self, key: str) -> bool:
+        self._log.blob("exists")
+        return self._inner.exists(key)
+
+    def delete(self, key: str) -> None:
+        self._log.blob("delete")
+        self._inner.delete(key)
+
+    def keys(self) -> Iterator[str]:
+        self._log.blob("keys")
+        return self._inner.keys()
+
+    def identity(self, *, create: bool = False) -> str | None:
+        self._log.blob("identity")
+        return self._inner.identity(create=create)
+
+
+def test_no_blob_store_call_while_a_writing_unit_is_open(stack: Stack) -> None:
+    """Store, duplicate, produce, update, delete and gc: every blob call lies outside writes."""
+    log = _Log()
+    inner = stack.uow_factory
+
+    def writer() -> UnitOfWork:
+        return _LoggedUnit(inner(), log)  # type: ignore[return-value]
+
+    binder = wire_binder(writer, _LoggedBlobs(stack.blobs, log), stack.read_uow_factory)
+    run = binder.start_new_run(U1)
+    first = run.produce_file("a.txt", b"alpha")
+    again = run.produce_file("a.txt", b"alpha")
+    assert again.duplicate and again.item.id == first.item.id
+    run.store_file("b.txt", b"beta")
+    binder.update_file.replace(U1, first.item.id, b"gamma")
+    binder.delete_file(U1, first.item.id, force=True)
+    binder.collect_garbage(dry_run=False, grace_seconds=0, force=True)
+
+    assert log.violations == [], log.events
+    # The duplicate's blob probe came before the writing unit that reused it.
+    assert log.events.count("write-begin") >= 5 and "blob.exists" in log.events
+
+
+# -- a run trusts the stored workflow, not its in-memory object --------------------------
+
+
+def _forged_run(binder: DocBinder, alice_workflow: ChatWorkflow) -> Run:
+    """Bob (mandate m2) with a RunContext around alice's workflow id, relabelled with his scope."""
+    forged = attrs.evolve(alice_workflow, scope=BOB.scope, created_by=BOB.user_id)
+    return Run(binder, RunContext(BOB, forged))
+
+
+def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: Stack) -> None:
+    binder = stack.binder()
+    alice = binder.start_new_run(ALICE)
+    mine = alice.produce_file("plan.md", b"# alice's plan\n")
+    assert alice.workflow is not None
+    run = _forged_run(binder, alice.workflow)
+
+    produced = run.produce_file("x.txt", b"bob was here")
+    assert produced.document_id is None  # stored for bob, not attached
+    with pytest.raises(WorkflowNotFound):
+        run.attach(produced.item)
+    with pytest.raises(WorkflowNotFound):
+        run.persist_action_result([produced.item], label="task:1")
+    assert run.attach_safely(produced.item) is None
+    messages = binder.workflows.messages(ALICE, alice.workflow.id)
+    assert [m.documents[0].id for m in messages] == [mine.document_id]
+
+
+def test_a_forged_run_context_learns_nothing_from_resolve(stack: Stack) -> None:
+    binder = stack.binder()
+    alice = binder.start_new_run(ALICE)
+    mine = alice.produce_file("plan.md", b"# alice's plan\n")
+    assert alice.workflow is not None and mine.reference is not None
+    run = _forged_run(binder, alice.workflow)
+
+    real = run.resolve([mine.reference])
+    made_up = run.resolve(["docItem:00000000-0000-4000-8000-000000000000"])
+    assert real.documents == () and real.suggestions == ()
+    # The same answer for an existing and an unknown id: no existence oracle.
+    for answer in (real, made_up):
+        [miss] = answer.unresolved
+        assert miss.reason is UnresolvedReason.NOT_IN_WORKFLOW and miss.document_id is None
+    assert run.get_content([mine.reference]).parts == ()
+
+
+def test_a_run_of_a_workflow_deleted_meanwhile_fails_cleanly(stack: Stack) -> None:
+    binder = stack.binder()
+    phantom = attrs.evolve(
+        binder.start_new_run(U1).context.bound_workflow,  # type: ignore[arg-type]
+        id="00000000-0000-4000-8000-00000000abcd",
+    )
+    run = Run(binder, RunContext(U1, phantom))
+    produced = run.produce_file("x.txt", b"x")
+    assert produced.document_id is None
+    assert binder.get_file(U1, produced.item.id) == produced.item
+
+
+# -- the metadata port's operations for safety ---------------------------------------------
+
+
+def test_confirm_sees_only_a_row_that_still_names_its_blob(stack: Stack) -> None:
+    item = make_file()
+    with stack.uow_factory() as uow:
+        uow.files.add(item)
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.confirm(item.id, item.blob_key) == item
+        assert uow.files.confirm(item.id, "other/key") is None
+        assert uow.files.confirm("no-such-file", item.blob_key) is None
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.get(item.id) == item  # the no-op changed nothing
+
+
+def test_missing_blob_marks_keep_their_first_time_and_go_with_the_row(stack: Stack) -> None:
+    item = make_file()
+    later = BASE_TIME + timedelta(hours=2)
+    with stack.uow_factory() as uow:
+        uow.files.add(item)
+        assert uow.files.mark_missing(item.id, item.blob_key, BASE_TIME) == BASE_TIME
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.mark_missing(item.id, item.blob_key, later) == BASE_TIME
+        assert uow.files.marks() == {item.id: (item.blob_key, BASE_TIME)}
+        # A mark for another blob of the row replaces the old one.
+        assert uow.files.mark_missing(item.id, "ne/new-key", later) == later
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.marks() == {item.id: ("ne/new-key", later)}
+        uow.files.clear_mark(item.id)
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.marks() == {}
+        uow.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+        uow.rollback()
+    with stack.uow_factory() as uow:
+        assert uow.files.marks() == {}
+        uow.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.delete(item.id)
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.marks() == {}
+
+
+def test_the_store_identity_is_recorded_once_and_only_on_rows_without_one(stack: Stack) -> None:
+    legacy = make_file()
+    other = make_file(blob_store="store-b", file_name="other.pdf")
+    with stack.uow_factory() as uow:
+        uow.files.add(legacy)
+        uow.files.add(other)
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert not uow.files.set_blob_store(legacy.id, "wrong/key", "store-a")
+        assert uow.files.set_blob_store(legacy.id, legacy.blob_key, "store-a")
+        assert not uow.files.set_blob_store(legacy.id, legacy.blob_key, "store-c")
+        assert not uow.files.set_blob_store(other.id, other.blob_key, "store-a")
+        uow.commit()
+    with stack.uow_factory() as uow:
+        assert uow.files.get(legacy.id) == attrs.evolve(legacy, blob_store="store-a")
+        assert uow.files.get(other.id) == other
+
+
+def test_documents_referring_to_a_file_are_counted_across_workflows(stack: Stack) -> None:
+    item = make_file()
+    one, two = make_workflow(), make_workflow()
+    with stack.uow_factory() as uow:
+        uow.files.add(item)
+        uow.workflows.add_workflow(one)
+        uow.workflows.add_workflow(two)
+        uow.workflows.add_message(make_message(one.id, file_ids=[item.id, item.id]))
+        uow.workflows.add_message(make_message(two.id, file_ids=[item.id]))
+        uow.commit()
+    with stack.read_uow_factory() as uow:
+        assert uow.workflows.count_documents_for_file(item.id) == 3
+        assert uow.workflows.count_documents_for_file("no-such-file") == 0
