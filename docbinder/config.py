@@ -64,7 +64,7 @@ class Settings:
     allows an ``s3://bucket`` URL without prefix (everything in the bucket
     then belongs to docbinder). ``s3_connect_timeout`` and ``s3_read_timeout``
     are seconds, ``s3_max_attempts`` counts attempts per S3 request; their
-    defaults (5 s, 10 s, 2) fail an attach against a hung endpoint within 30 s
+    defaults (4 s, 10 s, 2) fail an attach against a hung endpoint within 30 s
     (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`).
     """
 
@@ -78,7 +78,7 @@ class Settings:
     s3_region: str | None = None
     max_file_size: int | None = None
     s3_whole_bucket: bool = False
-    s3_connect_timeout: float = 5.0
+    s3_connect_timeout: float = 4.0
     s3_read_timeout: float = 10.0
     s3_max_attempts: int = 2
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)

@@ -228,14 +228,16 @@ class CollectGarbage:
     def _refusal(self, scan: _Scan, missing: int, max_share: float) -> str | None:
         """Why removing what ``scan`` found looks like a configuration mistake, or ``None``."""
         url = self._blobs.url
-        if not scan.orphans and not missing:
-            return None
         if scan.store_id is None and scan.total_rows:
+            # Nothing of this database can be attributed to the store: the signal of
+            # a wrong blob_url, refused even when nothing would be removed.
             return (
                 f"blob store {url} has no docbinder store identity but the database holds "
                 f"{scan.total_rows} FileItem(s): blob_url (DOCBINDER_BLOB_URL) probably "
                 "points at the wrong place"
             )
+        if not scan.orphans and not missing:
+            return None
         rows_here = len(scan.mine) + len(scan.adopt)
         if scan.orphans and rows_here == 0:
             return (

@@ -426,7 +426,11 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
     for msg in messages:
         out.print(f"#{msg.sequence_nr}  docList:{escape(msg.documents_label)}")
         for doc in msg.documents:
-            gone = "  [file deleted: resolves as file_missing]" if doc.file_id in deleted else ""
+            gone = (
+                escape("  [file deleted: resolves as file_missing]")
+                if doc.file_id in deleted
+                else ""
+            )
             out.print(
                 f"    {doc.reference}  {escape(doc.file_name)}  "
                 f"({doc.file_size} bytes, {doc.mime_type}){gone}"

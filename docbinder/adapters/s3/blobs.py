@@ -63,7 +63,7 @@ DEFAULT_MAX_CONCURRENCY = 3
 upload grows the process by about 47 MiB (``bench/bench_blob_memory.py``), inside
 the 64 MiB budget of SPEC §6; 4 would measure about 58 MiB."""
 
-DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_CONNECT_TIMEOUT = 4.0
 """Seconds to wait for a TCP connection to the endpoint."""
 
 DEFAULT_READ_TIMEOUT = 10.0
@@ -82,10 +82,10 @@ def worst_case_seconds(connect_timeout: float, read_timeout: float, max_attempts
     Every attempt waits at most for the connection plus one read; between
     attempts botocore's ``standard`` mode sleeps ``random() * min(20, 2 ** n)``
     seconds (``botocore/retries/standard.py``, ``ExponentialBackoff``) for the
-    ``n``-th retry (``n`` from 0). With the defaults (5 s, 10 s, 2 attempts) a
-    hung endpoint fails a request within 31 s at worst and 30 s plus jitter in
-    practice: an attach (one identity read cached per process, then one
-    upload) reports it within that bound.
+    ``n``-th retry (``n`` from 0). With the defaults (4 s, 10 s, 2 attempts) a
+    hung endpoint fails a request within 29 s: an attach stops at its first
+    S3 request that fails (the identity read, cached per process, or the
+    upload), so it reports the endpoint within that bound.
     """
     backoff = sum(min(MAX_RETRY_BACKOFF, 2.0**n) for n in range(max(0, max_attempts - 1)))
     return max_attempts * (connect_timeout + read_timeout) + backoff

@@ -1,0 +1,388 @@
+"""Never lose data (issue 13) through the real CLI: gc, files rm, doctor, S3 settings.
+
+Each test is one of the issue's examples, run in-process with the real
+``docbinder`` command against local disk and S3 (a moto server on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from docbinder.adapters.s3 import S3BlobStore
+from docbinder.adapters.s3.blobs import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_READ_TIMEOUT,
+    worst_case_seconds,
+)
+from docbinder.config import Settings
+from docbinder.container import build_binder
+from docbinder.domain.errors import StorageError
+from docbinder.domain.model import Principal
+from tests.reliability.harness import error_lines, invoke_cli
+
+OLD = (1_000_000_000, 1_000_000_000)  # an mtime far outside any grace period
+
+
+class Cli:
+    """The CLI over one home directory, with optional extra environment."""
+
+    def __init__(self, home: Path, env: dict[str, str] | None = None) -> None:
+        self.home = home
+        self.env = dict(env or {})
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Result:
+        return invoke_cli(["--home", str(self.home), *args], {**self.env, **(env or {})})
+
+    def ok(self, *args: str, env: dict[str, str] | None = None) -> Result:
+        result = self(*args, env=env)
+        assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
+        return result
+
+    def json(self, *args: str, env: dict[str, str] | None = None) -> Any:
+        return json.loads(self.ok("--json", *args, env=env).stdout)
+
+    def files(self, env: dict[str, str] | None = None) -> dict[str, bytes]:
+        """Every FileItem of the configured blob store with its bytes (read through that store)."""
+        store = self.json("gc", env=env)["storeId"]
+        listed = self.json("files", "ls", "--limit", "100000", env=env)
+        return {
+            item["id"]: self.ok("files", "cat", item["id"], env=env).stdout_bytes
+            for item in listed
+            if item["blobStore"] == store
+        }
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path / "home")
+
+
+def _attach(cli: Cli, tmp_path: Path, name: str, data: bytes, workflow: str | None = None) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    args = ["attach", str(path)] + (["-w", workflow] if workflow else [])
+    result = cli.json(*args)
+    return str(result["fileId"])
+
+
+# -- kind 1: gc treats "I cannot see it" as "it is garbage" ---------------------------
+
+
+def test_gc_with_a_mistyped_blob_url_refuses_and_keeps_the_file(cli: Cli, tmp_path: Path) -> None:
+    """The issue's example: ``--blob-url file:///wrong/place gc`` removed the FileItem."""
+    workflow = cli.ok("workflow", "new").stdout.strip()
+    file_id = _attach(cli, tmp_path, "a.txt", b"x\n", workflow)
+    wrong = tmp_path / "wrong" / "place"
+
+    dry = cli.ok("--blob-url", wrong.as_uri(), "gc")
+    assert "dry run" in dry.stdout and "blob_url" in dry.stderr
+    applied = cli("--blob-url", wrong.as_uri(), "gc", "--apply")
+    assert applied.exit_code == 1
+    [line] = error_lines(applied)
+    assert line.startswith("error: gc refused") and "blob_url" in line
+    forced = cli.json("--blob-url", wrong.as_uri(), "gc", "--apply", "--force", "--grace", "0")
+    assert forced["orphanRows"] == [] and forced["markedRows"] == []  # no identity: no rows
+
+    assert not wrong.exists()  # gc created nothing there
+    assert cli.files() == {file_id: b"x\n"}
+    assert cli.ok("resolve", "-w", workflow, f"file:{file_id}").exit_code == 0
+
+
+def test_gc_never_creates_a_database(cli: Cli, tmp_path: Path) -> None:
+    _attach(cli, tmp_path, "a.txt", b"a")
+    missing = tmp_path / "typo" / "docbinder.db"
+    for args in (["gc"], ["gc", "--apply", "--force"]):
+        result = cli("--database-url", f"sqlite:///{missing}", *args)
+        assert result.exit_code == 1
+        [line] = error_lines(result)
+        assert "does not exist" in line and "database_url" in line
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_gc_never_migrates_a_database(cli: Cli, tmp_path: Path) -> None:
+    import sqlite3
+
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()  # exists, but no schema
+    result = cli("--database-url", f"sqlite:///{empty}", "gc", "--apply")
+    assert result.exit_code == 1 and "never migrates" in result.stderr
+    with sqlite3.connect(empty) as conn:
+        assert conn.execute("select count(*) from sqlite_master").fetchone() == (0,)
+
+
+def test_gc_refuses_an_empty_database_facing_a_store_with_blobs(cli: Cli, tmp_path: Path) -> None:
+    kept = _attach(cli, tmp_path, "a.txt", b"a")
+    other_db = f"sqlite:///{tmp_path / 'other.db'}"
+    cli.ok("--database-url", other_db, "migrate")
+    refused = cli("--database-url", other_db, "gc", "--apply", "--grace", "0")
+    assert refused.exit_code == 1 and "database_url" in refused.stderr
+    assert cli.files() == {kept: b"a"}
+    forced = cli.ok("--database-url", other_db, "gc", "--apply", "--force", "--grace", "0")
+    assert "--force overrode" in forced.stderr and "database_url" in forced.stderr
+
+
+def test_gc_leaves_files_docbinder_never_wrote_on_local_disk(cli: Cli, tmp_path: Path) -> None:
+    kept = _attach(cli, tmp_path, "a.txt", b"a")
+    root = cli.home / "blobs"
+    foreign = [root / "notes.txt", root / "2024" / "report.pdf", root / "ab" / "ab.cd.txt"]
+    for path in foreign:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"not docbinder's")
+        os.utime(path, OLD)
+    report = cli.json("gc", "--apply", "--grace", "0")
+    assert report["orphanBlobs"] == [] and report["otherKeys"] == 3
+    assert all(path.read_bytes() == b"not docbinder's" for path in foreign)
+    assert cli.files() == {kept: b"a"}
+
+
+def test_gc_leaves_objects_docbinder_never_wrote_in_a_bucket(
+    cli: Cli, tmp_path: Path, s3_bucket: str, s3_endpoint: str, s3_client: Any
+) -> None:
+    cli.env = {
+        "DOCBINDER_BLOB_URL": f"s3://{s3_bucket}/blobs",
+        "DOCBINDER_S3_ENDPOINT_URL": s3_endpoint,
+    }
+    kept = _attach(cli, tmp_path, "a.txt", b"a")
+    foreign = ["blobs/notes.txt", "blobs/2024/report.pdf", "outside/zz/zz-elsewhere"]
+    for key in foreign:
+        s3_client.put_object(Bucket=s3_bucket, Key=key, Body=b"not docbinder's")
+    report = cli.json("gc", "--apply", "--grace", "0")
+    assert report["orphanBlobs"] == [] and report["otherKeys"] == 2
+    listed = {o["Key"] for o in s3_client.list_objects_v2(Bucket=s3_bucket)["Contents"]}
+    assert set(foreign) <= listed
+    assert cli.files() == {kept: b"a"}
+
+
+def test_readme_s3_walkthrough_then_gc_against_each_store_loses_nothing(
+    cli: Cli, s3_bucket: str, s3_endpoint: str
+) -> None:
+    """The README's demo on local disk and its S3 section into the same default SQLite,
+    then ``gc --apply`` against each store in turn, twice (mark, then sweep)."""
+    s3 = {"DOCBINDER_BLOB_URL": f"s3://{s3_bucket}/blobs", "DOCBINDER_S3_ENDPOINT_URL": s3_endpoint}
+    cli.ok("demo")
+    local_files = cli.files()
+    cli.ok("demo", env=s3)
+    s3_files = cli.files(env=s3)
+    assert local_files and s3_files and not set(local_files) & set(s3_files)
+    everything = {**local_files, **s3_files}
+
+    for _round in range(2):
+        for env in (s3, {}):
+            report = cli.json("gc", "--apply", "--grace", "0", env=env)
+            assert report["orphanRows"] == [] and report["markedRows"] == []
+            assert report["orphanBlobs"] == [] and report["refusal"] is None
+            assert sum(report["otherStoreRows"].values()) == len(
+                s3_files if env == {} else local_files
+            )
+            checks = {c["name"]: c for c in cli.json("doctor", env=env)["checks"]}
+            assert checks["every FileItem has its blob"]["status"] == "ok"
+    assert {**cli.files(), **cli.files(env=s3)} == everything
+    listed = {item["id"] for item in cli.json("files", "ls", "--limit", "100000")}
+    assert listed == set(everything)
+
+
+def test_one_gc_run_never_removes_a_row_and_more_than_half_is_refused(
+    cli: Cli, tmp_path: Path
+) -> None:
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
+    blobs = cli.home / "blobs"
+    for file_id in ids[:2]:  # an operator removes two of three blobs
+        (blobs / file_id[:2] / file_id).unlink()
+
+    refused = cli("gc", "--apply", "--grace", "0")
+    assert refused.exit_code == 1 and "2 of 3" in refused.stderr and "blob_url" in refused.stderr
+    first = cli.json("gc", "--apply", "--force", "--grace", "0")
+    assert first["orphanRows"] == [] and sorted(first["markedRows"]) == sorted(ids[:2])
+    assert first["forced"] is True
+    assert len(cli.json("files", "ls")) == 3  # marked, not removed
+    second = cli.json("gc", "--apply", "--force", "--grace", "0")
+    assert sorted(second["orphanRows"]) == sorted(ids[:2])
+    assert cli.files() == {ids[2]: b"C"}
+
+
+def test_a_mark_is_dropped_when_the_blob_comes_back(cli: Cli, tmp_path: Path) -> None:
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
+    path = cli.home / "blobs" / ids[0][:2] / ids[0]
+    saved = path.read_bytes()
+    path.unlink()
+    assert cli.json("gc", "--apply", "--grace", "0")["markedRows"] == [ids[0]]
+    path.write_bytes(saved)  # restored from a backup
+    again = cli.json("gc", "--apply", "--grace", "0")
+    assert again["orphanRows"] == [] and again["markedRows"] == []
+    path.unlink()
+    # A fresh mark: the old one was dropped, so this run cannot remove the row.
+    third = cli.json("gc", "--apply", "--grace", "0")
+    assert third["orphanRows"] == [] and third["markedRows"] == [ids[0]]
+
+
+def test_doctor_names_the_setting_and_never_recommends_a_removal(cli: Cli, tmp_path: Path) -> None:
+    file_id = _attach(cli, tmp_path, "a.txt", b"a")
+    (cli.home / "blobs" / file_id[:2] / file_id).unlink()
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    detail = checks["every FileItem has its blob"]["detail"]
+    assert checks["every FileItem has its blob"]["status"] == "warn"
+    assert "blob_url" in detail and "remove" not in detail and "--apply" not in detail
+    wrong = cli.json("--blob-url", (tmp_path / "wrong").as_uri(), "doctor")
+    named = {c["name"]: c["detail"] for c in wrong["checks"]}
+    assert "blob_url" in named["blob store identity"]
+    assert all("--apply" not in c["detail"] or "leftovers" in c["name"] for c in wrong["checks"])
+
+
+def test_doctor_reports_leftover_temp_files_with_their_size(cli: Cli, tmp_path: Path) -> None:
+    _attach(cli, tmp_path, "a.txt", b"a")
+    temp = cli.home / "blobs" / "ab" / f".tmp-{'0' * 32}.part"
+    temp.parent.mkdir(parents=True, exist_ok=True)
+    temp.write_bytes(b"\0" * 300_000)  # what a killed attach leaves
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    leftovers = checks["leftovers of interrupted writes"]
+    assert leftovers["status"] == "warn"
+    assert "1 temp file(s), 300000 bytes" in leftovers["detail"]
+
+
+def test_doctor_reports_unfinished_multipart_uploads_with_their_size(
+    cli: Cli, s3_bucket: str, s3_endpoint: str, s3_client: Any
+) -> None:
+    cli.env = {
+        "DOCBINDER_BLOB_URL": f"s3://{s3_bucket}/blobs",
+        "DOCBINDER_S3_ENDPOINT_URL": s3_endpoint,
+    }
+    started = s3_client.create_multipart_upload(Bucket=s3_bucket, Key="blobs/ab/abandoned")
+    s3_client.upload_part(
+        Bucket=s3_bucket,
+        Key="blobs/ab/abandoned",
+        UploadId=started["UploadId"],
+        PartNumber=1,
+        Body=b"x" * (5 << 20),
+    )
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    detail = checks["leftovers of interrupted writes"]["detail"]
+    assert "1 unfinished multipart upload(s), 5242880 bytes" in detail
+
+
+def test_an_s3_url_needs_a_prefix_or_the_whole_bucket_setting(
+    cli: Cli, tmp_path: Path, s3_bucket: str, s3_endpoint: str
+) -> None:
+    cli.env = {"DOCBINDER_BLOB_URL": f"s3://{s3_bucket}", "DOCBINDER_S3_ENDPOINT_URL": s3_endpoint}
+    (tmp_path / "a.txt").write_bytes(b"a")
+    refused = cli("attach", str(tmp_path / "a.txt"))
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert "no prefix" in line and "s3_whole_bucket" in line
+    whole = cli.json("attach", str(tmp_path / "a.txt"), env={"DOCBINDER_S3_WHOLE_BUCKET": "true"})
+    assert whole["file"]["blobStore"]
+
+
+# -- kind 4: deleting a referenced file is never silent --------------------------------
+
+
+def test_files_rm_of_a_referenced_file_needs_force_and_workflow_show_marks_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    workflow = cli.ok("workflow", "new").stdout.strip()
+    file_id = _attach(cli, tmp_path, "a.txt", b"a", workflow)
+    loose = _attach(cli, tmp_path, "b.txt", b"b")
+
+    refused = cli("files", "rm", file_id)
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert "referred to by 1 document(s)" in line and "--force" in line
+    assert file_id in cli.files()
+
+    done = cli.ok("files", "rm", "--force", file_id)
+    assert f"deleted {file_id}" in done.stdout
+    assert "1 document(s)" in done.stderr and "file_missing" in done.stderr
+    shown = cli.ok("workflow", "show", workflow).stdout
+    assert "[file deleted: resolves as file_missing]" in shown
+    [message] = cli.json("workflow", "show", workflow)["messages"]
+    assert [d["fileDeleted"] for d in message["documents"]] == [True]
+    resolved = cli("--json", "resolve", "-w", workflow, f"file:{file_id}")
+    assert resolved.exit_code == 1
+
+    assert cli.json("files", "rm", loose) == {"deleted": loose, "references": 0}
+
+
+# -- kind 6: a hung S3 endpoint fails an attach, naming the endpoint --------------------
+
+
+@pytest.fixture
+def hung_endpoint() -> Iterator[str]:
+    """A loopback TCP server that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            accepted.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join(5)
+    for conn in accepted:
+        conn.close()
+    server.close()
+
+
+def test_a_hung_s3_endpoint_fails_the_attach_and_names_the_endpoint(
+    hung_endpoint: str, s3_env: None
+) -> None:
+    settings = Settings.load(
+        {
+            "database_url": "memory://",
+            "blob_url": "s3://some-bucket/blobs",
+            "s3_endpoint_url": hung_endpoint,
+            "s3_connect_timeout": "0.5",
+            "s3_read_timeout": "0.5",
+            "s3_max_attempts": "2",
+        },
+        environ={},
+    )
+    binder = build_binder(settings)
+    config = binder.blobs.client.meta.config  # type: ignore[attr-defined]
+    assert (config.connect_timeout, config.read_timeout) == (0.5, 0.5)
+    assert config.retries["total_max_attempts"] == 2
+    run = binder.start_new_run(Principal("u1", "m1", roles=("member",)))
+    with pytest.raises(StorageError) as caught:
+        run.produce_file("a.txt", b"a")
+    assert hung_endpoint in str(caught.value)
+
+
+def test_the_default_s3_timeouts_fail_a_hung_request_within_30_seconds(s3_env: None) -> None:
+    assert (
+        worst_case_seconds(DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_ATTEMPTS)
+        <= 30
+    )
+    store = S3BlobStore("some-bucket", "p", endpoint_url="http://127.0.0.1:1")
+    config = store.client.meta.config
+    assert (config.connect_timeout, config.read_timeout) == (
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_READ_TIMEOUT,
+    )
+    assert config.retries == {"mode": "standard", "total_max_attempts": DEFAULT_MAX_ATTEMPTS}
+    defaults = Settings.load({"database_url": "memory://"}, environ={})
+    assert (defaults.s3_connect_timeout, defaults.s3_read_timeout, defaults.s3_max_attempts) == (
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_READ_TIMEOUT,
+        DEFAULT_MAX_ATTEMPTS,
+    )
