@@ -385,3 +385,49 @@ def test_documents_referring_to_a_file_are_counted_across_workflows(stack: Stack
     with stack.read_uow_factory() as uow:
         assert uow.workflows.count_documents_for_file(item.id) == 3
         assert uow.workflows.count_documents_for_file("no-such-file") == 0
+
+
+# -- blob-store identity: memory, local disk, S3 ----------------------------------------
+
+
+@pytest.fixture(params=["localdisk", "s3"])
+def fresh_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], BlobStore]:
+    """Makes new store objects over one and the same (initially empty) place."""
+    if request.param == "localdisk":
+        return lambda: LocalDiskBlobStore(tmp_path / "root")
+    from docbinder.adapters.s3 import S3BlobStore
+
+    bucket = request.getfixturevalue("s3_bucket")
+    endpoint = request.getfixturevalue("s3_endpoint")
+    return lambda: S3BlobStore(bucket, "blobs", endpoint_url=endpoint, region_name="us-east-1")
+
+
+def test_a_store_identity_is_made_once_and_only_when_asked(
+    fresh_store: Callable[[], BlobStore],
+) -> None:
+    assert fresh_store().identity() is None
+    assert fresh_store().identity(create=False) is None
+    stores = [fresh_store() for _ in range(8)]
+    found: list[str | None] = []
+    threads = [
+        threading.Thread(target=lambda s=s: found.append(s.identity(create=True))) for s in stores
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(found) == 8 and len(set(found)) == 1 and found[0]
+    assert fresh_store().identity() == found[0]
+    assert list(fresh_store().keys()) == []  # the identity is never a blob key
+
+
+def test_each_memory_store_is_a_store_of_its_own() -> None:
+    one, two = MemoryBlobStore(), MemoryBlobStore()
+    assert one.identity() and one.identity() == one.identity(create=True) != two.identity()
+
+
+def test_a_stored_file_records_its_store(stack: Stack) -> None:
+    item = stack.binder().start_run(U1).store_file("a.txt", b"a").item
+    assert item.blob_store is not None and item.blob_store == stack.blobs.identity()
+    updated = stack.binder().update_file.replace(U1, item.id, b"b")
+    assert updated.item.blob_store == item.blob_store

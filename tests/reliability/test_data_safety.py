@@ -386,3 +386,37 @@ def test_the_default_s3_timeouts_fail_a_hung_request_within_30_seconds(s3_env: N
         DEFAULT_READ_TIMEOUT,
         DEFAULT_MAX_ATTEMPTS,
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("s3_whole_bucket", "perhaps"),
+        ("s3_connect_timeout", "0"),
+        ("s3_read_timeout", "-1"),
+        ("s3_read_timeout", "inf"),
+        ("s3_connect_timeout", "soon"),
+        ("s3_max_attempts", "0"),
+        ("s3_max_attempts", "1.5"),
+    ],
+)
+def test_bad_s3_settings_are_refused_naming_the_setting(name: str, value: str) -> None:
+    from docbinder.domain.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=name):
+        Settings.load({"database_url": "memory://"}, environ={f"DOCBINDER_{name.upper()}": value})
+
+
+def test_s3_settings_from_a_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "docbinder.toml"
+    config.write_text(
+        "s3_whole_bucket = true\ns3_connect_timeout = 2\ns3_read_timeout = 7.5\n"
+        "s3_max_attempts = 3\n"
+    )
+    settings = Settings.load({"database_url": "memory://"}, environ={}, config_file=config)
+    assert (
+        settings.s3_whole_bucket,
+        settings.s3_connect_timeout,
+        settings.s3_read_timeout,
+        settings.s3_max_attempts,
+    ) == (True, 2.0, 7.5, 3)
