@@ -109,7 +109,9 @@ class DocBinder:
         self.resolve = ResolveDocumentList(reader, blobs, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
-        self.update_file = UpdateFileContent(uow_factory, blobs, self.access, ids, max_file_size)
+        self.update_file = UpdateFileContent(
+            uow_factory, blobs, self.access, ids, max_file_size, self.store_file.registration
+        )
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:
         """Bind ``principal`` and, if given, the workflow ``workflow_id`` for one agent run.

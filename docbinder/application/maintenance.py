@@ -18,7 +18,9 @@ belong to a store that is still running.
 * it refuses (:class:`~docbinder.domain.errors.UnsafeOperation`, naming the
   setting to check) when what it would remove looks like a configuration
   mistake: a store without identity facing rows, an empty database facing a
-  store with blobs, an empty store facing its rows, or more than
+  store with blobs, orphan blobs in a store that another metadata database
+  also writes into (stores record the databases writing into them), an
+  empty store facing its rows, or more than
   ``max_share`` of the rows or blobs at once. ``force`` overrides that, and
   the report says what it overrode.
 """
@@ -84,6 +86,7 @@ class GcReport:
 @attrs.frozen
 class _Scan:
     store_id: str | None
+    other_databases: int
     mine: list[FileItem]
     adopt: list[FileItem]
     foreign: Counter[str]
@@ -187,6 +190,8 @@ class CollectGarbage:
         # between its blob write and its commit is what the grace period is for.
         with self._uow() as uow:
             items = list(uow.files.iter_all())
+            database_id = uow.files.database_id()
+        other_databases = len(self._blobs.databases() - {database_id})
         mine = [i for i in items if store_id is not None and i.blob_store == store_id]
         legacy = [i for i in items if i.blob_store is None]
         adopt = [i for i in legacy if store_id is not None and i.blob_key in own_keys]
@@ -212,6 +217,7 @@ class CollectGarbage:
         suspects = [i for i in mine if i.blob_key not in own_keys]
         return _Scan(
             store_id=store_id,
+            other_databases=other_databases,
             mine=mine,
             adopt=adopt,
             foreign=foreign,
@@ -244,6 +250,13 @@ class CollectGarbage:
                 f"the database holds no FileItem of blob store {url} but the store holds "
                 f"{len(scan.own_keys)} blob(s): database_url (DOCBINDER_DATABASE_URL) probably "
                 "points at the wrong database"
+            )
+        if scan.orphans and scan.other_databases:
+            return (
+                f"blob store {url} is also written by {scan.other_databases} other metadata "
+                "database(s), so a blob no FileItem of this database names may be theirs: give "
+                "each database its own blob_url (DOCBINDER_BLOB_URL: another prefix or "
+                "directory), or check database_url (DOCBINDER_DATABASE_URL)"
             )
         if missing and not scan.own_keys:
             return (

@@ -21,7 +21,12 @@ import logging
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import FileData, HashingStream, blob_key_for
+from docbinder.application.files import (
+    FileData,
+    HashingStream,
+    StoreRegistration,
+    blob_key_for,
+)
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,
@@ -73,12 +78,14 @@ class UpdateFileContent:
         access: AccessPolicy,
         ids: IdFactory,
         max_size: int | None = None,
+        registration: StoreRegistration | None = None,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
         self._ids = ids
         self._max_size = max_size
+        self._registration = registration
 
     def load_for_update(self, principal: Principal, file_id: str) -> FileItem:
         """The FileItem if ``principal`` may read and update it; errors as the class says."""
@@ -128,7 +135,11 @@ class UpdateFileContent:
 
     def _switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
         new_key = blob_key_for(self._ids.new_id())
-        store_id = self._blobs.identity(create=True)
+        store_id = (
+            self._registration.ensure()
+            if self._registration is not None
+            else self._blobs.identity(create=True)
+        )
         stream = HashingStream(chunks, self._max_size)
         self._blobs.put(new_key, stream)
         updated = attrs.evolve(

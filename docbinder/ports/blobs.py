@@ -134,6 +134,20 @@ class BlobStore(Protocol):
         """
         ...
 
+    def register_database(self, database_id: str) -> None:
+        """Record inside the store that the metadata database ``database_id`` writes into it.
+
+        Idempotent. ``gc`` connected to one database removes orphan blobs only
+        while no other database is registered: a blob no row of *this*
+        database names may belong to another one. :class:`InvalidInput` for an
+        id that is not key-like.
+        """
+        ...
+
+    def databases(self) -> set[str]:
+        """The ids of every metadata database registered with :meth:`register_database`."""
+        ...
+
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")
 

@@ -81,6 +81,15 @@ class FileRepository(Protocol):
         """Every item of every mandate (maintenance only: ``gc``, ``doctor``)."""
         ...
 
+    def database_id(self, *, create: bool = False) -> str | None:
+        """The metadata database's own identity (a UUID), made on first use when ``create``.
+
+        Blob stores record the databases that write into them
+        (:meth:`~docbinder.ports.blobs.BlobStore.register_database`). Creating
+        writes in this unit (commit it); two creators end with one identity.
+        """
+        ...
+
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         """The item if it still exists and names ``blob_key``, held until this unit ends.
 

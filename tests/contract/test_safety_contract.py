@@ -225,6 +225,14 @@ class _LoggedBlobs:
         self._log.blob("identity")
         return self._inner.identity(create=create)
 
+    def register_database(self, database_id: str) -> None:
+        self._log.blob("register_database")
+        self._inner.register_database(database_id)
+
+    def databases(self) -> set[str]:
+        self._log.blob("databases")
+        return self._inner.databases()
+
 
 def test_no_blob_store_call_while_a_writing_unit_is_open(stack: Stack) -> None:
     """Store, duplicate, produce, update, delete and gc: every blob call lies outside writes."""
@@ -431,3 +439,26 @@ def test_a_stored_file_records_its_store(stack: Stack) -> None:
     assert item.blob_store is not None and item.blob_store == stack.blobs.identity()
     updated = stack.binder().update_file.replace(U1, item.id, b"b")
     assert updated.item.blob_store == item.blob_store
+
+
+def test_a_database_has_one_identity_and_registers_it_in_the_store(stack: Stack) -> None:
+    with stack.uow_factory() as uow:
+        made = uow.files.database_id(create=True)
+        assert made and uow.files.database_id(create=True) == made
+        uow.commit()
+    with stack.read_uow_factory() as uow:
+        assert uow.files.database_id() == made
+    assert stack.blobs.databases() == set()
+    stack.binder().start_run(U1).store_file("a.txt", b"a")
+    assert stack.blobs.databases() == {made}
+
+
+def test_databases_registered_in_a_store_are_listed_by_every_instance(
+    fresh_store: Callable[[], BlobStore],
+) -> None:
+    assert fresh_store().databases() == set()
+    fresh_store().register_database("db-1")
+    fresh_store().register_database("db-1")
+    fresh_store().register_database("db-2")
+    assert fresh_store().databases() == {"db-1", "db-2"}
+    assert list(fresh_store().keys()) == []

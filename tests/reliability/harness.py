@@ -243,6 +243,13 @@ class FaultyBlobStore:
         result: str | None = self._plan.call("blob.identity", self.inner.identity, create=create)
         return result
 
+    def register_database(self, database_id: str) -> None:
+        self._plan.call("blob.register_database", self.inner.register_database, database_id)
+
+    def databases(self) -> set[str]:
+        result: set[str] = self._plan.call("blob.databases", self.inner.databases)
+        return result
+
 
 def make_binder(
     uow_factory: UnitOfWorkFactory, blobs: BlobStore, *, max_file_size: int | None = None
@@ -380,12 +387,16 @@ def error_lines(result: Result) -> list[str]:
 def files_under(root: Path) -> list[Path]:
     """Every regular file below ``root`` (hidden ones included), sorted.
 
-    The store's identity file (``.docbinder-store``, written once on first use)
-    is part of the store, not a leftover, and is not listed.
+    The store's own records (``.docbinder-store``, its identity, and
+    ``.docbinder-databases/*``, the databases writing into it; written once on
+    first use) are part of the store, not leftovers, and are not listed.
     """
     if not root.exists():
         return []
-    return sorted(p for p in root.rglob("*") if p.is_file() and p != root / ".docbinder-store")
+    own = (root / ".docbinder-store", root / ".docbinder-databases")
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and p != own[0] and own[1] not in p.parents
+    )
 
 
 def inside(path: Path, root: Path) -> bool:

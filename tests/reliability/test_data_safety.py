@@ -131,6 +131,33 @@ def test_gc_refuses_an_empty_database_facing_a_store_with_blobs(cli: Cli, tmp_pa
     assert "--force overrode" in forced.stderr and "database_url" in forced.stderr
 
 
+@pytest.mark.parametrize("store", ["localdisk", "s3"])
+def test_gc_keeps_blobs_of_another_database_sharing_the_store(
+    cli: Cli, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
+    """Two databases writing into one blob root or prefix: gc from one must not take the
+    other's blobs (found by review: they looked like orphans of the first)."""
+    if store == "s3":
+        bucket = request.getfixturevalue("s3_bucket")
+        cli.env = {
+            "DOCBINDER_BLOB_URL": f"s3://{bucket}/blobs",
+            "DOCBINDER_S3_ENDPOINT_URL": request.getfixturevalue("s3_endpoint"),
+        }
+    mine = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
+    other_db = ["--database-url", f"sqlite:///{tmp_path / 'other.db'}"]
+    cli.ok(*other_db, "migrate")
+    (tmp_path / "g.txt").write_bytes(b"theirs")
+    theirs = cli.json(*other_db, "attach", str(tmp_path / "g.txt"))["fileId"]
+
+    for db in ([], other_db):
+        dry = cli.json(*db, "gc", "--grace", "0")
+        assert "other metadata database" in dry["refusal"]
+        refused = cli(*db, "gc", "--apply", "--grace", "0")
+        assert refused.exit_code == 1 and "blob_url" in refused.stderr
+    assert set(cli.files()) == set(mine)
+    assert cli.ok(*other_db, "files", "cat", theirs).stdout_bytes == b"theirs"
+
+
 def test_gc_leaves_files_docbinder_never_wrote_on_local_disk(cli: Cli, tmp_path: Path) -> None:
     kept = _attach(cli, tmp_path, "a.txt", b"a")
     root = cli.home / "blobs"

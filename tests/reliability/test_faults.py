@@ -160,6 +160,7 @@ def local_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyP
     binder = make_binder(
         faulty_factory(sqlite_db.store.unit_of_work, plan), FaultyBlobStore(store, plan)
     )
+    binder.store_file.registration.ensure()  # once per process, before any fault is armed
     return Rig(
         name="localdisk+sqlite",
         binder=binder,
@@ -219,6 +220,7 @@ def s3_rig(
     binder = make_binder(
         faulty_factory(postgres_db.store.unit_of_work, plan), FaultyBlobStore(store, plan)
     )
+    binder.store_file.registration.ensure()  # once per process, before any fault is armed
     return Rig(
         name="s3+postgresql",
         binder=binder,

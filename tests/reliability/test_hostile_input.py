@@ -293,8 +293,9 @@ def limited(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SizeStac
         def s3_leftovers() -> list[str]:
             pending = [u.key for u in s3.pending_uploads(older_than_seconds=-3600)]
             listed = s3.client.list_objects_v2(Bucket=bucket).get("Contents", [])
-            # The store's identity object is part of the store, not a leftover.
-            return pending + [o["Key"] for o in listed if o["Key"] != "blobs/.docbinder-store"]
+            # The store's own records (identity, databases) are not leftovers.
+            own = "blobs/.docbinder-"
+            return pending + [o["Key"] for o in listed if not o["Key"].startswith(own)]
 
         yield SizeStack(
             make_binder(db.store.unit_of_work, s3, max_file_size=LIMIT),

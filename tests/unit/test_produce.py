@@ -30,6 +30,8 @@ class Rig:
         self.binder: DocBinder = make_memory_binder(
             uow_factory=faulty_factory(self.store.unit_of_work, self.plan)
         )
+        # Once per process: the store's identity and this database's registration.
+        self.binder.store_file.registration.ensure()
 
     def counts(self) -> tuple[int, int]:
         """(units opened, commits) since the plan was armed."""

@@ -46,6 +46,9 @@ TEMP_SUFFIX = ".part"
 IDENTITY_FILE = ".docbinder-store"
 """File under the root holding the store's identity (a UUID); hidden, so never a key."""
 
+DATABASES_DIR = ".docbinder-databases"
+"""Directory under the root with one empty file per metadata database writing here."""
+
 DEFAULT_STALE_AFTER = 24 * 3600.0
 """Seconds without a write after which a temp file counts as abandoned (24 hours)."""
 
@@ -155,6 +158,33 @@ class LocalDiskBlobStore:
             found = self._read_identity(path)
         self._identity = found
         return found
+
+    def register_database(self, database_id: str) -> None:
+        """Create ``<root>/.docbinder-databases/<database_id>`` (empty) if it is not there."""
+        check_blob_key(database_id)
+        if "/" in database_id:
+            raise InvalidInput(f"invalid database id {database_id!r}")
+        directory = self._root / DATABASES_DIR
+        path = directory / database_id
+        if path.is_file():
+            return
+        try:
+            self._makedirs(directory)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | _O_CLOEXEC, 0o666)
+            os.close(fd)
+            self._fsync_dir(directory)
+        except OSError as exc:
+            raise _storage_error("register database in", path, exc) from exc
+
+    def databases(self) -> set[str]:
+        """Names of the files in ``<root>/.docbinder-databases`` (empty if there is none)."""
+        try:
+            with os.scandir(self._root / DATABASES_DIR) as entries:
+                return {e.name for e in entries if is_blob_key(e.name)}
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        except OSError as exc:
+            raise _storage_error("list", self._root / DATABASES_DIR, exc) from exc
 
     @staticmethod
     def _read_identity(path: Path) -> str | None:

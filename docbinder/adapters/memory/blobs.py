@@ -27,6 +27,7 @@ class MemoryBlobStore:
         self._lock = threading.Lock()
         self._blobs: dict[str, tuple[bytes, datetime]] = {}
         self._identity = str(uuid.uuid4())
+        self._databases: set[str] = set()
 
     @property
     def url(self) -> str:
@@ -73,6 +74,15 @@ class MemoryBlobStore:
     def identity(self, *, create: bool = False) -> str | None:
         """A UUID made with the store: each ``memory://`` store is a store of its own."""
         return self._identity
+
+    def register_database(self, database_id: str) -> None:
+        check_blob_key(database_id)
+        with self._lock:
+            self._databases.add(database_id)
+
+    def databases(self) -> set[str]:
+        with self._lock:
+            return set(self._databases)
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:

@@ -10,6 +10,7 @@ uncommitted); uniqueness rules hold at every moment. Good enough for tests and
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -52,6 +53,7 @@ class MemoryMetadataStore:
         self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.doc_order: dict[str, list[str]] = defaultdict(list)
         self.marks: dict[str, tuple[str, datetime]] = {}
+        self.database_id = str(uuid.uuid4())
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -202,6 +204,9 @@ class MemoryFileRepository:
         with self._s.lock:
             items = list(self._s.files.values())
         return iter(items)
+
+    def database_id(self, *, create: bool = False) -> str | None:
+        return self._s.database_id
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         # Writes apply at once here, so "held until the unit ends" is the

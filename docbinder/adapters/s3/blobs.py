@@ -91,6 +91,9 @@ def worst_case_seconds(connect_timeout: float, read_timeout: float, max_attempts
     return max_attempts * (connect_timeout + read_timeout) + backoff
 
 
+DATABASES_PREFIX = ".docbinder-databases/"
+"""Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
+
 IDENTITY_OBJECT = ".docbinder-store"
 """Object under the prefix holding the store's identity (a UUID); not a valid key, so never listed."""
 
@@ -433,6 +436,36 @@ class S3BlobStore:
                     raise self._error(exc) from exc
             found = self._read_identity(object_key)
         self._identity = found
+        return found
+
+    def register_database(self, database_id: str) -> None:
+        """Put the empty object ``<prefix>.docbinder-databases/<database_id>`` (idempotent)."""
+        check_blob_key(database_id)
+        if "/" in database_id:
+            raise InvalidInput(f"invalid database id {database_id!r}")
+        try:
+            self._client.put_object(
+                Bucket=self._bucket, Key=self._prefix + DATABASES_PREFIX + database_id, Body=b""
+            )
+        except self._boto_errors as exc:
+            raise self._error(exc) from exc
+
+    def databases(self) -> set[str]:
+        """The ids under ``<prefix>.docbinder-databases/`` (``ListObjectsV2``)."""
+        start = self._prefix + DATABASES_PREFIX
+        found: set[str] = set()
+        paginator = self._client.get_paginator("list_objects_v2")
+        try:
+            for page in paginator.paginate(Bucket=self._bucket, Prefix=start):
+                for item in page.get("Contents", ()):
+                    name = item["Key"][len(start) :]
+                    if is_blob_key(name) and "/" not in name:
+                        found.add(name)
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code == "NoSuchBucket" or status == 404:
+                return set()
+            raise self._error(exc) from exc
         return found
 
     def _read_identity(self, object_key: str) -> str | None:

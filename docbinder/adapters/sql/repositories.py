@@ -13,6 +13,7 @@ work stays usable, so the caller can look again and retry in the same unit.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -28,6 +29,7 @@ from docbinder.adapters.sql.rows import from_row, to_row
 from docbinder.adapters.sql.schema import (
     chat_documents,
     chat_messages,
+    docbinder_meta,
     file_items,
     gc_marks,
     label_hash,
@@ -307,6 +309,25 @@ class SqlFileRepository:
             if deleted:
                 self._session.execute(sa.delete(gc_marks).where(gc_marks.c.file_id == file_id))
         return deleted
+
+    def database_id(self, *, create: bool = False) -> str | None:
+        """The value of ``docbinder_meta`` row ``database_id``; inserted (a UUID) when ``create``."""
+        dm = docbinder_meta.c
+        read = sa.select(dm.value).where(dm.name == "database_id")
+        with translating():
+            found = self._session.execute(read).scalar_one_or_none()
+            if found is not None or not create:
+                return None if found is None else str(found)
+            try:
+                with self._session.begin_nested():
+                    self._session.execute(
+                        sa.insert(docbinder_meta),
+                        {"name": "database_id", "value": str(uuid.uuid4())},
+                    )
+            except sa_exc.IntegrityError:
+                pass  # another unit made it first: read theirs
+            again = self._session.execute(read).scalar_one_or_none()
+        return None if again is None else str(again)
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         """Lock the row with a no-op ``UPDATE`` (compare-and-set on the blob key), then read it.

@@ -1,4 +1,4 @@
-"""The SQL schema of the metadata store: five tables as SQLAlchemy Core ``Table`` objects.
+"""The SQL schema of the metadata store: six tables as SQLAlchemy Core ``Table`` objects.
 
 This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
@@ -36,6 +36,10 @@ Tables:
     a FileItem only on a later run, after the grace period, if the blob is
     still missing (mark, then sweep). No foreign key: the FileItem's delete
     removes its mark in the same transaction.
+``docbinder_meta``
+    Named values of the database itself; ``database_id`` is its identity,
+    which blob stores record so that ``gc`` knows when another database
+    writes into the same store.
 
 Text on MariaDB/MySQL: every table is ``utf8mb4`` with the binary collation
 ``utf8mb4_bin``, so names keep 4-byte characters (emoji) and compare by code
@@ -231,5 +235,21 @@ gc_marks = sa.Table(
     **MYSQL_TABLE_OPTIONS,
 )
 
-TABLES: tuple[sa.Table, ...] = (file_items, workflows, chat_messages, chat_documents, gc_marks)
+docbinder_meta = sa.Table(
+    "docbinder_meta",
+    metadata,
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("value", sa.String(ID_LENGTH), nullable=False),
+    sa.PrimaryKeyConstraint("name", name="pk_docbinder_meta"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+TABLES: tuple[sa.Table, ...] = (
+    file_items,
+    workflows,
+    chat_messages,
+    chat_documents,
+    gc_marks,
+    docbinder_meta,
+)
 """Every table, parents before children (the order to create; reverse it to delete)."""
