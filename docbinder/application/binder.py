@@ -32,6 +32,7 @@ from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.update import UpdateFileContent
+from docbinder.application.versions import FileVersions
 from docbinder.application.workflows import Workflows
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
@@ -110,6 +111,9 @@ class DocBinder:
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
         self.update_file = UpdateFileContent(uow_factory, blobs, self.access, ids, max_file_size)
+        self.versions = FileVersions(
+            uow_factory, blobs, self.access, clock, ids, mime, max_file_size, reader
+        )
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:
         """Bind ``principal`` and, if given, the workflow ``workflow_id`` for one agent run.

@@ -81,6 +81,10 @@ class DuplicateLabel(Conflict):
     """The ``documents_label`` is already used in that workflow (SPEC C3)."""
 
 
+class VersionTaken(Conflict):
+    """Another save took that version number of the file name first; the save retries (B1)."""
+
+
 class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
 

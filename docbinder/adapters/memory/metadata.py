@@ -9,6 +9,7 @@ uncommitted); uniqueness rules hold at every moment. Good enough for tests and
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +24,7 @@ from docbinder.domain.errors import (
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
+    VersionTaken,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -30,6 +32,7 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    FileVersion,
     Scope,
     duplicate_key,
 )
@@ -50,6 +53,8 @@ class MemoryMetadataStore:
         self.labels: dict[tuple[str, str], ChatMessage] = {}
         self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.doc_order: dict[str, list[str]] = defaultdict(list)
+        self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
+        self.version_of: dict[str, FileVersion] = {}
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -176,12 +181,18 @@ class MemoryFileRepository:
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
                 s.dedup.pop(key, None)
+            version = s.version_of.pop(file_id, None)
+            if version is not None:
+                s.versions[version.series.key].pop(version.version, None)
 
             def undo() -> None:
                 s.files[file_id] = old
                 if key is not None:
                     s.dedup[key] = file_id
                     s.dedup_of[file_id] = key
+                if version is not None:
+                    s.version_of[file_id] = version
+                    s.versions[version.series.key][version.version] = version
 
             self._undo.push(undo)
             return True
@@ -197,6 +208,53 @@ class MemoryFileRepository:
         with self._s.lock:
             items = list(self._s.files.values())
         return iter(items)
+
+    def add_version(self, version: FileVersion) -> None:
+        s = self._s
+        key = version.series.key
+        with s.lock:
+            if version.file_id in s.version_of:
+                raise Conflict(f"FileItem {version.file_id} is already a version")
+            if version.version in s.versions[key]:
+                raise VersionTaken(
+                    "that version of the file name was saved by another writer first"
+                )
+            s.versions[key][version.version] = version
+            s.version_of[version.file_id] = version
+
+            def undo() -> None:
+                s.versions[key].pop(version.version, None)
+                s.version_of.pop(version.file_id, None)
+
+            self._undo.push(undo)
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        with self._s.lock:
+            series = self._s.versions.get(series_key)
+            return series[max(series)] if series else None
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        with self._s.lock:
+            series = self._s.versions.get(series_key)
+            return series.get(version) if series else None
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        with self._s.lock:
+            series = self._s.versions.get(series_key) or {}
+            return [series[n] for n in sorted(series)]
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        return self._s.version_of.get(file_id)
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        with self._s.lock:
+            return sorted(
+                {
+                    v.series.name
+                    for v in self._s.version_of.values()
+                    if v.series.space_key == space_key
+                }
+            )
 
 
 class MemoryWorkflowRepository:
