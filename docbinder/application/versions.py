@@ -215,10 +215,25 @@ class FileVersions:
 
     def names(self, principal: Principal, namespace: str = "") -> builtins.list[str]:
         """Names with at least one readable version in (principal's scope, ``namespace``), sorted."""
+        return [s.version.series.name for s in self.latest_of_each(principal, namespace)]
+
+    def latest_of_each(
+        self, principal: Principal, namespace: str = ""
+    ) -> builtins.list[StoredVersion]:
+        """The latest readable version of every name in (principal's scope, ``namespace``).
+
+        Sorted by name (code point order); names without a readable version
+        are left out. One index lookup per name.
+        """
         space = self.series(principal, "probe", namespace).space_key
+        found: builtins.list[StoredVersion] = []
         with self._read() as uow:
-            names = uow.files.series_names(space)
-        return [n for n in names if self.latest(principal, n, namespace) is not None]
+            for name in uow.files.series_names(space):
+                key = VersionSeries(principal.scope, name, namespace).key
+                stored = self._readable(uow, principal, uow.files.latest_version(key))
+                if stored is not None:
+                    found.append(stored)
+        return found
 
     def open(self, principal: Principal, stored: StoredVersion) -> Iterator[bytes]:
         """The bytes of a version as chunks; :class:`BlobMissing` if its blob is gone."""
