@@ -414,7 +414,9 @@ class DocbinderArtifactService(BaseArtifactService):
             )
         part = types.Part(
             inline_data=types.Blob(
-                mime_type=stored.item.mime_type, data=data, display_name=host.get("display_name")
+                mime_type=host.get("mime_type", stored.item.mime_type),
+                data=data,
+                display_name=host.get("display_name"),
             )
         )
         if artifact_util._is_rewind_tombstone(part):
@@ -456,13 +458,15 @@ class DocbinderArtifactService(BaseArtifactService):
         if part.inline_data is not None:
             if part.inline_data.data is None:
                 raise InputValidationError("Artifact inline_data must contain data.")
-            host: dict[str, Any] = {"part": _PART_INLINE}
+            mime = part.inline_data.mime_type or "application/octet-stream"
+            # The declared type is kept as given (the FileItem's may be the sniffed one).
+            host: dict[str, Any] = {"part": _PART_INLINE, "mime_type": mime}
             if part.inline_data.display_name is not None:
                 host["display_name"] = part.inline_data.display_name
-            mime = part.inline_data.mime_type or "application/octet-stream"
             return part.inline_data.data, mime, host
         if part.text is not None:
-            return part.text.encode("utf-8"), "text/plain", {"part": _PART_TEXT}
+            host = {"part": _PART_TEXT, "mime_type": "text/plain"}
+            return part.text.encode("utf-8"), "text/plain", host
         file_data = part.file_data
         if file_data is not None and file_data.file_uri:
             if artifact_util.is_artifact_ref(part):
@@ -484,7 +488,7 @@ class DocbinderArtifactService(BaseArtifactService):
         host = stored.version.host_data
         # A file_data part reports the MIME type it was saved with (None for an
         # artifact:// reference, whose type is known only once it is loaded).
-        mime = host.get("mime_type") if host.get("part") == _PART_FILE else stored.item.mime_type
+        mime = host.get("mime_type")
         return ArtifactVersion(
             version=stored.number,
             canonical_uri=artifact_util.get_artifact_uri(

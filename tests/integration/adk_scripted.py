@@ -15,6 +15,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
+from pydantic import Field
 
 
 def call(name: str, **args: Any) -> LlmResponse:
@@ -35,7 +36,7 @@ class ScriptedModel(BaseLlm):
     """Replays ``script`` one response per model call; records every request it got."""
 
     script: list[LlmResponse]
-    requests: list[LlmRequest] = []
+    requests: list[LlmRequest] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
