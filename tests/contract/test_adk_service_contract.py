@@ -17,7 +17,6 @@ from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
 from tests.contract.adk_service_suite import AdkServiceContract
 from tests.contract.sql_backends import SqlBackend
-from tests.s3server import s3_bucket, s3_client, s3_endpoint, s3_env  # noqa: F401
 from tests.wiring import wire_binder
 
 pytestmark = pytest.mark.anyio
@@ -45,8 +44,8 @@ class TestPostgresS3AdkService(AdkServiceContract):
     def binder(
         self,
         postgresql_backend: SqlBackend,
-        s3_bucket: str,  # noqa: F811
-        s3_endpoint: str,  # noqa: F811
+        s3_bucket: str,
+        s3_endpoint: str,
     ) -> Iterator[DocBinder]:
         postgresql_backend.clean()
         store = postgresql_backend.store

@@ -28,7 +28,6 @@ from docbinder.domain.model import Principal
 from docbinder.integrations.adk import DocbinderArtifactService
 from tests.contract.sql_backends import provision
 from tests.integration.adk_scripted import ScriptedModel, call, function_responses, say
-from tests.s3server import s3_bucket, s3_client, s3_endpoint, s3_env  # noqa: F401
 from tests.wiring import wire_binder
 
 pytestmark = pytest.mark.anyio
@@ -139,7 +138,7 @@ async def test_runner_on_sqlite_and_local_disk(tmp_path: Path) -> None:
 def postgres_s3_binder(
     tmp_path: Path,
     s3_bucket: str,
-    s3_endpoint: str,  # noqa: F811
+    s3_endpoint: str,
 ) -> Iterator[DocBinder]:
     with provision("postgresql", tmp_path) as backend:
         blobs = S3BlobStore(s3_bucket, "blobs", endpoint_url=s3_endpoint, region_name="us-east-1")
