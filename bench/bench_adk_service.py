@@ -13,7 +13,10 @@ event loop, as an ADK ``Runner`` calls them:
 * ``docbinder``: ``DocbinderArtifactService(build_binder(...))`` on SQLite +
   local disk, the shipped configuration (SQLite ``synchronous=FULL``, blobs
   ``fsync``-ed), each session-scoped version also attached to the session's
-  workflow as a ChatDocument.
+  workflow as a ChatDocument;
+* ``docbinder no fsync``: the same with ``os.fsync`` a no-op during its turns
+  and ``PRAGMA synchronous=OFF``, the durability of ``FileArtifactService``
+  (which never calls ``fsync``); labelled, not the shipped configuration.
 
 Measurements (session-scoped artifacts, distinct payloads per operation):
 
@@ -36,17 +39,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import benchlib
+from sqlalchemy import event
 
 APP, USER, SESSION = "bench", "alice", "session-1"
 MIME = "application/octet-stream"
 SIZES = {"1 KiB": (benchlib.KiB, 200, 20), "10 MiB": (10 * benchlib.MiB, 10, 2)}
 """label -> (bytes, ops per run, ops per turn)."""
+NOSYNC = "docbinder no fsync"
+"""Label of the side without fsync (not the shipped configuration)."""
 FILL = 1000
 """Versions a name holds before the late saves are timed."""
 
@@ -56,13 +64,40 @@ def _services(tmp: Path) -> dict[str, Any]:
 
     from docbinder.integrations.adk import DocbinderArtifactService
 
-    binder = benchlib.build(
-        f"sqlite:///{tmp / 'db' / 'docbinder.db'}", (tmp / "blobs").as_uri(), tmp / "db"
-    )
+    def binder(home: Path) -> Any:
+        return benchlib.build(f"sqlite:///{home / 'docbinder.db'}", (home / "blobs").as_uri(), home)
+
+    unsynced = binder(tmp / "nosync")
+    engine = benchlib.sql_engine(unsynced)
+
+    def synchronous_off(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute("PRAGMA synchronous = OFF")
+
+    event.listen(engine, "connect", synchronous_off)
+    engine.dispose()
     return {
         "file": FileArtifactService(tmp / "adk-files"),
-        "docbinder": DocbinderArtifactService(binder, mandate_id="bench"),
+        "docbinder": DocbinderArtifactService(binder(tmp / "db"), mandate_id="bench"),
+        NOSYNC: DocbinderArtifactService(unsynced, mandate_id="bench"),
     }
+
+
+@contextlib.contextmanager
+def guard(side: str) -> Iterator[None]:
+    """``os.fsync`` is a no-op during the turns of the no-fsync side (ADK's file durability)."""
+    if side != NOSYNC:
+        yield
+        return
+    real = os.fsync
+    os.fsync = _skip_fsync
+    try:
+        yield
+    finally:
+        os.fsync = real
+
+
+def _skip_fsync(_fd: Any) -> None:
+    """Stands in for ``os.fsync``: flushes nothing."""
 
 
 def _part(data: bytes) -> Any:
@@ -110,18 +145,21 @@ async def one_run(late: int) -> dict[str, float]:
                         counter += 1
                         calls.append(_save_load(service, f"f{counter}.bin", _payload(size)))
                     key = f"{side} {label}"
-                    spent[key] = spent.get(key, 0.0) + await _timed(calls)
+                    with guard(side):
+                        spent[key] = spent.get(key, 0.0) + await _timed(calls)
                     done[key] = done.get(key, 0) + per_turn
         # 1,000 versions of one name on each side (untimed), then the late saves.
         small = benchlib.KiB
         for side, service in services.items():
-            for _ in range(FILL):
-                await _save(service, "many.bin", _payload(small))
+            with guard(side):
+                for _ in range(FILL):
+                    await _save(service, "many.bin", _payload(small))
         for _turn in range(late // 10):
             for side, service in services.items():
                 calls = [_save(service, "many.bin", _payload(small)) for _ in range(10)]
                 key = f"{side} at {FILL} versions"
-                spent[key] = spent.get(key, 0.0) + await _timed(calls)
+                with guard(side):
+                    spent[key] = spent.get(key, 0.0) + await _timed(calls)
                 done[key] = done.get(key, 0) + 10
             fresh = f"fresh{_turn}.bin"
             await _save(services["docbinder"], fresh, _payload(small))  # version 0, untimed
@@ -137,21 +175,27 @@ async def one_run(late: int) -> dict[str, float]:
 
 
 def profile_late(late: int) -> dict[str, Any]:
-    """cProfile of ``late`` docbinder saves of a name that has 1,000 versions."""
+    """cProfile of ``late`` docbinder saves of a name that has 1,000 versions.
+
+    Profiles the blocking part of a save (what the worker thread runs) in the
+    main thread, since cProfile sees only the thread it runs in.
+    """
     with benchlib.temp_dir("bench-adk-service-profile-") as tmp:
         service = _services(tmp)["docbinder"]
-        loop = asyncio.new_event_loop()
-        try:
-            for _ in range(FILL):
-                loop.run_until_complete(_save(service, "many.bin", _payload(benchlib.KiB)))
+        scope = service._scope(APP, USER, "many.bin", SESSION)
+        host = {"part": "inline", "mime_type": MIME}
 
-            def late_saves() -> None:
-                for _ in range(late):
-                    loop.run_until_complete(_save(service, "many.bin", _payload(benchlib.KiB)))
+        def save() -> None:
+            service._save_sync(scope, "many.bin", _payload(benchlib.KiB), MIME, {}, host)
 
-            return benchlib.profile_top(late_saves, per=late)
-        finally:
-            loop.close()
+        for _ in range(FILL):
+            save()
+
+        def late_saves() -> None:
+            for _ in range(late):
+                save()
+
+        return benchlib.profile_top(late_saves, per=late)
 
 
 def main() -> int:
@@ -172,6 +216,12 @@ def main() -> int:
         return benchlib.summary([r[a] / r[b] for r in runs])
 
     ratios = {
+        "docbinder no fsync / file, 1 KiB save+load (same durability)": ratio(
+            f"{NOSYNC} 1 KiB", "file 1 KiB"
+        ),
+        "docbinder no fsync / file, 10 MiB save+load (same durability)": ratio(
+            f"{NOSYNC} 10 MiB", "file 10 MiB"
+        ),
         "docbinder / file, 1 KiB save+load (target >= 1)": ratio("docbinder 1 KiB", "file 1 KiB"),
         "docbinder / file, 10 MiB save+load (target >= 1)": ratio(
             "docbinder 10 MiB", "file 10 MiB"
