@@ -55,6 +55,33 @@ class MemoryMetadataStore:
         self.doc_order: dict[str, list[str]] = defaultdict(list)
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
         self.version_of: dict[str, FileVersion] = {}
+        self.latest_number: dict[str, int] = {}
+        self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def link_version(self, version: FileVersion) -> None:
+        """Index ``version`` (caller holds the lock): by series, by FileItem, latest, names."""
+        key = version.series.key
+        self.versions[key][version.version] = version
+        self.version_of[version.file_id] = version
+        if version.version > self.latest_number.get(key, -1):
+            self.latest_number[key] = version.version
+        self.space_names[version.series.space_key][version.series.name] += 1
+
+    def unlink_version(self, version: FileVersion) -> None:
+        """Remove ``version`` from every index (caller holds the lock)."""
+        key = version.series.key
+        series = self.versions[key]
+        series.pop(version.version, None)
+        self.version_of.pop(version.file_id, None)
+        if self.latest_number.get(key) == version.version:
+            if series:
+                self.latest_number[key] = max(series)
+            else:
+                self.latest_number.pop(key, None)
+        names = self.space_names[version.series.space_key]
+        names[version.series.name] -= 1
+        if names[version.series.name] <= 0:
+            del names[version.series.name]
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -181,9 +208,9 @@ class MemoryFileRepository:
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
                 s.dedup.pop(key, None)
-            version = s.version_of.pop(file_id, None)
+            version = s.version_of.get(file_id)
             if version is not None:
-                s.versions[version.series.key].pop(version.version, None)
+                s.unlink_version(version)
 
             def undo() -> None:
                 s.files[file_id] = old
@@ -191,8 +218,7 @@ class MemoryFileRepository:
                     s.dedup[key] = file_id
                     s.dedup_of[file_id] = key
                 if version is not None:
-                    s.version_of[file_id] = version
-                    s.versions[version.series.key][version.version] = version
+                    s.link_version(version)
 
             self._undo.push(undo)
             return True
@@ -219,19 +245,17 @@ class MemoryFileRepository:
                 raise VersionTaken(
                     "that version of the file name was saved by another writer first"
                 )
-            s.versions[key][version.version] = version
-            s.version_of[version.file_id] = version
+            s.link_version(version)
 
             def undo() -> None:
-                s.versions[key].pop(version.version, None)
-                s.version_of.pop(version.file_id, None)
+                s.unlink_version(version)
 
             self._undo.push(undo)
 
     def latest_version(self, series_key: str) -> FileVersion | None:
         with self._s.lock:
-            series = self._s.versions.get(series_key)
-            return series[max(series)] if series else None
+            number = self._s.latest_number.get(series_key)
+            return None if number is None else self._s.versions[series_key][number]
 
     def get_version(self, series_key: str, version: int) -> FileVersion | None:
         with self._s.lock:
@@ -248,13 +272,8 @@ class MemoryFileRepository:
 
     def series_names(self, space_key: str) -> builtins.list[str]:
         with self._s.lock:
-            return sorted(
-                {
-                    v.series.name
-                    for v in self._s.version_of.values()
-                    if v.series.space_key == space_key
-                }
-            )
+            names = self._s.space_names.get(space_key)
+            return sorted(names) if names else []
 
 
 class MemoryWorkflowRepository:
