@@ -49,6 +49,10 @@ MAX_SAVE_ATTEMPTS = 1000
 """How many times a save retries after losing a version number to a concurrent save."""
 
 
+WHOLE_READ_CHUNK = 64 << 20
+"""Largest chunk (bytes) :meth:`FileVersions.read` asks a blob store for."""
+
+
 @attrs.frozen
 class StoredVersion:
     """A version and its FileItem (creation time, MIME type, size, blob)."""
@@ -235,15 +239,27 @@ class FileVersions:
                     found.append(stored)
         return found
 
-    def open(self, principal: Principal, stored: StoredVersion) -> Iterator[bytes]:
-        """The bytes of a version as chunks; :class:`BlobMissing` if its blob is gone."""
+    def open(
+        self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
+    ) -> Iterator[bytes]:
+        """The bytes of a version as chunks of at most ``chunk_size`` bytes.
+
+        Raises :class:`AccessDenied` if the principal may not read it,
+        :class:`BlobMissing` if its blob is gone.
+        """
         if not self._access.can_read_file(principal, stored.item):
             raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
-        return self._blobs.open(stored.item.blob_key)
+        return self._blobs.open(stored.item.blob_key, chunk_size)
 
     def read(self, principal: Principal, stored: StoredVersion) -> bytes:
-        """The whole bytes of a version (for small files; see :meth:`open`)."""
-        return b"".join(self.open(principal, stored))
+        """The whole bytes of a version, in memory (for what a host holds in memory anyway).
+
+        Asks the blob store for one chunk of the file's size (at most
+        :data:`WHOLE_READ_CHUNK` bytes per chunk), so a file is not copied
+        again to join its chunks. Errors as :meth:`open`.
+        """
+        chunk = max(1, min(stored.item.size, WHOLE_READ_CHUNK))
+        return b"".join(self.open(principal, stored, chunk))
 
     def delete(self, principal: Principal, name: str, namespace: str = "") -> int:
         """Delete every version of ``name`` (metadata first, then blobs); return how many.
