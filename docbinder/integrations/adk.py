@@ -30,14 +30,20 @@ names that could escape a scope, with ADK's ``InputValidationError``.
 
 The blocking docbinder calls run on worker threads (``anyio.to_thread``)
 under one :class:`anyio.CapacityLimiter` per service, so the event loop never
-waits on a database or a disk.
+waits on a database or a disk. A cancelled ``await`` waits for the call on
+its thread to finish before it raises ``CancelledError`` (the call is not
+abandoned): a cancelled save is then complete, with its version, and never
+still in flight or half done.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -140,6 +146,7 @@ class DocbinderArtifactService(BaseArtifactService):
         self.attach_to_session = attach_to_session
         self._limiter = anyio.CapacityLimiter(max_threads)
         self._workflows: OrderedDict[str, ChatWorkflow] = OrderedDict()
+        self._workflows_lock = threading.Lock()
 
     # -- the BaseArtifactService methods -------------------------------------------------
 
@@ -286,7 +293,24 @@ class DocbinderArtifactService(BaseArtifactService):
     # -- docbinder side (blocking, on worker threads) ------------------------------------
 
     async def _run(self, call: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+        """Run ``call`` on a worker thread; a cancelled caller still waits for it to finish.
+
+        ADK cancels with ``Task.cancel()``, which anyio's thread call does not
+        hold back (it would return at once and leave the save running). The
+        call is therefore shielded, and on cancellation awaited to its end
+        before ``CancelledError`` propagates: the caller then sees a save
+        that is complete, never one still in flight.
+        """
+        inner = asyncio.ensure_future(anyio.to_thread.run_sync(call, limiter=self._limiter))
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            while not inner.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([inner])
+            if not inner.cancelled() and inner.exception() is not None:
+                log.warning("a cancelled artifact call failed as well: %s", inner.exception())
+            raise
 
     def _save_sync(
         self,
@@ -350,10 +374,11 @@ class DocbinderArtifactService(BaseArtifactService):
             ensure_ascii=False,
         )
         workflow_id = "adk-" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:48]
-        cached = self._workflows.get(workflow_id)
-        if cached is not None:
-            self._workflows.move_to_end(workflow_id)
-            return cached
+        with self._workflows_lock:
+            cached = self._workflows.get(workflow_id)
+            if cached is not None:
+                self._workflows.move_to_end(workflow_id)
+                return cached
         workflows = self.binder.workflows
         try:
             workflow = workflows.get(scope.principal, workflow_id)
@@ -362,9 +387,10 @@ class DocbinderArtifactService(BaseArtifactService):
                 workflow = workflows.create(scope.principal, workflow_id)
             except Conflict:  # created by a concurrent save meanwhile
                 workflow = workflows.get(scope.principal, workflow_id)
-        self._workflows[workflow_id] = workflow
-        while len(self._workflows) > WORKFLOW_CACHE_SIZE:
-            self._workflows.popitem(last=False)
+        with self._workflows_lock:
+            self._workflows[workflow_id] = workflow
+            while len(self._workflows) > WORKFLOW_CACHE_SIZE:
+                self._workflows.popitem(last=False)
         return workflow
 
     def _find(self, scope: _Scope, version: int | None) -> StoredVersion | None:

@@ -8,6 +8,7 @@ and what ADK's own services do; errors are ADK's ``InputValidationError``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -327,3 +328,24 @@ class AdkServiceContract:
         )
         assert sorted(numbers) == list(range(8))
         assert await service.list_versions(**WHERE, filename="race") == list(range(8))
+
+    async def test_a_cancelled_save_is_complete_or_absent(
+        self, service: DocbinderArtifactService
+    ) -> None:
+        data = b"c" * 300_000
+        for delay in (0.0, 0.001, 0.005):
+            name = f"cancel-{delay}"
+            task = asyncio.ensure_future(
+                service.save_artifact(**WHERE, filename=name, artifact=blob(data))
+            )
+            await asyncio.sleep(delay)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            versions = await service.list_versions(**WHERE, filename=name)
+            assert versions in ([], [0])
+            if versions:
+                assert payload(await service.load_artifact(**WHERE, filename=name)) == data
+            # Nothing is still in flight: a later look finds the same.
+            await asyncio.sleep(0.05)
+            assert await service.list_versions(**WHERE, filename=name) == versions

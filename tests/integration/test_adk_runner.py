@@ -64,12 +64,16 @@ async def read_report(tool_context: ToolContext) -> dict[str, Any]:
     }
 
 
-async def run_turn(runner: Runner, model: ScriptedModel, script: list[Any], text: str) -> None:
+async def run_turn(runner: Runner, model: ScriptedModel, script: list[Any], text: str) -> str:
+    """Run one invocation following ``script``; return its invocation id."""
     model.script[:] = script
     message = types.Content(role="user", parts=[types.Part(text=text)])
-    async for _event in runner.run_async(user_id=USER, session_id=SESSION, new_message=message):
-        pass
+    invocations = set()
+    async for event in runner.run_async(user_id=USER, session_id=SESSION, new_message=message):
+        invocations.add(event.invocation_id)
     assert model.script == [], "the agent did not follow the script to its end"
+    assert len(invocations) == 1
+    return invocations.pop()
 
 
 async def exercise(binder: DocBinder) -> None:
@@ -87,7 +91,7 @@ async def exercise(binder: DocBinder) -> None:
         "write the report",
     )
     assert function_responses(model)[-1] == {"version": 0, "shared_version": 0}
-    await run_turn(
+    second = await run_turn(
         runner,
         model,
         [call("save_report", text="# Q3\nsecond"), call("read_report"), say("done")],
@@ -123,6 +127,15 @@ async def exercise(binder: DocBinder) -> None:
     assert [d.file_name for d in documents] == ["report.md", "report.md"]
     content = run.get_content([f"docItem:{documents[-1].id}"])
     assert content.documents[0].parts[0].text == "# Q3\nsecond"
+
+    # ADK's session rewind goes through the service too: it saves version 0's
+    # content again as version 2, so the latest is the first report.
+    await runner.rewind_async(user_id=USER, session_id=SESSION, rewind_before_invocation_id=second)
+    where = {"app_name": APP, "user_id": USER, "session_id": SESSION}
+    assert await service.list_versions(**where, filename="report.md") == [0, 1, 2]
+    latest = await service.load_artifact(**where, filename="report.md")
+    assert latest is not None and latest.inline_data is not None
+    assert latest.inline_data.data == b"# Q3\nfirst"
 
 
 async def test_runner_on_sqlite_and_local_disk(tmp_path: Path) -> None:
