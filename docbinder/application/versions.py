@@ -126,7 +126,8 @@ class FileVersions:
         series = self.series(principal, name, namespace)
         user_metadata = dict(user_metadata or {})
         host_data = dict(host_data or {})
-        FileVersion("probe", series, 0, user_metadata, host_data)  # validates the metadata early
+        # Validate the metadata before anything is written (the id is a placeholder).
+        FileVersion("unsaved", series, 0, user_metadata, host_data)
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
@@ -175,8 +176,12 @@ class FileVersions:
                 f"{MAX_SAVE_ATTEMPTS} concurrent saves took every number first"
             )
         except Exception as exc:
-            if committing and self._stored_anyway(file_id, exc):
-                return stored, result
+            if committing:
+                outcome = self._stored_anyway(file_id, exc)
+                if outcome is True:
+                    return stored, result
+                if outcome is None:
+                    raise  # unknown: the blob stays for gc
             self._discard_blob(key)
             raise
         except BaseException:
@@ -293,11 +298,15 @@ class FileVersions:
             return None
         return StoredVersion(item, version)
 
-    def _stored_anyway(self, file_id: str, exc: Exception) -> bool:
-        """After a failed commit: whether the FileItem is there (then the blob must stay)."""
+    def _stored_anyway(self, file_id: str, exc: Exception) -> bool | None:
+        """After a failed commit: is the FileItem there? ``None`` if that cannot be told.
+
+        A commit can take effect and still report a fault, so the blob is
+        removed only when the FileItem is certainly absent (``False``).
+        """
         try:
             with self._uow() as uow:
-                return uow.files.get(file_id) is not None
+                found = uow.files.get(file_id) is not None
         except Exception as lookup_exc:
             log.warning(
                 "orphan blob may be left for gc: commit of version file %s failed (%s); "
@@ -306,7 +315,14 @@ class FileVersions:
                 exc,
                 lookup_exc,
             )
-            raise exc from lookup_exc
+            return None
+        if found:
+            log.warning(
+                "commit of version file %s reported a fault (%s) but it was stored; keeping it",
+                file_id,
+                exc,
+            )
+        return found
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
         if self._mime is not None:
