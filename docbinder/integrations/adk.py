@@ -52,7 +52,7 @@ import attrs
 
 from docbinder.application import DocBinder, StoredVersion
 from docbinder.application.context import RunContext
-from docbinder.domain.errors import Conflict, InvalidInput, WorkflowNotFound
+from docbinder.domain.errors import Conflict, DocbinderError, InvalidInput, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal, check_file_name, is_valid_id
 from docbinder.ports.metadata import UnitOfWork
 
@@ -323,8 +323,17 @@ class DocbinderArtifactService(BaseArtifactService):
     ) -> int:
         attach: Callable[[UnitOfWork, StoredVersion], None] | None = None
         if not scope.user_scoped and self.attach_to_session:
-            context = RunContext(scope.principal, self._session_workflow(scope))
-            attach = self._attacher(context, filename)
+            try:
+                workflow = self._session_workflow(scope)
+            except DocbinderError as exc:  # the save goes on without the ChatDocument (C3)
+                log.warning(
+                    "artifact %r will not be attached: no workflow for session %r (%s)",
+                    filename,
+                    scope.session_id,
+                    exc,
+                )
+            else:
+                attach = self._attacher(RunContext(scope.principal, workflow), filename)
         try:
             stored, _ = self.binder.versions.save(
                 scope.principal,
