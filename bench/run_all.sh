@@ -22,6 +22,7 @@ if [ -d /dev/shm ]; then
     run bench_attach bench_attach_tmpfs --dir /dev/shm
 fi
 run bench_adk bench_adk
+run bench_adk_service bench_adk_service
 run bench_resolve bench_resolve
 run bench_dedup bench_dedup
 run bench_large_file bench_large_file

@@ -12,6 +12,7 @@ from docbinder.domain.errors import (
     NotFound,
     SizeLimitExceeded,
     StorageError,
+    VersionTaken,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -21,8 +22,10 @@ from docbinder.domain.model import (
     ContentKind,
     ContentPart,
     FileItem,
+    FileVersion,
     Principal,
     Scope,
+    VersionSeries,
 )
 from docbinder.domain.parsing import coerce_document_references
 from docbinder.domain.references import (
@@ -49,6 +52,7 @@ __all__ = [
     "FileItem",
     "FileItemNotFound",
     "FileReference",
+    "FileVersion",
     "InvalidInput",
     "MissingExtra",
     "NoActiveWorkflow",
@@ -58,6 +62,8 @@ __all__ = [
     "Scope",
     "SizeLimitExceeded",
     "StorageError",
+    "VersionSeries",
+    "VersionTaken",
     "WorkflowNotFound",
     "coerce_document_references",
 ]

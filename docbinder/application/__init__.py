@@ -14,6 +14,7 @@ from docbinder.application.resolve import (
     UnresolvedReference,
 )
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.versions import FileVersions, StoredVersion
 from docbinder.application.workflows import Workflows
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "DeleteFile",
     "DocBinder",
     "DocumentContent",
+    "FileVersions",
     "GetContent",
     "GetFile",
     "ProduceFile",
@@ -34,6 +36,7 @@ __all__ = [
     "RunContext",
     "StoreFile",
     "StoredFile",
+    "StoredVersion",
     "ToolFileResult",
     "UnresolvedReason",
     "UnresolvedReference",

@@ -32,6 +32,7 @@ from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.update import UpdateFileContent
+from docbinder.application.versions import FileVersions
 from docbinder.application.workflows import Workflows
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
@@ -98,7 +99,14 @@ class DocBinder:
         self.max_file_size = max_file_size
         self.access = AccessPolicy(authorizer)
         self.store_file = StoreFile(
-            uow_factory, blobs, self.access, clock, ids, mime, max_file_size, reader
+            uow_factory,
+            blobs,
+            self.access,
+            clock,
+            ids,
+            mime,
+            max_file_size,
+            reader,
         )
         self.check_duplicate = CheckDuplicate(reader, self.access, blobs)
         self.get_file = GetFile(reader, blobs, self.access)
@@ -111,6 +119,17 @@ class DocBinder:
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
         self.update_file = UpdateFileContent(
             uow_factory, blobs, self.access, ids, max_file_size, self.store_file.registration
+        )
+        self.versions = FileVersions(
+            uow_factory,
+            blobs,
+            self.access,
+            clock,
+            ids,
+            mime,
+            max_file_size,
+            reader,
+            self.store_file.registration,
         )
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:

@@ -36,11 +36,15 @@ class Workflows:
         self._clock = clock
         self._ids = ids
 
-    def create(self, principal: Principal) -> ChatWorkflow:
-        """A new workflow in the principal's scope; :class:`AccessDenied` without ``create``."""
+    def create(self, principal: Principal, workflow_id: str | None = None) -> ChatWorkflow:
+        """A new workflow in the principal's scope; :class:`AccessDenied` without ``create``.
+
+        ``workflow_id`` lets a host bring its own id (default: a new one from
+        the id factory); :class:`Conflict` if a workflow with that id exists.
+        """
         self._access.require_create(principal, ResourceKind.WORKFLOW, principal.scope)
         workflow = ChatWorkflow(
-            id=self._ids.new_id(),
+            id=workflow_id if workflow_id is not None else self._ids.new_id(),
             scope=principal.scope,
             created_by=principal.user_id,
             created_at=self._clock.now(),

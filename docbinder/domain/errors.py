@@ -104,6 +104,10 @@ class UnsafeOperation(DocbinderError, RuntimeError):
     """
 
 
+class VersionTaken(Conflict):
+    """Another save took that version number of the file name first; the save retries (B1)."""
+
+
 class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
 

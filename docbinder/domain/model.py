@@ -326,3 +326,105 @@ def duplicate_key(sha256: str, file_name: str, created_by: str, scope: Scope) ->
         separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+MAX_VERSION_METADATA_BYTES = 65_536
+"""Longest accepted user metadata of a file version, in bytes of its compact JSON (UTF-8)."""
+
+
+def _check_json_object(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{attribute.name} must be a JSON object (a dict)")
+    try:
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{attribute.name} must be JSON-serialisable: {exc}") from exc
+    if len(text) > MAX_VERSION_METADATA_BYTES:
+        raise InvalidInput(
+            f"{attribute.name} is longer than {MAX_VERSION_METADATA_BYTES} bytes as JSON"
+        )
+
+
+def _check_namespace(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or len(value) > MAX_FILE_NAME_LENGTH:
+        raise InvalidInput(
+            f"{attribute.name} must be a string of at most {MAX_FILE_NAME_LENGTH} characters"
+        )
+    if CONTROL_CHARACTERS.search(value) or SURROGATES.search(value):
+        raise InvalidInput(f"{attribute.name} must not contain control characters or surrogates")
+
+
+def _copy_json_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidInput("version metadata must be a JSON object (a dict)")
+    copied: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False, default=_no_json))
+    return copied
+
+
+def _no_json(value: object) -> None:
+    raise InvalidInput(f"version metadata must be JSON-serialisable, got {type(value).__name__}")
+
+
+@attrs.frozen
+class VersionSeries:
+    """One versioned file name: the name in a scope and a namespace (feature row B1).
+
+    ``namespace`` separates series of the same name in one scope (``""`` is
+    the default; a host uses it for its own sub-scopes, e.g. one per user or
+    session). Versions of a series are numbered 0, 1, 2, ... in save order.
+    """
+
+    scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
+    name: str = attrs.field(validator=_check_file_name)
+    namespace: str = attrs.field(default="", validator=_check_namespace)
+
+    @property
+    def key(self) -> str:
+        """SHA-256 hex of the JSON array ``[mandate_id, feature_instance_id, namespace, name]``.
+
+        A fixed 64-character string, so the (key, version) unique index fits
+        every backend whatever the name's length.
+        """
+        return _json_hash([*self.space, self.name])
+
+    @property
+    def space(self) -> tuple[str, str | None, str]:
+        """``(mandate_id, feature_instance_id, namespace)``: where the series' name lives."""
+        return (self.scope.mandate_id, self.scope.feature_instance_id, self.namespace)
+
+    @property
+    def space_key(self) -> str:
+        """SHA-256 hex of the JSON array ``[mandate_id, feature_instance_id, namespace]``."""
+        return version_space_key(self.scope, self.namespace)
+
+
+def version_space_key(scope: Scope, namespace: str = "") -> str:
+    """The key all series of one (scope, namespace) share; lists their names through an index."""
+    return _json_hash([scope.mandate_id, scope.feature_instance_id, namespace])
+
+
+def _json_hash(values: list[str | None]) -> str:
+    payload = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@attrs.frozen
+class FileVersion:
+    """Version ``version`` of a :class:`VersionSeries`: it is the FileItem ``file_id`` (B1).
+
+    ``user_metadata`` is the caller's JSON object (at most
+    :data:`MAX_VERSION_METADATA_BYTES` as JSON); ``host_data`` a second JSON
+    object an integration keeps for itself (e.g. how to rebuild the host's
+    value from the bytes). Both are deep-copied on construction. The creation
+    time, MIME type and size are the FileItem's.
+    """
+
+    file_id: str = attrs.field(validator=_check_id)
+    series: VersionSeries = attrs.field(validator=attrs.validators.instance_of(VersionSeries))
+    version: int = attrs.field(validator=_check_non_negative)
+    user_metadata: dict[str, Any] = attrs.field(
+        factory=dict, converter=_copy_json_object, validator=_check_json_object, hash=False
+    )
+    host_data: dict[str, Any] = attrs.field(
+        factory=dict, converter=_copy_json_object, validator=_check_json_object, hash=False
+    )

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol
 
-from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Scope
+from docbinder.domain.model import (
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    FileVersion,
+    Scope,
+)
 
 
 class FileRepository(Protocol):
@@ -123,6 +131,36 @@ class FileRepository(Protocol):
 
     def marks(self) -> dict[str, tuple[str, datetime]]:
         """Every missing-blob mark: file id -> (blob key, time marked)."""
+        ...
+
+    def add_version(self, version: FileVersion) -> None:
+        """Record that FileItem ``version.file_id`` is that version of its series (B1).
+
+        Raises :class:`VersionTaken` if the series already has that version
+        number (the unique rule that makes numbering race-free), and
+        :class:`Conflict` if the FileItem is already a version. Deleting the
+        FileItem (:meth:`delete`) removes its version record too.
+        """
+        ...
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        """The highest-numbered version of a series, or ``None`` (one index lookup)."""
+        ...
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        """Version ``version`` of a series, or ``None`` (one index lookup)."""
+        ...
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        """Every version of a series, lowest number first."""
+        ...
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        """The version record of a FileItem, or ``None`` if it is not versioned."""
+        ...
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        """The distinct series names of one (scope, namespace), sorted by code point."""
         ...
 
 

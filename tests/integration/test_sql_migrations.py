@@ -81,10 +81,11 @@ def test_unmigrated_database_reports_every_table_missing(empty: SqlBackend) -> N
 def test_revision_checks_and_idempotent_upgrade(empty: SqlBackend) -> None:
     assert current_revision(empty.engine) is None
     assert is_up_to_date(empty.engine) is False
-    assert migrate(empty.engine) == head_revision() == "0002"
-    assert current_revision(empty.engine) == "0002"
+    head = head_revision()
+    assert migrate(empty.engine) == head
+    assert current_revision(empty.engine) == head
     assert is_up_to_date(empty.engine) is True
-    assert migrate(empty.engine) == "0002"  # again: nothing to do
+    assert migrate(empty.engine) == head  # again: nothing to do
     names = table_names(empty)
     assert OWN_TABLES | {VERSION_TABLE} <= names
     assert "alembic_version" not in names
@@ -113,8 +114,8 @@ def test_migrate_by_url_without_alembic_ini_in_cwd(
     monkeypatch.chdir(tmp_path)
     assert not (tmp_path / "alembic.ini").exists()
     url = f"sqlite:///{tmp_path / 'by-url.db'}"
-    assert migrate(url) == "0002"
-    assert current_revision(url) == "0002"
+    assert migrate(url) == head_revision()
+    assert current_revision(url) == head_revision()
     assert is_up_to_date(url) is True
     assert schema_differences(url) == []
 
@@ -164,3 +165,26 @@ def test_migration_scripts_ship_with_the_package() -> None:
     assert (SCRIPT_LOCATION / "env.py").is_file()
     assert (SCRIPT_LOCATION / "script.py.mako").is_file()
     assert (SCRIPT_LOCATION / "versions" / "0001_initial.py").is_file()
+
+
+def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) -> None:
+    from docbinder.adapters.memory import MemoryBlobStore
+    from docbinder.domain.model import Principal
+    from tests.contract.metadata_suite import make_file
+    from tests.wiring import wire_binder
+
+    migrate(empty.engine, "0002")
+    assert "file_versions" not in table_names(empty)
+    item = make_file()
+    with empty.store.unit_of_work() as u:
+        u.files.add(item)
+        u.commit()
+    migrate(empty.engine)
+    assert schema_differences(empty.engine) == []
+    with empty.store.unit_of_work() as u:
+        assert u.files.get(item.id) == item
+        assert u.files.version_of(item.id) is None
+    binder = wire_binder(empty.store.unit_of_work, MemoryBlobStore())
+    principal = Principal("alice", "m1")
+    numbers = [binder.versions.save(principal, "a.txt", b"x")[0].number for _ in range(2)]
+    assert numbers == [0, 1]

@@ -9,6 +9,7 @@ uncommitted); uniqueness rules hold at every moment. Good enough for tests and
 
 from __future__ import annotations
 
+import builtins
 import threading
 import uuid
 from collections import defaultdict
@@ -25,6 +26,7 @@ from docbinder.domain.errors import (
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
+    VersionTaken,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -32,6 +34,7 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    FileVersion,
     Scope,
     duplicate_key,
 )
@@ -54,6 +57,35 @@ class MemoryMetadataStore:
         self.doc_order: dict[str, list[str]] = defaultdict(list)
         self.marks: dict[str, tuple[str, datetime]] = {}
         self.database_id = str(uuid.uuid4())
+        self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
+        self.version_of: dict[str, FileVersion] = {}
+        self.latest_number: dict[str, int] = {}
+        self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def link_version(self, version: FileVersion) -> None:
+        """Index ``version`` (caller holds the lock): by series, by FileItem, latest, names."""
+        key = version.series.key
+        self.versions[key][version.version] = version
+        self.version_of[version.file_id] = version
+        if version.version > self.latest_number.get(key, -1):
+            self.latest_number[key] = version.version
+        self.space_names[version.series.space_key][version.series.name] += 1
+
+    def unlink_version(self, version: FileVersion) -> None:
+        """Remove ``version`` from every index (caller holds the lock)."""
+        key = version.series.key
+        series = self.versions[key]
+        series.pop(version.version, None)
+        self.version_of.pop(version.file_id, None)
+        if self.latest_number.get(key) == version.version:
+            if series:
+                self.latest_number[key] = max(series)
+            else:
+                self.latest_number.pop(key, None)
+        names = self.space_names[version.series.space_key]
+        names[version.series.name] -= 1
+        if names[version.series.name] <= 0:
+            del names[version.series.name]
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -181,6 +213,9 @@ class MemoryFileRepository:
             if key is not None:
                 s.dedup.pop(key, None)
             mark = s.marks.pop(file_id, None)
+            version = s.version_of.get(file_id)
+            if version is not None:
+                s.unlink_version(version)
 
             def undo() -> None:
                 s.files[file_id] = old
@@ -189,6 +224,8 @@ class MemoryFileRepository:
                 if key is not None:
                     s.dedup[key] = file_id
                     s.dedup_of[file_id] = key
+                if version is not None:
+                    s.link_version(version)
 
             self._undo.push(undo)
             return True
@@ -261,6 +298,46 @@ class MemoryFileRepository:
     def marks(self) -> dict[str, tuple[str, datetime]]:
         with self._s.lock:
             return dict(self._s.marks)
+
+    def add_version(self, version: FileVersion) -> None:
+        s = self._s
+        key = version.series.key
+        with s.lock:
+            if version.file_id in s.version_of:
+                raise Conflict(f"FileItem {version.file_id} is already a version")
+            if version.version in s.versions[key]:
+                raise VersionTaken(
+                    "that version of the file name was saved by another writer first"
+                )
+            s.link_version(version)
+
+            def undo() -> None:
+                s.unlink_version(version)
+
+            self._undo.push(undo)
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        with self._s.lock:
+            number = self._s.latest_number.get(series_key)
+            return None if number is None else self._s.versions[series_key][number]
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        with self._s.lock:
+            series = self._s.versions.get(series_key)
+            return series.get(version) if series else None
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        with self._s.lock:
+            series = self._s.versions.get(series_key) or {}
+            return [series[n] for n in sorted(series)]
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        return self._s.version_of.get(file_id)
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        with self._s.lock:
+            names = self._s.space_names.get(space_key)
+            return sorted(names) if names else []
 
 
 class MemoryWorkflowRepository:

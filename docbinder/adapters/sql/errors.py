@@ -5,7 +5,8 @@ Nothing above the SQL adapter sees a SQLAlchemy or DB-API exception:
 * an ``IntegrityError`` from a unique index or primary key becomes the
   :class:`~docbinder.domain.errors.Conflict` subclass registered for that
   constraint (``uq_file_items_dedup_key`` -> ``DuplicateFileItem``,
-  ``uq_chat_messages_label`` -> ``DuplicateLabel``, primary keys -> ``Conflict``);
+  ``uq_chat_messages_label`` -> ``DuplicateLabel``,
+  ``uq_file_versions_series`` -> ``VersionTaken``, primary keys -> ``Conflict``);
   a foreign-key failure on a workflow id becomes ``WorkflowNotFound``;
 * every other SQLAlchemy error (``OperationalError``, ``ProgrammingError``,
   a lost connection, ...) becomes :class:`~docbinder.domain.errors.StorageError`.
@@ -36,6 +37,7 @@ from docbinder.domain.errors import (
     DuplicateFileItem,
     DuplicateLabel,
     StorageError,
+    VersionTaken,
     WorkflowNotFound,
 )
 
@@ -48,6 +50,8 @@ CONSTRAINT_ERRORS: dict[str, type[DocbinderError]] = {
     "pk_chat_documents": Conflict,
     "fk_chat_messages_workflow_id_workflows": WorkflowNotFound,
     "fk_chat_documents_workflow_id_workflows": WorkflowNotFound,
+    "pk_file_versions": Conflict,
+    "uq_file_versions_series": VersionTaken,
 }
 """Which docbinder error a violated constraint (by name) becomes."""
 
@@ -56,6 +60,7 @@ _MESSAGES: dict[type[DocbinderError], str] = {
     DuplicateFileItem: "a FileItem with the same bytes, name, creator and scope exists",
     DuplicateLabel: "that documents_label is already used in the workflow",
     WorkflowNotFound: "the workflow does not exist",
+    VersionTaken: "that version of the file name was saved by another writer first",
 }
 
 _MYSQL_DUPLICATE = 1062

@@ -13,6 +13,8 @@ work stays usable, so the caller can look again and retry in the same unit.
 
 from __future__ import annotations
 
+import builtins
+import json
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +33,7 @@ from docbinder.adapters.sql.schema import (
     chat_messages,
     docbinder_meta,
     file_items,
+    file_versions,
     gc_marks,
     label_hash,
     workflows,
@@ -47,7 +50,9 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    FileVersion,
     Scope,
+    VersionSeries,
     duplicate_key,
 )
 
@@ -73,6 +78,29 @@ _BUMP_SEQUENCE = (
     .values(last_sequence_nr=workflows.c.last_sequence_nr + 1)
 )
 _BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(workflows.c.last_sequence_nr)
+_INSERT_VERSION = sa.insert(file_versions)
+_LATEST_VERSION = (
+    sa.select(file_versions)
+    .where(file_versions.c.series_key == sa.bindparam("key"))
+    .order_by(file_versions.c.version.desc())
+    .limit(1)
+)
+_GET_VERSION = sa.select(file_versions).where(
+    file_versions.c.series_key == sa.bindparam("key"),
+    file_versions.c.version == sa.bindparam("version"),
+)
+_LIST_VERSIONS = (
+    sa.select(file_versions)
+    .where(file_versions.c.series_key == sa.bindparam("key"))
+    .order_by(file_versions.c.version)
+)
+_VERSION_OF = sa.select(file_versions).where(file_versions.c.file_id == sa.bindparam("id"))
+_DELETE_VERSION_OF = sa.delete(file_versions).where(file_versions.c.file_id == sa.bindparam("id"))
+_SERIES_NAMES = (
+    sa.select(file_versions.c.series_name)
+    .where(file_versions.c.space_key == sa.bindparam("space"))
+    .distinct()
+)
 _READ_SEQUENCE = sa.select(workflows.c.last_sequence_nr).where(workflows.c.id == sa.bindparam("wf"))
 
 
@@ -184,6 +212,40 @@ def _load(row: sa.Row[Any], cls: type[T]) -> T:
         return from_row(row._mapping, cls)
     except Exception as err:  # any validation or structuring failure means a corrupt row
         raise StorageError(f"a stored {cls.__name__} row is invalid: {err}") from err
+
+
+def _version_row(version: FileVersion) -> dict[str, Any]:
+    series = version.series
+    return {
+        "file_id": version.file_id,
+        "mandate_id": series.scope.mandate_id,
+        "feature_instance_id": series.scope.feature_instance_id,
+        "namespace": series.namespace,
+        "series_name": series.name,
+        "series_key": series.key,
+        "space_key": series.space_key,
+        "version": version.version,
+        "user_metadata": json.dumps(version.user_metadata, ensure_ascii=True),
+        "host_data": json.dumps(version.host_data, ensure_ascii=True),
+    }
+
+
+def _load_version(row: sa.Row[Any] | None) -> FileVersion | None:
+    if row is None:
+        return None
+    try:
+        series = VersionSeries(
+            Scope(row.mandate_id, row.feature_instance_id), row.series_name, row.namespace
+        )
+        return FileVersion(
+            file_id=row.file_id,
+            series=series,
+            version=row.version,
+            user_metadata=json.loads(row.user_metadata),
+            host_data=json.loads(row.host_data),
+        )
+    except Exception as err:  # a corrupt row
+        raise StorageError(f"a stored FileVersion row is invalid: {err}") from err
 
 
 def _comparable_id(session: LazyConnection, table: sa.Table) -> sa.ColumnElement[Any]:
@@ -308,6 +370,7 @@ class SqlFileRepository:
             deleted = _rowcount(result) > 0
             if deleted:
                 self._session.execute(sa.delete(gc_marks).where(gc_marks.c.file_id == file_id))
+                self._session.execute(_DELETE_VERSION_OF, {"id": file_id})
         return deleted
 
     def database_id(self, *, create: bool = False) -> str | None:
@@ -361,6 +424,41 @@ class SqlFileRepository:
         with translating():
             result = self._session.execute(stmt)
         return _rowcount(result) > 0
+
+    def add_version(self, version: FileVersion) -> None:
+        with translating():
+            try:
+                with self._session.begin_nested():
+                    self._session.execute(_INSERT_VERSION, _version_row(version))
+            except sa_exc.IntegrityError as err:
+                raise integrity_error(err, file_versions) from err
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        with translating():
+            row = self._session.execute(_LATEST_VERSION, {"key": series_key}).first()
+        return _load_version(row)
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        with translating():
+            row = self._session.execute(
+                _GET_VERSION, {"key": series_key, "version": version}
+            ).first()
+        return _load_version(row)
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        with translating():
+            rows = self._session.execute(_LIST_VERSIONS, {"key": series_key}).all()
+        return [v for v in map(_load_version, rows) if v is not None]
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        with translating():
+            row = self._session.execute(_VERSION_OF, {"id": file_id}).first()
+        return _load_version(row)
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        with translating():
+            rows = self._session.execute(_SERIES_NAMES, {"space": space_key}).all()
+        return sorted(row[0] for row in rows)
 
     def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
         gm = gc_marks.c

@@ -1,4 +1,4 @@
-"""The SQL schema of the metadata store: six tables as SQLAlchemy Core ``Table`` objects.
+"""The SQL schema of the metadata store: seven tables as SQLAlchemy Core ``Table`` objects.
 
 This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
@@ -40,6 +40,9 @@ Tables:
     Named values of the database itself; ``database_id`` is its identity,
     which blob stores record so that ``gc`` knows when another database
     writes into the same store.
+``file_versions``
+    One row per version of a versioned file name (feature row B1): the
+    version's FileItem id, its number, and the keys that index it.
 
 Text on MariaDB/MySQL: every table is ``utf8mb4`` with the binary collation
 ``utf8mb4_bin``, so names keep 4-byte characters (emoji) and compare by code
@@ -244,6 +247,34 @@ docbinder_meta = sa.Table(
     **MYSQL_TABLE_OPTIONS,
 )
 
+file_versions = sa.Table(
+    "file_versions",
+    metadata,
+    _id("file_id", primary_key=True),
+    _id("mandate_id", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("namespace", long_text(), nullable=False),
+    sa.Column("series_name", sa.String(MAX_FILE_NAME_LENGTH), nullable=False),
+    sa.Column("series_key", sa.CHAR(64), nullable=False),
+    sa.Column("space_key", sa.CHAR(64), nullable=False),
+    sa.Column("version", sa.Integer(), nullable=False),
+    sa.Column("user_metadata", long_text(), nullable=False),
+    sa.Column("host_data", long_text(), nullable=False),
+    sa.PrimaryKeyConstraint("file_id", name="pk_file_versions"),
+    sa.Index("uq_file_versions_series", "series_key", "version", unique=True),
+    sa.Index("ix_file_versions_space", "space_key", "series_key"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.model.FileVersion` (feature row B1, ADR 0013).
+
+``file_id`` is the version's FileItem. ``series_key`` / ``space_key`` are
+:attr:`VersionSeries.key` / :attr:`VersionSeries.space_key`: the unique index
+on ``(series_key, version)`` makes version numbers race-free (a second insert
+of one number fails) and finds the latest version by walking the index
+backwards; ``(space_key, series_key)`` lists the names of one namespace.
+"""
+
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -251,5 +282,6 @@ TABLES: tuple[sa.Table, ...] = (
     chat_documents,
     gc_marks,
     docbinder_meta,
+    file_versions,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

@@ -1,0 +1,539 @@
+"""docbinder as Google ADK's artifact service (extra ``[adk]``, ADR 0014).
+
+:class:`DocbinderArtifactService` is a subclass of ADK's ``BaseArtifactService``
+(``google.adk.artifacts``) built from any :class:`~docbinder.application.DocBinder`,
+so every docbinder backend serves ADK agents: SQLite, PostgreSQL, MariaDB or
+memory metadata; local disk, S3 or memory blobs::
+
+    from google.adk.runners import Runner
+    from docbinder.container import build_binder
+    from docbinder.integrations.adk import DocbinderArtifactService
+
+    service = DocbinderArtifactService(build_binder(), mandate_id="acme")
+    runner = Runner(app_name="reports", agent=agent, session_service=...,
+                    artifact_service=service)
+
+Scope mapping (ADR 0014): the ADK app is a feature instance, the ADK user a
+docbinder user, an ADK session a workflow (created on the first session-scoped
+save, each saved version attached to it as a ChatDocument, so ``docItem:``
+references reach the same files); the mandate and the user's roles come from
+the service's options. Each artifact version is a FileItem of a version series
+(ADR 0013) whose namespace is the ADK user (user-scoped artifacts: names
+starting with ``user:``, or no session) or the ADK user and session.
+
+Semantics follow ADK's documented contract and its own services: versions
+count from 0; ``load_artifact`` returns ``None`` for an absent artifact or
+version; ``file_data`` parts holding an ``artifact://`` URI are references,
+followed on load within the same app and user (and session, where the URI
+names one) with ADK's own checks; ADK's validation helpers reject path-like
+names that could escape a scope, with ADK's ``InputValidationError``.
+
+The blocking docbinder calls run on worker threads (``anyio.to_thread``)
+under one :class:`anyio.CapacityLimiter` per service, so the event loop never
+waits on a database or a disk. A cancelled ``await`` waits for the call on
+its thread to finish before it raises ``CancelledError`` (the call is not
+abandoned): a cancelled save is then complete, with its version, and never
+still in flight or half done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+
+from docbinder.application import DocBinder, StoredVersion
+from docbinder.application.context import RunContext
+from docbinder.domain.errors import Conflict, DocbinderError, InvalidInput, WorkflowNotFound
+from docbinder.domain.model import ChatWorkflow, Principal, check_file_name, is_valid_id
+from docbinder.ports.metadata import UnitOfWork
+
+try:
+    import anyio
+    import anyio.to_thread
+    from google.adk.artifacts import artifact_util
+    from google.adk.artifacts.base_artifact_service import (
+        ArtifactVersion,
+        BaseArtifactService,
+        ensure_part,
+    )
+    from google.adk.errors.input_validation_error import InputValidationError
+    from google.genai import types
+except ImportError as exc:  # pragma: no cover - exercised without the extra only
+    from docbinder.domain.errors import MissingExtra
+
+    raise MissingExtra("the Google ADK artifact service", "adk", "google-adk") from exc
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+USER_PREFIX = "user:"
+"""ADK's prefix of user-scoped artifact names (``InMemoryArtifactService``, ``FileArtifactService``)."""
+
+DEFAULT_MANDATE = "adk"
+"""Mandate of every ADK scope when the service is given none."""
+
+DEFAULT_MAX_THREADS = 16
+"""Worker threads one service uses at most for blocking docbinder calls."""
+
+WORKFLOW_CACHE_SIZE = 4096
+"""Session workflows a service remembers (least recently used ones are looked up again)."""
+
+REFERENCE_MIME = "text/uri-list"
+"""MIME type of the FileItem that stores a ``file_data`` part (its bytes are the URI, RFC 2483)."""
+
+_PART_TEXT = "text"
+_PART_INLINE = "inline"
+_PART_FILE = "file"
+
+
+@attrs.frozen
+class _Scope:
+    """Where one ADK artifact lives in docbinder: principal, series name, namespace."""
+
+    principal: Principal
+    name: str
+    namespace: str
+    session_id: str | None
+
+    @property
+    def user_scoped(self) -> bool:
+        return self.session_id is None
+
+
+class DocbinderArtifactService(BaseArtifactService):
+    """ADK artifact service over a :class:`DocBinder` (every method of ``BaseArtifactService``).
+
+    ``binder``: any DocBinder. Options: ``mandate_id`` (the mandate of every
+    ADK app; default :data:`DEFAULT_MANDATE`), ``roles`` (the roles ADK users
+    get, default ``("member",)``), ``attach_to_session`` (default ``True``:
+    record each session-scoped version as a ChatDocument of the session's
+    workflow), ``max_threads`` (worker threads for blocking calls, default
+    :data:`DEFAULT_MAX_THREADS`).
+
+    Errors: ADK's ``InputValidationError`` (a ``ValueError``) for names, ids
+    and parts ADK's own services reject, plus ids docbinder cannot hold
+    (more than 128 characters or whitespace in an app name or user id);
+    docbinder's errors (``AccessDenied``, ``StorageError``,
+    ``SizeLimitExceeded``) from the backends.
+    """
+
+    def __init__(
+        self,
+        binder: DocBinder,
+        *,
+        mandate_id: str = DEFAULT_MANDATE,
+        roles: tuple[str, ...] = ("member",),
+        attach_to_session: bool = True,
+        max_threads: int = DEFAULT_MAX_THREADS,
+    ) -> None:
+        if not is_valid_id(mandate_id):
+            raise InvalidInput(f"mandate_id {mandate_id!r} is not a valid id")
+        if max_threads < 1:
+            raise InvalidInput("max_threads must be at least 1")
+        self.binder = binder
+        self.mandate_id = mandate_id
+        self.roles = tuple(roles)
+        self.attach_to_session = attach_to_session
+        self._limiter = anyio.CapacityLimiter(max_threads)
+        self._workflows: OrderedDict[str, ChatWorkflow] = OrderedDict()
+        self._workflows_lock = threading.Lock()
+
+    # -- the BaseArtifactService methods -------------------------------------------------
+
+    async def save_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        artifact: types.Part | dict[str, Any],
+        session_id: str | None = None,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Save ``artifact`` as the next version of ``filename``; return its number (0 first).
+
+        Accepts text parts, ``inline_data`` parts (``data`` required) and
+        ``file_data`` parts (an ``artifact://`` reference, checked to stay
+        within this app, user and session, or any other URI kept as given).
+        ``custom_metadata`` is stored as a JSON object. Raises
+        ``InputValidationError`` for anything else.
+        """
+        scope = self._scope(app_name, user_id, filename, session_id)
+        part = ensure_part(artifact)
+        data, mime_type, host = self._encode(part, app_name, user_id, session_id)
+        metadata = dict(custom_metadata or {})
+        return await self._run(
+            lambda: self._save_sync(scope, filename, data, mime_type, metadata, host)
+        )
+
+    async def load_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> types.Part | None:
+        """The latest (or the given) version as a ``types.Part``; ``None`` if absent.
+
+        References are followed (at most ADK's reference depth) within the
+        caller's app, user and session.
+        """
+        return await self._run(
+            lambda: self._load_sync(
+                app_name,
+                user_id,
+                filename,
+                session_id,
+                version,
+                artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH,
+            )
+        )
+
+    async def list_artifact_keys(
+        self, *, app_name: str, user_id: str, session_id: str | None = None
+    ) -> list[str]:
+        """Names of the session's artifacts plus the user's, sorted, as they were saved.
+
+        A user-scoped artifact saved without a session is listed under its
+        bare name (as ``FileArtifactService`` does); saved as ``user:<name>``
+        it is listed with the prefix.
+        """
+        namespaces = [self._scope(app_name, user_id, "user:probe", None)]
+        if session_id is not None:
+            namespaces.append(self._scope(app_name, user_id, "probe", session_id))
+
+        def keys() -> list[str]:
+            found: set[str] = set()
+            for scope in namespaces:
+                for stored in self.binder.versions.latest_of_each(scope.principal, scope.namespace):
+                    found.add(stored.item.file_name)
+            return sorted(found)
+
+        return await self._run(keys)
+
+    async def delete_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+    ) -> None:
+        """Delete every version of ``filename`` (nothing happens if it is absent).
+
+        Raises docbinder's ``AccessDenied`` if the ADK user may read but not
+        delete it (then nothing is deleted).
+        """
+        scope = self._scope(app_name, user_id, filename, session_id)
+        await self._run(
+            lambda: self.binder.versions.delete(scope.principal, scope.name, scope.namespace)
+        )
+
+    async def list_versions(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+    ) -> list[int]:
+        """The version numbers of ``filename``, ascending; ``[]`` if absent."""
+        scope = self._scope(app_name, user_id, filename, session_id)
+        stored = await self._run(
+            lambda: self.binder.versions.list(scope.principal, scope.name, scope.namespace)
+        )
+        return [s.number for s in stored]
+
+    async def list_artifact_versions(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+    ) -> list[ArtifactVersion]:
+        """``ArtifactVersion`` of every version, ascending; ``[]`` if absent."""
+        scope = self._scope(app_name, user_id, filename, session_id)
+        stored = await self._run(
+            lambda: self.binder.versions.list(scope.principal, scope.name, scope.namespace)
+        )
+        return [self._artifact_version(app_name, user_id, scope, s) for s in stored]
+
+    async def get_artifact_version(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
+        """``ArtifactVersion`` of the latest (or the given) version; ``None`` if absent.
+
+        ``canonical_uri`` is the version's ``artifact://`` URI (ADK's
+        ``get_artifact_uri``), which a ``file_data`` part may reference;
+        ``create_time`` is in Unix seconds.
+        """
+        scope = self._scope(app_name, user_id, filename, session_id)
+        stored = await self._run(lambda: self._find(scope, version))
+        return None if stored is None else self._artifact_version(app_name, user_id, scope, stored)
+
+    # -- docbinder side (blocking, on worker threads) ------------------------------------
+
+    async def _run(self, call: Callable[[], T]) -> T:
+        """Run ``call`` on a worker thread; a cancelled caller still waits for it to finish.
+
+        ADK cancels with ``Task.cancel()``, which anyio's thread call does not
+        hold back (it would return at once and leave the save running). The
+        call is therefore shielded, and on cancellation awaited to its end
+        before ``CancelledError`` propagates: the caller then sees a save
+        that is complete, never one still in flight.
+        """
+        inner = asyncio.ensure_future(anyio.to_thread.run_sync(call, limiter=self._limiter))
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            while not inner.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([inner])
+            if not inner.cancelled() and inner.exception() is not None:
+                log.warning("a cancelled artifact call failed as well: %s", inner.exception())
+            raise
+
+    def _save_sync(
+        self,
+        scope: _Scope,
+        filename: str,
+        data: bytes,
+        mime_type: str,
+        metadata: dict[str, Any],
+        host: dict[str, Any],
+    ) -> int:
+        attach: Callable[[UnitOfWork, StoredVersion], None] | None = None
+        if not scope.user_scoped and self.attach_to_session:
+            try:
+                workflow = self._session_workflow(scope)
+            except DocbinderError as exc:  # the save goes on without the ChatDocument (C3)
+                log.warning(
+                    "artifact %r will not be attached: no workflow for session %r (%s)",
+                    filename,
+                    scope.session_id,
+                    exc,
+                )
+            else:
+                attach = self._attacher(RunContext(scope.principal, workflow), filename)
+        try:
+            stored, _ = self.binder.versions.save(
+                scope.principal,
+                scope.name,
+                data,
+                namespace=scope.namespace,
+                file_name=filename,
+                mime_type=mime_type,
+                user_metadata=metadata,
+                host_data=host,
+                then=attach,
+            )
+        except InvalidInput as exc:
+            raise InputValidationError(str(exc)) from exc
+        return stored.number
+
+    def _attacher(
+        self, context: RunContext, filename: str
+    ) -> Callable[[UnitOfWork, StoredVersion], None]:
+        attach_files = self.binder.attach_files
+
+        def attach(uow: UnitOfWork, stored: StoredVersion) -> None:
+            label = f"artifact:{filename[:400]}#v{stored.number}"
+            try:
+                plan = attach_files.plan(context, label=label)
+                attach_files.add_message(uow, plan, [stored.item])
+            except Exception as exc:  # the save goes on without the ChatDocument
+                log.warning(
+                    "artifact %r version %d saved but not attached to workflow %s: %s",
+                    filename,
+                    stored.number,
+                    context.workflow.id if context.workflow else None,
+                    exc,
+                )
+
+        return attach
+
+    def _session_workflow(self, scope: _Scope) -> ChatWorkflow:
+        """The workflow of the ADK session (created on first use); cached per service."""
+        payload = json.dumps(
+            [
+                self.mandate_id,
+                scope.principal.feature_instance_id,
+                scope.principal.user_id,
+                scope.session_id,
+            ],
+            ensure_ascii=False,
+        )
+        workflow_id = "adk-" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:48]
+        with self._workflows_lock:
+            cached = self._workflows.get(workflow_id)
+            if cached is not None:
+                self._workflows.move_to_end(workflow_id)
+                return cached
+        workflows = self.binder.workflows
+        try:
+            workflow = workflows.get(scope.principal, workflow_id)
+        except WorkflowNotFound:
+            try:
+                workflow = workflows.create(scope.principal, workflow_id)
+            except Conflict:  # created by a concurrent save meanwhile
+                workflow = workflows.get(scope.principal, workflow_id)
+        with self._workflows_lock:
+            self._workflows[workflow_id] = workflow
+            while len(self._workflows) > WORKFLOW_CACHE_SIZE:
+                self._workflows.popitem(last=False)
+        return workflow
+
+    def _find(self, scope: _Scope, version: int | None) -> StoredVersion | None:
+        versions = self.binder.versions
+        if version is None:
+            return versions.latest(scope.principal, scope.name, scope.namespace)
+        return versions.get(scope.principal, scope.name, version, scope.namespace)
+
+    def _load_sync(
+        self,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None,
+        version: int | None,
+        depth: int,
+    ) -> types.Part | None:
+        scope = self._scope(app_name, user_id, filename, session_id)
+        stored = self._find(scope, version)
+        if stored is None:
+            return None
+        data = self.binder.versions.read(scope.principal, stored)
+        host = stored.version.host_data
+        kind = host.get("part")
+        if kind == _PART_TEXT:
+            return types.Part(text=data.decode("utf-8"))
+        if kind == _PART_FILE:
+            uri = data.decode("utf-8")
+            if uri.startswith("artifact://"):
+                target = artifact_util.resolve_artifact_reference(
+                    file_uri=uri,
+                    app_name=app_name,
+                    user_id=user_id,
+                    session_id=session_id,
+                    remaining_depth=depth,
+                )
+                return self._load_sync(
+                    target.app_name,
+                    target.user_id,
+                    target.filename,
+                    target.session_id,
+                    target.version,
+                    depth - 1,
+                )
+            return types.Part(
+                file_data=types.FileData(file_uri=uri, mime_type=host.get("mime_type"))
+            )
+        part = types.Part(
+            inline_data=types.Blob(
+                mime_type=host.get("mime_type", stored.item.mime_type),
+                data=data,
+                display_name=host.get("display_name"),
+            )
+        )
+        if artifact_util._is_rewind_tombstone(part):
+            return None
+        return part
+
+    # -- mapping -------------------------------------------------------------------------
+
+    def _scope(self, app_name: str, user_id: str, filename: str, session_id: str | None) -> _Scope:
+        """Validate the ADK coordinates (ADK's helpers first) and map them to docbinder's."""
+        artifact_util.validate_path_segment(app_name, "app_name")
+        artifact_util.validate_path_segment(user_id, "user_id")
+        for value, field in ((app_name, "app_name"), (user_id, "user_id")):
+            if not is_valid_id(value):
+                raise InputValidationError(
+                    f"{field} {value!r} must be at most 128 characters without whitespace"
+                )
+        if not isinstance(filename, str) or not filename:
+            raise InputValidationError("filename must not be empty.")
+        user_scoped = session_id is None or filename.startswith(USER_PREFIX)
+        name = filename[len(USER_PREFIX) :] if filename.startswith(USER_PREFIX) else filename
+        artifact_util.validate_path_segment(name, "filename")
+        try:
+            check_file_name(name)
+        except InvalidInput as exc:
+            raise InputValidationError(str(exc)) from exc
+        principal = Principal(user_id, self.mandate_id, app_name, self.roles)
+        if user_scoped:
+            return _Scope(principal, name, json.dumps(["adk-user", user_id]), None)
+        assert session_id is not None
+        artifact_util.validate_path_segment(session_id, "session_id")
+        namespace = json.dumps(["adk-session", user_id, session_id], ensure_ascii=False)
+        return _Scope(principal, name, namespace, session_id)
+
+    def _encode(
+        self, part: types.Part, app_name: str, user_id: str, session_id: str | None
+    ) -> tuple[bytes, str, dict[str, Any]]:
+        """``(bytes, MIME type, host data)`` to store for ``part``; ``InputValidationError`` if unsupported."""
+        if part.inline_data is not None:
+            if part.inline_data.data is None:
+                raise InputValidationError("Artifact inline_data must contain data.")
+            mime = part.inline_data.mime_type or "application/octet-stream"
+            # The declared type is kept as given (the FileItem's may be the sniffed one).
+            host: dict[str, Any] = {"part": _PART_INLINE, "mime_type": mime}
+            if part.inline_data.display_name is not None:
+                host["display_name"] = part.inline_data.display_name
+            return part.inline_data.data, mime, host
+        if part.text is not None:
+            host = {"part": _PART_TEXT, "mime_type": "text/plain"}
+            return part.text.encode("utf-8"), "text/plain", host
+        file_data = part.file_data
+        if file_data is not None and file_data.file_uri:
+            if artifact_util.is_artifact_ref(part):
+                parsed = artifact_util.parse_artifact_uri(file_data.file_uri)
+                if parsed is None:
+                    raise InputValidationError(
+                        f"Invalid artifact reference URI: {file_data.file_uri}"
+                    )
+                artifact_util.validate_artifact_reference_scope(
+                    app_name=app_name, user_id=user_id, session_id=session_id, parsed_uri=parsed
+                )
+            host = {"part": _PART_FILE, "mime_type": file_data.mime_type}
+            return file_data.file_uri.encode("utf-8"), REFERENCE_MIME, host
+        raise InputValidationError("Not supported artifact type.")
+
+    def _artifact_version(
+        self, app_name: str, user_id: str, scope: _Scope, stored: StoredVersion
+    ) -> ArtifactVersion:
+        host = stored.version.host_data
+        # A file_data part reports the MIME type it was saved with (None for an
+        # artifact:// reference, whose type is known only once it is loaded).
+        mime = host.get("mime_type")
+        return ArtifactVersion(
+            version=stored.number,
+            canonical_uri=artifact_util.get_artifact_uri(
+                app_name=app_name,
+                user_id=user_id,
+                filename=stored.item.file_name,
+                version=stored.number,
+                session_id=scope.session_id,
+            ),
+            custom_metadata=dict(stored.version.user_metadata),
+            create_time=stored.item.created_at.timestamp(),
+            mime_type=mime,
+        )
