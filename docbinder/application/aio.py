@@ -141,6 +141,8 @@ class AsyncChunks:
             raise StopAsyncIteration
         try:
             chunk: bytes | None = await self._run(next, self._chunks, None)
+            # A read is never worth keeping once cancelled: release the stream.
+            await anyio.lowlevel.checkpoint_if_cancelled()
         except BaseException:
             await self.aclose()
             raise
@@ -188,18 +190,25 @@ class _Runner:
         if not isinstance(data, AsyncIterable):
             return await self(work, data)
         source = _AsyncSource(data, buffer)
+        # Errors are raised after the task group, which would wrap them in a group.
+        error: Exception | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(source.pump)
             try:
-                return await self(work, source)
+                result = await self(work, source)
             except _SourceFailed as exc:
-                cause = exc.__cause__
-                assert isinstance(cause, Exception)
-                raise cause from None
+                error = source.failure or exc
+            except Exception as exc:
+                error = exc
             finally:
                 source.close()
                 tg.cancel_scope.cancel()
-        raise AssertionError("unreachable")  # pragma: no cover
+        if error is not None:
+            if isinstance(error, UploadAborted):
+                # Aborted because this task was cancelled: raise the cancellation itself.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            raise error
+        return result
 
 
 class AsyncDocBinder:
