@@ -13,10 +13,11 @@ are held at once whatever the file size.
 
 Cancellation (ADR 0015): a cancelled ``await`` leaves either the complete
 stored file or nothing. Cancelled while waiting for a worker thread: nothing
-ran. Cancelled while the data is still being read: the blob write is
-abandoned and nothing is kept. Cancelled after the last chunk was read: the
-worker finishes (blob, FileItem and ChatMessage commit together) and the
-cancellation is raised after it. Worker threads are never abandoned, so no
+ran. Cancelled while an async-iterable source is still being read: the blob
+write is abandoned and nothing is kept. Cancelled once the worker holds all
+the data (bytes, a sync iterable or file object, or after the last async
+chunk): the worker finishes (blob, FileItem and ChatMessage commit together)
+and the ``await`` returns its result or raises the cancellation. Worker threads are never abandoned, so no
 work goes on after the cancelled ``await`` has returned.
 """
 
@@ -113,10 +114,10 @@ class _AsyncSource:
                 raise UploadAborted("the upload was cancelled; nothing was stored") from None
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 raise UploadAborted("the upload was cancelled; nothing was stored") from None
-            except BaseException as exc:  # cancelled while waiting for a chunk
-                if isinstance(exc, Exception | anyio.get_cancelled_exc_class()):
-                    raise UploadAborted("the upload was cancelled; nothing was stored") from exc
+            except (KeyboardInterrupt, SystemExit):
                 raise
+            except BaseException as exc:  # the waiting receive was cancelled with the host
+                raise UploadAborted("the upload was cancelled; nothing was stored") from exc
             yield chunk
 
 

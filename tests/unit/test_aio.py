@@ -406,3 +406,42 @@ async def test_build_async_binder_builds_the_embedded_default(tmp_path: Path) ->
     result = await run.produce_file("a.txt", chunks(3, b"abc"))
     assert (await run.get_content(result.reference)).parts[0].text == "abc" * 3
     assert (tmp_path / "home" / "docbinder.db").exists()
+
+
+# -- S3: the blob is written (and the async source pulled) on transfer threads --------
+
+
+@pytest.mark.s3
+@pytest.mark.anyio
+async def test_async_uploads_to_s3_stream_from_transfer_threads_and_cancel_cleanly(
+    s3_endpoint: str, s3_bucket: str
+) -> None:
+    from docbinder.adapters.s3 import S3BlobStore
+
+    s3 = S3BlobStore(s3_bucket, "blobs", endpoint_url=s3_endpoint, region_name="us-east-1")
+    blobs = WatchedBlobs(s3)
+    stack = Stack(wire_binder(MemoryMetadataStore().unit_of_work, blobs), blobs)
+    run = await AsyncDocBinder(stack.binder).start_new_run(U1)
+    result = await run.produce_file("a.bin", chunks(50))
+    assert await run.read_file(result.item.id) == CHUNK * 50
+    halfway = anyio.Event()
+
+    async def stalls() -> AsyncIterator[bytes]:
+        for _ in range(3):
+            yield CHUNK
+        halfway.set()
+        await anyio.sleep_forever()
+        yield CHUNK  # pragma: no cover
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def cancel() -> None:
+                await halfway.wait()
+                scope.cancel()
+
+            tg.start_soon(cancel)
+            await run.produce_file("b.bin", stalls())
+    assert scope.cancelled_caught
+    assert run.workflow is not None
+    assert stack.consistent([run.workflow.id]) == (1, 1)
