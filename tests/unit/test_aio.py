@@ -56,6 +56,9 @@ class WatchedBlobs:
         self.read_gate: threading.Event | None = None
         self.reading = threading.Event()
         self.closed = 0
+        self.active = 0
+        self.most_active = 0
+        self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -67,7 +70,14 @@ class WatchedBlobs:
                 self.consumed += 1
                 yield chunk
 
-        size = self.inner.put(key, counted())
+        with self._lock:
+            self.active += 1
+            self.most_active = max(self.most_active, self.active)
+        try:
+            size = self.inner.put(key, counted())
+        finally:
+            with self._lock:
+                self.active -= 1
         if self.pause_after_put:
             self.on_put_done()
             self.resume.wait(30)
@@ -277,6 +287,24 @@ async def test_an_async_upload_holds_a_bounded_number_of_chunks(
     assert stack.blobs.consumed == 300
     # The chunk being sent, the buffer, and the one the writer holds.
     assert most_in_flight <= buffer_chunks + 2
+
+
+@pytest.mark.anyio
+async def test_concurrent_tasks_share_one_run_within_the_thread_limit(stack: Stack) -> None:
+    run = await AsyncDocBinder(stack.binder, max_threads=2).start_new_run(U1)
+    results: list[Any] = []
+
+    async def produce(n: int) -> None:
+        results.append(await run.produce_file(f"f{n}.bin", chunks(20, bytes([n]) * 100)))
+
+    async with anyio.create_task_group() as tg:
+        for n in range(8):
+            tg.start_soon(produce, n)
+    assert sorted(r.item.file_name for r in results) == [f"f{n}.bin" for n in range(8)]
+    assert all(r.document_id is not None for r in results)
+    assert 1 <= stack.blobs.most_active <= 2
+    assert run.workflow is not None
+    assert stack.consistent([run.workflow.id]) == (8, 8)
 
 
 # -- cancellation ----------------------------------------------------------------------
