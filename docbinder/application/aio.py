@@ -90,9 +90,10 @@ class _AsyncSource:
         async with self._send:
             try:
                 async for chunk in self._source:
-                    await self._send.send(chunk)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return  # the writer stopped reading (it failed or finished)
+                    try:
+                        await self._send.send(chunk)
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return  # the writer stopped reading (it failed or finished)
             except Exception as exc:
                 self.failure = exc
                 return

@@ -256,9 +256,15 @@ async def test_a_failing_async_source_raises_its_own_error_and_keeps_nothing(sta
         yield CHUNK
         raise ValueError("source broke")
 
+    async def broken_stream() -> AsyncIterator[bytes]:
+        yield CHUNK
+        raise anyio.BrokenResourceError("the client went away")
+
     run = await AsyncDocBinder(stack.binder).start_new_run(U1)
     with pytest.raises(ValueError, match="source broke"):
         await run.produce_file("a.bin", broken())
+    with pytest.raises(anyio.BrokenResourceError, match="the client went away"):
+        await run.store_file("b.bin", broken_stream())
     assert run.workflow is not None
     assert stack.consistent([run.workflow.id]) == (0, 0)
 
