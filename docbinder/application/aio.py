@@ -295,7 +295,13 @@ class AsyncDocBinder:
         Raises (at the ``await``) :class:`FileItemNotFound`, :class:`BlobMissing`.
         """
         chunks = await self._run(self.sync.get_file.open, principal, file_id, chunk_size)
-        return AsyncChunks(chunks, self._run)
+        reader = AsyncChunks(chunks, self._run)
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await reader.aclose()  # cancelled while opening: release the stream
+            raise
+        return reader
 
     async def read_file(self, principal: Principal, file_id: str) -> bytes:
         """The whole content of a readable file, in memory (for small files)."""

@@ -55,6 +55,8 @@ class WatchedBlobs:
         self.on_put_done: Any = None
         self.read_gate: threading.Event | None = None
         self.reading = threading.Event()
+        self.open_gate: threading.Event | None = None
+        self.opening = threading.Event()
         self.closed = 0
         self.active = 0
         self.most_active = 0
@@ -86,6 +88,9 @@ class WatchedBlobs:
     def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         inner = self.inner.open(key, chunk_size)
         watched = self
+        if self.open_gate is not None:
+            self.opening.set()
+            self.open_gate.wait(30)
 
         class Gated:
             def __iter__(self) -> Gated:
@@ -479,3 +484,24 @@ async def test_async_uploads_to_s3_stream_from_transfer_threads_and_cancel_clean
     assert scope.cancelled_caught
     assert run.workflow is not None
     assert stack.consistent([run.workflow.id]) == (1, 1)
+
+
+@pytest.mark.anyio
+async def test_cancelled_while_opening_a_file_the_stream_is_released(stack: Stack) -> None:
+    run = await AsyncDocBinder(stack.binder).start_new_run(U1)
+    stored = await run.store_file("a.bin", b"abcdef")
+    gate = stack.blobs.open_gate = threading.Event()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def cancel() -> None:
+                await anyio.to_thread.run_sync(stack.blobs.opening.wait)
+                scope.cancel()
+                gate.set()
+
+            tg.start_soon(cancel)
+            await run.open_file(stored.item.id)
+    assert scope.cancelled_caught
+    assert stack.blobs.closed == 1
+    stack.blobs.open_gate = None
+    assert await run.read_file(stored.item.id) == b"abcdef"
