@@ -1,0 +1,496 @@
+"""The async facade: :class:`AsyncDocBinder` and :class:`AsyncRun` over a :class:`DocBinder`.
+
+Every method awaits the matching blocking use case in an anyio worker thread
+(``anyio.to_thread.run_sync``) under one :class:`anyio.CapacityLimiter`, so the
+event loop never blocks on SQL or blob I/O and at most ``max_threads`` calls
+run at once. It works under asyncio and trio (anyio picks the running loop).
+
+Data may be bytes, an iterable of byte chunks, a binary file object, or an
+**async** iterable of byte chunks. An async iterable is pumped on the event
+loop into a bounded memory object stream and pulled from it by the thread
+that writes the blob, one chunk at a time, so at most ``buffer + 2`` chunks
+are held at once whatever the file size.
+
+Cancellation (ADR 0015): a cancelled ``await`` leaves either the complete
+stored file or nothing. Cancelled while waiting for a worker thread: nothing
+ran. Cancelled while an async-iterable source is still being read: the blob
+write is abandoned and nothing is kept. Cancelled once the worker holds all
+the data (bytes, a sync iterable or file object, or after the last async
+chunk): the worker finishes (blob, FileItem and ChatMessage commit together)
+and the ``await`` returns its result or raises the cancellation. Worker threads are never abandoned, so no
+work goes on after the cancelled ``await`` has returned.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterable, Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from docbinder.application.attach import DEFAULT_LABEL
+from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.content import ContentResult
+from docbinder.application.files import DuplicateCheck, FileData, StoredFile
+from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
+from docbinder.application.resolve import Resolution
+from docbinder.application.update import FileUpdate
+from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
+from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+
+T = TypeVar("T")
+
+AsyncFileData = FileData | AsyncIterable[bytes]
+"""What an async producer may hand over: :data:`FileData` or an async iterable of byte chunks."""
+
+DEFAULT_MAX_THREADS = 8
+"""Worker threads one :class:`AsyncDocBinder` uses at most at a time, by default."""
+
+DEFAULT_BUFFER_CHUNKS = 1
+"""Chunks of an async-iterable upload read ahead of the blob write, by default."""
+
+
+class UploadAborted(StorageError):
+    """The async source of an upload stopped early (cancelled); nothing was stored."""
+
+
+class _SourceFailed(Exception):
+    """Raised in the writing thread when the async source raised; the host re-raises the cause."""
+
+
+class _AsyncSource:
+    """Bridges an async iterable of chunks to the thread that writes the blob.
+
+    :meth:`pump` runs on the event loop and sends chunks into a memory object
+    stream holding at most ``buffer`` chunks; iterating the object (in any
+    thread: blob stores may read on their own threads) receives them one at a
+    time through ``anyio.from_thread.run`` with the loop's token. The end of
+    the stream is a normal end only when the source was exhausted; a source
+    that raised or was cancelled ends it with an error, so the blob store
+    abandons the write.
+    """
+
+    def __init__(self, source: AsyncIterable[bytes], buffer: int) -> None:
+        self._source = source
+        self._send: MemoryObjectSendStream[bytes]
+        self._receive: MemoryObjectReceiveStream[bytes]
+        self._send, self._receive = anyio.create_memory_object_stream[bytes](buffer)
+        self._token = anyio.lowlevel.current_token()
+        self._complete = False
+        self.failure: Exception | None = None
+
+    async def pump(self) -> None:
+        """Send every chunk of the source, then close; a source error is kept for the host."""
+        async with self._send:
+            try:
+                async for chunk in self._source:
+                    try:
+                        await self._send.send(chunk)
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return  # the writer stopped reading (it failed or finished)
+            except Exception as exc:
+                self.failure = exc
+                return
+            self._complete = True
+
+    def close(self) -> None:
+        """Stop the pump's sends (called when the writing thread is done)."""
+        self._receive.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            try:
+                chunk = anyio.from_thread.run(self._receive.receive, token=self._token)
+            except anyio.EndOfStream:
+                if self._complete:
+                    return
+                if self.failure is not None:
+                    raise _SourceFailed() from self.failure
+                raise UploadAborted("the upload was cancelled; nothing was stored") from None
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                raise UploadAborted("the upload was cancelled; nothing was stored") from None
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # the waiting receive was cancelled with the host
+                raise UploadAborted("the upload was cancelled; nothing was stored") from exc
+            yield chunk
+
+
+class AsyncChunks:
+    """An open file's bytes as an async iterator of chunks (bytes, at most ``chunk_size`` each).
+
+    Each chunk is read in a worker thread. Use as ``async with`` (or call
+    :meth:`aclose`) to release the underlying stream early; it is released
+    when exhausted too. Errors while reading: :class:`StorageError`.
+    """
+
+    def __init__(self, chunks: Iterator[bytes], runner: _Runner) -> None:
+        self._chunks = chunks
+        self._run = runner
+        self._closed = False
+
+    def __aiter__(self) -> AsyncChunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._closed:
+            raise StopAsyncIteration
+        try:
+            chunk: bytes | None = await self._run(next, self._chunks, None)
+            # A read is never worth keeping once cancelled: release the stream.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await self.aclose()
+            raise
+        if chunk is None:
+            await self.aclose()
+            raise StopAsyncIteration
+        return chunk
+
+    async def aclose(self) -> None:
+        """Release the underlying stream (idempotent; shielded from cancellation)."""
+        if self._closed:
+            return
+        self._closed = True
+        close = getattr(self._chunks, "close", None)
+        if callable(close):
+            with anyio.CancelScope(shield=True):
+                await self._run(close)
+
+    async def __aenter__(self) -> AsyncChunks:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Runner:
+    """Runs blocking calls in worker threads under one capacity limiter."""
+
+    def __init__(self, max_threads: int) -> None:
+        if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
+            raise InvalidInput(f"max_threads must be a whole number >= 1, got {max_threads!r}")
+        self.limiter = anyio.CapacityLimiter(max_threads)
+
+    async def __call__(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        call = functools.partial(func, *args, **kwargs)
+        return await anyio.to_thread.run_sync(call, limiter=self.limiter)
+
+    async def with_data(self, data: AsyncFileData, buffer: int, work: Callable[[FileData], T]) -> T:
+        """``work(data)`` in a worker thread; an async iterable is bridged chunk by chunk."""
+        if not isinstance(data, AsyncIterable):
+            return await self(work, data)
+        source = _AsyncSource(data, buffer)
+        # Errors are raised after the task group, which would wrap them in a group.
+        error: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(source.pump)
+            try:
+                result = await self(work, source)
+            except _SourceFailed as exc:
+                error = source.failure or exc
+            except Exception as exc:
+                error = exc
+            finally:
+                source.close()
+                tg.cancel_scope.cancel()
+        if error is not None:
+            if isinstance(error, UploadAborted):
+                # Aborted because this task was cancelled: raise the cancellation itself.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            raise error
+        return result
+
+
+class AsyncDocBinder:
+    """The async face of a :class:`DocBinder`: the same use cases, awaited off the event loop.
+
+    ``max_threads`` (default :data:`DEFAULT_MAX_THREADS`) bounds the worker
+    threads this binder uses at once; ``buffer_chunks`` (default
+    :data:`DEFAULT_BUFFER_CHUNKS`, >= 0) the chunks of an async-iterable
+    upload read ahead of the blob write. Errors are those of the sync API,
+    plus :class:`InvalidInput` for bad options. ``sync`` is the wrapped
+    :class:`DocBinder`.
+    """
+
+    def __init__(
+        self,
+        binder: DocBinder,
+        *,
+        max_threads: int = DEFAULT_MAX_THREADS,
+        buffer_chunks: int = DEFAULT_BUFFER_CHUNKS,
+    ) -> None:
+        if (
+            isinstance(buffer_chunks, bool)
+            or not isinstance(buffer_chunks, int)
+            or buffer_chunks < 0
+        ):
+            raise InvalidInput(f"buffer_chunks must be a whole number >= 0, got {buffer_chunks!r}")
+        self.sync = binder
+        self.buffer_chunks = buffer_chunks
+        self._run = _Runner(max_threads)
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The capacity limiter of this binder's worker threads (its ``total_tokens`` can change)."""
+        return self._run.limiter
+
+    async def start_run(self, principal: Principal, workflow_id: str | None = None) -> AsyncRun:
+        """As :meth:`DocBinder.start_run`; :class:`WorkflowNotFound`."""
+        return AsyncRun(self, await self._run(self.sync.start_run, principal, workflow_id))
+
+    async def start_new_run(self, principal: Principal) -> AsyncRun:
+        """As :meth:`DocBinder.start_new_run`; :class:`AccessDenied`."""
+        return AsyncRun(self, await self._run(self.sync.start_new_run, principal))
+
+    def wrap_run(self, run: Run) -> AsyncRun:
+        """An :class:`AsyncRun` over an existing sync :class:`Run` (sharing its context)."""
+        return AsyncRun(self, run)
+
+    async def store_file(
+        self,
+        principal: Principal,
+        file_name: str,
+        data: AsyncFileData,
+        *,
+        mime_type: str | None = None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> StoredFile:
+        """As :class:`~docbinder.application.files.StoreFile`; ``data`` may be async chunks."""
+
+        def work(chunks: FileData) -> StoredFile:
+            return self.sync.store_file(
+                principal, file_name, chunks, mime_type=mime_type, folder=folder, tags=tags
+            )
+
+        return await self._run.with_data(data, self.buffer_chunks, work)
+
+    async def check_duplicate(
+        self, principal: Principal, sha256: str, file_name: str
+    ) -> DuplicateCheck:
+        """As :class:`~docbinder.application.files.CheckDuplicate`."""
+        return await self._run(self.sync.check_duplicate, principal, sha256, file_name)
+
+    async def get_file(self, principal: Principal, file_id: str) -> FileItem:
+        """A readable FileItem; :class:`FileItemNotFound` otherwise."""
+        return await self._run(self.sync.get_file, principal, file_id)
+
+    async def open_file(
+        self, principal: Principal, file_id: str, chunk_size: int = 1 << 20
+    ) -> AsyncChunks:
+        """The file's bytes as :class:`AsyncChunks` of at most ``chunk_size`` bytes.
+
+        Raises (at the ``await``) :class:`FileItemNotFound`, :class:`BlobMissing`.
+        """
+        chunks = await self._run(self.sync.get_file.open, principal, file_id, chunk_size)
+        reader = AsyncChunks(chunks, self._run)
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await reader.aclose()  # cancelled while opening: release the stream
+            raise
+        return reader
+
+    async def read_file(self, principal: Principal, file_id: str) -> bytes:
+        """The whole content of a readable file, in memory (for small files)."""
+        parts = [chunk async for chunk in await self.open_file(principal, file_id)]
+        return b"".join(parts)
+
+    async def list_files(self, principal: Principal, *, limit: int | None = None) -> list[FileItem]:
+        """As :meth:`GetFile.list`: readable FileItems of the mandate, newest first."""
+        return await self._run(self.sync.get_file.list, principal, limit=limit)
+
+    async def delete_file(self, principal: Principal, file_id: str) -> FileItem:
+        """As :class:`DeleteFile`; :class:`FileItemNotFound`, :class:`AccessDenied`."""
+        return await self._run(self.sync.delete_file, principal, file_id)
+
+    async def append_file(
+        self, principal: Principal, file_id: str, data: AsyncFileData
+    ) -> FileUpdate:
+        """As :meth:`UpdateFileContent.append`; ``data`` may be async chunks."""
+
+        def work(chunks: FileData) -> FileUpdate:
+            return self.sync.update_file.append(principal, file_id, chunks)
+
+        return await self._run.with_data(data, self.buffer_chunks, work)
+
+    async def replace_file(
+        self,
+        principal: Principal,
+        file_id: str,
+        data: AsyncFileData,
+        *,
+        expected: FileItem | None = None,
+    ) -> FileUpdate:
+        """As :meth:`UpdateFileContent.replace`; ``data`` may be async chunks."""
+
+        def work(chunks: FileData) -> FileUpdate:
+            return self.sync.update_file.replace(principal, file_id, chunks, expected=expected)
+
+        return await self._run.with_data(data, self.buffer_chunks, work)
+
+    async def create_workflow(self, principal: Principal) -> ChatWorkflow:
+        """As :meth:`Workflows.create`; :class:`AccessDenied`."""
+        return await self._run(self.sync.workflows.create, principal)
+
+    async def get_workflow(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
+        """As :meth:`Workflows.get`; :class:`WorkflowNotFound`."""
+        return await self._run(self.sync.workflows.get, principal, workflow_id)
+
+    async def workflow_messages(self, principal: Principal, workflow_id: str) -> list[ChatMessage]:
+        """As :meth:`Workflows.messages`: all messages of a readable workflow."""
+        return await self._run(self.sync.workflows.messages, principal, workflow_id)
+
+    async def list_workflows(
+        self, principal: Principal, *, limit: int | None = None
+    ) -> list[ChatWorkflow]:
+        """As :meth:`Workflows.list`: readable workflows of the mandate, newest first."""
+        return await self._run(self.sync.workflows.list, principal, limit=limit)
+
+    async def collect_garbage(
+        self, *, dry_run: bool = True, grace_seconds: float = DEFAULT_GRACE_SECONDS
+    ) -> GcReport:
+        """As :class:`CollectGarbage` (``grace_seconds`` in seconds)."""
+        return await self._run(
+            self.sync.collect_garbage, dry_run=dry_run, grace_seconds=grace_seconds
+        )
+
+
+class AsyncRun:
+    """One agent run, async: every method of :class:`Run`, awaited in a worker thread."""
+
+    def __init__(self, binder: AsyncDocBinder, run: Run) -> None:
+        self.binder = binder
+        self.sync = run
+        self._run = binder._run
+
+    @property
+    def principal(self) -> Principal:
+        """The run's principal."""
+        return self.sync.principal
+
+    @property
+    def workflow(self) -> ChatWorkflow | None:
+        """The run's in-memory workflow, or ``None``."""
+        return self.sync.workflow
+
+    async def store_file(
+        self,
+        file_name: str,
+        data: AsyncFileData,
+        *,
+        mime_type: str | None = None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> StoredFile:
+        """As :meth:`Run.store_file`; ``data`` may be async chunks."""
+        return await self.binder.store_file(
+            self.principal, file_name, data, mime_type=mime_type, folder=folder, tags=tags
+        )
+
+    async def produce_file(
+        self,
+        file_name: str,
+        data: AsyncFileData,
+        *,
+        verb: str = "Stored",
+        label: str = DEFAULT_LABEL,
+        mime_type: str | None = None,
+        user_message: str = "",
+    ) -> ToolFileResult:
+        """As :meth:`Run.produce_file` (store, duplicate check, attach, text in one commit)."""
+
+        def work(chunks: FileData) -> ToolFileResult:
+            return self.sync.produce_file(
+                file_name,
+                chunks,
+                verb=verb,
+                label=label,
+                mime_type=mime_type,
+                user_message=user_message,
+            )
+
+        return await self._run.with_data(data, self.binder.buffer_chunks, work)
+
+    async def attach(
+        self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
+    ) -> ChatDocument:
+        """As :meth:`Run.attach`; :class:`NoActiveWorkflow`, :class:`AccessDenied`, ..."""
+        return await self._run(self.sync.attach, item, label=label, user_message=user_message)
+
+    async def can_attach(self) -> bool:
+        """As :meth:`Run.can_attach`."""
+        return await self._run(self.sync.can_attach)
+
+    async def attach_safely(
+        self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
+    ) -> str | None:
+        """As :meth:`Run.attach_safely`: the ChatDocument id, or ``None`` with a warning."""
+        return await self._run(
+            self.sync.attach_safely, item, label=label, user_message=user_message
+        )
+
+    async def persist_action_result(
+        self, items: Sequence[FileItem | StoredFile], *, label: str, user_message: str = ""
+    ) -> ChatMessage:
+        """As :meth:`Run.persist_action_result`: several FileItems as one message."""
+        return await self._run(
+            self.sync.persist_action_result, list(items), label=label, user_message=user_message
+        )
+
+    async def resolve(self, document_list: object) -> Resolution:
+        """As :meth:`Run.resolve`."""
+        return await self._run(self.sync.resolve, document_list)
+
+    async def get_content(self, document_list: object) -> ContentResult:
+        """As :meth:`Run.get_content`."""
+        return await self._run(self.sync.get_content, document_list)
+
+    async def get_file(self, file_id: str) -> FileItem:
+        """As :meth:`Run.get_file`; :class:`FileItemNotFound`."""
+        return await self.binder.get_file(self.principal, file_id)
+
+    async def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> AsyncChunks:
+        """As :meth:`Run.open_file`, as :class:`AsyncChunks`; errors at the ``await``."""
+        return await self.binder.open_file(self.principal, file_id, chunk_size)
+
+    async def read_file(self, file_id: str) -> bytes:
+        """The whole content of a readable file, in memory (for small files)."""
+        return await self.binder.read_file(self.principal, file_id)
+
+    async def list_files(self, *, limit: int | None = None) -> list[FileItem]:
+        """As :meth:`Run.list_files`."""
+        return await self.binder.list_files(self.principal, limit=limit)
+
+    async def delete_file(self, file_id: str) -> FileItem:
+        """Delete a FileItem of this principal (as :meth:`AsyncDocBinder.delete_file`)."""
+        return await self.binder.delete_file(self.principal, file_id)
+
+    async def append_file(self, file_id: str, data: AsyncFileData) -> FileUpdate:
+        """Append to a FileItem (as :meth:`AsyncDocBinder.append_file`)."""
+        return await self.binder.append_file(self.principal, file_id, data)
+
+    async def replace_file(
+        self, file_id: str, data: AsyncFileData, *, expected: FileItem | None = None
+    ) -> FileUpdate:
+        """Replace a FileItem's content (as :meth:`AsyncDocBinder.replace_file`)."""
+        return await self.binder.replace_file(self.principal, file_id, data, expected=expected)
+
+    async def messages(self) -> list[ChatMessage]:
+        """The stored messages of the run's workflow; :class:`NoActiveWorkflow` without one."""
+        workflow = self.workflow
+        if workflow is None:
+            raise NoActiveWorkflow("this run has no workflow")
+        return await self.binder.workflow_messages(self.principal, workflow.id)
