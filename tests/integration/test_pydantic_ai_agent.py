@@ -1,0 +1,81 @@
+"""docbinder's pydantic-ai toolset in a real ``Agent`` run, driven by pydantic-ai's FunctionModel.
+
+``pydantic_ai.models.function.FunctionModel`` answers each turn from the
+message history it receives (no network): it copies the reference out of the
+first tool result. SQLite + local disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from docbinder.integrations.pydantic_ai import docbinder_toolset
+from tests.integration.frameworks import (
+    ALICE,
+    NOTES,
+    assert_stored_and_attached,
+    ids_in,
+    sloppy,
+    sqlite_binder,
+)
+from tests.integration.toolset_standin import DocbinderToolset
+
+
+def returned(messages: list[ModelMessage], call_id: str) -> ToolReturnPart:
+    found = [
+        part
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_call_id == call_id
+    ]
+    assert len(found) == 1, messages
+    return found[0]
+
+
+def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path) -> None:
+    binder = sqlite_binder(tmp_path)
+    run = binder.start_new_run(ALICE)
+    turns: list[list[ModelMessage]] = []
+    offered: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turns.append(list(messages))
+        offered[:] = [t.name for t in info.function_tools]
+        if len(turns) == 1:
+            args = {"name": "notes.md", "content": NOTES}
+            return ModelResponse(parts=[ToolCallPart("write_file", args, tool_call_id="call-1")])
+        if len(turns) == 2:
+            document_id, _ = ids_in(returned(messages, "call-1").model_response_str())
+            args = {"documentList": sloppy(document_id)}
+            return ModelResponse(parts=[ToolCallPart("read_documents", args, tool_call_id="call-2")])
+        return ModelResponse(parts=[TextPart("The notes say revenue grew.")])
+
+    agent = Agent(FunctionModel(model), toolsets=[docbinder_toolset(DocbinderToolset(run))])
+    result = agent.run_sync("Write my notes, then read them back.")
+
+    assert result.output == "The notes say revenue grew."
+    assert len(turns) == 3 and {"write_file", "read_documents"} <= set(offered)
+    written = returned(turns[1], "call-1")
+    document_id, file_id = ids_in(written.model_response_str())
+    assert written.metadata == {"file_ids": [file_id], "document_ids": [document_id]}
+    read = returned(turns[2], "call-2")
+    assert read.outcome == "success"
+    assert "revenue grew 12% in the north region" in read.model_response_str()
+    assert_stored_and_attached(binder, run, document_id, file_id)
