@@ -42,7 +42,9 @@ try:
     from pydantic_ai.tools import Tool
     from pydantic_ai.toolsets import FunctionToolset
 except ModuleNotFoundError as exc:  # tested by simulating the missing package
-    raise MissingExtra("docbinder's pydantic-ai toolset", "pydantic-ai", "pydantic-ai-slim") from exc
+    raise MissingExtra(
+        "docbinder's pydantic-ai toolset", "pydantic-ai", "pydantic-ai-slim"
+    ) from exc
 
 if TYPE_CHECKING:
     from docbinder.application.binder import Run

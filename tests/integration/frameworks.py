@@ -60,3 +60,15 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+
+
+PNG = (
+    Path(__file__).resolve().parents[2] / "docbinder" / "samples" / "revenue-chart.png"
+).read_bytes()
+
+
+def attach_png(run: Run) -> str:
+    """Attach the sample chart to the run's workflow; returns its document id."""
+    result = run.produce_file("chart.png", PNG, verb="Created chart", label="createChart:chart")
+    assert result.document_id is not None
+    return result.document_id

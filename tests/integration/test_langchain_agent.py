@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("langchain_core")
@@ -25,10 +26,14 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from docbinder.integrations.langchain import docbinder_tools
+import base64
+
 from tests.integration.frameworks import (
     ALICE,
     NOTES,
+    PNG,
     assert_stored_and_attached,
+    attach_png,
     ids_in,
     sloppy,
     sqlite_binder,
@@ -97,9 +102,7 @@ def agent_graph(model: ScriptedChatModel, tools: list[BaseTool]) -> Any:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_agent_writes_then_reads_back_through_a_sloppy_reference(
-    tmp_path: Path, mode: str
-) -> None:
+def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path, mode: str) -> None:
     binder = sqlite_binder(tmp_path)
     run = binder.start_new_run(ALICE)
     model = ScriptedChatModel(steps=[write_notes, read_back, finish])
@@ -109,8 +112,6 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(
     if mode == "sync":
         final = graph.invoke(question)
     else:
-        import anyio
-
         final = anyio.run(graph.ainvoke, question)
 
     assert len(model.seen) == 3
@@ -123,3 +124,44 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(
     assert "revenue grew 12% in the north region" in text_of(read.content)
     assert final["messages"][-1].content == "The notes say revenue grew."
     assert_stored_and_attached(binder, run, document_id, file_id)
+
+
+def test_read_documents_gives_a_vision_model_the_image_as_a_content_block(tmp_path: Path) -> None:
+    binder = sqlite_binder(tmp_path)
+    run = binder.start_new_run(ALICE)
+    document_id = attach_png(run)
+
+    def read_chart(messages: list[BaseMessage]) -> AIMessage:
+        call = {"name": "read_documents", "args": {"documentList": f"docItem:{document_id}"}}
+        return AIMessage(content="", tool_calls=[{**call, "id": "call-1"}])
+
+    model = ScriptedChatModel(steps=[read_chart, finish])
+    graph = agent_graph(model, docbinder_tools(DocbinderToolset(run)))
+
+    anyio.run(graph.ainvoke, {"messages": [("user", "What does the chart show?")]})
+
+    content = tool_result(model.seen[1], "call-1").content
+    assert isinstance(content, list)
+    images = [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
+    assert images == [
+        {"type": "image", "base64": base64.b64encode(PNG).decode(), "mime_type": "image/png"}
+    ]
+    assert "chart.png" in text_of(content)
+
+
+def test_a_failed_call_reaches_the_model_as_an_error_tool_message(tmp_path: Path) -> None:
+    binder = sqlite_binder(tmp_path)
+    run = binder.start_new_run(ALICE)
+
+    def bad_write(messages: list[BaseMessage]) -> AIMessage:
+        call = {"name": "write_file", "args": {"name": "", "content": "x"}, "id": "call-1"}
+        return AIMessage(content="", tool_calls=[call])
+
+    model = ScriptedChatModel(steps=[bad_write, finish])
+    graph = agent_graph(model, docbinder_tools(DocbinderToolset(run)))
+    graph.invoke({"messages": [("user", "Write it.")]})
+
+    failed = tool_result(model.seen[1], "call-1")
+    assert failed.status == "error"
+    assert "\n" not in text_of(failed.content) and "Traceback" not in text_of(failed.content)
+    assert run.list_files() == []

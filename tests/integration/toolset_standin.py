@@ -76,7 +76,10 @@ class DocbinderToolset:
         try:
             if name == "write_file":
                 result = write_file(
-                    self.run, arguments["name"], arguments["content"], mode=arguments.get("mode", "create")
+                    self.run,
+                    arguments["name"],
+                    arguments["content"],
+                    mode=arguments.get("mode", "create"),
                 )
                 return ToolOutcome(
                     result.text,
