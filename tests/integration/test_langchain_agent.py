@@ -17,6 +17,8 @@ import pytest
 pytest.importorskip("langchain_core")
 pytest.importorskip("langgraph")
 
+import base64
+
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -24,10 +26,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from pydantic import Field
 
 from docbinder.integrations.langchain import docbinder_tools
-import base64
-
 from tests.integration.frameworks import (
     ALICE,
     NOTES,
@@ -48,8 +49,8 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model answering turn n with ``steps[n](messages)``; records what it saw."""
 
     steps: list[Step]
-    seen: list[list[BaseMessage]] = []
-    bound_tools: list[dict[str, Any]] = []
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+    bound_tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -109,10 +110,7 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path,
     graph = agent_graph(model, docbinder_tools(DocbinderToolset(run)))
     question = {"messages": [("user", "Write my notes to notes.md, then read them back.")]}
 
-    if mode == "sync":
-        final = graph.invoke(question)
-    else:
-        final = anyio.run(graph.ainvoke, question)
+    final = graph.invoke(question) if mode == "sync" else anyio.run(graph.ainvoke, question)
 
     assert len(model.seen) == 3
     assert {t["function"]["name"] for t in model.bound_tools} >= {"write_file", "read_documents"}

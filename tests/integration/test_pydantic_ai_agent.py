@@ -8,7 +8,6 @@ first tool result. SQLite + local disk.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 

@@ -22,7 +22,7 @@ def test_import_without_the_framework_names_the_pip_command(
 ) -> None:
     pytest.importorskip(package)
     for name in list(sys.modules):
-        if name == package or name.startswith(f"{package}.") or name == module:
+        if name in (package, module) or name.startswith(f"{package}."):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, package, None)  # what an uninstalled package looks like
 
@@ -37,4 +37,4 @@ def test_import_without_the_framework_names_the_pip_command(
 @pytest.mark.parametrize(("module", "package", "extra"), CASES)
 def test_import_with_the_framework_works(module: str, package: str, extra: str) -> None:
     pytest.importorskip(package)
-    assert callable(getattr(importlib.import_module(module), "render_tool"))
+    assert callable(importlib.import_module(module).render_tool)
