@@ -72,3 +72,23 @@ def attach_png(run: Run) -> str:
     result = run.produce_file("chart.png", PNG, verb="Created chart", label="createChart:chart")
     assert result.document_id is not None
     return result.document_id
+
+
+class RecordingToolset:
+    """Delegates to a tool set and records which entry point each call took."""
+
+    def __init__(self, toolset: Any) -> None:
+        self.inner = toolset
+        self.specs = toolset.specs
+        self.entries: list[tuple[str, str]] = []
+
+    def spec(self, name: str) -> Any:
+        return self.inner.spec(name)
+
+    def call(self, name: str, arguments: Any) -> Any:
+        self.entries.append(("call", name))
+        return self.inner.call(name, arguments)
+
+    async def acall(self, name: str, arguments: Any) -> Any:
+        self.entries.append(("acall", name))
+        return await self.inner.acall(name, arguments)

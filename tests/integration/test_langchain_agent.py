@@ -33,6 +33,7 @@ from tests.integration.frameworks import (
     ALICE,
     NOTES,
     PNG,
+    RecordingToolset,
     assert_stored_and_attached,
     attach_png,
     ids_in,
@@ -107,12 +108,15 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path,
     binder = sqlite_binder(tmp_path)
     run = binder.start_new_run(ALICE)
     model = ScriptedChatModel(steps=[write_notes, read_back, finish])
-    graph = agent_graph(model, docbinder_tools(DocbinderToolset(run)))
+    toolset = RecordingToolset(DocbinderToolset(run))
+    graph = agent_graph(model, docbinder_tools(toolset))
     question = {"messages": [("user", "Write my notes to notes.md, then read them back.")]}
 
     final = graph.invoke(question) if mode == "sync" else anyio.run(graph.ainvoke, question)
 
     assert len(model.seen) == 3
+    entry = "call" if mode == "sync" else "acall"  # async graph: the tools ran as coroutines
+    assert toolset.entries == [(entry, "write_file"), (entry, "read_documents")]
     assert {t["function"]["name"] for t in model.bound_tools} >= {"write_file", "read_documents"}
     written = tool_result(model.seen[1], "call-1")
     document_id, file_id = ids_in(text_of(written.content))
