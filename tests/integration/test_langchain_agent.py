@@ -117,7 +117,11 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path,
     assert len(model.seen) == 3
     entry = "call" if mode == "sync" else "acall"  # async graph: the tools ran as coroutines
     assert toolset.entries == [(entry, "write_file"), (entry, "read_documents")]
-    assert {t["function"]["name"] for t in model.bound_tools} >= {"write_file", "read_documents"}
+    offered = {t["function"]["name"]: t["function"] for t in model.bound_tools}
+    assert list(offered) == [spec.name for spec in toolset.specs]
+    for spec in toolset.specs:  # the model sees the shared names, descriptions and schemas
+        assert offered[spec.name]["description"] == spec.description
+        assert offered[spec.name]["parameters"] == dict(spec.parameters)
     written = tool_result(model.seen[1], "call-1")
     document_id, file_id = ids_in(text_of(written.content))
     assert written.artifact == {"file_ids": [file_id], "document_ids": [document_id]}

@@ -82,8 +82,10 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
             ModelStep.respond(finish),
         ]
     )
-    tools = docbinder_tools(DocbinderToolset(run))
-    agent = Agent(name="analyst", instructions="Keep notes.", tools=tools, model=model)
+    toolset = DocbinderToolset(run)
+    agent = Agent(
+        name="analyst", instructions="Keep notes.", tools=docbinder_tools(toolset), model=model
+    )
 
     async def main() -> Any:
         return await Runner.run(
@@ -97,7 +99,13 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
     model.assert_complete()
     assert result.final_output == "The notes say revenue grew."
     offered = {t.name: t for t in model.calls[0].tools if isinstance(t, FunctionTool)}
-    assert all(t.strict_json_schema for t in offered.values())
+    assert list(offered) == [spec.name for spec in toolset.specs]
+    for spec in toolset.specs:
+        assert offered[spec.name].description == spec.description
+        assert offered[spec.name].strict_json_schema
+        assert set(offered[spec.name].params_json_schema["properties"]) == set(
+            spec.parameters["properties"]
+        )
     schema = offered["write_file"].params_json_schema
     assert schema["additionalProperties"] is False
     assert set(schema["required"]) == set(schema["properties"])

@@ -8,6 +8,7 @@ first tool result. SQLite + local disk.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,11 +56,11 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
     binder = sqlite_binder(tmp_path)
     run = binder.start_new_run(ALICE)
     turns: list[list[ModelMessage]] = []
-    offered: list[str] = []
+    offered: list[Any] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         turns.append(list(messages))
-        offered[:] = [t.name for t in info.function_tools]
+        offered[:] = info.function_tools
         if len(turns) == 1:
             args = {"name": "notes.md", "content": NOTES}
             return ModelResponse(parts=[ToolCallPart("write_file", args, tool_call_id="call-1")])
@@ -71,11 +72,16 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
             )
         return ModelResponse(parts=[TextPart("The notes say revenue grew.")])
 
-    agent = Agent(FunctionModel(model), toolsets=[docbinder_toolset(DocbinderToolset(run))])
+    toolset = DocbinderToolset(run)
+    agent = Agent(FunctionModel(model), toolsets=[docbinder_toolset(toolset)])
     result = agent.run_sync("Write my notes, then read them back.")
 
     assert result.output == "The notes say revenue grew."
-    assert len(turns) == 3 and {"write_file", "read_documents"} <= set(offered)
+    assert len(turns) == 3
+    assert [t.name for t in offered] == [spec.name for spec in toolset.specs]
+    for tool, spec in zip(offered, toolset.specs, strict=True):
+        assert tool.description == spec.description
+        assert tool.parameters_json_schema == dict(spec.parameters)
     written = returned(turns[1], "call-1")
     document_id, file_id = ids_in(written.model_response_str())
     assert written.metadata == {"file_ids": [file_id], "document_ids": [document_id]}
