@@ -208,9 +208,18 @@ class DocbinderToolset:
         if source is None:
             known = ", ".join(f"'{s}'" for s in self.data_sources)
             raise InvalidInput(f"unknown data source {service!r}; configured: {known}")
-        return _produced(
-            producing.download_from_data_source(self.run, source, path, service=service)
-        )
+        try:
+            return _produced(
+                producing.download_from_data_source(self.run, source, path, service=service)
+            )
+        except DocbinderError as exc:
+            # A source names its own location (a directory, a bucket) in its messages;
+            # the model gets the service name instead.
+            root = getattr(source, "root", None)
+            message = str(exc)
+            if root is not None and str(root):
+                message = message.replace(str(root), f"'{service}'")
+            return _error(message)
 
     def _render_document(self, args: dict[str, Any]) -> ToolOutcome:
         formats = _string_list(args.get("formats"), "formats") or ["html"]

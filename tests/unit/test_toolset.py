@@ -207,6 +207,8 @@ def test_download_from_configured_directory_only(run: Run, tmp_path: Path) -> No
     escape = toolset.call("download_from_data_source", {"service": "inbox", "path": "../x"})
     assert escape.is_error
     assert str(tmp_path) not in escape.text
+    missing = toolset.call("download_from_data_source", {"service": "inbox", "path": "nope.csv"})
+    assert missing.is_error and missing.text == "no file 'nope.csv' in data source 'inbox'"
     assert len(run.list_files()) == 1
 
 
