@@ -33,8 +33,9 @@ agent graphs); without it importing this module raises
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docbinder.domain.errors import MissingExtra
 from docbinder.integrations._rendering import (
@@ -45,7 +46,9 @@ from docbinder.integrations._rendering import (
 )
 
 try:
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from pydantic import BaseModel, ConfigDict, create_model
 except ModuleNotFoundError as exc:  # tested by simulating the missing package
     raise MissingExtra("docbinder's LangChain tools", "langchain", "langchain-core") from exc
 
@@ -53,7 +56,52 @@ if TYPE_CHECKING:
     from docbinder.application.binder import Run
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
-__all__ = ["docbinder_tools", "render_tool"]
+__all__ = ["DocbinderTool", "docbinder_tools", "render_tool"]
+
+
+class SharedSchemaInput(BaseModel):
+    """Base of each tool's input model: the argument names, and the shared JSON Schema.
+
+    Arguments are checked by the tool set (types, enums, nulls); this model
+    checks that no unknown argument is given and reports the shared schema as
+    its JSON Schema.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    shared_schema: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The tool set's JSON Schema of the arguments, unchanged."""
+        return copy.deepcopy(cls.shared_schema)
+
+
+class DocbinderTool(StructuredTool):
+    """A :class:`StructuredTool` whose ``args_schema`` is the tool set's JSON Schema.
+
+    The model is offered that schema as is (``tool_call_schema``);
+    :meth:`get_input_schema` gives a pydantic model with the same argument
+    names for LangChain's introspection.
+    """
+
+    input_model: type[BaseModel]
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A pydantic model with one field per argument (required as in the schema)."""
+        return self.input_model
+
+
+def _input_model(spec: ToolSpec) -> type[BaseModel]:
+    properties = spec.parameters.get("properties") or {}
+    required = set(spec.parameters.get("required") or ())
+    fields: dict[str, Any] = {
+        key: (Any, ...) if key in required else (Any, None) for key in properties
+    }
+    model: type[SharedSchemaInput] = create_model(
+        f"{spec.name}_input", __base__=SharedSchemaInput, **fields
+    )
+    model.shared_schema = dict(spec.parameters)
+    return model
 
 
 def docbinder_tools(
@@ -75,7 +123,7 @@ def docbinder_tools(
     return [render_tool(toolset, spec) for spec in toolset.specs]
 
 
-def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> StructuredTool:
+def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> DocbinderTool:
     """The LangChain tool for ``spec`` of ``toolset`` (see the module docstring)."""
     name = spec.name
     producing = spec.produces_files
@@ -86,7 +134,8 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> StructuredTool:
     async def run_async(**arguments: Any) -> Any:
         return _render(await toolset.acall(name, arguments), producing=producing)
 
-    return StructuredTool(
+    return DocbinderTool(
+        input_model=_input_model(spec),
         name=name,
         description=spec.description,
         args_schema=dict(spec.parameters),

@@ -29,6 +29,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import Field
 
 from docbinder.integrations.langchain import docbinder_tools
+from docbinder.toolset import DocbinderToolset
 from tests.integration.frameworks import (
     ALICE,
     NOTES,
@@ -41,7 +42,6 @@ from tests.integration.frameworks import (
     sqlite_binder,
     text_of,
 )
-from tests.integration.toolset_standin import DocbinderToolset
 
 Step = Callable[[list[BaseMessage]], AIMessage]
 

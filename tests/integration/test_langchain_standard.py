@@ -24,10 +24,16 @@ from docbinder.application.binder import Run
 from docbinder.config import Settings
 from docbinder.container import build_binder
 from docbinder.integrations.langchain import docbinder_tools
+from docbinder.tools import LocalDirectorySource
 from tests.integration.frameworks import ALICE
-from tests.integration.toolset_standin import DocbinderToolset
 
 SAMPLES = Path(__file__).resolve().parents[2] / "docbinder" / "samples"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """LangChain's async callbacks run on asyncio."""
+    return "asyncio"
 
 
 @attrs.frozen
@@ -46,25 +52,31 @@ def world() -> World:
         "notes.md", b"# Notes\nrevenue grew\n", verb="Wrote", label="writeFile:notes.md"
     )
     assert stored.document_id is not None
-    tools = {t.name: t for t in docbinder_tools(DocbinderToolset(run))}
+    sources = {"samples": LocalDirectorySource(SAMPLES)}
+    tools = {t.name: t for t in docbinder_tools(run, data_sources=sources)}
     return World(run, tools, stored.document_id, stored.item.id)
 
 
 def example(name: str) -> dict[str, Any]:
     """Arguments of a call of ``name`` that succeeds in :func:`world`."""
     w = world()
+    chart = {"kind": "bar", "series": [{"name": "sales", "labels": ["north"], "values": [61]}]}
     examples: dict[str, dict[str, Any]] = {
-        "write_file": {"name": "draft.md", "content": "# Draft\n"},
+        "write_file": {"name": "draft.md", "content": "# Draft\n", "encoding": None},
+        "download_from_data_source": {"service": "samples", "path": "sales.csv"},
+        "render_document": {
+            "markdown": "# Report\n\nAll good.",
+            "name": "report",
+            "formats": ["html"],
+            "title": None,
+        },
+        "create_chart": {**chart, "title": "Sales", "x_label": None, "y_label": None, "name": None},
         "read_documents": {"documentList": f'```json\n["docItem:{w.document_id}"]\n```'},
         "list_documents": {},
-        "read_file": {"file_id": w.file_id},
+        "read_file": {"file_id": w.file_id, "max_chars": None},
+        "search_in_file_content": {"query": "revenue", "file_ids": [w.file_id], "limit": None},
         "get_file_info": {"file_id": w.file_id},
-        "search_in_file_content": {"file_id": w.file_id, "query": "revenue"},
-        "render_document": {"content": "# Report\n\nAll good.", "format": "html"},
-        "create_chart": {
-            "spec": '{"type": "bar", "title": "Sales", "labels": ["a"], "series": [{"name": "s", "values": [1]}]}'
-        },
-        "download_from_data_source": {"service": "samples", "path": "sales.csv"},
+        "list_files": {"limit": 10},
     }
     return examples[name]
 

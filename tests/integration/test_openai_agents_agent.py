@@ -22,6 +22,7 @@ from agents.items import ToolCallOutputItem
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
 from docbinder.integrations.openai_agents import docbinder_tools, strict_parameters
+from docbinder.toolset import DocbinderToolset
 from tests.integration.frameworks import (
     ALICE,
     NOTES,
@@ -32,7 +33,6 @@ from tests.integration.frameworks import (
     sloppy,
     sqlite_binder,
 )
-from tests.integration.toolset_standin import DocbinderToolset
 
 
 def output_of(call: ModelCall, call_id: str) -> Any:
@@ -74,7 +74,7 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
             [
                 function_call(
                     "write_file",
-                    {"name": "notes.md", "content": NOTES, "mode": None},
+                    {"name": "notes.md", "content": NOTES, "encoding": None},
                     call_id="call-1",
                 )
             ],
@@ -165,7 +165,9 @@ def test_a_failed_call_reaches_the_model_as_its_one_line_message(tmp_path: Path)
         seen["failed"] = output_of(call, "call-1")
         return [assistant_message("Sorry.")]
 
-    bad = function_call("write_file", {"name": "", "content": "x", "mode": None}, call_id="call-1")
+    bad = function_call(
+        "write_file", {"name": "", "content": "x", "encoding": None}, call_id="call-1"
+    )
     run_agent(docbinder_tools(DocbinderToolset(run)), [[bad], ModelStep.respond(finish)])
 
     assert isinstance(seen["failed"], str) and seen["failed"]

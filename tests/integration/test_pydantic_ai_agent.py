@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from docbinder.integrations.pydantic_ai import docbinder_toolset
+from docbinder.toolset import DocbinderToolset
 from tests.integration.frameworks import (
     ALICE,
     NOTES,
@@ -37,7 +38,6 @@ from tests.integration.frameworks import (
     sloppy,
     sqlite_binder,
 )
-from tests.integration.toolset_standin import DocbinderToolset
 
 
 def returned(messages: list[ModelMessage], call_id: str) -> ToolReturnPart:
