@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from docbinder.domain.model import ContentKind, ContentPart
+from docbinder.domain.model import ContentPart
 
 if TYPE_CHECKING:
     from docbinder.application.binder import Run
+    from docbinder.tools.datasources import DataSource
+    from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome
 
 
 def toolset_for(
     run: Run | DocbinderToolset,
     *,
-    data_sources: Mapping[str, Any] | None = None,
-    image_generator: Any = None,
+    data_sources: Mapping[str, DataSource] | None = None,
+    image_generator: ImageGenerator | None = None,
 ) -> DocbinderToolset:
     """The tool set for ``run``: a given :class:`DocbinderToolset` as is, else a new one.
 
@@ -51,8 +53,8 @@ def artifact(outcome: ToolOutcome) -> dict[str, list[str]]:
 
 
 def image_parts(outcome: ToolOutcome) -> tuple[ContentPart, ...]:
-    """The image parts of ``outcome`` that carry their bytes, in order."""
-    return tuple(p for p in outcome.parts if p.kind is ContentKind.IMAGE and p.data is not None)
+    """The image parts of ``outcome`` that carry their bytes (within the tool set's cap)."""
+    return outcome.images
 
 
 def base64_data(part: ContentPart) -> str:

@@ -54,6 +54,8 @@ except ModuleNotFoundError as exc:  # tested by simulating the missing package
 
 if TYPE_CHECKING:
     from docbinder.application.binder import Run
+    from docbinder.tools.datasources import DataSource
+    from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
 __all__ = ["DocbinderTool", "docbinder_tools", "render_tool"]
@@ -107,8 +109,8 @@ def _input_model(spec: ToolSpec) -> type[BaseModel]:
 def docbinder_tools(
     run: Run | DocbinderToolset,
     *,
-    data_sources: Mapping[str, Any] | None = None,
-    image_generator: Any = None,
+    data_sources: Mapping[str, DataSource] | None = None,
+    image_generator: ImageGenerator | None = None,
 ) -> list[BaseTool]:
     """One LangChain tool per tool of the docbinder tool set, in its order.
 

@@ -53,6 +53,8 @@ except ModuleNotFoundError as exc:  # tested by simulating the missing package
 
 if TYPE_CHECKING:
     from docbinder.application.binder import Run
+    from docbinder.tools.datasources import DataSource
+    from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
 __all__ = ["docbinder_tools", "render_tool", "strict_parameters"]
@@ -64,8 +66,8 @@ _FILE_MIME_TYPES = frozenset({"application/pdf"})
 def docbinder_tools(
     run: Run | DocbinderToolset,
     *,
-    data_sources: Mapping[str, Any] | None = None,
-    image_generator: Any = None,
+    data_sources: Mapping[str, DataSource] | None = None,
+    image_generator: ImageGenerator | None = None,
 ) -> list[FunctionTool]:
     """One strict :class:`agents.FunctionTool` per tool of the docbinder tool set, in its order.
 

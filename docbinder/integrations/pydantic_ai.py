@@ -48,6 +48,8 @@ except ModuleNotFoundError as exc:  # tested by simulating the missing package
 
 if TYPE_CHECKING:
     from docbinder.application.binder import Run
+    from docbinder.tools.datasources import DataSource
+    from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
 __all__ = ["docbinder_toolset", "render_tool"]
@@ -59,8 +61,8 @@ _BINARY_MIME_TYPES = frozenset({"application/pdf"})
 def docbinder_toolset(
     run: Run | DocbinderToolset,
     *,
-    data_sources: Mapping[str, Any] | None = None,
-    image_generator: Any = None,
+    data_sources: Mapping[str, DataSource] | None = None,
+    image_generator: ImageGenerator | None = None,
     id: str | None = "docbinder",
 ) -> FunctionToolset[Any]:
     """A :class:`FunctionToolset` with one tool per tool of the docbinder tool set, in its order.
