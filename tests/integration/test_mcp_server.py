@@ -7,6 +7,8 @@ the caps, workflow binding and token handling on the in-memory binder.
 from __future__ import annotations
 
 import base64
+import logging
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -216,3 +218,37 @@ def test_tokens_map_to_principals(tmp_path: Path) -> None:
     assert anyio.run(tokens.verify_token, "three") is None
     with pytest.raises(ConfigurationError, match="cannot read"):
         BearerTokens.load(tmp_path / "absent.toml")
+
+
+# -- command-line checks before serving ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mcp", "--transport", "sse"], "--transport must be stdio or streamable-http, got 'sse'"),
+        (["mcp", "--tokens", "t.toml"], "--tokens applies to --transport streamable-http only"),
+        (["mcp", "--source", "inbox"], "--source must look like NAME=DIRECTORY, got 'inbox'"),
+        (
+            ["mcp", "--port", "0", "--transport", "streamable-http"],
+            "--port must be from 1 to 65535",
+        ),
+    ],
+)
+def test_cli_refuses_bad_options_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from docbinder.adapters.cli.main import app
+
+    for key in [k for k in os.environ if k.startswith("DOCBINDER_")]:
+        monkeypatch.delenv(key)
+    logger = logging.getLogger("docbinder")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        done = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), *args])
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+    assert done.exit_code == 1
+    assert message in done.output
