@@ -680,6 +680,92 @@ def doctor(json_flag: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
+@app.command()
+@handles_errors
+def mcp(
+    transport: Annotated[
+        str, typer.Option(help="stdio (default; one session per process) or streamable-http.")
+    ] = "stdio",
+    host: Annotated[
+        str, typer.Option(help="HTTP host to bind; anything but loopback needs --tokens.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+    workflow: Annotated[
+        str | None,
+        typer.Option(
+            "--workflow", "-w", help="Join this workflow (default: a new workflow per session)."
+        ),
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="DOCBINDER_MCP_TOKENS",
+            help="TOML file of bearer token hashes and their principals (HTTP only).",
+        ),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="Data source NAME=DIRECTORY for download_from_data_source (repeatable)."),
+    ] = None,
+    image_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DOCBINDER_IMAGE_URL",
+            help="OpenAI-compatible images API root (enables generate_image); "
+            "key from DOCBINDER_IMAGE_API_KEY.",
+        ),
+    ] = None,
+    image_model: Annotated[
+        str, typer.Option(envvar="DOCBINDER_IMAGE_MODEL", help="Image model name.")
+    ] = "dall-e-2",
+) -> None:
+    """Serve the docbinder tools and the workflow's documents over MCP (extra [mcp])."""
+    import anyio
+
+    from docbinder.integrations.mcp import BearerTokens, DocbinderMcpServer, check_http_host
+    from docbinder.tools import LocalDirectorySource, OpenAICompatibleImageGenerator
+
+    if transport not in ("stdio", "streamable-http"):
+        raise InvalidInput(f"--transport must be stdio or streamable-http, got {transport!r}")
+    if transport == "stdio" and tokens is not None:
+        raise InvalidInput("--tokens applies to --transport streamable-http only")
+    if not 0 < port < 65536:
+        raise InvalidInput(f"--port must be from 1 to 65535, got {port}")
+    sources = {}
+    for entry in source or []:
+        name, sep, directory = entry.partition("=")
+        if not sep or not name.strip() or not directory:
+            raise InvalidInput(f"--source must look like NAME=DIRECTORY, got {entry!r}")
+        sources[name.strip()] = LocalDirectorySource(Path(directory).expanduser())
+    generator = None
+    if image_url:
+        generator = OpenAICompatibleImageGenerator(
+            image_url, os.environ.get("DOCBINDER_IMAGE_API_KEY"), model=image_model
+        )
+    token_map = BearerTokens.load(tokens) if tokens is not None else None
+    server = DocbinderMcpServer(
+        STATE.binder(),
+        STATE.principal,
+        workflow_id=workflow,
+        data_sources=sources,
+        image_generator=generator,
+    )
+    if workflow is not None and token_map is None:
+        STATE.binder().workflows.get(STATE.principal, workflow)  # fail now, not at the first call
+    if transport == "stdio":
+        anyio.run(server.run_stdio)
+        return
+    check_http_host(host, token_map)
+    shown = f"[{host}]" if ":" in host else host
+    who = "bearer-token principals" if token_map else f"user {STATE.principal.user_id}"
+    err.print(
+        f"docbinder MCP server on http://{shown}:{port}/mcp as {who}; "
+        f"workflow: {workflow or 'a new one per session'}",
+        markup=False,
+    )
+    server.run_http(host=host, port=port, tokens=token_map)
+
+
 def run() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,121 @@
+"""Bearer tokens for the MCP server over HTTP: a TOML file mapping token hashes to principals.
+
+The file holds no token, only the SHA-256 of each (lowercase hex of the UTF-8
+bytes, as ``printf %s "$TOKEN" | sha256sum`` prints it)::
+
+    [[tokens]]
+    sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    user = "alice"
+    mandate = "acme"
+    feature_instance = "support"   # optional
+    roles = ["member"]             # optional, default ["member"]
+
+A request's principal is the one its token maps to; nothing in the request
+can name another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from mcp.server.auth.provider import AccessToken
+
+from docbinder.domain.errors import ConfigurationError, InvalidInput
+from docbinder.domain.model import Principal
+
+_HEX64: Final = re.compile(r"^[0-9a-f]{64}$")
+_KEYS: Final = frozenset({"sha256", "user", "mandate", "feature_instance", "roles", "name"})
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 of ``token`` (UTF-8) as 64 lowercase hex digits."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class BearerTokens:
+    """The token verifier of the HTTP transport (the MCP SDK's ``TokenVerifier`` protocol).
+
+    ``principals`` maps token hashes (see :func:`token_hash`) to principals.
+    :meth:`verify_token` answers an :class:`AccessToken` whose ``subject`` is the
+    token's hash, or ``None`` for an unknown token (the SDK then answers 401).
+    """
+
+    def __init__(self, principals: Mapping[str, Principal]) -> None:
+        if not principals:
+            raise ConfigurationError("the bearer token file lists no token")
+        self._principals = dict(principals)
+
+    @classmethod
+    def load(cls, path: Path) -> BearerTokens:
+        """Read a token file (see the module); :class:`ConfigurationError` names what is wrong."""
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot read the bearer token file {path}: {exc.strerror}"
+            ) from exc
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigurationError(
+                f"the bearer token file {path} is not valid TOML: {exc}"
+            ) from exc
+        entries = data.get("tokens")
+        if not isinstance(entries, list) or not entries:
+            raise ConfigurationError(f"the bearer token file {path} has no [[tokens]] entries")
+        principals: dict[str, Principal] = {}
+        for number, entry in enumerate(entries, start=1):
+            digest, principal = _entry(entry, f"{path}: token {number}")
+            if digest in principals:
+                raise ConfigurationError(f"{path}: token {number} repeats a token hash")
+            principals[digest] = principal
+        return cls(principals)
+
+    def principal_for(self, access_token: AccessToken) -> Principal | None:
+        """The principal of a token this verifier accepted, else ``None``."""
+        subject = access_token.subject or ""
+        return self._principals.get(subject)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """An :class:`AccessToken` for a known token, ``None`` otherwise."""
+        digest = token_hash(token)
+        for known, principal in self._principals.items():
+            if hmac.compare_digest(known, digest):
+                return AccessToken(
+                    token="",
+                    client_id=f"{principal.mandate_id}/{principal.user_id}",
+                    scopes=[],
+                    subject=known,
+                )
+        return None
+
+
+def _entry(entry: Any, where: str) -> tuple[str, Principal]:
+    if not isinstance(entry, dict):
+        raise ConfigurationError(f"{where} must be a table")
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise ConfigurationError(f"{where} has unknown keys: {', '.join(unknown)}")
+    digest = entry.get("sha256")
+    if not isinstance(digest, str) or not _HEX64.match(digest.strip().lower()):
+        raise ConfigurationError(f"{where}: sha256 must be 64 hex digits (the token's SHA-256)")
+    roles = entry.get("roles", ["member"])
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise ConfigurationError(f"{where}: roles must be a list of strings")
+    user, mandate = entry.get("user"), entry.get("mandate")
+    if not isinstance(user, str) or not isinstance(mandate, str):
+        raise ConfigurationError(f"{where}: user and mandate are required strings")
+    try:
+        principal = Principal(
+            user,
+            mandate,
+            entry.get("feature_instance"),
+            roles=tuple(roles),
+        )
+    except (InvalidInput, TypeError, ValueError) as exc:
+        raise ConfigurationError(f"{where}: user and mandate must be valid ids ({exc})") from exc
+    return digest.strip().lower(), principal

@@ -1,0 +1,195 @@
+"""docbinder's agent tools as function tools of the OpenAI Agents SDK (ADR 0017).
+
+::
+
+    from agents import Agent, Runner
+    from docbinder.integrations.openai_agents import docbinder_tools
+
+    agent = Agent(name="analyst", tools=docbinder_tools(run))  # run = binder.start_new_run(...)
+    result = await Runner.run(agent, "Write notes.md, then read it back")
+
+Each tool is an :class:`agents.FunctionTool` rendered from
+:class:`docbinder.toolset.DocbinderToolset` (same names, descriptions and
+arguments as every other rendering) with a strict JSON schema: arguments the
+tool set marks optional become nullable, as strict mode requires every property
+to be listed, and a ``null`` sent for one means "not given". Tools run
+asynchronously and never block the event loop.
+
+What the model gets back (``function_call_output``):
+
+* the unified tool-result text (a producing tool's ``documentList ref:`` and
+  ``file id:`` lines, ``read_documents``' extracted text and unresolved
+  references) as text;
+* ``read_documents``' images as :class:`agents.ToolOutputImage` (a ``data:``
+  URL, ``detail="auto"``) and PDF documents without text as
+  :class:`agents.ToolOutputFileContent`, after one :class:`agents.ToolOutputText`.
+
+The host gets ``{"file_ids": [...], "document_ids": [...]}`` in the
+``custom_data`` of the run's ``ToolCallOutputItem`` (SDK-only, never sent to
+the model). A failed call returns docbinder's one-line message to the model
+as the tool output.
+
+Needs the ``[openai-agents]`` extra; without it importing this module raises
+:class:`~docbinder.domain.errors.MissingExtra`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from docbinder.domain.errors import MissingExtra
+from docbinder.domain.model import ContentKind
+from docbinder.integrations._rendering import artifact, data_url, image_parts, toolset_for
+
+try:
+    from agents import FunctionTool, ToolOutputFileContent, ToolOutputImage, ToolOutputText
+    from agents.tool import FunctionToolCustomDataContext
+    from agents.tool_context import ToolContext
+except ModuleNotFoundError as exc:  # tested by simulating the missing package
+    raise MissingExtra("docbinder's OpenAI Agents tools", "openai-agents", "openai-agents") from exc
+
+if TYPE_CHECKING:
+    from docbinder.application.binder import Run
+    from docbinder.tools.datasources import DataSource
+    from docbinder.tools.images import ImageGenerator
+    from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
+
+__all__ = ["docbinder_tools", "render_tool", "strict_parameters"]
+
+_FILE_MIME_TYPES = frozenset({"application/pdf"})
+"""Binary documents sent as the SDK's file output (the Responses API reads PDFs)."""
+
+
+def docbinder_tools(
+    run: Run | DocbinderToolset,
+    *,
+    data_sources: Mapping[str, DataSource] | None = None,
+    image_generator: ImageGenerator | None = None,
+) -> list[FunctionTool]:
+    """One strict :class:`agents.FunctionTool` per tool of the docbinder tool set, in its order.
+
+    ``run`` is the agent run, or a ready :class:`~docbinder.toolset.DocbinderToolset`
+    to share with other renderings; ``data_sources`` and ``image_generator``
+    configure a new tool set (``TypeError`` with a ready one).
+    """
+    toolset = toolset_for(run, data_sources=data_sources, image_generator=image_generator)
+    return [render_tool(toolset, spec) for spec in toolset.specs]
+
+
+def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> FunctionTool:
+    """The strict :class:`agents.FunctionTool` for ``spec`` of ``toolset``."""
+    name = spec.name
+    optional = _optional_names(spec.parameters)
+    outcomes: dict[str, ToolOutcome] = {}
+
+    async def invoke(ctx: ToolContext[Any], raw_arguments: str) -> Any:
+        try:
+            parsed = json.loads(raw_arguments or "{}")
+        except ValueError:
+            return f"Error: the arguments of {name} are not valid JSON"
+        if not isinstance(parsed, dict):
+            return f"Error: the arguments of {name} must be a JSON object"
+        arguments = {k: v for k, v in parsed.items() if not (v is None and k in optional)}
+        outcome = await toolset.acall(name, arguments)
+        outcomes[ctx.tool_call_id] = outcome
+        return _render(outcome)
+
+    def host_record(context: FunctionToolCustomDataContext) -> dict[str, Any] | None:
+        outcome = outcomes.pop(context.tool_context.tool_call_id, None)
+        return None if outcome is None else dict(artifact(outcome))
+
+    return FunctionTool(
+        name=name,
+        description=spec.description,
+        params_json_schema=strict_parameters(spec.parameters),
+        on_invoke_tool=invoke,
+        strict_json_schema=True,
+        custom_data_extractor=host_record,
+    )
+
+
+def strict_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` (a JSON Schema object) made fit for OpenAI's strict function schemas.
+
+    Strict mode (OpenAI "Structured Outputs", supported schemas) requires every
+    property in ``required`` and no ``default``: each optional property becomes
+    nullable (``null`` added to its type, or an ``anyOf`` branch), defaults
+    are dropped, and a property without any type accepts a string or a list of
+    strings. The SDK then closes every object (``additionalProperties: false``)
+    and checks the result. ``parameters`` is not changed.
+    """
+    schema = copy.deepcopy(dict(parameters))
+    _make_strict(schema)
+    return schema
+
+
+def _make_strict(schema: dict[str, Any]) -> None:
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        required = set(schema.get("required", ()))
+        for key, prop in list(properties.items()):
+            if not isinstance(prop, dict):
+                continue
+            if not _typed(prop):
+                prop = properties[key] = {
+                    **{k: v for k, v in prop.items() if k in ("description", "title")},
+                    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                }
+            prop.pop("default", None)
+            _make_strict(prop)
+            if key not in required:
+                properties[key] = _nullable(prop)
+        schema["required"] = list(properties)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        _make_strict(items)
+    for branch in schema.get("anyOf", ()) or ():
+        if isinstance(branch, dict):
+            _make_strict(branch)
+
+
+def _typed(schema: Mapping[str, Any]) -> bool:
+    return any(k in schema for k in ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref"))
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list) and "enum" not in schema:
+        return {**schema, "type": [*kind, *([] if "null" in kind else ["null"])]}
+    if isinstance(schema.get("anyOf"), list):
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    description = schema.get("description")
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    wrapped: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if description is not None:
+        wrapped["description"] = description
+    return wrapped
+
+
+def _optional_names(parameters: Mapping[str, Any]) -> frozenset[str]:
+    properties = parameters.get("properties") or {}
+    return frozenset(properties) - frozenset(parameters.get("required", ()))
+
+
+def _render(outcome: ToolOutcome) -> Any:
+    """The output the SDK sends to the model for ``outcome``."""
+    if outcome.is_error:
+        return outcome.text
+    extra: list[Any] = [
+        ToolOutputImage(image_url=data_url(part), detail="auto") for part in image_parts(outcome)
+    ]
+    extra.extend(
+        ToolOutputFileContent(file_data=data_url(part), filename=part.file_name)
+        for part in outcome.parts
+        if part.kind is ContentKind.BINARY
+        and part.data is not None
+        and part.mime_type in _FILE_MIME_TYPES
+    )
+    if not extra:
+        return outcome.text
+    return [ToolOutputText(text=outcome.text), *extra]

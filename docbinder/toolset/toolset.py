@@ -1,0 +1,588 @@
+"""The docbinder tool set: the tools of :mod:`docbinder.tools` behind one name-and-arguments call.
+
+A host framework renders :attr:`DocbinderToolset.specs` in its own tool
+format and forwards each call of the model to :meth:`DocbinderToolset.call`
+(or :meth:`~DocbinderToolset.acall` from async code). The answer is a
+:class:`ToolOutcome`: the text the model sees, the content parts a consuming
+tool read (images as image parts), and the ids of the files and documents
+involved. A call never raises a :class:`~docbinder.domain.errors.DocbinderError`:
+bad arguments and failures come back as ``is_error=True`` with docbinder's
+one-line message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import importlib.util
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from docbinder.application.binder import Run
+from docbinder.application.content import ContentResult
+from docbinder.application.resolve import ResolvedDocument
+from docbinder.application.results import printable
+from docbinder.domain.errors import DocbinderError, InvalidInput
+from docbinder.domain.model import ContentKind, ContentPart, FileItem
+from docbinder.tools import consuming, producing
+from docbinder.tools.datasources import DataSource
+from docbinder.tools.images import ImageGenerator
+from docbinder.tools.results import ToolResult
+from docbinder.toolset import specs as S
+from docbinder.toolset.specs import ToolSpec
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_IMAGE_BYTES: Final = 5 << 20
+"""Largest image ``read_documents`` returns as an image part, in bytes (5 MiB)."""
+
+DEFAULT_MAX_TEXT_CHARS: Final = consuming.DEFAULT_MAX_CHARS
+"""Most characters of document text one ``read_documents`` answer carries (100,000)."""
+
+MAX_LISTED_DOCUMENTS: Final = 200
+"""Most documents ``list_documents`` (and :func:`workflow_documents`) returns, newest first."""
+
+DEFAULT_LIST_FILES: Final = 50
+"""Default number of files ``list_files`` lists."""
+
+_MAX_ERROR_CHARS: Final = 500
+
+
+@attrs.frozen
+class ToolOutcome:
+    """What one tool call gives back.
+
+    ``text`` is what the model sees: for producing tools the unified tool-result
+    text (SPEC C5, one block per file), for consuming tools their answer; for
+    ``read_documents`` it already holds the text of every text part, with a
+    one-line placeholder for each image or binary part. ``parts`` are the
+    content parts ``read_documents`` read (text, image and binary
+    :class:`~docbinder.domain.model.ContentPart`); a host that can show images
+    sends ``text`` and then :attr:`images`. ``file_ids`` and ``document_ids``
+    name the FileItems and ChatDocuments the call produced or read. With
+    ``is_error`` the text is the one-line error message.
+    """
+
+    text: str
+    parts: tuple[ContentPart, ...] = ()
+    file_ids: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    is_error: bool = False
+
+    @property
+    def images(self) -> tuple[ContentPart, ...]:
+        """The image parts that carry data (within the tool set's image size cap)."""
+        return tuple(p for p in self.parts if p.kind == ContentKind.IMAGE and p.data is not None)
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class DocbinderToolset:
+    """The docbinder tools for one agent run, framework-neutral.
+
+    ``run`` binds principal and workflow (:meth:`DocBinder.start_run` /
+    :meth:`DocBinder.start_new_run`). ``data_sources`` maps service names to
+    :class:`~docbinder.tools.datasources.DataSource` objects: with at least
+    one, ``download_from_data_source`` is offered, over those names only.
+    ``image_generator`` enables ``generate_image``. ``render_document`` and
+    ``create_chart`` are offered when the ``[tools]`` extra is installed
+    (markdown-it-py, matplotlib). ``max_image_bytes`` caps the images
+    ``read_documents`` returns as image parts; ``max_text_chars`` caps the
+    document text of one ``read_documents`` answer.
+
+    Thread-safe as far as the run and adapters are (they are): calls may run
+    concurrently in worker threads.
+    """
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        data_sources: Mapping[str, DataSource] | None = None,
+        image_generator: ImageGenerator | None = None,
+        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    ) -> None:
+        self.run = run
+        self.data_sources: Mapping[str, DataSource] = dict(data_sources or {})
+        self.image_generator = image_generator
+        self.max_image_bytes = max_image_bytes
+        self.max_text_chars = max_text_chars
+        handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], ToolOutcome]]] = {}
+        handlers["write_file"] = (S.write_file_spec(), self._write_file)
+        if self.data_sources:
+            handlers["download_from_data_source"] = (
+                S.download_spec(tuple(self.data_sources)),
+                self._download,
+            )
+        if _has_module("markdown_it") and _has_module("matplotlib"):
+            handlers["render_document"] = (S.render_document_spec(), self._render_document)
+        if _has_module("matplotlib"):
+            handlers["create_chart"] = (S.create_chart_spec(), self._create_chart)
+        if image_generator is not None:
+            handlers["generate_image"] = (S.generate_image_spec(), self._generate_image)
+        handlers["read_documents"] = (S.read_documents_spec(), self._read_documents)
+        handlers["list_documents"] = (S.list_documents_spec(), self._list_documents)
+        handlers["read_file"] = (S.read_file_spec(), self._read_file)
+        handlers["search_in_file_content"] = (S.search_spec(), self._search)
+        handlers["get_file_info"] = (S.get_file_info_spec(), self._get_file_info)
+        handlers["list_files"] = (S.list_files_spec(), self._list_files)
+        self._handlers = handlers
+        self.specs: tuple[ToolSpec, ...] = tuple(spec for spec, _ in handlers.values())
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The id of the run's workflow, or ``None``."""
+        return self.run.context.workflow_id
+
+    def spec(self, name: str) -> ToolSpec:
+        """The spec of tool ``name``; :class:`KeyError` if this tool set has no such tool."""
+        try:
+            return self._handlers[name][0]
+        except KeyError:
+            raise KeyError(f"unknown tool {name!r}") from None
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
+        """Run tool ``name`` with the model's ``arguments`` (a mapping, or its JSON text).
+
+        Never raises for a docbinder error, an unknown tool or bad arguments:
+        those give ``is_error=True`` and one line of text. Any other exception
+        (a defect) is logged with its traceback and answered with
+        ``internal error in tool <name>``.
+        """
+        entry = self._handlers.get(name) if isinstance(name, str) else None
+        if entry is None:
+            known = ", ".join(self._handlers)
+            return _error(f"unknown tool {name!r}; available tools: {known}")
+        spec, handler = entry
+        try:
+            args = _arguments(spec, arguments)
+            return handler(args)
+        except DocbinderError as exc:
+            log.info("tool %s failed: %s", name, exc)
+            return _error(str(exc) or type(exc).__name__)
+        except Exception:
+            log.exception("tool %s failed unexpectedly", name)
+            return _error(f"internal error in tool {name}; the details were logged")
+
+    async def acall(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
+        """:meth:`call` in a worker thread (anyio, else asyncio), so the event loop stays free."""
+        work = functools.partial(self.call, name, arguments)
+        try:
+            import anyio.to_thread
+        except ImportError:  # pragma: no cover - anyio comes with every async host we support
+            import asyncio
+
+            return await asyncio.to_thread(work)
+        return await anyio.to_thread.run_sync(work)
+
+    # -- producing tools ---------------------------------------------------------------------
+    def _write_file(self, args: dict[str, Any]) -> ToolOutcome:
+        name, content = _text(args, "name"), _text(args, "content", strip=False)
+        encoding = args.get("encoding") or "text"
+        data: str | bytes
+        if encoding == "text":
+            data = content
+        elif encoding == "base64":
+            try:
+                data = base64.b64decode(content.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise InvalidInput("content is not valid base64 (encoding 'base64')") from None
+        else:
+            raise InvalidInput(f"encoding must be 'text' or 'base64', got {encoding!r}")
+        return _produced(producing.write_file(self.run, name, data))
+
+    def _download(self, args: dict[str, Any]) -> ToolOutcome:
+        service, path = _text(args, "service"), _text(args, "path", strip=False)
+        source = self.data_sources.get(service)
+        if source is None:
+            known = ", ".join(f"'{s}'" for s in self.data_sources)
+            raise InvalidInput(f"unknown data source {service!r}; configured: {known}")
+        try:
+            return _produced(
+                producing.download_from_data_source(self.run, source, path, service=service)
+            )
+        except DocbinderError as exc:
+            # A source names its own location (a directory, a bucket) in its messages;
+            # the model gets the service name instead.
+            root = getattr(source, "root", None)
+            message = str(exc)
+            if root is not None and str(root):
+                message = message.replace(str(root), f"'{service}'")
+            return _error(message)
+
+    def _render_document(self, args: dict[str, Any]) -> ToolOutcome:
+        formats = _string_list(args.get("formats"), "formats") or ["html"]
+        return _produced(
+            producing.render_document(
+                self.run,
+                _text(args, "markdown", strip=False),
+                name=_text(args, "name"),
+                formats=formats,
+                title=_optional_text(args, "title"),
+            )
+        )
+
+    def _create_chart(self, args: dict[str, Any]) -> ToolOutcome:
+        spec: dict[str, Any] = {"kind": args["kind"], "series": _chart_series(args["series"])}
+        for key in ("title", "x_label", "y_label"):
+            if args.get(key) is not None:
+                spec[key] = args[key]
+        return _produced(producing.create_chart(self.run, spec, name=_optional_text(args, "name")))
+
+    def _generate_image(self, args: dict[str, Any]) -> ToolOutcome:
+        assert self.image_generator is not None
+        n = _integer(args.get("n"), "n")
+        return _produced(
+            producing.generate_image(
+                self.run,
+                _text(args, "prompt", strip=False),
+                generator=self.image_generator,
+                n=1 if n is None else n,
+                size=_optional_text(args, "size") or "512x512",
+                name=_optional_text(args, "name") or "image",
+            )
+        )
+
+    # -- consuming tools ---------------------------------------------------------------------
+    def _read_documents(self, args: dict[str, Any]) -> ToolOutcome:
+        content = self.run.get_content(args["documentList"])
+        return read_documents_outcome(
+            content, max_image_bytes=self.max_image_bytes, max_text_chars=self.max_text_chars
+        )
+
+    def _list_documents(self, args: dict[str, Any]) -> ToolOutcome:
+        workflow_id = self.workflow_id
+        if workflow_id is None:
+            return ToolOutcome(
+                "No workflow is active in this run, so there are no documents to list; stored "
+                "files stay reachable by file id (list_files)."
+            )
+        documents = workflow_documents(self.run)
+        lines = [f"Active workflow: {workflow_id}"]
+        if not documents:
+            lines.append("It has no documents yet.")
+        else:
+            lines.append(f"{len(documents)} document(s), newest first:")
+            lines.extend(_document_line(d) for d in documents)
+            if len(documents) >= MAX_LISTED_DOCUMENTS:
+                lines.append(f"(only the newest {MAX_LISTED_DOCUMENTS} are listed)")
+        return ToolOutcome(
+            "\n".join(lines),
+            file_ids=tuple(d.file.id for d in documents),
+            document_ids=tuple(d.document.id for d in documents),
+        )
+
+    def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
+        file_id = _text(args, "file_id")
+        max_chars = _integer(args.get("max_chars"), "max_chars")
+        text = consuming.read_file(
+            self.run,
+            file_id,
+            max_chars=consuming.DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+        )
+        return ToolOutcome(text, file_ids=(file_id,))
+
+    def _search(self, args: dict[str, Any]) -> ToolOutcome:
+        query = _text(args, "query", strip=False)
+        limit = _integer(args.get("limit"), "limit")
+        matches = consuming.search_in_file_content(
+            self.run,
+            query,
+            file_ids=_string_list(args.get("file_ids"), "file_ids"),
+            limit=consuming.DEFAULT_SEARCH_LIMIT if limit is None else limit,
+        )
+        if not matches:
+            return ToolOutcome(f"No line contains {query!r}.")
+        lines = [f"{len(matches)} match(es) for {query!r}:"]
+        lines.extend(printable(str(m)) for m in matches)
+        return ToolOutcome(
+            "\n".join(lines), file_ids=tuple(dict.fromkeys(m.file_id for m in matches))
+        )
+
+    def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
+        item = consuming.get_file_info(self.run, _text(args, "file_id"))
+        return ToolOutcome(file_info_text(item), file_ids=(item.id,))
+
+    def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
+        limit = _integer(args.get("limit"), "limit")
+        items = consuming.list_files(self.run, limit=DEFAULT_LIST_FILES if limit is None else limit)
+        if not items:
+            return ToolOutcome("No stored files that you may read.")
+        lines = [f"{len(items)} file(s), newest first:"]
+        lines.extend(
+            f"file id: {i.id}  '{printable(i.file_name)}' ({i.mime_type}, {i.size} bytes)"
+            for i in items
+        )
+        return ToolOutcome("\n".join(lines), file_ids=tuple(i.id for i in items))
+
+
+# -- shared rendering --------------------------------------------------------------------------
+
+
+def workflow_documents(
+    run: Run, *, limit: int = MAX_LISTED_DOCUMENTS
+) -> tuple[ResolvedDocument, ...]:
+    """The readable documents of the run's workflow, newest first, at most ``limit``.
+
+    Each comes with its current FileItem (access-checked like ``read_documents``;
+    documents whose file was deleted, is unreadable or lost its blob are left
+    out). Empty without a workflow. Errors: :class:`StorageError`.
+    """
+    workflow_id = run.context.workflow_id
+    if workflow_id is None or limit < 1:
+        return ()
+    messages = run.binder.workflows.messages(run.principal, workflow_id)
+    newest: list[str] = []
+    for message in reversed(messages):
+        for document in reversed(message.documents):
+            newest.append(document.reference)
+            if len(newest) >= limit:
+                break
+        if len(newest) >= limit:
+            break
+    if not newest:
+        return ()
+    return run.resolve(newest).documents
+
+
+def _document_line(document: ResolvedDocument) -> str:
+    item = document.file
+    return (
+        f"{document.document.reference}  '{printable(item.file_name)}' "
+        f"({item.mime_type}, {item.size} bytes)  file id: {item.id}"
+    )
+
+
+def file_info_text(item: FileItem) -> str:
+    """The ``get_file_info`` answer: one ``key: value`` line per metadata field."""
+    lines = [
+        f"file id: {item.id}",
+        f"name: {printable(item.file_name)}",
+        f"MIME type: {item.mime_type}",
+        f"size: {item.size} bytes",
+        f"SHA-256: {item.sha256}",
+        f"created by: {item.created_by}",
+        f"created at: {item.created_at.isoformat()}",
+    ]
+    if item.folder:
+        lines.append(f"folder: {printable(item.folder)}")
+    if item.tags:
+        lines.append(f"tags: {', '.join(printable(t) for t in item.tags)}")
+    return "\n".join(lines)
+
+
+def read_documents_outcome(
+    content: ContentResult,
+    *,
+    max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+) -> ToolOutcome:
+    """Render a :class:`ContentResult` as the ``read_documents`` answer.
+
+    Text: one header line per document (``docItem:<id> '<name>' (<MIME>,
+    <size> bytes, file id <id>)``), the text of its text parts (PDF pages
+    introduced by ``[page N]``), a placeholder line for each image or binary
+    part, then one ``Unresolved:`` line per reference that failed (reference,
+    reason code, sentence) and one ``Valid references:`` line. Text beyond
+    ``max_text_chars`` characters is cut with a ``[truncated ...]`` note.
+    ``parts``: every text part, and each image part whose data is at most
+    ``max_image_bytes`` bytes (larger images are named in the text only).
+    """
+    lines: list[str] = []
+    parts: list[ContentPart] = []
+    budget = max_text_chars
+    cut = False
+    total = len(content.documents) + len(content.unresolved)
+    if total == 0:
+        lines.append(
+            "documentList held no document reference; pass references like "
+            '["docItem:<id>"] (list_documents shows them).'
+        )
+    else:
+        lines.append(
+            f"Read {len(content.documents)} document(s); {len(content.unresolved)} unresolved."
+        )
+    for doc in content.documents:
+        lines.append(
+            f"--- docItem:{doc.document_id} '{printable(doc.file_name)}' "
+            f"({doc.mime_type}, {_size_of(doc.parts)} bytes, file id {doc.file_id}) ---"
+        )
+        for part in doc.parts:
+            if part.kind == ContentKind.TEXT and part.text is not None:
+                if part.position:
+                    lines.append(f"[{part.position}]")
+                parts.append(part)
+                if cut:
+                    continue
+                text = part.text
+                if len(text) > budget:
+                    cut = True
+                    text = text[:budget] + (
+                        f"\n[truncated: this answer carries at most {max_text_chars} characters "
+                        "of text; use read_file with the file id for the rest]"
+                    )
+                budget -= min(budget, len(part.text))
+                lines.append(text)
+            elif part.kind == ContentKind.IMAGE:
+                if part.data is None:
+                    lines.append(
+                        f"[image '{printable(part.file_name)}' ({part.mime_type}, {part.size} "
+                        "bytes) is too large to read]"
+                    )
+                elif len(part.data) > max_image_bytes:
+                    lines.append(
+                        f"[image '{printable(part.file_name)}' ({part.mime_type}, "
+                        f"{len(part.data)} bytes) is larger than the {max_image_bytes}-byte "
+                        "limit for images and is not included]"
+                    )
+                else:
+                    lines.append(
+                        f"[image '{printable(part.file_name)}' ({part.mime_type}, "
+                        f"{len(part.data)} bytes)]"
+                    )
+                    parts.append(part)
+            else:
+                note = f": {part.text}" if part.text else ""
+                lines.append(
+                    f"[binary file '{printable(part.file_name)}' ({part.mime_type}, "
+                    f"{part.size} bytes) has no text to show{note}]"
+                )
+    for miss in content.unresolved:
+        lines.append(
+            f"Unresolved: {printable(_short(miss.reference))} ({miss.reason.value}): {miss.message}"
+        )
+    if content.unresolved:
+        suggestions = content.resolution.suggestions
+        if suggestions:
+            valid = ", ".join(f"{s.reference} ('{printable(s.file_name)}')" for s in suggestions)
+            lines.append(f"Valid references: {valid}")
+        else:
+            lines.append("Valid references: none (the active workflow has no readable documents)")
+    return ToolOutcome(
+        "\n".join(lines),
+        tuple(parts),
+        file_ids=tuple(dict.fromkeys(d.file_id for d in content.documents)),
+        document_ids=tuple(d.document_id for d in content.documents),
+    )
+
+
+def _size_of(parts: Sequence[ContentPart]) -> int:
+    return parts[0].size if parts else 0
+
+
+def _short(value: str, limit: int = 120) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def _error(message: str) -> ToolOutcome:
+    line = " ".join(message.split())
+    if len(line) > _MAX_ERROR_CHARS:
+        line = line[:_MAX_ERROR_CHARS] + "…"
+    return ToolOutcome(line, is_error=True)
+
+
+def _arguments(spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    """The model's arguments checked against ``spec``: unknown or missing ones are refused."""
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            raise InvalidInput(f"the arguments of {spec.name} are not a JSON object") from None
+    if not isinstance(arguments, Mapping):
+        raise InvalidInput(f"the arguments of {spec.name} must be a JSON object")
+    properties = spec.parameters.get("properties", {})
+    unknown = [str(key) for key in arguments if key not in properties]
+    if unknown:
+        expected = ", ".join(properties) or "none"
+        raise InvalidInput(
+            f"unknown argument(s) {', '.join(repr(u) for u in unknown)} for {spec.name}; "
+            f"expected: {expected}"
+        )
+    optional = S.OPTIONAL.get(spec.name, frozenset())
+    args: dict[str, Any] = {}
+    for key in properties:
+        value = arguments.get(key)
+        if value is None and key not in optional:
+            raise InvalidInput(f"missing argument {key!r} for {spec.name}")
+        args[key] = value
+    return args
+
+
+def _text(args: Mapping[str, Any], key: str, *, strip: bool = True) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise InvalidInput(f"argument {key!r} must be a string")
+    if strip and not value.strip():
+        raise InvalidInput(f"argument {key!r} must not be empty")
+    return value.strip() if strip else value
+
+
+def _optional_text(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"argument {key!r} must be a string or null")
+    return value.strip() or None
+
+
+def _integer(value: object, key: str) -> int | None:
+    """An integer argument; integral floats and digit strings are accepted."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(f"argument {key!r} must be an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value.strip())
+    raise InvalidInput(f"argument {key!r} must be an integer, got {value!r}")
+
+
+def _string_list(value: object, key: str) -> list[str] | None:
+    """A list of strings; one string counts as a list of one."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidInput(f"argument {key!r} must be a list of strings")
+
+
+def _chart_series(value: object) -> object:
+    """The series list with ``null`` names left out (the chart spec has no null fields)."""
+    if not isinstance(value, list):
+        return value
+    cleaned: list[object] = []
+    for entry in value:
+        if isinstance(entry, Mapping):
+            entry = {k: v for k, v in entry.items() if not (k == "name" and v is None)}
+        cleaned.append(entry)
+    return cleaned
+
+
+def _produced(result: ToolResult) -> ToolOutcome:
+    return ToolOutcome(
+        result.text,
+        file_ids=result.file_ids,
+        document_ids=tuple(f.document_id for f in result.files if f.document_id is not None),
+    )

@@ -1,0 +1,480 @@
+"""``docbinder mcp`` driven by the official MCP client (``mcp.ClientSession``).
+
+Every test starts the real command in a subprocess on the embedded default
+(SQLite + local disk in a temporary home): over stdio through the SDK's
+``stdio_client``, over streamable HTTP on 127.0.0.1 through its
+``streamable_http_client``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from docbinder.integrations.mcp import token_hash
+from tests.unit.test_tools_fixtures import png_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC_REF = re.compile(r"docItem:([0-9a-f-]{36})")
+FILE_ID = re.compile(r"file id: ([0-9a-f-]{36})")
+
+BASE_TOOLS = [
+    "write_file",
+    "render_document",
+    "create_chart",
+    "read_documents",
+    "list_documents",
+    "read_file",
+    "search_in_file_content",
+    "get_file_info",
+    "list_files",
+]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _command(home: Path, *args: str, user: str = "alice", mandate: str = "acme") -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "docbinder",
+        "--home",
+        str(home),
+        "--user",
+        user,
+        "--mandate",
+        mandate,
+        *args,
+    ]
+
+
+@asynccontextmanager
+async def stdio_session(home: Path, *args: str) -> AsyncIterator[ClientSession]:
+    command = _command(home, "mcp", *args)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=_env(), cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with (
+        create_mcp_http_client(headers=headers) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class HttpServer:
+    """``docbinder mcp --transport streamable-http`` in a subprocess on 127.0.0.1."""
+
+    def __init__(self, home: Path, *args: str, user: str = "alice") -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.process = subprocess.Popen(
+            _command(
+                home,
+                "mcp",
+                "--transport",
+                "streamable-http",
+                "--port",
+                str(self.port),
+                *args,
+                user=user,
+            ),
+            env=_env(),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            if self.process.poll() is not None:
+                assert self.process.stderr is not None
+                pytest.fail(f"server exited: {self.process.stderr.read().decode()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    pytest.fail("the MCP server did not start listening")
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def inbox(tmp_path: Path) -> Path:
+    directory = tmp_path / "inbox"
+    directory.mkdir()
+    (directory / "figures.csv").write_text("region,revenue\nNorth,61\nSouth,48\n")
+    return directory
+
+
+@pytest.fixture
+def http_server(home: Path) -> Iterator[HttpServer]:
+    server = HttpServer(home)
+    yield server
+    server.stop()
+
+
+def text(result: Any) -> str:
+    assert result.content and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+def ok(result: Any) -> str:
+    assert not result.is_error, text(result)
+    return text(result)
+
+
+def doc_ref(result_text: str) -> str:
+    match = DOC_REF.search(result_text)
+    assert match, result_text
+    return match[0]
+
+
+# -- the shared scenario ---------------------------------------------------------------------
+
+
+async def produce_and_consume(session: ClientSession, home: Path) -> None:
+    """Tools and resources end to end: write, read back in sloppy shapes, PDF, PNG, misses, errors."""
+    written = ok(
+        await session.call_tool("write_file", {"name": "notes.md", "content": "# Notes\nalpha"})
+    )
+    assert written.startswith("Wrote 'notes.md' (13 bytes)\n  documentList ref: docItem:")
+    ref = doc_ref(written)
+    document_id = ref.removeprefix("docItem:")
+
+    for shape in (
+        f'```json\n["{ref}"]\n```',
+        {"documents": [{"id": document_id, "name": "notes.md"}]},
+        document_id.upper(),
+    ):
+        read = await session.call_tool("read_documents", {"documentList": shape})
+        body = ok(read)
+        assert body.splitlines()[0] == "Read 1 document(s); 0 unresolved.", shape
+        assert "# Notes\nalpha" in body
+
+    # PDF: rendered, then read as page text and as a resource blob
+    rendered = ok(
+        await session.call_tool(
+            "render_document",
+            {"markdown": "# Plan\n\nShip the bridge in May.", "name": "plan", "formats": ["pdf"]},
+        )
+    )
+    pdf_ref = doc_ref(rendered)
+    pdf_read = ok(await session.call_tool("read_documents", {"documentList": [pdf_ref]}))
+    assert "(application/pdf," in pdf_read and "[page 1]" in pdf_read
+    assert "Ship the bridge in May." in pdf_read
+
+    # PNG: written as base64, read back as MCP image content
+    png = png_bytes((10, 120, 200), size=8)
+    png_written = ok(
+        await session.call_tool(
+            "write_file",
+            {"name": "dot.png", "content": base64.b64encode(png).decode(), "encoding": "base64"},
+        )
+    )
+    png_read = await session.call_tool(
+        "read_documents", {"documentList": f"[{doc_ref(png_written)}]"}
+    )
+    assert not png_read.is_error
+    [image] = [c for c in png_read.content if c.type == "image"]
+    assert image.mime_type == "image/png"
+    assert base64.b64decode(image.data) == png
+
+    # an unresolved reference: reason and the valid references
+    missing = "docItem:00000000-0000-4000-8000-000000000000"
+    miss = ok(await session.call_tool("read_documents", {"documentList": [ref, missing]}))
+    lines = miss.splitlines()
+    assert lines[0] == "Read 1 document(s); 1 unresolved."
+    assert (
+        f"Unresolved: {missing} (not_in_workflow): no document with this reference in the "
+        "active workflow"
+    ) in lines
+    assert lines[-1].startswith("Valid references: ") and ref in lines[-1]
+
+    # resources: every document listed with MIME type and size; text and blob reads
+    listing = await session.list_resources()
+    by_name = {r.name: r for r in listing.resources}
+    assert {"notes.md", "plan.pdf", "dot.png"} <= set(by_name)
+    assert str(by_name["notes.md"].uri) == f"docbinder://documents/{document_id}"
+    assert (by_name["notes.md"].mime_type, by_name["notes.md"].size) == ("text/markdown", 13)
+    assert (by_name["dot.png"].mime_type, by_name["dot.png"].size) == ("image/png", len(png))
+    [note] = (await session.read_resource(by_name["notes.md"].uri)).contents
+    assert note.text == "# Notes\nalpha"
+    [pdf] = (await session.read_resource(by_name["plan.pdf"].uri)).contents
+    assert base64.b64decode(pdf.blob).startswith(b"%PDF")
+    [dot] = (await session.read_resource(by_name["dot.png"].uri)).contents
+    assert base64.b64decode(dot.blob) == png
+    [template] = (await session.list_resource_templates()).resource_templates
+    assert template.uri_template == "docbinder://documents/{documentId}"
+    with pytest.raises(MCPError, match="not found"):
+        await session.read_resource(f"docbinder://documents/{missing.removeprefix('docItem:')}")
+
+    # tool errors: one line, no traceback, no internal path
+    for name, arguments in (
+        ("read_file", {"file_id": "00000000-0000-4000-8000-00000000beef"}),
+        ("read_file", {"file_id": "x", "path": "/etc/passwd"}),
+        ("write_file", {"name": "a.txt", "content": "x", "encoding": "hex"}),
+        ("create_chart", {"kind": "pie", "series": []}),
+        ("no_such_tool", {}),
+    ):
+        failed = await session.call_tool(name, arguments)
+        assert failed.is_error, (name, arguments)
+        message = text(failed)
+        assert "\n" not in message and "Traceback" not in message
+        assert str(home) not in message and str(ROOT) not in message
+
+
+# -- stdio -----------------------------------------------------------------------------------
+
+
+def test_stdio_tools_resources_and_errors(home: Path, inbox: Path) -> None:
+    async def main() -> None:
+        async with stdio_session(home, "--source", f"inbox={inbox}") as session:
+            tools = (await session.list_tools()).tools
+            assert [t.name for t in tools] == [
+                "write_file",
+                "download_from_data_source",
+                *BASE_TOOLS[1:],
+            ]
+            for tool in tools:
+                assert tool.description and tool.input_schema["type"] == "object"
+            read_documents = next(t for t in tools if t.name == "read_documents")
+            assert read_documents.annotations is not None
+            assert read_documents.annotations.read_only_hint is True
+
+            downloaded = ok(
+                await session.call_tool(
+                    "download_from_data_source", {"service": "inbox", "path": "figures.csv"}
+                )
+            )
+            assert downloaded.startswith("Downloaded 'figures.csv' (")
+            await produce_and_consume(session, home)
+
+            workflows = ok(await session.call_tool("list_documents", {})).splitlines()[0]
+            assert re.fullmatch(r"Active workflow: [0-9a-f-]{36}", workflows)
+
+    anyio.run(main)
+
+
+def test_stdio_joins_the_given_workflow(home: Path) -> None:
+    created = subprocess.run(
+        _command(home, "--json", "workflow", "new"),
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    workflow_id = json.loads(created.stdout)["id"]
+
+    async def main() -> tuple[str, str]:
+        async with stdio_session(home, "--workflow", workflow_id) as session:
+            written = ok(await session.call_tool("write_file", {"name": "a.txt", "content": "a"}))
+            listed = ok(await session.call_tool("list_documents", {}))
+        return written, listed
+
+    written, listed = anyio.run(main)
+    assert listed.splitlines()[0] == f"Active workflow: {workflow_id}"
+    assert doc_ref(written) in listed
+    shown = subprocess.run(
+        _command(home, "--json", "workflow", "show", workflow_id),
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert doc_ref(written).removeprefix("docItem:") in shown.stdout
+
+
+def test_stdio_refuses_a_workflow_the_caller_may_not_read(home: Path) -> None:
+    done = subprocess.run(
+        _command(home, "mcp", "--workflow", "00000000-0000-4000-8000-000000000000"),
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("error: workflow 00000000-0000-4000-8000-000000000000 not found")
+
+
+# -- streamable HTTP -------------------------------------------------------------------------
+
+
+def test_http_tools_resources_and_errors(http_server: HttpServer, home: Path) -> None:
+    async def main() -> None:
+        async with http_session(http_server.url) as session:
+            assert [t.name for t in (await session.list_tools()).tools] == BASE_TOOLS
+            await produce_and_consume(session, home)
+
+    anyio.run(main)
+
+
+def test_http_concurrent_sessions_get_their_own_workflows(http_server: HttpServer) -> None:
+    results: dict[str, tuple[str, str, str]] = {}
+
+    async def one(name: str, started: anyio.Event, other: anyio.Event) -> None:
+        async with http_session(http_server.url) as session:
+            written = ok(
+                await session.call_tool("write_file", {"name": f"{name}.txt", "content": name})
+            )
+            started.set()
+            await other.wait()  # both sessions are open at the same time
+            listed = ok(await session.call_tool("list_documents", {}))
+            results[name] = (written, listed, "")
+            peer = "b" if name == "a" else "a"
+            while peer not in results:
+                await anyio.sleep(0.01)
+            foreign = doc_ref(results[peer][0])
+            read = ok(await session.call_tool("read_documents", {"documentList": [foreign]}))
+            results[name] = (written, listed, read)
+
+    async def main() -> None:
+        a_started, b_started = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, "a", a_started, b_started)
+            group.start_soon(one, "b", b_started, a_started)
+
+    anyio.run(main)
+    (a_written, a_listed, a_read), (b_written, b_listed, b_read) = results["a"], results["b"]
+    a_workflow, b_workflow = a_listed.splitlines()[0], b_listed.splitlines()[0]
+    assert a_workflow.startswith("Active workflow: ") and a_workflow != b_workflow
+    assert doc_ref(a_written) in a_listed and doc_ref(b_written) not in a_listed
+    assert doc_ref(b_written) in b_listed and doc_ref(a_written) not in b_listed
+    assert f"Unresolved: {doc_ref(b_written)} (not_in_workflow)" in a_read
+    assert f"Unresolved: {doc_ref(a_written)} (not_in_workflow)" in b_read
+
+
+def test_non_loopback_host_without_tokens_is_refused(home: Path) -> None:
+    done = subprocess.run(
+        _command(home, "mcp", "--transport", "streamable-http", "--host", "0.0.0.0"),
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "error: refusing to serve MCP on non-loopback host '0.0.0.0' without bearer tokens"
+    )
+
+
+@pytest.fixture
+def token_server(home: Path, tmp_path: Path) -> Iterator[HttpServer]:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(
+        "[[tokens]]\n"
+        f'sha256 = "{token_hash("alice-token")}"\n'
+        'user = "alice"\nmandate = "acme"\nroles = ["member"]\n\n'
+        "[[tokens]]\n"
+        f'sha256 = "{token_hash("eve-token")}"\n'
+        'user = "eve"\nmandate = "other"\nroles = ["admin"]\n'
+    )
+    # the CLI identity (mallory) must not be what a token request acts as
+    server = HttpServer(home, "--tokens", str(tokens), user="mallory")
+    yield server
+    server.stop()
+
+
+def test_http_bearer_tokens(token_server: HttpServer) -> None:
+    url = token_server.url
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    with httpx.Client(trust_env=False) as raw:
+        assert raw.post(url, json=initialize, headers=headers).status_code == 401
+        wrong = {**headers, "Authorization": "Bearer not-a-token"}
+        assert raw.post(url, json=initialize, headers=wrong).status_code == 401
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with http_session(url, "alice-token") as alice:
+            written = ok(
+                await alice.call_tool("write_file", {"name": "secret.txt", "content": "acme only"})
+            )
+            file_id = FILE_ID.search(written)
+            assert file_id
+            seen["info"] = ok(await alice.call_tool("get_file_info", {"file_id": file_id[1]}))
+            [resource] = (await alice.list_resources()).resources
+            async with http_session(url, "eve-token") as eve:
+                seen["read_file"] = await eve.call_tool("read_file", {"file_id": file_id[1]})
+                seen["files"] = ok(await eve.call_tool("list_files", {}))
+                seen["documents"] = ok(
+                    await eve.call_tool("read_documents", {"documentList": [doc_ref(written)]})
+                )
+                seen["resources"] = (await eve.list_resources()).resources
+                with pytest.raises(MCPError, match="not found"):
+                    await eve.read_resource(resource.uri)
+        return seen
+
+    seen = anyio.run(main)
+    assert "created by: alice" in seen["info"]
+    assert seen["read_file"].is_error
+    assert text(seen["read_file"]).endswith("not found")
+    assert seen["files"] == "No stored files that you may read."
+    assert "(not_in_workflow)" in seen["documents"]
+    assert seen["resources"] == []

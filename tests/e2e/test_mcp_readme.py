@@ -1,0 +1,143 @@
+"""The README's "Use over MCP" section runs as written.
+
+The examples start ``docbinder mcp`` by its command name, as an installed
+package would; the tests put a ``docbinder`` script first on ``PATH`` that runs
+this checkout's code, and a temporary ``HOME`` (MCP clients pass the server only
+``HOME``, ``PATH`` and a few other variables, so the embedded default lives
+under ``HOME``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from docbinder.integrations.mcp import BearerTokens, token_hash
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def section() -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split("## Use over MCP", 1)[1].split("\n## ", 1)[0]
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", section(), flags=re.S)
+
+
+@pytest.fixture
+def user_env(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "docbinder"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m docbinder "$@"\n')
+    script.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+    }
+
+
+def run_example(code: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    example = tmp_path / "example.py"
+    example.write_text(code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(example)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_adk_example_lists_the_tools(tmp_path: Path, user_env: dict[str, str]) -> None:
+    pytest.importorskip("google.adk")
+    [code] = [b for b in blocks("python") if "McpToolset" in b]
+    lines = run_example(code, tmp_path, user_env)
+    assert lines == [
+        str(
+            sorted(
+                [
+                    "create_chart",
+                    "get_file_info",
+                    "list_documents",
+                    "list_files",
+                    "read_documents",
+                    "read_file",
+                    "render_document",
+                    "search_in_file_content",
+                    "write_file",
+                ]
+            )
+        )
+    ]
+
+
+def test_openai_agents_example_writes_and_reads(tmp_path: Path, user_env: dict[str, str]) -> None:
+    pytest.importorskip("agents")
+    [code] = [b for b in blocks("python") if "MCPServerStdio" in b]
+    lines = run_example(code, tmp_path, user_env)
+    assert lines[0] == "Wrote 'findings.md' (27 bytes)"
+    reference = re.fullmatch(r"  documentList ref: (docItem:[0-9a-f-]{36})", lines[1])
+    assert reference
+    assert lines[3] == "Read 1 document(s); 0 unresolved."
+    assert lines[4].startswith(f"--- {reference[1]} 'findings.md' (text/markdown, 27 bytes")
+    assert lines[5:7] == ["# Findings", "North grew 27 %."]
+    assert lines[7] == "analyst has 9 docbinder tools"
+
+
+def test_desktop_client_configuration_starts_a_working_server(user_env: dict[str, str]) -> None:
+    [config_text] = blocks("json")
+    server = json.loads(config_text)["mcpServers"]["docbinder"]
+
+    async def main() -> str:
+        params = StdioServerParameters(command=server["command"], args=server["args"], env=user_env)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            written = await session.call_tool("write_file", {"name": "a.txt", "content": "hi"})
+            info = await session.call_tool(
+                "get_file_info", {"file_id": written.content[0].text.split("file id: ")[1]}
+            )
+            return str(info.content[0].text)
+
+    info = anyio.run(main)
+    assert "created by: alice" in info
+
+
+def test_token_file_example_loads(tmp_path: Path) -> None:
+    [toml_text] = blocks("toml")
+    filled = toml_text.replace("<64 hex digits>", token_hash("s3cret"))
+    path = tmp_path / "tokens.toml"
+    path.write_text(filled, encoding="utf-8")
+    assert tomllib.loads(filled)["tokens"][0]["user"] == "alice"
+    tokens = BearerTokens.load(path)
+
+    access = anyio.run(tokens.verify_token, "s3cret")
+    assert access is not None
+    principal = tokens.principal_for(access)
+    assert principal is not None
+    assert (principal.user_id, principal.mandate_id, principal.feature_instance_id) == (
+        "alice",
+        "acme",
+        "support",
+    )
+    assert anyio.run(tokens.verify_token, "wrong") is None

@@ -1,0 +1,254 @@
+"""The MCP server in-process, through the SDK's own ``mcp.Client`` (both protocol eras).
+
+The end-to-end transports are in ``tests/e2e/test_mcp.py``; these tests cover
+the caps, workflow binding and token handling on the in-memory binder.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from docbinder.application import DocBinder
+from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.model import Principal
+from docbinder.integrations.mcp import (
+    BearerTokens,
+    DocbinderMcpServer,
+    check_http_host,
+    is_loopback,
+    token_hash,
+)
+from tests.unit.conftest import make_memory_binder
+from tests.unit.test_tools_fixtures import ALICE, png_bytes
+
+OUTSIDER = Principal("eve", "m2", None, roles=("admin",))
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture
+def binder() -> DocBinder:
+    return make_memory_binder()
+
+
+def run_client(server: DocbinderMcpServer, mode: str, body: Any) -> Any:
+    async def main() -> Any:
+        async with Client(server.server, mode=mode) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def first_text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_workflow_per_session_shared_by_its_calls(binder: DocBinder, mode: str) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+
+    async def body(client: Client) -> tuple[str, str]:
+        written = await client.call_tool("write_file", {"name": "a.txt", "content": "a"})
+        listed = await client.call_tool("list_documents", {})
+        return first_text(written), first_text(listed)
+
+    written, listed = run_client(server, mode, body)
+    ref = re.search(r"docItem:[0-9a-f-]{36}", written)
+    assert ref and ref[0] in listed
+    [workflow] = binder.workflows.list(ALICE)
+    assert listed.splitlines()[0] == f"Active workflow: {workflow.id}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_resource_reads_are_capped(binder: DocBinder, mode: str) -> None:
+    server = DocbinderMcpServer(binder, ALICE, max_resource_bytes=10)
+
+    async def body(client: Client) -> None:
+        await client.call_tool("write_file", {"name": "small.txt", "content": "0123456789"})
+        await client.call_tool("write_file", {"name": "big.txt", "content": "0123456789A"})
+        resources = {r.name: r for r in (await client.list_resources()).resources}
+        [small] = (await client.read_resource(resources["small.txt"].uri)).contents
+        assert small.text == "0123456789"
+        with pytest.raises(MCPError, match="has 11 bytes, more than the 10-byte limit"):
+            await client.read_resource(resources["big.txt"].uri)
+        with pytest.raises(MCPError, match="unknown resource URI"):
+            await client.read_resource("file:///etc/passwd")
+
+    run_client(server, mode, body)
+
+
+def test_images_over_the_cap_are_named_not_sent(binder: DocBinder) -> None:
+    png = png_bytes(size=32)
+    server = DocbinderMcpServer(binder, ALICE, max_image_bytes=len(png) - 1)
+
+    async def body(client: Client) -> Any:
+        written = await client.call_tool(
+            "write_file",
+            {"name": "p.png", "content": base64.b64encode(png).decode(), "encoding": "base64"},
+        )
+        ref = re.search(r"docItem:[0-9a-f-]{36}", first_text(written))
+        assert ref
+        return await client.call_tool("read_documents", {"documentList": [ref[0]]})
+
+    read = run_client(server, "legacy", body)
+    assert [c.type for c in read.content] == ["text"]
+    assert f"is larger than the {len(png) - 1}-byte limit for images" in first_text(read)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_joining_a_workflow_and_refusing_one_out_of_reach(binder: DocBinder, mode: str) -> None:
+    workflow_id = binder.start_new_run(ALICE).context.workflow_id
+    assert workflow_id is not None
+
+    async def joined(client: Client) -> str:
+        return first_text(await client.call_tool("list_documents", {}))
+
+    listed = run_client(DocbinderMcpServer(binder, ALICE, workflow_id=workflow_id), mode, joined)
+    assert listed.splitlines()[0] == f"Active workflow: {workflow_id}"
+
+    async def refused(client: Client) -> Any:
+        result = await client.call_tool("write_file", {"name": "x.txt", "content": "x"})
+        with pytest.raises(MCPError, match="not found"):
+            await client.list_resources()
+        return result
+
+    outsider = DocbinderMcpServer(binder, OUTSIDER, workflow_id=workflow_id)
+    result = run_client(outsider, mode, refused)
+    assert result.is_error
+    assert first_text(result) == f"workflow {workflow_id} not found"
+    assert binder.get_file.list(OUTSIDER) == []
+
+
+def test_tool_list_carries_schemas_and_hints(binder: DocBinder) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+
+    async def body(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run_client(server, "legacy", body)}
+    assert tools["write_file"].input_schema["required"] == ["name", "content", "encoding"]
+    assert tools["write_file"].annotations.read_only_hint is False
+    assert tools["list_files"].annotations.read_only_hint is True
+    assert tools["read_documents"].input_schema["properties"]["documentList"].get("type") is None
+
+
+# -- HTTP host and bearer tokens ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("example.org", False),
+    ],
+)
+def test_only_loopback_serves_without_tokens(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+    if loopback:
+        check_http_host(host, None)
+    else:
+        with pytest.raises(ConfigurationError, match="refusing to serve MCP on non-loopback"):
+            check_http_host(host, None)
+        check_http_host(host, BearerTokens({token_hash("t"): ALICE}))
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "tokens.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "has no [[tokens]] entries"),
+        ("tokens = 3", "has no [[tokens]] entries"),
+        ('[[tokens]]\nsha256 = "abc"\nuser = "a"\nmandate = "m"\n', "sha256 must be 64 hex"),
+        (f'[[tokens]]\nsha256 = "{"a" * 64}"\nmandate = "m"\n', "user and mandate are required"),
+        (
+            f'[[tokens]]\nsha256 = "{"a" * 64}"\nuser = "a"\nmandate = "m"\nrole = "admin"\n',
+            "unknown keys: role",
+        ),
+        (
+            f'[[tokens]]\nsha256 = "{"a" * 64}"\nuser = "a"\nmandate = "m"\n'
+            f'[[tokens]]\nsha256 = "{"A" * 64}"\nuser = "b"\nmandate = "m"\n',
+            "repeats a token hash",
+        ),
+        ("[[tokens]\n", "not valid TOML"),
+    ],
+)
+def test_token_file_errors_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        BearerTokens.load(_write(tmp_path, text))
+
+
+def test_tokens_map_to_principals(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        f'[[tokens]]\nsha256 = "{token_hash("one")}"\nuser = "alice"\nmandate = "m1"\n'
+        f'feature_instance = "f1"\n'
+        f'[[tokens]]\nsha256 = "{token_hash("two")}"\nuser = "eve"\nmandate = "m2"\n'
+        'roles = ["admin"]\n',
+    )
+    tokens = BearerTokens.load(path)
+    one = anyio.run(tokens.verify_token, "one")
+    two = anyio.run(tokens.verify_token, "two")
+    assert one is not None and two is not None
+    assert tokens.principal_for(one) == Principal("alice", "m1", "f1", roles=("member",))
+    assert tokens.principal_for(two) == Principal("eve", "m2", None, roles=("admin",))
+    assert one.token == ""  # the token itself is not kept
+    assert anyio.run(tokens.verify_token, "three") is None
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        BearerTokens.load(tmp_path / "absent.toml")
+
+
+# -- command-line checks before serving ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mcp", "--transport", "sse"], "--transport must be stdio or streamable-http, got 'sse'"),
+        (["mcp", "--tokens", "t.toml"], "--tokens applies to --transport streamable-http only"),
+        (["mcp", "--source", "inbox"], "--source must look like NAME=DIRECTORY, got 'inbox'"),
+        (
+            ["mcp", "--port", "0", "--transport", "streamable-http"],
+            "--port must be from 1 to 65535",
+        ),
+    ],
+)
+def test_cli_refuses_bad_options_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from docbinder.adapters.cli.main import app
+
+    for key in [k for k in os.environ if k.startswith("DOCBINDER_")]:
+        monkeypatch.delenv(key)
+    logger = logging.getLogger("docbinder")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        done = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), *args])
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+    assert done.exit_code == 1
+    assert message in done.output

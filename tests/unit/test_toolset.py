@@ -1,0 +1,485 @@
+"""The framework-neutral tool set on in-memory adapters (SPEC C5, C7, C8, C10; ADR 0016).
+
+Each tool is called by name with the arguments a model would send; the answer's
+text, parts and ids are checked against what the binder stored.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from docbinder.application import DocBinder, Run
+from docbinder.domain.model import ContentKind, Principal
+from docbinder.tools import LocalDirectorySource, OpenAICompatibleImageGenerator
+from docbinder.tools.datasources import Download
+from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
+from tests.unit.conftest import make_memory_binder
+from tests.unit.test_tools_fixtures import (
+    ALICE,
+    LoopbackServer,
+    image_api_answer,
+    png_bytes,
+    serve_loopback,
+)
+
+OUTSIDER = Principal("eve", "m2", None, roles=("admin",))
+
+ALL_TOOLS = (
+    "write_file",
+    "download_from_data_source",
+    "render_document",
+    "create_chart",
+    "generate_image",
+    "read_documents",
+    "list_documents",
+    "read_file",
+    "search_in_file_content",
+    "get_file_info",
+    "list_files",
+)
+
+
+@pytest.fixture
+def binder() -> DocBinder:
+    return make_memory_binder()
+
+
+@pytest.fixture
+def run(binder: DocBinder) -> Run:
+    return binder.start_new_run(ALICE)
+
+
+@pytest.fixture
+def toolset(run: Run) -> DocbinderToolset:
+    return DocbinderToolset(run)
+
+
+@pytest.fixture
+def http_server() -> Iterator[LoopbackServer]:
+    yield from serve_loopback()
+
+
+def refs(outcome: ToolOutcome) -> list[str]:
+    return re.findall(r"docItem:[0-9a-f-]{36}", outcome.text)
+
+
+def ok(outcome: ToolOutcome) -> ToolOutcome:
+    assert not outcome.is_error, outcome.text
+    return outcome
+
+
+# -- specs ------------------------------------------------------------------------------------
+
+
+def _strict_problems(schema: Mapping[str, Any], where: str) -> list[str]:
+    """Violations of OpenAI strict mode in ``schema`` (objects closed, every property required)."""
+    problems: list[str] = []
+    types = schema.get("type")
+    is_object = types == "object" or (isinstance(types, list) and "object" in types)
+    if is_object:
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            problems.append(f"{where}: additionalProperties is not false")
+        if sorted(schema.get("required", [])) != sorted(props):
+            problems.append(f"{where}: not every property is required")
+        for key, sub in props.items():
+            if not sub.get("type") and "anyOf" not in sub:
+                problems.append(f"{where}.{key}: no type")
+            problems += _strict_problems(sub, f"{where}.{key}")
+    if "items" in schema:
+        problems += _strict_problems(schema["items"], f"{where}[]")
+    for option in schema.get("anyOf", []):
+        problems += _strict_problems(option, f"{where}|")
+    return problems
+
+
+def test_full_configuration_offers_every_tool_in_a_fixed_order(run: Run, tmp_path: Path) -> None:
+    generator = OpenAICompatibleImageGenerator("http://127.0.0.1:9/v1", trust_env=False)
+    toolset = DocbinderToolset(
+        run, data_sources={"inbox": LocalDirectorySource(tmp_path)}, image_generator=generator
+    )
+
+    assert tuple(s.name for s in toolset.specs) == ALL_TOOLS
+    producers = {s.name for s in toolset.specs if s.produces_files}
+    assert producers == set(ALL_TOOLS[:5])
+    assert {s.name for s in toolset.specs if s.read_only} == set(ALL_TOOLS[5:])
+    assert toolset.spec("download_from_data_source").parameters["properties"]["service"][
+        "enum"
+    ] == ["inbox"]
+
+
+def test_default_configuration_leaves_out_unconfigured_tools(toolset: DocbinderToolset) -> None:
+    names = [s.name for s in toolset.specs]
+    assert "download_from_data_source" not in names
+    assert "generate_image" not in names
+    assert names == [n for n in ALL_TOOLS if n in names]
+    with pytest.raises(KeyError):
+        toolset.spec("generate_image")
+
+
+def test_schemas_are_strict_except_read_documents(run: Run, tmp_path: Path) -> None:
+    generator = OpenAICompatibleImageGenerator("http://127.0.0.1:9/v1", trust_env=False)
+    toolset = DocbinderToolset(
+        run, data_sources={"inbox": LocalDirectorySource(tmp_path)}, image_generator=generator
+    )
+    for spec in toolset.specs:
+        assert isinstance(spec, ToolSpec)
+        assert spec.parameters["type"] == "object"
+        assert spec.parameters["additionalProperties"] is False
+        json.dumps(spec.parameters)  # plain JSON
+        if spec.name == "read_documents":
+            assert spec.strict is False
+            assert spec.parameters["required"] == ["documentList"]
+            assert "type" not in spec.parameters["properties"]["documentList"]
+        else:
+            assert spec.strict is True
+            assert _strict_problems(spec.parameters, spec.name) == []
+        if spec.produces_files:
+            assert "docItem:" in spec.description and "documentList" in spec.description
+
+
+# -- producing --------------------------------------------------------------------------------
+
+
+def test_write_file_text_answers_the_unified_text_and_attaches(
+    toolset: DocbinderToolset, run: Run
+) -> None:
+    outcome = ok(toolset.call("write_file", {"name": "notes.md", "content": "# Notes\nhello"}))
+
+    [file_id] = outcome.file_ids
+    [document_id] = outcome.document_ids
+    assert outcome.text == (
+        f"Wrote 'notes.md' (13 bytes)\n  documentList ref: docItem:{document_id}\n"
+        f"  file id: {file_id}"
+    )
+    assert run.workflow is not None
+    [message] = run.workflow.messages
+    assert message.documents_label == "writeFile:notes.md"
+    assert [d.id for d in message.documents] == [document_id]
+    assert b"".join(run.open_file(file_id)) == b"# Notes\nhello"
+
+
+def test_write_file_base64_stores_the_decoded_bytes(toolset: DocbinderToolset, run: Run) -> None:
+    png = png_bytes()
+    outcome = ok(
+        toolset.call(
+            "write_file",
+            {"name": "dot.png", "content": base64.b64encode(png).decode(), "encoding": "base64"},
+        )
+    )
+    item = run.get_file(outcome.file_ids[0])
+    assert (item.size, item.mime_type) == (len(png), "image/png")
+    assert b"".join(run.open_file(item.id)) == png
+
+
+def test_write_file_refuses_bad_base64_and_stores_nothing(
+    toolset: DocbinderToolset, run: Run
+) -> None:
+    outcome = toolset.call(
+        "write_file", {"name": "x.bin", "content": "not base64!!", "encoding": "base64"}
+    )
+    assert outcome.is_error
+    assert outcome.text == "content is not valid base64 (encoding 'base64')"
+    assert run.list_files() == []
+
+
+def test_download_from_configured_directory_only(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "report.csv").write_bytes(b"region,revenue\nNorth,61\n")
+    toolset = DocbinderToolset(run, data_sources={"inbox": LocalDirectorySource(tmp_path)})
+
+    outcome = ok(
+        toolset.call("download_from_data_source", {"service": "inbox", "path": "report.csv"})
+    )
+    assert outcome.text.startswith("Downloaded 'report.csv' (24 bytes)\n  documentList ref: ")
+    assert run.workflow is not None
+    assert run.workflow.messages[-1].documents_label == "datasource:inbox"
+
+    unknown = toolset.call("download_from_data_source", {"service": "web", "path": "x"})
+    assert unknown.is_error and unknown.text == "unknown data source 'web'; configured: 'inbox'"
+    escape = toolset.call("download_from_data_source", {"service": "inbox", "path": "../x"})
+    assert escape.is_error
+    assert str(tmp_path) not in escape.text
+    missing = toolset.call("download_from_data_source", {"service": "inbox", "path": "nope.csv"})
+    assert missing.is_error and missing.text == "no file 'nope.csv' in data source 'inbox'"
+    assert len(run.list_files()) == 1
+
+
+def test_render_document_pdf_then_read_back_page_text(toolset: DocbinderToolset) -> None:
+    outcome = ok(
+        toolset.call(
+            "render_document",
+            {
+                "markdown": "# Quarterly\n\nRevenue grew in the North.",
+                "name": "q3.md",
+                "formats": ["pdf"],
+                "title": None,
+            },
+        )
+    )
+    assert outcome.text.startswith("Rendered 'q3.pdf' (")
+    [ref] = refs(outcome)
+
+    read = ok(toolset.call("read_documents", {"documentList": f"Here: {ref}."}))
+    assert "(application/pdf," in read.text
+    assert "[page 1]" in read.text
+    assert "Revenue grew in the North." in read.text
+    assert [p.position for p in read.parts] == ["page 1"]
+
+
+def test_create_chart_from_flat_arguments(toolset: DocbinderToolset, run: Run) -> None:
+    outcome = ok(
+        toolset.call(
+            "create_chart",
+            {
+                "kind": "bar",
+                "series": [{"name": None, "labels": ["North", "South"], "values": [61, 48]}],
+                "title": "Revenue",
+                "x_label": None,
+                "y_label": "EUR m",
+                "name": None,
+            },
+        )
+    )
+    assert outcome.text.startswith("Created chart 'Revenue.png' (")
+    assert run.get_file(outcome.file_ids[0]).mime_type == "image/png"
+
+    bad = toolset.call("create_chart", {"kind": "pie", "series": []})
+    assert bad.is_error and bad.text.startswith("chart spec:")
+
+
+def test_generate_image_through_the_configured_service(
+    run: Run, http_server: LoopbackServer
+) -> None:
+    red = png_bytes((200, 0, 0))
+    http_server.route(
+        "/v1/images/generations",
+        headers={"Content-Type": "application/json"},
+        chunks=(image_api_answer([red]),),
+    )
+    generator = OpenAICompatibleImageGenerator(http_server.url("/v1"), trust_env=False)
+    toolset = DocbinderToolset(run, image_generator=generator)
+
+    outcome = ok(toolset.call("generate_image", {"prompt": "a red square", "n": "1"}))
+    assert outcome.text.startswith(f"Generated 'image-1.png' ({len(red)} bytes)")
+    assert json.loads(http_server.seen[0].body)["n"] == 1
+
+
+# -- consuming --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda ref: f'```json\n["{ref}"]\n```',
+        lambda ref: {"documents": [{"id": ref.removeprefix("docItem:"), "name": "x"}]},
+        lambda ref: ref.removeprefix("docItem:").upper(),
+        lambda ref: [f"  `{ref.upper()}`,"],
+    ],
+    ids=["fenced-json", "object", "bare-uuid-upper", "list-with-noise"],
+)
+def test_read_documents_accepts_sloppy_shapes(toolset: DocbinderToolset, shape: Any) -> None:
+    written = ok(toolset.call("write_file", {"name": "a.txt", "content": "alpha beta"}))
+    [ref] = refs(written)
+
+    read = ok(toolset.call("read_documents", {"documentList": shape(ref)}))
+
+    assert read.text.splitlines()[0] == "Read 1 document(s); 0 unresolved."
+    assert f"--- {ref} 'a.txt' (text/plain, 10 bytes, file id {written.file_ids[0]}) ---" in (
+        read.text
+    )
+    assert "alpha beta" in read.text
+    assert read.document_ids == written.document_ids
+    assert [p.text for p in read.parts] == ["alpha beta"]
+
+
+def test_read_documents_returns_images_as_parts_within_the_cap(run: Run) -> None:
+    small, big = png_bytes(size=2), png_bytes(size=64)
+    toolset = DocbinderToolset(run, max_image_bytes=len(small))
+    written = [
+        ok(
+            toolset.call(
+                "write_file",
+                {"name": name, "content": base64.b64encode(data).decode(), "encoding": "base64"},
+            )
+        )
+        for name, data in (("small.png", small), ("big.png", big))
+    ]
+    references = [refs(w)[0] for w in written]
+
+    read = ok(toolset.call("read_documents", {"documentList": references}))
+
+    [image] = read.images
+    assert (image.kind, image.mime_type, image.data) == (ContentKind.IMAGE, "image/png", small)
+    assert f"[image 'small.png' (image/png, {len(small)} bytes)]" in read.text
+    assert (
+        f"[image 'big.png' (image/png, {len(big)} bytes) is larger than the "
+        f"{len(small)}-byte limit for images and is not included]"
+    ) in read.text
+
+
+def test_read_documents_explains_each_unresolved_reference(toolset: DocbinderToolset) -> None:
+    [ref] = refs(ok(toolset.call("write_file", {"name": "a.txt", "content": "x"})))
+    missing = "docItem:00000000-0000-4000-8000-000000000000"
+
+    read = ok(toolset.call("read_documents", {"documentList": [ref, missing, 42]}))
+
+    lines = read.text.splitlines()
+    assert lines[0] == "Read 1 document(s); 2 unresolved."
+    assert (
+        f"Unresolved: {missing} (not_in_workflow): no document with this reference in the "
+        "active workflow"
+    ) in lines
+    assert any(
+        line.startswith("Unresolved: 42 (rejected_input): not a usable document reference")
+        for line in lines
+    )
+    assert lines[-1] == f"Valid references: {ref} ('a.txt')"
+
+
+def test_read_documents_of_another_workflow_is_not_found(binder: DocBinder) -> None:
+    first = DocbinderToolset(binder.start_new_run(ALICE))
+    second = DocbinderToolset(binder.start_new_run(ALICE))
+    [ref] = refs(ok(first.call("write_file", {"name": "a.txt", "content": "x"})))
+
+    read = ok(second.call("read_documents", {"documentList": [ref]}))
+    assert read.parts == ()
+    assert f"Unresolved: {ref} (not_in_workflow)" in read.text
+    assert read.text.splitlines()[-1].startswith("Valid references: none")
+
+
+def test_read_documents_with_nothing_usable(toolset: DocbinderToolset) -> None:
+    read = ok(toolset.call("read_documents", {"documentList": []}))
+    assert read.text.startswith("documentList held no document reference")
+    missing = toolset.call("read_documents", {})
+    assert missing.is_error and missing.text == "missing argument 'documentList' for read_documents"
+
+
+def test_list_documents_names_the_workflow_newest_first(
+    toolset: DocbinderToolset, run: Run
+) -> None:
+    empty = ok(toolset.call("list_documents", {}))
+    assert run.workflow is not None
+    assert empty.text == f"Active workflow: {run.workflow.id}\nIt has no documents yet."
+    first = ok(toolset.call("write_file", {"name": "a.txt", "content": "a"}))
+    second = ok(toolset.call("write_file", {"name": "b.txt", "content": "bb"}))
+
+    listed = ok(toolset.call("list_documents", None))
+
+    assert listed.text.splitlines() == [
+        f"Active workflow: {run.workflow.id}",
+        "2 document(s), newest first:",
+        f"{refs(second)[0]}  'b.txt' (text/plain, 2 bytes)  file id: {second.file_ids[0]}",
+        f"{refs(first)[0]}  'a.txt' (text/plain, 1 bytes)  file id: {first.file_ids[0]}",
+    ]
+    assert listed.document_ids == (*second.document_ids, *first.document_ids)
+
+
+def test_without_workflow_files_are_stored_but_not_referenced(binder: DocBinder) -> None:
+    toolset = DocbinderToolset(binder.start_run(ALICE))
+    written = ok(toolset.call("write_file", {"name": "a.txt", "content": "a"}))
+    assert "docItem:" not in written.text and written.document_ids == ()
+    assert ok(toolset.call("list_documents", {})).text.startswith("No workflow is active")
+    read = ok(toolset.call("read_documents", {"documentList": [written.file_ids[0]]}))
+    assert "(no_active_workflow)" in read.text
+
+
+def test_file_tools_by_file_id(toolset: DocbinderToolset, run: Run) -> None:
+    written = ok(
+        toolset.call("write_file", {"name": "log.txt", "content": "start\nNeedle here\nend"})
+    )
+    [file_id] = written.file_ids
+
+    assert ok(toolset.call("read_file", {"file_id": file_id})).text == ("start\nNeedle here\nend")
+    cut = ok(toolset.call("read_file", {"file_id": file_id, "max_chars": 5}))
+    assert cut.text == "start\n[truncated after 5 characters]"
+
+    found = ok(toolset.call("search_in_file_content", {"query": "needle", "file_ids": file_id}))
+    assert found.text.splitlines() == [
+        "1 match(es) for 'needle':",
+        f"'log.txt' (file id {file_id}) line 2: Needle here",
+    ]
+    none = ok(toolset.call("search_in_file_content", {"query": "absent"}))
+    assert none.text == "No line contains 'absent'."
+
+    item = run.get_file(file_id)
+    info = ok(toolset.call("get_file_info", {"file_id": file_id})).text.splitlines()
+    assert info[:4] == [
+        f"file id: {file_id}",
+        "name: log.txt",
+        "MIME type: text/plain",
+        f"size: {item.size} bytes",
+    ]
+    assert f"SHA-256: {item.sha256}" in info
+
+    listed = ok(toolset.call("list_files", {"limit": 1}))
+    assert listed.text.splitlines() == [
+        "1 file(s), newest first:",
+        f"file id: {file_id}  'log.txt' (text/plain, {item.size} bytes)",
+    ]
+
+
+def test_file_tools_do_not_cross_mandates(binder: DocBinder, toolset: DocbinderToolset) -> None:
+    [file_id] = ok(toolset.call("write_file", {"name": "a.txt", "content": "secret"})).file_ids
+    outsider = DocbinderToolset(binder.start_new_run(OUTSIDER))
+
+    denied = outsider.call("read_file", {"file_id": file_id})
+    assert denied.is_error and denied.text == f"file {file_id} not found"
+    assert ok(outsider.call("list_files", {})).text == "No stored files that you may read."
+
+
+# -- errors and calling conventions -----------------------------------------------------------
+
+
+def test_bad_calls_are_one_line_errors(toolset: DocbinderToolset) -> None:
+    unknown = toolset.call("delete_everything", {})
+    assert unknown.is_error and unknown.text.startswith("unknown tool 'delete_everything'")
+    extra = toolset.call("read_file", {"file_id": "x", "path": "/etc/passwd"})
+    assert extra.text == "unknown argument(s) 'path' for read_file; expected: file_id, max_chars"
+    assert toolset.call("read_file", {}).text == "missing argument 'file_id' for read_file"
+    assert toolset.call("read_file", {"file_id": "x", "max_chars": "many"}).is_error
+    assert toolset.call("list_files", "not json").text == (
+        "the arguments of list_files are not a JSON object"
+    )
+    for outcome in (unknown, extra):
+        assert "\n" not in outcome.text and "Traceback" not in outcome.text
+
+
+def test_arguments_as_json_text(toolset: DocbinderToolset) -> None:
+    outcome = ok(toolset.call("write_file", json.dumps({"name": "j.txt", "content": "{}"})))
+    assert outcome.text.startswith("Wrote 'j.txt' (2 bytes)")
+
+
+class _BrokenSource:
+    def fetch(self, ref: str) -> Download:
+        raise RuntimeError(f"driver exploded at /srv/secret/{ref}")
+
+
+def test_a_defect_is_logged_and_answered_without_details(
+    run: Run, caplog: pytest.LogCaptureFixture
+) -> None:
+    toolset = DocbinderToolset(run, data_sources={"broken": _BrokenSource()})
+    outcome = toolset.call("download_from_data_source", {"service": "broken", "path": "x"})
+    assert outcome.is_error
+    assert outcome.text == (
+        "internal error in tool download_from_data_source; the details were logged"
+    )
+    assert "driver exploded" in caplog.text
+
+
+def test_acall_runs_in_a_worker_thread(toolset: DocbinderToolset) -> None:
+    async def main() -> tuple[ToolOutcome, ToolOutcome]:
+        written = await toolset.acall("write_file", {"name": "async.txt", "content": "hi"})
+        read = await toolset.acall("read_documents", {"documentList": refs(written)})
+        return written, read
+
+    written, read = anyio.run(main)
+    assert ok(written).text.startswith("Wrote 'async.txt'")
+    assert [p.text for p in ok(read).parts] == ["hi"]
