@@ -513,3 +513,57 @@ class BridgeContract:
         again = run.produce_file("report.csv", b"a,b\n1,2\n")
         assert not again.duplicate and again.item.id != first.item.id
         assert [p.text for p in run.get_content(again.reference).parts] == ["a,b\n1,2\n"]
+
+    # -- issue 17 kind 7: model-facing references
+
+    def test_tool_result_text_fed_back_names_exactly_its_own_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        resolution = run.resolve(produced.text)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok, resolution.unresolved
+
+    def test_several_tool_result_blocks_fed_back_name_their_documents_in_order(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        a = run.produce_file("a.txt", b"a")
+        b = run.produce_file("b.txt", b"b")
+        resolution = run.resolve({"documentList": a.text + "\n" + b.text})
+        assert [d.document.id for d in resolution.documents] == [a.document_id, b.document_id]
+        assert resolution.ok, resolution.unresolved
+
+    def test_bare_file_item_id_resolves_to_its_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        resolution = run.resolve(produced.item.id)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok
+        # With a prefix the id must be a ChatDocument id (SPEC C7): no fallback.
+        prefixed = run.resolve(f"docItem:{produced.item.id}")
+        assert [u.reason for u in prefixed.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
+
+    def test_bare_file_item_id_of_another_workflow_resolves_nothing(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        other = binder.start_new_run(u1).produce_file("secret.txt", b"s")
+        run = binder.start_new_run(u1)
+        resolution = run.resolve(other.item.id)
+        assert resolution.documents == ()
+        assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
+
+    def test_prose_around_references_is_ignored(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        for text in (
+            f"Please summarise docItem:{produced.document_id}; thanks!",
+            f"docItem:{{{produced.document_id}}}",
+            f"Could you read docItem:<{produced.document_id}>, please?",
+        ):
+            resolution = run.resolve(text)
+            assert [d.document.id for d in resolution.documents] == [produced.document_id], text
+            assert resolution.ok, (text, resolution.unresolved)
