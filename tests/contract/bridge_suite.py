@@ -567,3 +567,63 @@ class BridgeContract:
             resolution = run.resolve(text)
             assert [d.document.id for d in resolution.documents] == [produced.document_id], text
             assert resolution.ok, (text, resolution.unresolved)
+
+    # -- issue 17 kind 1: one text rule on every backend (ADR 0018)
+
+    def test_nul_in_user_message_is_refused_before_anything_is_stored(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        with pytest.raises(InvalidInput, match="user_message must not contain NUL"):
+            run.produce_file("report.txt", b"hello", user_message="totals\x00")
+        assert list(binder.blobs.keys()) == []
+        assert run.list_files() == []
+        assert run.workflow is not None
+        assert binder.workflows.messages(u1, run.workflow.id) == []
+
+    @pytest.mark.parametrize(
+        ("field", "kwargs"),
+        [
+            ("folder", {"folder": "a\x00b"}),
+            ("folder", {"folder": "a\nb"}),
+            ("folder", {"folder": "x\ud800"}),
+            ("folder", {"folder": "f" * 1025}),
+            ("tag", {"tags": ("ok", "bad\x00")}),
+            ("tag", {"tags": ("\udfff",)}),
+            ("tag", {"tags": ("",)}),
+            ("tags", {"tags": tuple(f"t{i}" for i in range(101))}),
+        ],
+    )
+    def test_bad_folder_or_tags_are_refused_before_any_blob(
+        self, binder: DocBinder, u1: Principal, field: str, kwargs: dict[str, object]
+    ) -> None:
+        run = binder.start_run(u1)
+        with pytest.raises(InvalidInput, match=field):
+            run.store_file("a.txt", b"a", **kwargs)  # type: ignore[arg-type]
+        assert list(binder.blobs.keys()) == []
+        assert run.list_files() == []
+
+    def test_allowed_text_round_trips_unchanged_on_every_backend(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        text = "line 1\r\nline 2\ttab \x1b[31m \u202e \U0001f600 \u00e9"
+        run = binder.start_new_run(u1)
+        stored = run.store_file(
+            "\U0001f600 r\u00e9sum\u00e9\t.txt", b"x", folder="\u05d0/\U0001f4c1", tags=("\u00df",)
+        )
+        run.attach(stored, label="writeFile:x", user_message=text)
+        assert run.workflow is not None
+        [message] = binder.workflows.messages(u1, run.workflow.id)
+        assert message.message == text
+        [item] = run.list_files()
+        assert item.file_name == "\U0001f600 r\u00e9sum\u00e9\t.txt"
+        assert (item.folder, item.tags) == ("\u05d0/\U0001f4c1", ("\u00df",))
+
+    def test_nul_in_a_file_name_is_refused_like_any_control_character(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        for name in ("a\x00.txt", "a\x85.txt", "a\ud800.txt"):
+            with pytest.raises(InvalidInput, match="file name"):
+                run.produce_file(name, b"a")
+        assert list(binder.blobs.keys()) == []
