@@ -627,3 +627,12 @@ class BridgeContract:
             with pytest.raises(InvalidInput, match="file name"):
                 run.produce_file(name, b"a")
         assert list(binder.blobs.keys()) == []
+
+    # -- issue 17 kind 8: a huge listing limit is no driver error on any backend
+
+    def test_huge_listing_limit_lists_everything(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_run(u1)
+        ids = [run.store_file(f"{i}.txt", f"{i}".encode()).item.id for i in range(3)]
+        for limit in (10**20, 2**63, 2**31):
+            assert sorted(i.id for i in run.list_files(limit=limit)) == sorted(ids)
+        assert len(run.list_files(limit=2)) == 2

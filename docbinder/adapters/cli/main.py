@@ -18,32 +18,22 @@ from pathlib import Path
 from typing import Annotated, Any, BinaryIO, TypeVar
 
 import typer
-from rich.logging import RichHandler
-from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table as _RichTable
 
-from docbinder.adapters.cli.output import emit_json, err, fail, out
+from docbinder.adapters.cli.output import (
+    SafeLogHandler,
+    Table,
+    clean,
+    emit_json,
+    err,
+    fail,
+    out,
+    styled,
+)
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
-
-
-def Table(*headers: str) -> _RichTable:
-    """A table whose cells wrap instead of being cut; an ``id`` column keeps each id on one line.
-
-    Other columns give way first, so an id can be copied from an 80-column
-    terminal or a pipe; ``--json`` gives every value whole.
-    """
-    table = _RichTable()
-    for header in headers:
-        if header == "id":
-            table.add_column(header, overflow="fold", no_wrap=True, min_width=36)
-        else:
-            table.add_column(header, overflow="fold")
-    return table
-
 
 PROGRESS_THRESHOLD = 8 << 20
 """Files larger than this many bytes get a progress bar."""
@@ -194,7 +184,7 @@ def main(
     STATE.json = json_output
     level = logging.ERROR if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     root = logging.getLogger("docbinder")
-    root.handlers[:] = [RichHandler(console=err, show_path=False, show_time=False)]
+    root.handlers[:] = [SafeLogHandler(console=err, show_path=False, show_time=False)]
     root.setLevel(level)
     root.propagate = False
 
@@ -246,6 +236,17 @@ def new_progress(paths: list[Path]) -> Progress:
         transient=True,
         disable=not large,
     )
+
+
+def read_stdin_text(what: str) -> str:
+    """All of stdin decoded as UTF-8 (a BOM dropped); :class:`InvalidInput` naming the bad byte."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{what} is not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r})"
+        ) from None
 
 
 def start_run(workflow: str | None) -> Run:
@@ -325,12 +326,12 @@ def attach(
             results.append(result)
             if not as_json:
                 note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
-                out.print(escape(result.text) + note)
+                out.print(result.text + note)
                 wanted = label or f"writeFile:{path.name}"
                 if result.label is not None and result.label != wanted:
                     out.print(
-                        f"label {escape(repr(wanted))} is taken in this workflow; "
-                        f"this file's message is docList:{escape(result.label)}"
+                        f"label {wanted!r} is taken in this workflow; "
+                        f"this file's message is docList:{result.label}"
                     )
     if as_json:
         emit_json(results[0] if len(results) == 1 else results)
@@ -360,7 +361,7 @@ def resolve(
     json_flag: JsonOpt = False,
 ) -> None:
     """Resolve a documentList against the workflow. Exit code 1 if any reference is unresolved."""
-    raw = sys.stdin.read() if document_list == "-" else document_list
+    raw = read_stdin_text("the documentList on stdin") if document_list == "-" else document_list
     run = start_run(workflow)
     if content:
         result = run.get_content(raw)
@@ -411,17 +412,14 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
 
         emit_json(attrs.evolve(wf, messages=tuple(messages)))
         return
-    out.print(
-        f"workflow {wf.id}  scope {wf.scope}  owner {escape(wf.created_by)}  status {wf.status}"
-    )
+    out.print(f"workflow {wf.id}  scope {wf.scope}  owner {wf.created_by}  status {wf.status}")
     # One block per message rather than a table: a reference (44 characters)
     # and a label stay whole and readable at any terminal width.
     for msg in messages:
-        out.print(f"#{msg.sequence_nr}  docList:{escape(msg.documents_label)}")
+        out.print(f"#{msg.sequence_nr}  docList:{msg.documents_label}")
         for doc in msg.documents:
             out.print(
-                f"    {doc.reference}  {escape(doc.file_name)}  "
-                f"({doc.file_size} bytes, {doc.mime_type})"
+                f"    {doc.reference}  {doc.file_name}  ({doc.file_size} bytes, {doc.mime_type})"
             )
     if not messages:
         out.print("no messages yet")
@@ -438,7 +436,7 @@ def workflow_ls(json_flag: JsonOpt = False) -> None:
     table = Table("id", "scope", "owner", "created")
     for wf in workflows:
         table.add_row(
-            wf.id, str(wf.scope), escape(wf.created_by), wf.created_at.isoformat(timespec="seconds")
+            wf.id, str(wf.scope), wf.created_by, wf.created_at.isoformat(timespec="seconds")
         )
     out.print(table)
 
@@ -457,8 +455,8 @@ def files_ls(
     # One line per file, id first, so ids stay whole at any width (as in ``workflow show``).
     for item in items:
         out.print(
-            f"{item.id}  {escape(item.file_name)}  ({item.size} bytes, {item.mime_type})  "
-            f"scope {item.scope}  by {escape(item.created_by)}"
+            f"{item.id}  {item.file_name}  ({item.size} bytes, {item.mime_type})  "
+            f"scope {item.scope}  by {item.created_by}"
         )
     if not items:
         out.print("no files")
@@ -476,7 +474,7 @@ def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
 
     for key, value in to_wire(item).items():
         out.print(
-            f"{key:>10}: {escape(json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value)}"
+            f"{key:>10}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}"
         )
 
 
@@ -499,7 +497,7 @@ def files_rm(file_id: str, json_flag: JsonOpt = False) -> None:
     if _json(json_flag):
         emit_json({"deleted": item.id})
     else:
-        out.print(f"deleted {item.id} ({escape(item.file_name)})")
+        out.print(f"deleted {item.id} ({item.file_name})")
 
 
 @app.command()
@@ -579,11 +577,11 @@ def doctor(json_flag: JsonOpt = False) -> None:
     else:
         for check in checks:
             colour = {"ok": "green", "warn": "yellow", "fail": "red"}[check.status]
-            out.print(
-                f"[{colour}]{check.status:>4}[/] {escape(check.name)}: {escape(check.detail)}"
-            )
+            line = styled(f"{check.status:>4}", colour)
+            line.append(" " + clean(f"{check.name}: {check.detail}", multiline=False))
+            out.print(line)
             if check.status != "ok" and check.guards:
-                out.print(f"       (the failure mode behind it: {escape(check.guards)})")
+                out.print(f"       (the failure mode behind it: {check.guards})")
     if failed:
         raise typer.Exit(1)
 
