@@ -2,7 +2,8 @@
 
 Sources, strongest first: explicit arguments, environment variables
 (``DOCBINDER_*``), a TOML file (``--config`` / ``DOCBINDER_CONFIG``, keys at top
-level or under a ``[docbinder]`` table), then the embedded default: SQLite and
+level and/or under a ``[docbinder]`` table: both are merged, a key given in both with
+different values is refused, as is any key that is no setting), then the embedded default: SQLite and
 local-disk blobs under the home directory (``--home`` / ``DOCBINDER_HOME``,
 else the user's data directory from platformdirs). Library code never reads
 the environment by itself: :meth:`Settings.load` is called by the CLI or by a
@@ -129,6 +130,28 @@ class Settings:
         _ = (settings.metadata_kind, settings.blob_kind)  # raise for unusable URLs now
         return settings
 
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """These settings with ``overrides`` (setting name -> value, ``None`` ignored) applied.
+
+        The values are checked as :meth:`load` checks them (no environment, no file);
+        the other settings keep their values and sources. Raises
+        :class:`ConfigurationError` for an unknown name or a bad value.
+        """
+        explicit = {k: v for k, v in overrides.items() if v is not None}
+        if not explicit:
+            return self
+        merged: dict[str, Any] = {
+            name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None
+        }
+        merged["home"] = str(self.home)
+        merged.update(explicit)
+        loaded = Settings.load(merged, environ={})
+        sources = {
+            name: ("argument" if name in explicit else self.sources.get(name, "argument"))
+            for name in SETTING_NAMES
+        }
+        return attrs.evolve(loaded, sources=sources)
+
     @property
     def metadata_kind(self) -> str:
         """``memory`` or ``sql`` (or ``plugin`` for an entry-point scheme)."""
@@ -179,9 +202,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not UTF-8 text: {exc.reason}") from None
-    table = data.get("docbinder", data)
+    table = data.get("docbinder", {})
     if not isinstance(table, dict):
         raise ConfigurationError(f"config file {path}: [docbinder] must be a table")
+    top = {key: value for key, value in data.items() if key != "docbinder"}
+    clashing = sorted(key for key in set(top) & set(table) if top[key] != table[key])
+    if clashing:
+        raise ConfigurationError(
+            f"config file {path}: {', '.join(clashing)} set both at top level and in "
+            "[docbinder] with different values; keep one"
+        )
+    table = {**top, **table}
     unknown = set(table) - set(SETTING_NAMES)
     if unknown:
         raise ConfigurationError(

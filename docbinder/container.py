@@ -16,6 +16,7 @@ connections open on first use. Tests override providers with ``override()``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -162,20 +163,28 @@ def build_binder(
     *,
     prepare: bool = True,
     authorizer: Authorizer | str | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_file: str | Path | None = None,
     **overrides: Any,
 ) -> DocBinder:
-    """Build a :class:`DocBinder` from settings, or from ``Settings.load(overrides)``.
+    """Build a :class:`DocBinder` from ``settings`` and/or keyword settings.
 
-    ``Settings.load`` reads ``DOCBINDER_*`` environment variables; pass
-    ``settings`` explicitly to avoid that. ``authorizer`` is either a setting
-    (``"roletable"``, ``"casbin"``, an entry-point name) or a host's own
-    object with ``name`` and ``is_allowed(principal, action, resource)`` (the
-    :class:`~docbinder.ports.authorizer.Authorizer` port), used as is. With
-    ``prepare`` the storage is made ready first (:func:`prepare_storage`:
-    SQLite is migrated, a server schema is checked). Raises
-    :class:`ConfigurationError` (naming the setting or the command to run, or
-    an ``authorizer`` object without ``is_allowed``) or :class:`MissingExtra`
-    (naming the pip extra).
+    Explicit arguments always win: keyword settings (``database_url=...``,
+    ``max_file_size=...``, any name of :data:`~docbinder.config.SETTING_NAMES`) and a
+    string ``authorizer`` are applied on top of ``settings``
+    (:meth:`Settings.with_overrides`). Without ``settings`` they are loaded with
+    :meth:`Settings.load`, which reads the process environment only when asked:
+    pass ``environ=os.environ`` (and/or ``config_file``) for ``DOCBINDER_*`` and a TOML
+    file; by default neither is read. ``environ`` and ``config_file`` together with
+    ``settings`` are refused (the settings were loaded already).
+
+    ``authorizer`` is either a setting (``"roletable"``, ``"casbin"``, an entry-point
+    name) or a host's own object with ``name`` and ``is_allowed(principal, action,
+    resource)`` (the :class:`~docbinder.ports.authorizer.Authorizer` port), used as is.
+    With ``prepare`` the storage is made ready first (:func:`prepare_storage`: SQLite is
+    migrated, a server schema is checked). Raises :class:`ConfigurationError` (naming
+    the setting or the command to run, an unknown setting, or an ``authorizer`` object
+    without ``is_allowed``) or :class:`MissingExtra` (naming the pip extra).
     """
     own: Authorizer | None = None
     if isinstance(authorizer, str):
@@ -187,7 +196,17 @@ def build_binder(
                 f"is_allowed(principal, action, resource), got {type(authorizer).__name__}"
             )
         own = authorizer
-    resolved = settings if settings is not None else Settings.load(overrides)
+    if settings is not None:
+        if environ is not None or config_file is not None:
+            raise ConfigurationError(
+                "build_binder: environ and config_file are read only without settings; "
+                "pass them to Settings.load instead"
+            )
+        resolved = settings.with_overrides(overrides)
+    else:
+        resolved = Settings.load(
+            overrides, environ={} if environ is None else environ, config_file=config_file
+        )
     if prepare:
         prepare_storage(resolved)
     container = build_container(resolved)
