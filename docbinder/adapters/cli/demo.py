@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 from rich.panel import Panel
 from rich.text import Text
 
-from docbinder.adapters.cli.output import Table, clean, emit_json, out, styled
+from docbinder.adapters.cli.output import (
+    Table,
+    clean,
+    emit_json,
+    out,
+    reference_value,
+    styled,
+)
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
 from docbinder.application.resolve import DEFAULT_SUGGESTIONS
 from docbinder.domain.model import ContentKind, check_file_name
@@ -144,7 +151,10 @@ def print_resolution(resolution: Resolution) -> None:
         )
     for miss in resolution.unresolved:
         line = styled("unresolved", "yellow")
-        line.append(" " + clean(f"{miss.reference}: {miss.reason.value} - {miss.message}"))
+        shown = miss.reference
+        if miss.reason.value == "rejected_input":
+            shown = json.dumps(reference_value(miss.reference), ensure_ascii=False)
+        line.append(" " + clean(f"{shown}: {miss.reason.value} - {miss.message}"))
         out.print(line)
     if resolution.suggestions:
         out.print(

@@ -125,6 +125,18 @@ def _json(flag: bool) -> bool:
     return flag or STATE.json
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as package_version
+
+        try:
+            out.print(f"docbinder {package_version('docbinder')}")
+        except PackageNotFoundError:
+            out.print("docbinder (version unknown: not installed as a package)")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main(
     home: Annotated[
@@ -167,6 +179,12 @@ def main(
         int,
         typer.Option("--verbose", "-v", count=True, help="Show log lines (-v info, -vv debug)."),
     ] = 0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Global options: configuration, identity, output."""
     STATE.__init__()  # type: ignore[misc]
@@ -272,29 +290,41 @@ def demo(
     run_demo(STATE, list(files or []), as_json=_json(json_flag))
 
 
+STDIN = Path("-")
+
+
 @app.command()
 @handles_errors
 def attach(
-    files: Annotated[list[Path], typer.Argument(help="Files to store and attach.")],
+    files: Annotated[list[Path], typer.Argument(help="Files to store and attach ('-': stdin).")],
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow id (omit for no workflow).")
     ] = None,
     label: Annotated[
         str | None, typer.Option(help="documents_label (default: writeFile:<name>).")
     ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="File name to store under (needed for '-'; one file only)."),
+    ] = None,
     json_flag: JsonOpt = False,
 ) -> None:
     """Store FILEs and attach each to the workflow; print the tool-result text.
 
-    Every file is checked (readable, within the size limit) and the workflow's
-    permission is checked before anything is stored. If storing one file still
-    fails, the files before it stay stored and attached, and the error names
-    the file that failed and those that were kept.
+    Every file is checked (readable, within the size limit, a usable name) and the
+    workflow's permission is checked before anything is stored. If storing one file
+    still fails, the files before it stay stored and attached, and the error names
+    the file that failed and those that were kept. ``-`` reads one file from stdin;
+    it needs ``--name``.
     """
-    check_readable(files)
-    check_sizes(files, STATE.settings.max_file_size)
-    for path in files:
-        check_file_name(path.name)
+    if name is not None and len(files) != 1:
+        raise InvalidInput("--name names one file; give exactly one FILE (or '-') with it")
+    if STDIN in files and (name is None or len(files) != 1):
+        raise InvalidInput("'-' reads one file from stdin and needs --name NAME")
+    on_disk = [path for path in files if path != STDIN]
+    check_readable(on_disk)
+    check_sizes(on_disk, STATE.settings.max_file_size)
+    names = {path: name if name is not None else stored_name(path) for path in files}
     run = start_run(workflow)
     if workflow is not None and not run.can_attach():
         raise AccessDenied(
@@ -305,29 +335,28 @@ def attach(
     if workflow is None:
         err.print(
             "note: no --workflow given: files are stored without a documentList reference"
-            + (" and --label is not used" if label else ""),
-            markup=False,
+            + (" and --label is not used" if label else "")
         )
-    with new_progress(files) as progress:
+    with new_progress(on_disk) as progress:
         for path in files:
+            file_name = names[path]
+            chunks = read_stdin_chunks() if path == STDIN else read_chunks(path, progress)
             try:
                 result = run.produce_file(
-                    path.name,
-                    read_chunks(path, progress),
-                    verb="Wrote",
-                    label=label or f"writeFile:{path.name}",
+                    file_name, chunks, verb="Wrote", label=label or f"writeFile:{file_name}"
                 )
             except (DocbinderError, OSError) as exc:
                 kept = ", ".join(r.item.file_name for r in results)
                 note = f"; stored before it: {kept}" if kept else ""
                 if as_json and results:
                     emit_json(results[0] if len(results) == 1 else results)
-                raise DocbinderError(f"{path}: {exc}{note}") from exc
+                shown = "stdin" if path == STDIN else str(path)
+                raise DocbinderError(f"{shown}: {exc}{note}") from exc
             results.append(result)
             if not as_json:
                 note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
                 out.print(result.text + note)
-                wanted = label or f"writeFile:{path.name}"
+                wanted = label or f"writeFile:{file_name}"
                 if result.label is not None and result.label != wanted:
                     out.print(
                         f"label {wanted!r} is taken in this workflow; "
@@ -335,6 +364,32 @@ def attach(
                     )
     if as_json:
         emit_json(results[0] if len(results) == 1 else results)
+
+
+def stored_name(path: Path) -> str:
+    """The name ``path`` is stored under; :class:`InvalidInput` naming the file if unusable.
+
+    A name that is not valid UTF-8 (decoded by Python with surrogate escapes) cannot
+    be stored as text; the message says so and points at ``--name``.
+    """
+    try:
+        return check_file_name(path.name)
+    except InvalidInput as exc:
+        if any("\udc80" <= ch <= "\udcff" for ch in path.name):
+            raise InvalidInput(
+                f"the name of {str(path)!r} is not valid UTF-8; "
+                "store it under another name with --name NAME"
+            ) from None
+        raise InvalidInput(
+            f"{str(path)!r}: {exc}; store it under another name with --name NAME"
+        ) from None
+
+
+def read_stdin_chunks() -> Iterator[bytes]:
+    """Stdin's bytes in 1 MiB chunks."""
+    source = sys.stdin.buffer
+    while chunk := source.read(1 << 20):
+        yield chunk
 
 
 def check_sizes(paths: list[Path], limit: int | None) -> None:
@@ -462,11 +517,31 @@ def files_ls(
         out.print("no files")
 
 
+_DOCUMENT_PREFIXES = ("docitem:", "doc_item:", "doc-item:", "doclist:", "doc_list:", "doc-list:")
+
+
+def file_id_of(text: str) -> str:
+    """The FileItem id in ``text`` (``<id>`` or ``file:<id>``); a document reference is refused.
+
+    ``docItem:<id>`` and ``docList:<label>`` name ChatDocuments, not files: the error says
+    how to get the file id from one.
+    """
+    lowered = text.strip().lower()
+    if lowered.startswith(_DOCUMENT_PREFIXES):
+        raise InvalidInput(
+            f"{text.strip()} is a document reference, not a file id; "
+            f"docbinder resolve {text.strip()} --workflow WORKFLOW_ID prints its file id"
+        )
+    if lowered.startswith("file:"):
+        return text.strip()[5:]
+    return text
+
+
 @files_app.command("show")
 @handles_errors
 def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Show one file's metadata."""
-    item = STATE.binder().get_file(STATE.principal, file_id)
+    """Show one file's metadata (FILE_ID, also written ``file:<id>``)."""
+    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id))
     if _json(json_flag):
         emit_json(item)
         return
@@ -480,9 +555,18 @@ def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
 
 @files_app.command("cat")
 @handles_errors
-def files_cat(file_id: str) -> None:
-    """Write one file's bytes to stdout."""
-    chunks = STATE.binder().get_file.open(STATE.principal, file_id)
+def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
+    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document)."""
+    binder = STATE.binder()
+    file_id = file_id_of(file_id)
+    if _json(json_flag):
+        import base64
+
+        item = binder.get_file(STATE.principal, file_id)
+        data = b"".join(binder.get_file.open(STATE.principal, file_id))
+        emit_json({"file": item, "base64": base64.b64encode(data).decode("ascii")})
+        return
+    chunks = binder.get_file.open(STATE.principal, file_id)
     sink: BinaryIO = sys.stdout.buffer
     for chunk in chunks:
         sink.write(chunk)

@@ -11,6 +11,7 @@ and lone surrogates. Styling is added only with :func:`styled` around cleaned te
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import logging
@@ -126,15 +127,48 @@ def _json_safe(text: str) -> str:
     return "".join(parts)
 
 
+def reference_value(reference: str) -> Any:
+    """A rejected input's ``raw`` form (a bounded Python repr) as the JSON value it stands for.
+
+    ``"'bogus'"`` -> ``"bogus"``, ``"{'id': ''}"`` -> ``{"id": ""}``, ``"None"`` -> ``null``;
+    anything that is no complete literal (a cut ``...`` form, a canonical reference)
+    stays the text it is.
+    """
+    if not reference or reference[0] not in "'\"[{(-0123456789NTFb":
+        return reference
+    try:
+        value = ast.literal_eval(reference)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return reference
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return reference
+    return value
+
+
+def _json_references(value: Any) -> Any:
+    """Unresolved entries' ``reference`` values as JSON values (:func:`reference_value`)."""
+    if isinstance(value, dict):
+        result = {k: _json_references(v) for k, v in value.items()}
+        if result.get("reason") == "rejected_input" and isinstance(result.get("reference"), str):
+            result["reference"] = reference_value(result["reference"])
+        return result
+    if isinstance(value, list):
+        return [_json_references(v) for v in value]
+    return value
+
+
 def emit_json(payload: Any) -> None:
     """Print ``payload`` (entities are converted with the wire converter) as one JSON document.
 
-    Non-ASCII text stays readable; every non-printable character is escaped
+    Rejected inputs among unresolved references are shown as the JSON values they
+    stand for, not as Python reprs. Non-ASCII text stays readable; every non-printable character is escaped
     (:func:`_json_safe`), so the document is always valid UTF-8 and parses back to
     the same values.
     """
     data = to_wire(payload)
-    text = json.dumps(_strip_bytes(data), ensure_ascii=False, indent=2)
+    text = json.dumps(_json_references(_strip_bytes(data)), ensure_ascii=False, indent=2)
     sys.stdout.write(_json_safe(text) + "\n")
     sys.stdout.flush()
 
