@@ -48,6 +48,7 @@ def test_quick_start_has_exactly_two_commands() -> None:
 
 def test_the_s3_block_works_when_pasted_as_is(tmp_path: Path) -> None:
     """The README's S3 block, run by bash on a free port: it waits for the server itself."""
+    import contextlib
     import os
     import signal
     import socket
@@ -79,10 +80,9 @@ def test_the_s3_block_works_when_pasted_as_is(tmp_path: Path) -> None:
     try:
         stdout, stderr = process.communicate(timeout=300)
     finally:
-        try:  # the server started in the background belongs to the same session
+        # the server started in the background belongs to the same session
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         process.wait()
     assert process.returncode == 0, stderr[-3000:]
     assert "documentList ref: docItem:" in stdout
