@@ -34,6 +34,7 @@ SETTING_NAMES = (
     "casbin_policy",
     "s3_endpoint_url",
     "s3_region",
+    "s3_checksums",
     "max_file_size",
 )
 
@@ -53,7 +54,9 @@ class Settings:
     ``mysql+pymysql://...`` or ``memory://``. ``blob_url``: ``file:///dir``,
     ``s3://bucket/prefix`` or ``memory://``. ``authorizer``: ``roletable``,
     ``casbin`` or the name of an entry point in group ``docbinder.authorizers``.
-    ``max_file_size`` is in bytes (``None``: unlimited).
+    ``max_file_size`` is in bytes (``None``: unlimited). ``s3_checksums``: ``auto``
+    (``when_required`` for a custom ``s3_endpoint_url``, else ``when_supported``),
+    ``when_required`` or ``when_supported`` (botocore's checksum settings).
     """
 
     home: Path
@@ -64,6 +67,7 @@ class Settings:
     casbin_policy: str | None = None
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
+    s3_checksums: str = "auto"
     max_file_size: int | None = None
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
@@ -123,6 +127,11 @@ class Settings:
                 ) from None
             if values["max_file_size"] <= 0:
                 raise ConfigurationError("max_file_size must be positive")
+        if values.get("s3_checksums", "auto") not in ("auto", "when_required", "when_supported"):
+            raise ConfigurationError(
+                "s3_checksums must be auto, when_required or when_supported, "
+                f"got {values['s3_checksums']!r} ({sources['s3_checksums']})"
+            )
         for name in ("database_url", "blob_url", "authorizer"):
             if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
                 raise ConfigurationError(f"setting {name} must be a non-empty string")

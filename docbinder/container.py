@@ -59,7 +59,10 @@ def _s3(settings: Settings) -> BlobStore:
     from docbinder.adapters.s3 import S3BlobStore
 
     return S3BlobStore.from_url(
-        settings.blob_url, endpoint_url=settings.s3_endpoint_url, region_name=settings.s3_region
+        settings.blob_url,
+        endpoint_url=settings.s3_endpoint_url,
+        region_name=settings.s3_region,
+        checksums=settings.s3_checksums,
     )
 
 

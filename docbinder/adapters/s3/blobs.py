@@ -25,7 +25,7 @@ import re
 import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 from urllib.parse import urlsplit
 
 import attrs
@@ -102,6 +102,34 @@ class PendingUpload:
     """When the upload was started (UTC)."""
 
 
+CHECKSUM_MODES = ("when_required", "when_supported")
+"""botocore's values for ``request_checksum_calculation`` / ``response_checksum_validation``."""
+
+
+ChecksumMode = Literal["when_required", "when_supported"]
+
+
+def resolve_checksums(checksums: str | None, endpoint_url: str | None) -> ChecksumMode:
+    """The checksum mode for a store: ``checksums`` if given, else by endpoint.
+
+    boto3 (botocore 1.36 on) adds CRC checksums to every upload by default
+    (``when_supported``; over https as ``aws-chunked`` trailers), which several
+    S3-compatible services reject. ``None`` or ``"auto"`` means ``when_supported``
+    for AWS (no ``endpoint_url``) and ``when_required`` (checksums only where an
+    operation demands them) for any custom endpoint. Raises :class:`InvalidInput`
+    for another value.
+    """
+    if checksums is None or checksums == "auto":
+        return "when_required" if endpoint_url else "when_supported"
+    if checksums == "when_required":
+        return "when_required"
+    if checksums == "when_supported":
+        return "when_supported"
+    raise InvalidInput(
+        f"S3 checksums must be auto, when_required or when_supported, got {checksums!r}"
+    )
+
+
 class S3BlobStore:
     """:class:`~docbinder.ports.blobs.BlobStore` over one S3 bucket, below an optional prefix.
 
@@ -131,6 +159,7 @@ class S3BlobStore:
         multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
         multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        checksums: str | None = None,
     ) -> None:
         if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
             raise InvalidInput(f"invalid S3 bucket name {bucket!r}")
@@ -144,6 +173,9 @@ class S3BlobStore:
         self._bucket = bucket
         self._prefix = _normalise_prefix(prefix)
         self._endpoint_url = endpoint_url
+        self.checksums = resolve_checksums(checksums, endpoint_url)
+        """``when_required`` or ``when_supported``: when boto3 adds request checksums and
+        validates response checksums (see :func:`resolve_checksums`)."""
         boto3 = _import_boto3()
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
@@ -153,6 +185,8 @@ class S3BlobStore:
             config = Config(
                 retries={"mode": "standard"},
                 s3={"addressing_style": "path"} if endpoint_url else None,
+                request_checksum_calculation=self.checksums,
+                response_checksum_validation=self.checksums,
             )
             session = boto3.session.Session()
             client = session.client(
@@ -182,6 +216,7 @@ class S3BlobStore:
         multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
         multipart_chunksize: int = DEFAULT_MULTIPART_CHUNKSIZE,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        checksums: str | None = None,
     ) -> S3BlobStore:
         """Build a store from ``s3://bucket`` or ``s3://bucket/prefix/path``.
 
@@ -203,6 +238,7 @@ class S3BlobStore:
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,
             max_concurrency=max_concurrency,
+            checksums=checksums,
         )
 
     @property
