@@ -238,6 +238,13 @@ def migration_status(settings: Settings) -> tuple[str | None, str]:
     return current_revision(settings.database_url), head_revision()
 
 
+def half_applied_migration(settings: Settings) -> str | None:
+    """One line when a migration of the SQL metadata store stopped midway, else ``None``."""
+    from docbinder.adapters.sql import half_applied
+
+    return half_applied(settings.database_url)
+
+
 def prepare_storage(settings: Settings) -> None:
     """Make the embedded default ready; check that a server schema is migrated.
 

@@ -122,7 +122,17 @@ def _database_checks(settings: Any) -> list[Check]:
     except DocbinderError as exc:
         return [Check("database reachable", "fail", str(exc))]
     checks = [Check("database reachable", "ok", _mask(settings.database_url))]
-    if current == head:
+    stopped = None
+    if current is None:
+        from docbinder.container import half_applied_migration
+
+        try:
+            stopped = half_applied_migration(settings)
+        except DocbinderError as exc:
+            stopped = f"cannot inspect the schema: {exc}"
+    if stopped is not None:
+        checks.append(Check("migrations", "fail", stopped))
+    elif current == head:
         checks.append(Check("migrations", "ok", f"schema at head revision {head}"))
     elif settings.database_url.startswith("sqlite") and current is None:
         checks.append(
