@@ -737,9 +737,14 @@ def _scan(text: str) -> list[_Outcome]:
     A ``file id: <id>`` line (also ``fileId:``, ``file_id:``) is the FileItem line of the
     unified tool-result block (SPEC C5): when it follows a ``docItem`` reference it
     describes that document and is dropped, so the block names exactly its own
-    document; alone (no workflow was bound) it reads as ``file:<id>``.
+    document; alone (no workflow was bound) it reads as ``file:<id>``. In such a text
+    the block's first line (``<Verb> '<name>' (<size> bytes)``) is skipped: the quoted
+    file name is no reference even when it looks like one.
     Returns nothing when the text holds no reference at all.
     """
+    if _BLOCK_LINE_RE.search(text):
+        # The header line quotes a file name, which may look like a reference.
+        text = _BLOCK_HEADER_RE.sub("", text)
     found = _scan_references(text)
     if not found:
         return []
@@ -758,6 +763,12 @@ def _scan(text: str) -> list[_Outcome]:
             outcomes.append(RejectedReference(_short_repr(entry.strip()), REASON_NOT_A_REFERENCE))
     return _pair_file_lines(outcomes)
 
+
+_BLOCK_LINE_RE: Final = re.compile(r"(?mi)^[ \t]*(?:documentList ref|file id)[ \t]*:")
+_BLOCK_HEADER_RE: Final = re.compile(
+    r"(?m)^[ \t]*[A-Z][A-Za-z]{0,31} '[^\n]*' \(\d+ bytes\)[ \t]*$"
+)
+"""``<Verb> '<name>' (<size> bytes)``: the first line of a tool-result block (SPEC C5)."""
 
 _COURTESY_WORDS: Final = frozenset(
     {"thanks", "thank", "thx", "ty", "please", "pls", "cheers", "regards", "ok", "okay"}

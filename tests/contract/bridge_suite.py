@@ -636,3 +636,12 @@ class BridgeContract:
         for limit in (10**20, 2**63, 2**31):
             assert sorted(i.id for i in run.list_files(limit=limit)) == sorted(ids)
         assert len(run.list_files(limit=2)) == 2
+
+    def test_tool_result_of_a_file_named_like_a_reference_names_its_own_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("docItem:evil.txt", b"x")
+        resolution = run.resolve(produced.text)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok, resolution.unresolved

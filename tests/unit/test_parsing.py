@@ -622,3 +622,10 @@ def test_bare_uuid_is_marked_bare_and_prefixed_one_is_not() -> None:
     assert bare == prefixed
     assert isinstance(bare, DocumentItemReference) and bare.bare
     assert isinstance(prefixed, DocumentItemReference) and not prefixed.bare
+
+
+def test_a_file_name_that_looks_like_a_reference_in_a_tool_result_is_skipped() -> None:
+    text = f"Wrote 'docItem:evil.txt' (5 bytes)\n  documentList ref: docItem:{UUID}\n  file id: f1"
+    assert parse(text) == ([f"docItem:{UUID}"], [])
+    no_block = "Wrote 'docItem:evil.txt' (5 bytes)"
+    assert parse(no_block) == (["docItem:evil.txt"], [])
