@@ -120,3 +120,25 @@ def test_log_lines_are_escaped_too(home: tuple[list[str], str, Path]) -> None:
 )
 def test_clean_escapes_exactly_what_can_spoof(raw: str, shown: str) -> None:
     assert clean(raw) == shown
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["files", "ls", "--limit", "abc"],
+            "error: Invalid value for '--limit': Input should be a valid integer, "
+            "unable to parse string as an integer",
+        ),
+        (["nosuch"], "error: No such command 'nosuch'."),
+        (
+            ["files", "ls", "--limt", "3"],
+            "error: No such option: --limt (Possible options: --limit)",
+        ),
+    ],
+)
+def test_usage_errors_are_one_error_line(tmp_path: Path, args: list[str], line: str) -> None:
+    result = invoke_cli(["--home", str(tmp_path / "h"), *args])
+    assert result.exit_code == 2
+    assert error_lines(result) == [line]
+    assert not result.stdout.strip()

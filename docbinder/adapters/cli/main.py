@@ -13,12 +13,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, TypeVar
 
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from typer.core import TyperGroup
 
 from docbinder.adapters.cli.output import (
     SafeLogHandler,
@@ -38,7 +39,43 @@ from docbinder.domain.model import Principal, check_file_name
 PROGRESS_THRESHOLD = 8 << 20
 """Files larger than this many bytes get a progress bar."""
 
+# typer bundles its own click; its exception base is reached through a public class.
+_ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
+class _OneLineErrors(TyperGroup):
+    """The top-level command: a usage error (bad option value, unknown command) is one
+    ``error:`` line on stderr with exit code 2, like every other bad input."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except _ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # type: ignore[attr-defined]  # the help text, asked for by no arguments
+            else:
+                fail(exc.format_message())  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            fail("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="docbinder",
     help="Store files produced by agent tools, attach them to a workflow, and resolve the references a model sends back.",
     no_args_is_help=True,
