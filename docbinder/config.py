@@ -2,7 +2,8 @@
 
 Sources, strongest first: explicit arguments, environment variables
 (``DOCBINDER_*``), a TOML file (``--config`` / ``DOCBINDER_CONFIG``, keys at top
-level or under a ``[docbinder]`` table), then the embedded default: SQLite and
+level and/or under a ``[docbinder]`` table: both are merged, a key given in both with
+different values is refused, as is any key that is no setting), then the embedded default: SQLite and
 local-disk blobs under the home directory (``--home`` / ``DOCBINDER_HOME``,
 else the user's data directory from platformdirs). Library code never reads
 the environment by itself: :meth:`Settings.load` is called by the CLI or by a
@@ -33,6 +34,7 @@ SETTING_NAMES = (
     "casbin_policy",
     "s3_endpoint_url",
     "s3_region",
+    "s3_checksums",
     "max_file_size",
     "s3_whole_bucket",
     "s3_connect_timeout",
@@ -65,7 +67,9 @@ class Settings:
     then belongs to docbinder). ``s3_connect_timeout`` and ``s3_read_timeout``
     are seconds, ``s3_max_attempts`` counts attempts per S3 request; their
     defaults (4 s, 10 s, 2) fail an attach against a hung endpoint within 30 s
-    (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`).
+    (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`). ``s3_checksums``: ``auto``
+    (``when_required`` for a custom ``s3_endpoint_url``, else ``when_supported``),
+    ``when_required`` or ``when_supported`` (botocore's checksum settings).
     """
 
     home: Path
@@ -76,6 +80,7 @@ class Settings:
     casbin_policy: str | None = None
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
+    s3_checksums: str = "auto"
     max_file_size: int | None = None
     s3_whole_bucket: bool = False
     s3_connect_timeout: float = 4.0
@@ -140,12 +145,39 @@ class Settings:
             if values["max_file_size"] <= 0:
                 raise ConfigurationError("max_file_size must be positive")
         _s3_settings(values, sources)
+        if values.get("s3_checksums", "auto") not in ("auto", "when_required", "when_supported"):
+            raise ConfigurationError(
+                "s3_checksums must be auto, when_required or when_supported, "
+                f"got {values['s3_checksums']!r} ({sources['s3_checksums']})"
+            )
         for name in ("database_url", "blob_url", "authorizer"):
             if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
                 raise ConfigurationError(f"setting {name} must be a non-empty string")
         settings = cls(**values, sources=sources)
         _ = (settings.metadata_kind, settings.blob_kind)  # raise for unusable URLs now
         return settings
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """These settings with ``overrides`` (setting name -> value, ``None`` ignored) applied.
+
+        The values are checked as :meth:`load` checks them (no environment, no file);
+        the other settings keep their values and sources. Raises
+        :class:`ConfigurationError` for an unknown name or a bad value.
+        """
+        explicit = {k: v for k, v in overrides.items() if v is not None}
+        if not explicit:
+            return self
+        merged: dict[str, Any] = {
+            name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None
+        }
+        merged["home"] = str(self.home)
+        merged.update(explicit)
+        loaded = Settings.load(merged, environ={})
+        sources = {
+            name: ("argument" if name in explicit else self.sources.get(name, "argument"))
+            for name in SETTING_NAMES
+        }
+        return attrs.evolve(loaded, sources=sources)
 
     @property
     def metadata_kind(self) -> str:
@@ -233,9 +265,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not UTF-8 text: {exc.reason}") from None
-    table = data.get("docbinder", data)
+    table = data.get("docbinder", {})
     if not isinstance(table, dict):
         raise ConfigurationError(f"config file {path}: [docbinder] must be a table")
+    top = {key: value for key, value in data.items() if key != "docbinder"}
+    clashing = sorted(key for key in set(top) & set(table) if top[key] != table[key])
+    if clashing:
+        raise ConfigurationError(
+            f"config file {path}: {', '.join(clashing)} set both at top level and in "
+            "[docbinder] with different values; keep one"
+        )
+    table = {**top, **table}
     unknown = set(table) - set(SETTING_NAMES)
     if unknown:
         raise ConfigurationError(

@@ -16,6 +16,7 @@ connections open on first use. Tests override providers with ``override()``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ def _s3(settings: Settings) -> BlobStore:
         connect_timeout=settings.s3_connect_timeout,
         read_timeout=settings.s3_read_timeout,
         max_attempts=settings.s3_max_attempts,
+        checksums=settings.s3_checksums,
     )
 
 
@@ -168,20 +170,28 @@ def build_binder(
     *,
     prepare: bool = True,
     authorizer: Authorizer | str | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_file: str | Path | None = None,
     **overrides: Any,
 ) -> DocBinder:
-    """Build a :class:`DocBinder` from settings, or from ``Settings.load(overrides)``.
+    """Build a :class:`DocBinder` from ``settings`` and/or keyword settings.
 
-    ``Settings.load`` reads ``DOCBINDER_*`` environment variables; pass
-    ``settings`` explicitly to avoid that. ``authorizer`` is either a setting
-    (``"roletable"``, ``"casbin"``, an entry-point name) or a host's own
-    object with ``name`` and ``is_allowed(principal, action, resource)`` (the
-    :class:`~docbinder.ports.authorizer.Authorizer` port), used as is. With
-    ``prepare`` the storage is made ready first (:func:`prepare_storage`:
-    SQLite is migrated, a server schema is checked). Raises
-    :class:`ConfigurationError` (naming the setting or the command to run, or
-    an ``authorizer`` object without ``is_allowed``) or :class:`MissingExtra`
-    (naming the pip extra).
+    Explicit arguments always win: keyword settings (``database_url=...``,
+    ``max_file_size=...``, any name of :data:`~docbinder.config.SETTING_NAMES`) and a
+    string ``authorizer`` are applied on top of ``settings``
+    (:meth:`Settings.with_overrides`). Without ``settings`` they are loaded with
+    :meth:`Settings.load`, which reads the process environment only when asked:
+    pass ``environ=os.environ`` (and/or ``config_file``) for ``DOCBINDER_*`` and a TOML
+    file; by default neither is read. ``environ`` and ``config_file`` together with
+    ``settings`` are refused (the settings were loaded already).
+
+    ``authorizer`` is either a setting (``"roletable"``, ``"casbin"``, an entry-point
+    name) or a host's own object with ``name`` and ``is_allowed(principal, action,
+    resource)`` (the :class:`~docbinder.ports.authorizer.Authorizer` port), used as is.
+    With ``prepare`` the storage is made ready first (:func:`prepare_storage`: SQLite is
+    migrated, a server schema is checked). Raises :class:`ConfigurationError` (naming
+    the setting or the command to run, an unknown setting, or an ``authorizer`` object
+    without ``is_allowed``) or :class:`MissingExtra` (naming the pip extra).
     """
     own: Authorizer | None = None
     if isinstance(authorizer, str):
@@ -193,7 +203,17 @@ def build_binder(
                 f"is_allowed(principal, action, resource), got {type(authorizer).__name__}"
             )
         own = authorizer
-    resolved = settings if settings is not None else Settings.load(overrides)
+    if settings is not None:
+        if environ is not None or config_file is not None:
+            raise ConfigurationError(
+                "build_binder: environ and config_file are read only without settings; "
+                "pass them to Settings.load instead"
+            )
+        resolved = settings.with_overrides(overrides)
+    else:
+        resolved = Settings.load(
+            overrides, environ={} if environ is None else environ, config_file=config_file
+        )
     if prepare:
         prepare_storage(resolved)
     container = build_container(resolved)
@@ -220,6 +240,13 @@ def migration_status(settings: Settings) -> tuple[str | None, str]:
     from docbinder.adapters.sql import current_revision, head_revision
 
     return current_revision(settings.database_url), head_revision()
+
+
+def half_applied_migration(settings: Settings) -> str | None:
+    """One line when a migration of the SQL metadata store stopped midway, else ``None``."""
+    from docbinder.adapters.sql import half_applied
+
+    return half_applied(settings.database_url)
 
 
 def prepare_storage(settings: Settings) -> None:

@@ -33,6 +33,7 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    check_message_text,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -124,10 +125,12 @@ class AttachFiles:
     ) -> AttachPlan:
         """Check everything an attach needs that does not touch storage.
 
-        Raises :class:`NoActiveWorkflow` (no workflow bound) and
+        Raises :class:`InvalidInput` (``user_message`` breaks the text rule of
+        :func:`~docbinder.domain.model.check_text_field`), :class:`NoActiveWorkflow` (no workflow bound) and
         :class:`AccessDenied` (no ``update`` right on the workflow); the label
         is cleaned (:func:`_clean_label`).
         """
+        check_message_text(user_message, "user_message")
         workflow = ctx.require_workflow("attaching a file")
         if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
             raise AccessDenied(

@@ -26,7 +26,7 @@ from docbinder.domain.errors import (
     SizeLimitExceeded,
     StorageError,
 )
-from docbinder.domain.model import FileItem, Principal, check_file_name
+from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
 from docbinder.ports.blobs import BlobStore, Chunks, check_blob_key, iter_chunks
 from docbinder.ports.extractor import SNIFF_BYTES, MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
@@ -347,7 +347,9 @@ class StoreFile:
     ) -> StoredFile:
         """Store ``data`` as ``file_name`` for ``principal`` in its scope.
 
-        Raises :class:`InvalidInput` (bad name), :class:`AccessDenied` (no
+        Raises :class:`InvalidInput` (bad name, folder or tags, see
+        :func:`~docbinder.domain.model.check_text_field`; checked before any blob is
+        written), :class:`AccessDenied` (no
         ``create`` right), :class:`SizeLimitExceeded` (input over ``max_size``
         bytes; nothing kept), :class:`StorageError` (backend fault; nothing
         kept, except a blob no FileItem names when the outcome of the commit
@@ -383,6 +385,7 @@ class StoreFile:
         duplicate, which exists regardless. Errors as :meth:`__call__`.
         """
         check_file_name(file_name)
+        folder, tags = check_file_metadata(folder, tags)
         self._access.require_create(principal, ResourceKind.FILE, principal.scope)
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)

@@ -10,6 +10,10 @@ T = TypeVar("T")
 PAGE_SIZE = 200
 """Rows read per repository call while filling a listing."""
 
+MAX_PAGE_SIZE = 10_000
+"""Most rows asked for in one repository call, whatever ``limit`` is (every backend's
+``LIMIT`` takes it; a limit like ``10**20`` reads page after page instead of overflowing)."""
+
 
 def visible_newest_first(
     fetch: Callable[[int, T | None], list[T]],
@@ -26,7 +30,7 @@ def visible_newest_first(
     """
     found: list[T] = []
     after: T | None = None
-    size = page_size if limit is None else max(page_size, limit)
+    size = page_size if limit is None else min(max(page_size, limit), MAX_PAGE_SIZE)
     while limit is None or len(found) < limit:
         page = fetch(size, after)
         found.extend(entry for entry in page if visible(entry))

@@ -23,7 +23,7 @@ from docbinder.application.attach import (
 )
 from docbinder.application.context import RunContext
 from docbinder.application.files import FileData, StoredFile, StoreFile, WorkNotCommitted
-from docbinder.domain.model import ChatMessage, FileItem
+from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
 
@@ -67,10 +67,14 @@ class ProduceFile:
     ) -> ProducedFile:
         """Store ``data`` as ``file_name`` for the run's principal and attach it under ``label``.
 
-        Raises what :meth:`StoreFile.__call__` raises (:class:`InvalidInput`,
+        Raises what :meth:`StoreFile.__call__` raises (:class:`InvalidInput`, also for a
+        ``user_message`` that breaks :func:`~docbinder.domain.model.check_text_field`,
         :class:`AccessDenied`, :class:`SizeLimitExceeded`,
         :class:`StorageError`); never raises for the attach.
         """
+        # The caller's own text is checked before anything is stored, the same on every
+        # backend (ADR 0018); only refusals about the workflow leave the file unattached.
+        check_message_text(user_message, "user_message")
         plan: AttachPlan | None = None
         refused: Exception | None = None
         try:

@@ -2,10 +2,13 @@
 
 ``docItem:<id>`` matches only ChatDocument ids of the active workflow;
 ``docList:<label>`` gives the documents of the message with that label;
-``file:<id>`` gives the workflow's documents pointing at that FileItem. The
-workflow is read again from storage and must be readable by the run's
-principal (otherwise every reference is ``not_in_workflow``, whether or not
-it exists: no existence oracle). Each document is read-checked through the same visibility decision as ``get_file``.
+``file:<id>`` gives the workflow's documents pointing at that FileItem; a bare id
+(no prefix, read as ``docItem``) that names no ChatDocument is tried as a FileItem id,
+since the unified tool-result block (SPEC C5) shows both ids to the model. The
+workflow is read again from storage and must be readable by the run's principal
+(otherwise every reference is ``not_in_workflow``, whether or not it exists: no
+existence oracle). Each document is read-checked through the same visibility
+decision as ``get_file``.
 Lookups are indexed, one batch per reference kind, so the cost grows with the
 number of references, not with the size of the workflow.
 """
@@ -200,6 +203,9 @@ class ResolveDocumentList:
         for ref in references:
             if isinstance(ref, DocumentItemReference):
                 found = [by_id[ref.document_id]] if ref.document_id in by_id else []
+                if not found and ref.bare:
+                    # A bare id may be the FileItem id of the tool-result block.
+                    found = uow.workflows.documents_by_file(workflow.id, ref.document_id)
             elif isinstance(ref, DocumentListReference):
                 found = uow.workflows.documents_by_label(workflow.id, ref.label)
             else:

@@ -82,12 +82,7 @@ def check_file_name(value: object) -> str:
     """
     if not isinstance(value, str) or not value:
         raise InvalidInput("file name must be a non-empty string")
-    if len(value) > MAX_FILE_NAME_LENGTH:
-        raise InvalidInput(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
-    if CONTROL_CHARACTERS.search(value.replace("\t", " ")):
-        raise InvalidInput("file name must not contain NUL or control characters")
-    if SURROGATES.search(value):
-        raise InvalidInput("file name must not contain lone surrogates")
+    check_text_field("file name", value, max_length=MAX_FILE_NAME_LENGTH, allow_empty=True)
     return value
 
 
@@ -131,13 +126,89 @@ def _check_word(_instance: object, attribute: attrs.Attribute[Any], value: objec
         raise InvalidInput(f"{attribute.name} must be a non-empty string of at most 64 characters")
 
 
+MAX_FOLDER_LENGTH = 1024
+"""Longest accepted ``FileItem.folder``, in characters."""
+
+MAX_TAG_LENGTH = 255
+"""Longest accepted tag, in characters."""
+
+MAX_TAGS = 100
+"""Most tags one FileItem carries."""
+
+_NUL_OR_SURROGATE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def check_text_field(
+    name: str,
+    value: object,
+    *,
+    max_length: int,
+    single_line: bool = True,
+    allow_empty: bool = False,
+) -> str:
+    """Return ``value`` if every backend stores it unchanged, else raise :class:`InvalidInput`.
+
+    The one rule for every text field (ADR 0018), applied before any blob is written so
+    memory, SQLite, PostgreSQL and MariaDB give the same answer:
+
+    * a ``str`` of at most ``max_length`` characters (code points), non-empty unless
+      ``allow_empty`` (whitespace alone counts as empty);
+    * no U+0000 (PostgreSQL ``text`` rejects it) and no lone surrogates (not UTF-8, so
+      no backend can store them);
+    * when ``single_line`` (names, labels, folders, tags): no other C0/C1 control
+      character (Unicode category Cc) either, except tab. Message text may hold
+      line breaks and other controls but not NUL.
+
+    The value is never altered: no normalisation, no stripping.
+    """
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > max_length:
+        raise InvalidInput(f"{name} is longer than {max_length} characters")
+    found = _NUL_OR_SURROGATE.search(value)
+    if found is not None:
+        what = "NUL characters" if found.group() == "\x00" else "lone surrogates"
+        raise InvalidInput(f"{name} must not contain {what}")
+    if single_line and CONTROL_CHARACTERS.search(value.replace("\t", " ")):
+        raise InvalidInput(f"{name} must not contain control characters")
+    return value
+
+
+def check_file_metadata(folder: object, tags: object) -> tuple[str | None, tuple[str, ...]]:
+    """Check ``folder`` (``None`` or a text field) and ``tags`` (at most :data:`MAX_TAGS`).
+
+    Returns them as stored (tags as a tuple); raises :class:`InvalidInput` naming the
+    field. Rules: :func:`check_text_field`, single line (an empty tag is allowed).
+    """
+    if folder is not None:
+        check_text_field("folder", folder, max_length=MAX_FOLDER_LENGTH)
+    if isinstance(tags, (str, bytes)) or not isinstance(tags, (list, tuple)):
+        raise InvalidInput("tags must be a list of strings")
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"at most {MAX_TAGS} tags")
+    for tag in tags:
+        check_text_field("tag", tag, max_length=MAX_TAG_LENGTH, allow_empty=True)
+    return folder, tuple(tags)  # type: ignore[return-value]
+
+
+def check_message_text(value: object, name: str = "message") -> str:
+    """ChatMessage text: :func:`check_text_field` with line breaks, may be empty."""
+    return check_text_field(
+        name, value, max_length=MAX_MESSAGE_LENGTH, single_line=False, allow_empty=True
+    )
+
+
 def _check_text(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # Entities are also built from stored rows: only what no backend can hold is refused
+    # here, so a row written before the text rule still loads. New text goes through
+    # check_message_text at the use case's input.
     if not isinstance(value, str) or len(value) > MAX_MESSAGE_LENGTH:
         raise InvalidInput(
             f"{attribute.name} must be a string of at most {MAX_MESSAGE_LENGTH} characters"
         )
     if SURROGATES.search(value):
-        # No backend can store them (not valid UTF-8); say so instead of a driver error.
         raise InvalidInput(f"{attribute.name} must not contain lone surrogates")
 
 

@@ -52,6 +52,8 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Final, Union
 
+import attrs
+
 from docbinder.domain.model import MAX_LABEL_LENGTH
 from docbinder.domain.references import (
     DocumentItemReference,
@@ -260,6 +262,7 @@ _KIND_FILE: Final = "file"
 _ITEM_PREFIX: Final = r"(?ai:doc[_-]?item)"
 _LIST_PREFIX: Final = r"(?ai:doc[_-]?list)"
 _FILE_PREFIX: Final = r"(?ai:file)"
+_FILE_LINE_PREFIX: Final = r"(?ai:file[ _-]?id)"
 _NOT_AFTER: Final = r"(?<![A-Za-z0-9_./-])"
 
 _WHOLE_RE: Final = re.compile(
@@ -274,10 +277,14 @@ _STARTS_WITH_PREFIX_RE: Final = re.compile(
 _SCAN_RE: Final = re.compile(
     _NOT_AFTER
     + r"(?:"
-    + rf"(?P<item>{_ITEM_PREFIX})[ \t]{{0,16}}:[ \t]{{0,16}}(?P<item_id>[A-Za-z0-9._-]*)"
+    + rf"(?P<item>{_ITEM_PREFIX})[ \t]{{0,16}}:[ \t]{{0,16}}"
+    + r"(?:(?P<item_open>[{<(\['\"`])(?P<item_wrapped>[A-Za-z0-9._-]+)(?P<item_close>[}>)\]'\"`])"
+    + r"|(?P<item_id>[A-Za-z0-9._-]*))"
     + rf"|(?P<list>{_LIST_PREFIX})[ \t]{{0,16}}:[ \t]{{0,16}}"
     + r"(?P<label>[^\s,;'\"`<>()\[\]{}|*]*)"
     + rf"|(?P<file>{_FILE_PREFIX}):(?P<file_id>[A-Za-z0-9][A-Za-z0-9._-]*)"
+    + rf"|(?P<fileline>{_FILE_LINE_PREFIX})[ \t]{{0,16}}:[ \t]{{0,16}}"
+    + r"(?P<fileline_id>[A-Za-z0-9][A-Za-z0-9._-]*)"
     + r"|(?P<uuid>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})"
     + r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
     + r")"
@@ -724,15 +731,27 @@ def _scan(text: str) -> list[_Outcome]:
     ``data.csv``) is rejected with :data:`REASON_NOT_A_REFERENCE`, so nothing the
     model listed disappears silently; entries of several words are prose
     (``"this file: is nice, read docItem:q1"``) and ignored like the words
-    around a reference. Returns nothing when the text holds no reference at all.
+    around a reference, and so are single words that end a sentence with ``!`` or
+    ``?`` and the courtesy words of :data:`_COURTESY_WORDS` (``"docItem:a1; thanks!"``).
+
+    A ``file id: <id>`` line (also ``fileId:``, ``file_id:``) is the FileItem line of the
+    unified tool-result block (SPEC C5): when it follows a ``docItem`` reference it
+    describes that document and is dropped, so the block names exactly its own
+    document; alone (no workflow was bound) it reads as ``file:<id>``. In such a text
+    the block's first line (``<Verb> '<name>' (<size> bytes)``) is skipped: the quoted
+    file name is no reference even when it looks like one.
+    Returns nothing when the text holds no reference at all.
     """
+    if _BLOCK_LINE_RE.search(text):
+        # The header line quotes a file name, which may look like a reference.
+        text = _BLOCK_HEADER_RE.sub("", text)
     found = _scan_references(text)
     if not found:
         return []
     entries = _ENTRY_SPLIT_RE.split(text)
     if len(entries) < 2:
-        return found
-    outcomes: list[_Outcome] = []
+        return _pair_file_lines(found)
+    outcomes: list[_Outcome | _FileLine] = []
     for entry in entries:
         word = _strip_wrappers(entry).strip("[](){}<>`'\"*-+ \t")
         if not word:
@@ -740,8 +759,52 @@ def _scan(text: str) -> list[_Outcome]:
         entry_found = _scan_references(entry)
         if entry_found:
             outcomes.extend(entry_found)
-        elif len(word.split()) == 1:
+        elif len(word.split()) == 1 and not _is_prose_word(entry):
             outcomes.append(RejectedReference(_short_repr(entry.strip()), REASON_NOT_A_REFERENCE))
+    return _pair_file_lines(outcomes)
+
+
+_BLOCK_LINE_RE: Final = re.compile(r"(?mi)^[ \t]*(?:documentList ref|file id)[ \t]*:")
+_BLOCK_HEADER_RE: Final = re.compile(
+    r"(?m)^[ \t]*[A-Z][A-Za-z]{0,31} '[^\n]*' \(\d+ bytes\)[ \t]*$"
+)
+"""``<Verb> '<name>' (<size> bytes)``: the first line of a tool-result block (SPEC C5)."""
+
+_COURTESY_WORDS: Final = frozenset(
+    {"thanks", "thank", "thx", "ty", "please", "pls", "cheers", "regards", "ok", "okay"}
+)
+"""Single words a model writes around a list of references that are never meant as one."""
+
+
+def _is_prose_word(entry: str) -> bool:
+    """True for a listed single word that is prose: ends with ``!``/``?`` or is a courtesy word."""
+    stripped = entry.strip().strip("'\"`*)]}>")
+    if stripped.endswith(("!", "?")):
+        return True
+    return stripped.rstrip(".").lower() in _COURTESY_WORDS
+
+
+@attrs.frozen
+class _FileLine:
+    """A ``file id: <id>`` line found in text, before it is paired with its docItem."""
+
+    file_id: str
+    raw: str
+
+
+def _pair_file_lines(found: list[_Outcome | _FileLine]) -> list[_Outcome]:
+    """Drop each ``file id:`` line that follows a docItem reference; read the others as ``file:``."""
+    outcomes: list[_Outcome] = []
+    after_item = False
+    for outcome in found:
+        if isinstance(outcome, _FileLine):
+            if not after_item:
+                outcomes.append(_make_id(_KIND_FILE, outcome.file_id, outcome.raw))
+            after_item = False
+            continue
+        if isinstance(outcome, DocumentItemReference):
+            after_item = True
+        outcomes.append(outcome)
     return outcomes
 
 
@@ -758,15 +821,27 @@ def canonical_uuid(text: str) -> str | None:
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
-def _scan_references(text: str) -> list[_Outcome]:
-    outcomes: list[_Outcome] = []
+def _scan_references(text: str) -> list[_Outcome | _FileLine]:
+    outcomes: list[_Outcome | _FileLine] = []
     for match in _SCAN_RE.finditer(text):
         if match.group("uuid") is not None:
-            outcomes.append(DocumentItemReference(canonical_uuid(match.group("uuid")) or ""))
+            uuid = canonical_uuid(match.group("uuid")) or ""
+            outcomes.append(DocumentItemReference(uuid, bare=True))
         elif match.group("list") is not None:
             outcomes.append(
                 _make_label(match.group("label"), _short_repr(match.group(0)), normalise=True)
             )
+        elif match.group("fileline") is not None:
+            end = match.end("fileline_id")
+            if end < len(text) and (text[end].isalnum() or text[end] in _ID_CONTINUES):
+                continue  # "file id: x/y" is prose about something else
+            outcomes.append(_FileLine(match.group("fileline_id"), _short_repr(match.group(0))))
+        elif match.group("item_wrapped") is not None:
+            raw = _short_repr(match.group(0))
+            if _PAIRS.get(match.group("item_open")) != match.group("item_close"):
+                outcomes.append(RejectedReference(raw, REASON_INVALID_ID))
+            else:
+                outcomes.append(_make_id(_KIND_ITEM, match.group("item_wrapped"), raw))
         else:
             group = "item_id" if match.group("item") is not None else "file_id"
             kind = _KIND_ITEM if group == "item_id" else _KIND_FILE

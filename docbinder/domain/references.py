@@ -14,9 +14,16 @@ import attrs
 
 @attrs.frozen
 class DocumentItemReference:
-    """``docItem:<document_id>``: one ChatDocument of the active workflow."""
+    """``docItem:<document_id>``: one ChatDocument of the active workflow.
+
+    ``bare`` is True when the model sent the id alone (a bare UUID, no ``docItem:``
+    prefix): such an id may also be a FileItem id, so the resolver falls back to the
+    workflow's documents pointing at that FileItem. ``bare`` takes no part in equality,
+    hashing or the canonical string.
+    """
 
     document_id: str
+    bare: bool = attrs.field(default=False, eq=False, repr=False, kw_only=True)
 
     def __str__(self) -> str:
         return f"docItem:{self.document_id}"

@@ -23,9 +23,12 @@ adapter's library is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import email.message
+import ipaddress
 import logging
 import os
+import socket
 import stat
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -347,6 +350,16 @@ class HttpSource:
     :class:`DataSourceNotFound` (HTTP 404 and 410), :class:`DataSourceError`
     (any other HTTP status of 400 or more, timeouts, connection faults, too many
     redirects), :class:`SizeLimitExceeded`, :class:`MissingExtra` (httpx missing).
+
+    Internal addresses are refused by default (SSRF, OWASP "Server Side Request
+    Forgery Prevention"): every address a host name resolves to must be global
+    (``ipaddress`` ``is_global``), so loopback, private (RFC 1918, ULA), link-local
+    (cloud metadata ``169.254.169.254``), shared, reserved, multicast and IPv4-mapped
+    forms of them raise :class:`InvalidInput`. The check runs for the first request and
+    every redirect, and again when connecting: the connection goes to the address
+    that was checked, so a name that resolves differently the second time (DNS
+    rebinding) cannot slip through. ``allowed_networks`` (addresses or CIDR networks,
+    e.g. ``["127.0.0.1", "10.20.0.0/16"]``) opens what a host wants.
     """
 
     def __init__(
@@ -360,8 +373,15 @@ class HttpSource:
         follow_redirects: bool = True,
         max_redirects: int = 5,
         trust_env: bool = True,
+        allowed_networks: Collection[str] = (),
     ) -> None:
         self._httpx = _import_httpx()
+        try:
+            self.allowed_networks = tuple(
+                ipaddress.ip_network(n, strict=False) for n in allowed_networks
+            )
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"allowed_networks: {exc}") from None
         _check_limit("timeout_s", timeout_s, allow_none=False)
         _check_limit("max_bytes", max_bytes)
         _check_limit("chunk_size", chunk_size, allow_none=False)
@@ -383,6 +403,7 @@ class HttpSource:
         url = self._check_url(ref)
         httpx = self._httpx
         client = httpx.Client(
+            transport=_make_checked_transport(httpx, self._checked_addresses, self.trust_env),
             timeout=httpx.Timeout(self.timeout_s),
             follow_redirects=self.follow_redirects,
             max_redirects=self.max_redirects,
@@ -443,10 +464,44 @@ class HttpSource:
             raise InvalidInput(f"downloads from host {host!r} are not allowed")
 
     def _check_request(self, request: Any) -> None:
-        # Runs for every request, redirects included.
+        # Runs for every request, redirects included (and before any proxy is used).
         if request.url.scheme not in ("http", "https"):
             raise InvalidInput(f"refusing to follow a redirect to {request.url}")
         self._check_host(request.url.host)
+        port = request.url.port or (443 if request.url.scheme == "https" else 80)
+        with contextlib.suppress(OSError):  # a name that does not resolve: the connection says so
+            self._checked_addresses(request.url.host, port)
+
+    def _checked_addresses(self, host: str, port: int) -> list[str]:
+        """Every address ``host`` resolves to, after checking each; :class:`InvalidInput`."""
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        for address in addresses:
+            problem = self._address_problem(address)
+            if problem is not None:
+                raise InvalidInput(
+                    f"downloads from {host!r} are refused: it resolves to {address}, {problem}; "
+                    "a host that needs it passes allowed_networks"
+                )
+        return addresses
+
+    def _address_problem(self, address: str) -> str | None:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if any(ip in network for network in self.allowed_networks):
+            return None
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if mapped is not None and any(mapped in n for n in self.allowed_networks):
+            return None
+        target = mapped or ip
+        if target.is_loopback:
+            return "a loopback address"
+        if target.is_link_local:
+            return "a link-local address (cloud metadata lives here)"
+        if target.is_private:
+            return "a private address"
+        if target.is_multicast or not target.is_global:
+            return "not a public address"
+        return None
 
     def _check_response(self, response: Any, url: str) -> None:
         status = int(response.status_code)
@@ -495,6 +550,41 @@ class HttpSource:
         if isinstance(exc, httpx.TransportError):
             return DataSourceError(f"GET {url} failed{during}: {exc}", retryable=True)
         return DataSourceError(f"GET {url} failed{during}: {exc}")
+
+
+def _make_checked_transport(
+    httpx: Any, resolve: Callable[[str, int], list[str]], trust_env: bool
+) -> Any:
+    """An httpx transport whose connections go only to addresses ``resolve`` checked.
+
+    httpcore connects through a network backend; this one resolves the host itself,
+    lets ``resolve`` check every address, and connects to the first checked one (TLS
+    still verifies the host name). The pool is rebuilt around it because httpx takes
+    no backend argument.
+    """
+    import httpcore
+
+    class _CheckedBackend(httpcore.SyncBackend):
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Any:
+            try:
+                addresses = resolve(host, port)
+            except OSError as exc:
+                raise httpcore.ConnectError(str(exc)) from exc
+            return super().connect_tcp(addresses[0], port, timeout, local_address, socket_options)
+
+    transport = httpx.HTTPTransport(trust_env=trust_env)
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=trust_env),
+        network_backend=_CheckedBackend(),
+    )
+    return transport
 
 
 # -- S3 -------------------------------------------------------------------------------------

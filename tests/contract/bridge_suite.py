@@ -518,3 +518,135 @@ class BridgeContract:
         again = run.produce_file("report.csv", b"a,b\n1,2\n")
         assert not again.duplicate and again.item.id != first.item.id
         assert [p.text for p in run.get_content(again.reference).parts] == ["a,b\n1,2\n"]
+
+    # -- issue 17 kind 7: model-facing references
+
+    def test_tool_result_text_fed_back_names_exactly_its_own_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        resolution = run.resolve(produced.text)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok, resolution.unresolved
+
+    def test_several_tool_result_blocks_fed_back_name_their_documents_in_order(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        a = run.produce_file("a.txt", b"a")
+        b = run.produce_file("b.txt", b"b")
+        resolution = run.resolve({"documentList": a.text + "\n" + b.text})
+        assert [d.document.id for d in resolution.documents] == [a.document_id, b.document_id]
+        assert resolution.ok, resolution.unresolved
+
+    def test_bare_file_item_id_resolves_to_its_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        resolution = run.resolve(produced.item.id)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok
+        # With a prefix the id must be a ChatDocument id (SPEC C7): no fallback.
+        prefixed = run.resolve(f"docItem:{produced.item.id}")
+        assert [u.reason for u in prefixed.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
+
+    def test_bare_file_item_id_of_another_workflow_resolves_nothing(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        other = binder.start_new_run(u1).produce_file("secret.txt", b"s")
+        run = binder.start_new_run(u1)
+        resolution = run.resolve(other.item.id)
+        assert resolution.documents == ()
+        assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.NOT_IN_WORKFLOW]
+
+    def test_prose_around_references_is_ignored(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("report.txt", b"hello")
+        for text in (
+            f"Please summarise docItem:{produced.document_id}; thanks!",
+            f"docItem:{{{produced.document_id}}}",
+            f"Could you read docItem:<{produced.document_id}>, please?",
+        ):
+            resolution = run.resolve(text)
+            assert [d.document.id for d in resolution.documents] == [produced.document_id], text
+            assert resolution.ok, (text, resolution.unresolved)
+
+    # -- issue 17 kind 1: one text rule on every backend (ADR 0018)
+
+    def test_nul_in_user_message_is_refused_before_anything_is_stored(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        with pytest.raises(InvalidInput, match="user_message must not contain NUL"):
+            run.produce_file("report.txt", b"hello", user_message="totals\x00")
+        assert list(binder.blobs.keys()) == []
+        assert run.list_files() == []
+        assert run.workflow is not None
+        assert binder.workflows.messages(u1, run.workflow.id) == []
+
+    @pytest.mark.parametrize(
+        ("field", "kwargs"),
+        [
+            ("folder", {"folder": "a\x00b"}),
+            ("folder", {"folder": "a\nb"}),
+            ("folder", {"folder": "x\ud800"}),
+            ("folder", {"folder": "f" * 1025}),
+            ("tag", {"tags": ("ok", "bad\x00")}),
+            ("tag", {"tags": ("\udfff",)}),
+            ("tag", {"tags": ("x" * 256,)}),
+            ("tags", {"tags": tuple(f"t{i}" for i in range(101))}),
+        ],
+    )
+    def test_bad_folder_or_tags_are_refused_before_any_blob(
+        self, binder: DocBinder, u1: Principal, field: str, kwargs: dict[str, object]
+    ) -> None:
+        run = binder.start_run(u1)
+        with pytest.raises(InvalidInput, match=field):
+            run.store_file("a.txt", b"a", **kwargs)  # type: ignore[arg-type]
+        assert list(binder.blobs.keys()) == []
+        assert run.list_files() == []
+
+    def test_allowed_text_round_trips_unchanged_on_every_backend(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        text = "line 1\r\nline 2\ttab \x1b[31m \u202e \U0001f600 \u00e9"
+        run = binder.start_new_run(u1)
+        stored = run.store_file(
+            "\U0001f600 r\u00e9sum\u00e9\t.txt", b"x", folder="\u05d0/\U0001f4c1", tags=("\u00df",)
+        )
+        run.attach(stored, label="writeFile:x", user_message=text)
+        assert run.workflow is not None
+        [message] = binder.workflows.messages(u1, run.workflow.id)
+        assert message.message == text
+        [item] = run.list_files()
+        assert item.file_name == "\U0001f600 r\u00e9sum\u00e9\t.txt"
+        assert (item.folder, item.tags) == ("\u05d0/\U0001f4c1", ("\u00df",))
+
+    def test_nul_in_a_file_name_is_refused_like_any_control_character(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        for name in ("a\x00.txt", "a\x85.txt", "a\ud800.txt"):
+            with pytest.raises(InvalidInput, match="file name"):
+                run.produce_file(name, b"a")
+        assert list(binder.blobs.keys()) == []
+
+    # -- issue 17 kind 8: a huge listing limit is no driver error on any backend
+
+    def test_huge_listing_limit_lists_everything(self, binder: DocBinder, u1: Principal) -> None:
+        run = binder.start_run(u1)
+        ids = [run.store_file(f"{i}.txt", f"{i}".encode()).item.id for i in range(3)]
+        for limit in (10**20, 2**63, 2**31):
+            assert sorted(i.id for i in run.list_files(limit=limit)) == sorted(ids)
+        assert len(run.list_files(limit=2)) == 2
+
+    def test_tool_result_of_a_file_named_like_a_reference_names_its_own_document(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("docItem:evil.txt", b"x")
+        resolution = run.resolve(produced.text)
+        assert [d.document.id for d in resolution.documents] == [produced.document_id]
+        assert resolution.ok, resolution.unresolved

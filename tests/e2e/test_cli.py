@@ -256,7 +256,7 @@ def test_listed_words_that_are_no_reference_make_resolve_fail(cli, tmp_path: Pat
     payload = json.loads(result.stdout)
     assert [d["document"]["id"] for d in payload["documents"]] == [doc]
     assert [(u["reference"], u["reason"]) for u in payload["unresolved"]] == [
-        ("'bogus'", "rejected_input")
+        ("bogus", "rejected_input")
     ]
     empty = cli("resolve", "[]", "--workflow", wf)
     assert empty.exit_code == 0

@@ -44,3 +44,45 @@ def test_quick_start_has_exactly_two_commands() -> None:
     assert "scripts/test.sh" in commands[1]
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert "scripts/test.sh" in ci
+
+
+def test_the_s3_block_works_when_pasted_as_is(tmp_path: Path) -> None:
+    """The README's S3 block, run by bash on a free port: it waits for the server itself."""
+    import contextlib
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### S3 (or MinIO, Ceph, R2)", 1)[1]
+    block = re.findall(r"```text\n(.*?)```", section, flags=re.S)[0]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = block.replace("9123", str(port))
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "DOCBINDER_HOME": str(tmp_path / "home"),
+    }
+    process = subprocess.Popen(
+        ["bash", "-c", script + "\nstatus=$?\nkill %1 2>/dev/null\nexit $status\n"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        # the server started in the background belongs to the same session
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait()
+    assert process.returncode == 0, stderr[-3000:]
+    assert "documentList ref: docItem:" in stdout

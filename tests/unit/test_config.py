@@ -229,3 +229,81 @@ def test_build_binder_takes_an_authorizer_name(tmp_path: Path) -> None:
         database_url="memory://", blob_url="memory://", home=str(tmp_path), authorizer="roletable"
     )
     assert isinstance(binder.authorizer, RoleTableAuthorizer)
+
+
+# -- issue 17 kind 10: explicit arguments win, the environment only where asked
+
+
+def _memory_settings(tmp_path: Path) -> Settings:
+    return Settings.load(
+        {"database_url": "memory://", "blob_url": "memory://", "home": str(tmp_path)}, environ={}
+    )
+
+
+def test_explicit_arguments_win_over_settings(tmp_path: Path) -> None:
+    from docbinder.adapters.rbac.casbin_authorizer import CasbinAuthorizer
+    from docbinder.domain.errors import SizeLimitExceeded
+
+    settings = _memory_settings(tmp_path)
+    binder = build_binder(settings, authorizer="casbin", max_file_size=10)
+    assert isinstance(binder.authorizer, CasbinAuthorizer)
+    assert binder.max_file_size == 10
+    run = binder.start_new_run(Principal("u", "m", None, roles=("member",)))
+    with pytest.raises(SizeLimitExceeded):
+        run.produce_file("big.txt", b"x" * 11)
+    assert run.produce_file("ok.txt", b"x" * 10).item.size == 10
+
+
+def test_a_bad_explicit_argument_is_a_clear_error(tmp_path: Path) -> None:
+    settings = _memory_settings(tmp_path)
+    with pytest.raises(ConfigurationError, match="max_file_size"):
+        build_binder(settings, max_file_size="ten")
+    with pytest.raises(ConfigurationError, match="unknown setting"):
+        build_binder(settings, max_size=10)
+    with pytest.raises(ConfigurationError, match="environ and config_file"):
+        build_binder(settings, environ={})
+
+
+def test_library_call_never_reads_the_environment_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_MAX_FILE_SIZE", "3")
+    monkeypatch.setenv("DOCBINDER_AUTHORIZER", "nonexistent-authorizer")
+    binder = build_binder(database_url="memory://", blob_url="memory://", home=str(tmp_path))
+    assert binder.max_file_size is None
+    assert isinstance(binder.authorizer, RoleTableAuthorizer)
+    import os
+
+    monkeypatch.delenv("DOCBINDER_AUTHORIZER")
+    asked = build_binder(
+        database_url="memory://", blob_url="memory://", home=str(tmp_path), environ=os.environ
+    )
+    assert asked.max_file_size == 3
+
+
+def test_toml_top_level_and_table_are_merged(tmp_path: Path) -> None:
+    config = tmp_path / "docbinder.toml"
+    config.write_text(
+        'max_file_size = 100\n[docbinder]\ndatabase_url = "memory://"\nblob_url = "memory://"\n',
+        encoding="utf-8",
+    )
+    settings = Settings.load(config_file=config, environ={})
+    assert (settings.max_file_size, settings.database_url) == (100, "memory://")
+
+
+def test_toml_with_the_same_key_twice_or_a_foreign_key_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "docbinder.toml"
+    config.write_text(
+        'database_url = "memory://"\n[docbinder]\ndatabase_url = "sqlite:///x.db"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigurationError, match="database_url set both"):
+        Settings.load(config_file=config, environ={})
+    config.write_text(
+        'max_file_size = 5\n[docbinder]\nmax_file_size = 5\nblob_url = "memory://"\n',
+        encoding="utf-8",
+    )
+    assert Settings.load(config_file=config, environ={}).max_file_size == 5
+    config.write_text('[tool]\nx = 1\n[docbinder]\nblob_url = "memory://"\n', encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="unknown setting"):
+        Settings.load(config_file=config, environ={})

@@ -587,3 +587,45 @@ def test_listed_words_that_are_no_reference_are_rejected() -> None:
         ["docItem:a1", "docItem:b2"],
         [],
     )
+
+
+# -- issue 17 kind 7
+
+
+def test_tool_result_block_reads_as_its_docitem_only() -> None:
+    other = "9a2b8c1e-1111-4222-8333-444455556666"
+    text = f"Wrote 'a.txt' (5 bytes)\n  documentList ref: docItem:{UUID}\n  file id: {other}"
+    assert parse(text) == ([f"docItem:{UUID}"], [])
+
+
+def test_file_id_line_without_docitem_reads_as_a_file_reference() -> None:
+    assert parse(f"Wrote 'a.txt' (5 bytes)\n  file id: {UUID}") == ([f"file:{UUID}"], [])
+    assert parse("fileId: f1, docItem:a1") == (["file:f1", "docItem:a1"], [])
+
+
+def test_courtesy_and_exclaimed_words_are_prose() -> None:
+    assert parse("docItem:a1; thanks!") == (["docItem:a1"], [])
+    assert parse("docItem:a1, docItem:b2; thanks") == (["docItem:a1", "docItem:b2"], [])
+    assert parse("docItem:a1\nAnything else?") == (["docItem:a1"], [])
+    assert parse("docItem:a1, bogus") == (["docItem:a1"], [("'bogus'", REASON_NOT_A_REFERENCE)])
+
+
+def test_wrapped_ids_have_no_empty_id_rejection() -> None:
+    assert parse(f"docItem:{{{UUID}}}") == ([f"docItem:{UUID}"], [])
+    assert parse("see docItem:<a1> and docItem:(b2)") == (["docItem:a1", "docItem:b2"], [])
+    assert parse("docItem:{a1>") == ([], [("'docItem:{a1>'", REASON_INVALID_ID)])
+
+
+def test_bare_uuid_is_marked_bare_and_prefixed_one_is_not() -> None:
+    bare = coerce_document_references(UUID).references[0]
+    prefixed = coerce_document_references(f"docItem:{UUID}").references[0]
+    assert bare == prefixed
+    assert isinstance(bare, DocumentItemReference) and bare.bare
+    assert isinstance(prefixed, DocumentItemReference) and not prefixed.bare
+
+
+def test_a_file_name_that_looks_like_a_reference_in_a_tool_result_is_skipped() -> None:
+    text = f"Wrote 'docItem:evil.txt' (5 bytes)\n  documentList ref: docItem:{UUID}\n  file id: f1"
+    assert parse(text) == ([f"docItem:{UUID}"], [])
+    no_block = "Wrote 'docItem:evil.txt' (5 bytes)"
+    assert parse(no_block) == (["docItem:evil.txt"], [])

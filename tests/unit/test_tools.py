@@ -47,6 +47,7 @@ from docbinder.tools import (
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import (
     ALICE,
+    LOOPBACK,
     LoopbackServer,
     image_api_answer,
     png_bytes,
@@ -140,7 +141,9 @@ def test_download_over_http_end_to_end(run: Run, http_server: LoopbackServer) ->
         chunks=(page[:50], page[50:]),
     )
 
-    result = download_from_data_source(run, HttpSource(trust_env=False), url, service="web")
+    result = download_from_data_source(
+        run, HttpSource(trust_env=False, allowed_networks=LOOPBACK), url, service="web"
+    )
 
     [produced] = result.files
     assert result.text == block(
@@ -159,7 +162,10 @@ def test_a_download_over_the_size_limit_stores_nothing(
     url = http_server.route("/big.bin", chunks=(b"x" * 600, b"y" * 600), length=False)
     with pytest.raises(SizeLimitExceeded, match="size limit of 1000 bytes"):
         download_from_data_source(
-            run, HttpSource(max_bytes=1000, trust_env=False), url, service="web"
+            run,
+            HttpSource(max_bytes=1000, trust_env=False, allowed_networks=LOOPBACK),
+            url,
+            service="web",
         )
     assert list(binder.blobs.keys()) == []
     assert run.list_files() == []

@@ -28,6 +28,7 @@ from docbinder.tools import (
 from docbinder.tools.datasources import file_name_from_response, relative_parts
 from tests.unit.test_tools_fixtures import (
     ALICE,
+    LOOPBACK,
     LoopbackServer,
     new_binder,
     serve_loopback,
@@ -179,7 +180,7 @@ def test_http_source_streams_name_type_and_size(http_server: LoopbackServer) -> 
         headers={"Content-Type": "application/json; charset=utf-8"},
         chunks=(b'{"a":', b" 1}"),
     )
-    download = HttpSource(trust_env=False).fetch(url)
+    download = HttpSource(trust_env=False, allowed_networks=LOOPBACK).fetch(url)
     assert (download.name, download.mime_type, download.size) == (
         "data.json",
         "application/json",
@@ -191,12 +192,16 @@ def test_http_source_streams_name_type_and_size(http_server: LoopbackServer) -> 
 
 def test_http_source_sends_configured_headers(http_server: LoopbackServer) -> None:
     url = http_server.route("/a.txt", chunks=(b"x",))
-    read_all(HttpSource(headers={"Authorization": "Bearer t0k"}, trust_env=False).fetch(url))
+    read_all(
+        HttpSource(
+            headers={"Authorization": "Bearer t0k"}, trust_env=False, allowed_networks=LOOPBACK
+        ).fetch(url)
+    )
     assert http_server.seen[0].headers["authorization"] == "Bearer t0k"
 
 
 def test_http_status_errors(http_server: LoopbackServer) -> None:
-    source = HttpSource(trust_env=False)
+    source = HttpSource(trust_env=False, allowed_networks=LOOPBACK)
     missing = http_server.url("/missing")
     with pytest.raises(DataSourceNotFound) as not_found:
         source.fetch(missing)
@@ -218,7 +223,7 @@ def test_http_status_errors(http_server: LoopbackServer) -> None:
 def test_http_timeout_is_a_clear_error(http_server: LoopbackServer) -> None:
     url = http_server.route("/slow", chunks=(b"x",), delay_s=1.0, delay_headers=True)
     with pytest.raises(DataSourceError) as caught:
-        HttpSource(timeout_s=0.2, trust_env=False).fetch(url)
+        HttpSource(timeout_s=0.2, trust_env=False, allowed_networks=LOOPBACK).fetch(url)
     assert str(caught.value) == f"GET {url} timed out after 0.2 s"
     assert caught.value.retryable
 
@@ -230,7 +235,10 @@ def test_http_timeout_while_streaming_stores_nothing(http_server: LoopbackServer
     # The headers come at once, each chunk 0.6 s later: the first read already times out.
     with pytest.raises(DataSourceError, match=r"timed out after 0.2 s while reading the body"):
         download_from_data_source(
-            run, HttpSource(timeout_s=0.2, trust_env=False), url, service="web"
+            run,
+            HttpSource(timeout_s=0.2, trust_env=False, allowed_networks=LOOPBACK),
+            url,
+            service="web",
         )
     assert list(binder.blobs.keys()) == []
     assert run.list_files() == []
@@ -242,7 +250,7 @@ def test_connection_refused_is_a_clear_error() -> None:
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/x"
     with pytest.raises(DataSourceError) as caught:
-        HttpSource(timeout_s=1, trust_env=False).fetch(url)
+        HttpSource(timeout_s=1, trust_env=False, allowed_networks=LOOPBACK).fetch(url)
     assert str(caught.value).startswith(f"GET {url} failed: ")
     assert caught.value.retryable and caught.value.status is None
 
@@ -252,12 +260,14 @@ def test_announced_size_over_the_limit_is_refused_before_reading(
 ) -> None:
     url = http_server.route("/big", chunks=(b"z" * 2000,))
     with pytest.raises(SizeLimitExceeded, match="size limit of 1000 bytes"):
-        HttpSource(max_bytes=1000, trust_env=False).fetch(url)
+        HttpSource(max_bytes=1000, trust_env=False, allowed_networks=LOOPBACK).fetch(url)
 
 
 def test_size_limit_is_enforced_while_streaming(http_server: LoopbackServer) -> None:
     url = http_server.route("/unannounced", chunks=(b"z" * 700, b"z" * 700), length=False)
-    download = HttpSource(max_bytes=1000, chunk_size=500, trust_env=False).fetch(url)
+    download = HttpSource(
+        max_bytes=1000, chunk_size=500, trust_env=False, allowed_networks=LOOPBACK
+    ).fetch(url)
     assert download.size is None
     with pytest.raises(SizeLimitExceeded):
         read_all(download)
@@ -280,7 +290,7 @@ def test_size_limit_is_enforced_while_streaming(http_server: LoopbackServer) -> 
 )
 def test_http_source_refuses_other_urls(url: str, message: str) -> None:
     with pytest.raises(InvalidInput) as caught:
-        HttpSource(trust_env=False).fetch(url)
+        HttpSource(trust_env=False, allowed_networks=LOOPBACK).fetch(url)
     assert str(caught.value) == message
 
 
@@ -288,7 +298,7 @@ def test_allowed_hosts_apply_to_redirects(http_server: LoopbackServer) -> None:
     http_server.route("/final.txt", chunks=(b"ok",))
     elsewhere = http_server.route("/away", status=302, headers={"Location": "http://localhost:9/x"})
     inside = http_server.route("/hop", status=302, headers={"Location": "/final.txt"})
-    source = HttpSource(allowed_hosts=["127.0.0.1"], trust_env=False)
+    source = HttpSource(allowed_hosts=["127.0.0.1"], trust_env=False, allowed_networks=LOOPBACK)
     download = source.fetch(inside)
     assert download.name == "final.txt"
     assert read_all(download) == b"ok"
@@ -300,7 +310,7 @@ def test_allowed_hosts_apply_to_redirects(http_server: LoopbackServer) -> None:
 
 def test_download_close_releases_an_unread_response(http_server: LoopbackServer) -> None:
     url = http_server.route("/a.txt", chunks=(b"abc",))
-    download = HttpSource(trust_env=False).fetch(url)
+    download = HttpSource(trust_env=False, allowed_networks=LOOPBACK).fetch(url)
     download.close()
     download.close()  # idempotent
     assert list(download.chunks) == []
@@ -317,3 +327,74 @@ def test_s3_source_without_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch
         "S3 data source needs the optional dependency 'boto3': install it with "
         "pip install 'docbinder[s3]'"
     )
+
+
+# -- internal addresses are refused by default (issue 17 kind 11) ----------------------------
+
+
+def test_loopback_server_is_refused_without_an_allow_list(http_server: LoopbackServer) -> None:
+    url = http_server.route("/secret.txt", chunks=(b"secret",))
+    with pytest.raises(InvalidInput, match=r"resolves to 127\.0\.0\.1, a loopback address"):
+        HttpSource(trust_env=False).fetch(url)
+    assert http_server.seen == []
+    assert read_all(HttpSource(trust_env=False, allowed_networks=LOOPBACK).fetch(url)) == b"secret"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://10.0.0.1/", "private"),
+        ("http://192.168.1.1/", "private"),
+        ("http://[::1]/", "loopback"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
+        ("http://[fd00:ec2::254]/", "private"),
+        ("http://0.0.0.0/", "a private address"),
+        ("http://100.100.100.200/", "not a public address"),
+        ("http://localhost/", "loopback"),
+        ("http://2130706433/", "loopback"),
+    ],
+)
+def test_internal_addresses_are_refused_before_connecting(url: str, problem: str) -> None:
+    with pytest.raises(InvalidInput, match=problem):
+        HttpSource(trust_env=False).fetch(url)
+
+
+def test_a_redirect_to_an_internal_address_is_refused(http_server: LoopbackServer) -> None:
+    port = http_server.base_url.rsplit(":", 1)[1]
+    hop = http_server.route("/hop", status=302, headers={"Location": f"http://127.0.0.2:{port}/x"})
+    meta = http_server.route("/meta", status=302, headers={"Location": "http://169.254.169.254/"})
+    source = HttpSource(trust_env=False, allowed_networks=["127.0.0.1/32"])
+    with pytest.raises(InvalidInput, match=r"127\.0\.0\.2, a loopback address"):
+        source.fetch(hop)
+    with pytest.raises(InvalidInput, match="link-local"):
+        source.fetch(meta)
+    assert [s.path for s in http_server.seen] == ["/hop", "/meta"]
+
+
+def test_a_name_that_resolves_elsewhere_when_connecting_is_refused(
+    http_server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the check and the connection use the same checked address."""
+    import socket
+
+    port = int(http_server.base_url.rsplit(":", 1)[1])
+    http_server.route("/x", chunks=(b"internal",))
+    answers = iter(["93.184.216.34", "127.0.0.1", "127.0.0.1"])
+    real = socket.getaddrinfo
+
+    def rebinding(host: str, *args: object, **kwargs: object) -> list[object]:
+        if host == "rebind.test":
+            address = next(answers)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    with pytest.raises(InvalidInput, match=r"rebind\.test.*127\.0\.0\.1, a loopback address"):
+        HttpSource(trust_env=False).fetch(f"http://rebind.test:{port}/x")
+    assert http_server.seen == []
+
+
+def test_allowed_networks_must_be_networks() -> None:
+    with pytest.raises(InvalidInput, match="allowed_networks"):
+        HttpSource(allowed_networks=["not-a-network"])

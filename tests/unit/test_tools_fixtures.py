@@ -160,4 +160,7 @@ def new_binder() -> DocBinder:
 
 
 ALICE = Principal("alice", "m1", "f1", roles=("member",))
+
+LOOPBACK = ("127.0.0.1",)
+"""The allow-list HttpSource needs to reach the loopback test server (refused by default)."""
 """A member working in feature instance f1 of mandate m1."""

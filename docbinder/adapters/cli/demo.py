@@ -16,11 +16,17 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
+from rich.text import Text
 
-from docbinder.adapters.cli.output import emit_json, out
+from docbinder.adapters.cli.output import (
+    Table,
+    clean,
+    emit_json,
+    out,
+    reference_value,
+    styled,
+)
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
 from docbinder.application.resolve import DEFAULT_SUGGESTIONS
 from docbinder.domain.model import ContentKind, check_file_name
@@ -100,16 +106,20 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
     settings = state.settings
     out.print(
         Panel.fit(
-            f"workflow [bold]{run.workflow.id}[/]\n"
-            f"user {escape(state.principal.user_id)} in mandate {escape(state.principal.mandate_id)}\n"
-            f"metadata {escape(settings.database_url)}\nblobs    {escape(settings.blob_url)}",
+            Text(
+                clean(
+                    f"workflow {run.workflow.id}\n"
+                    f"user {state.principal.user_id} in mandate {state.principal.mandate_id}\n"
+                    f"metadata {settings.database_url}\nblobs    {settings.blob_url}"
+                )
+            ),
             title="docbinder demo",
         )
     )
     out.rule("1. what each file-producing tool returns to the model")
     for result in results:
         note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
-        out.print(escape(result.text) + note)
+        out.print(result.text + note)
     out.rule("2. references sent back by the model, resolved in the workflow")
     table = Table("shape the model used", "input (start)", "resolved", "unresolved")
     for name, value, resolution in rounds:
@@ -119,10 +129,9 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
         asked = len(resolution.references.references)
         table.add_row(
             name,
-            escape(shown),
+            shown,
             f"{len(resolution.documents)} of {asked}",
-            ", ".join(f"{escape(u.reference)} ({u.reason.value})" for u in resolution.unresolved)
-            or "-",
+            ", ".join(f"{u.reference} ({u.reason.value})" for u in resolution.unresolved) or "-",
         )
     out.print(table)
     out.rule("3. what a consuming tool receives")
@@ -137,34 +146,39 @@ def print_resolution(resolution: Resolution) -> None:
     """Human-readable resolution: documents, unresolved references, suggestions."""
     for doc in resolution.documents:
         out.print(
-            f"{doc.document.reference}  {escape(doc.file.file_name)}  "
+            f"{doc.document.reference}  {doc.file.file_name}  "
             f"({doc.file.size} bytes, {doc.file.mime_type})  file id {doc.file.id}"
         )
     for miss in resolution.unresolved:
-        out.print(
-            f"[yellow]unresolved[/] {escape(miss.reference)}: {miss.reason.value} - {miss.message}"
-        )
+        line = styled("unresolved", "yellow")
+        shown = miss.reference
+        if miss.reason.value == "rejected_input":
+            shown = json.dumps(reference_value(miss.reference), ensure_ascii=False)
+        line.append(" " + clean(f"{shown}: {miss.reason.value} - {miss.message}"))
+        out.print(line)
     if resolution.suggestions:
         out.print(
             f"recent documents in this workflow (at most {DEFAULT_SUGGESTIONS}, newest first):"
         )
         for sug in resolution.suggestions:
-            out.print(f"  {sug.reference}  {escape(sug.file_name)}")
+            out.print(f"  {sug.reference}  {sug.file_name}")
 
 
 def print_content(result: ContentResult) -> None:
     """Human-readable content parts per document."""
     if not result.documents and result.resolution.references:
-        out.print("[yellow]no content parts[/]")
+        out.print(styled("no content parts", "yellow"))
     for doc in result.documents:
-        out.print(f"[bold]{escape(doc.file_name)}[/] ({doc.mime_type}) {doc.reference}")
+        line = styled(doc.file_name, "bold")
+        line.append(clean(f" ({doc.mime_type}) {doc.reference}"))
+        out.print(line)
         for part in doc.parts:
             where = f" {part.position}" if part.position else ""
             cut = " (truncated)" if part.truncated else ""
             if part.kind is ContentKind.TEXT:
                 text = (part.text or "").strip().replace("\n", " / ")
                 text = text if len(text) <= 160 else text[:157] + "..."
-                out.print(f"  text{where}{cut}: {escape(text)}")
+                out.print(f"  text{where}{cut}: {text}")
             else:
                 size = len(part.data) if part.data is not None else part.size
                 out.print(f"  {part.kind.value} part{where}{cut}: {part.mime_type}, {size} bytes")

@@ -124,7 +124,17 @@ def _database_checks(settings: Any) -> list[Check]:
     except DocbinderError as exc:
         return [Check("database reachable", "fail", str(exc))]
     checks = [Check("database reachable", "ok", _mask(settings.database_url))]
-    if current == head:
+    stopped = None
+    if current is None:
+        from docbinder.container import half_applied_migration
+
+        try:
+            stopped = half_applied_migration(settings)
+        except DocbinderError as exc:
+            stopped = f"cannot inspect the schema: {exc}"
+    if stopped is not None:
+        checks.append(Check("migrations", "fail", stopped))
+    elif current == head:
         checks.append(Check("migrations", "ok", f"schema at head revision {head}"))
     elif settings.database_url.startswith("sqlite") and current is None:
         checks.append(
@@ -152,12 +162,52 @@ def _blob_probe(blobs: Any) -> Check:
         data = b"".join(blobs.open(key))
         blobs.delete(key)
     except DocbinderError as exc:
-        return Check("blob store writable", "fail", f"{blobs.url}: {exc}")
+        return Check(
+            "blob store writable", "fail", f"{blobs.url}: {exc}{_checksum_hint(blobs, exc)}"
+        )
     if data != b"docbinder doctor probe":
         return Check(
             "blob store writable", "fail", f"{blobs.url}: the probe read back different bytes"
         )
-    return Check("blob store writable", "ok", blobs.url)
+    mode = getattr(blobs, "checksums", None)
+    return Check("blob store writable", "ok", blobs.url + (f" (checksums {mode})" if mode else ""))
+
+
+_CHECKSUM_CODES = frozenset(
+    {
+        "XAmzContentSHA256Mismatch",
+        "InvalidDigest",
+        "BadDigest",
+        "NotImplemented",
+        "MissingContentLength",
+        "InvalidArgument",
+        "InvalidRequest",
+    }
+)
+_CHECKSUM_WORDS = ("checksum", "chunked", "trailer", "crc32", "content-sha256", "contentsha256")
+
+
+def _checksum_hint(blobs: Any, exc: DocbinderError) -> str:
+    """Why an S3-compatible endpoint refused the probe, when boto3's checksums are the cause.
+
+    boto3 adds CRC checksums (``x-amz-checksum-*``, over https ``aws-chunked`` uploads)
+    to every upload unless told ``when_required``; several S3-compatible services reject
+    them with one of :data:`_CHECKSUM_CODES` or a message naming them.
+    """
+    mode = getattr(blobs, "checksums", None)
+    if mode is None:
+        return ""
+    text = str(exc).lower()
+    code = getattr(exc, "code", None)
+    if code not in _CHECKSUM_CODES and not any(word in text for word in _CHECKSUM_WORDS):
+        return ""
+    if mode == "when_supported":
+        return (
+            "; the endpoint seems to reject the checksums boto3 adds to uploads by default "
+            '(x-amz-checksum-*, aws-chunked): set s3_checksums = "when_required" '
+            "(DOCBINDER_S3_CHECKSUMS=when_required)"
+        )
+    return "; checksums are already sent only when required (s3_checksums = when_required)"
 
 
 def _data_checks(binder: Any, principal: Principal) -> list[Check]:

@@ -13,42 +13,69 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, TypeVar
 
 import typer
-from rich.logging import RichHandler
-from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table as _RichTable
+from typer.core import TyperGroup
 
-from docbinder.adapters.cli.output import emit_json, err, fail, out
+from docbinder.adapters.cli.output import (
+    SafeLogHandler,
+    Table,
+    clean,
+    emit_json,
+    err,
+    fail,
+    out,
+    styled,
+)
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
 
-
-def Table(*headers: str) -> _RichTable:
-    """A table whose cells wrap instead of being cut; an ``id`` column keeps each id on one line.
-
-    Other columns give way first, so an id can be copied from an 80-column
-    terminal or a pipe; ``--json`` gives every value whole.
-    """
-    table = _RichTable()
-    for header in headers:
-        if header == "id":
-            table.add_column(header, overflow="fold", no_wrap=True, min_width=36)
-        else:
-            table.add_column(header, overflow="fold")
-    return table
-
-
 PROGRESS_THRESHOLD = 8 << 20
 """Files larger than this many bytes get a progress bar."""
 
+# typer bundles its own click; its exception base is reached through a public class.
+_ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
+class _OneLineErrors(TyperGroup):
+    """The top-level command: a usage error (bad option value, unknown command) is one
+    ``error:`` line on stderr with exit code 2, like every other bad input."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except _ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # type: ignore[attr-defined]  # the help text, asked for by no arguments
+            else:
+                fail(exc.format_message())  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            fail("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="docbinder",
     help="Store files produced by agent tools, attach them to a workflow, and resolve the references a model sends back.",
     no_args_is_help=True,
@@ -135,6 +162,18 @@ def _json(flag: bool) -> bool:
     return flag or STATE.json
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as package_version
+
+        try:
+            out.print(f"docbinder {package_version('docbinder')}")
+        except PackageNotFoundError:
+            out.print("docbinder (version unknown: not installed as a package)")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main(
     home: Annotated[
@@ -177,6 +216,12 @@ def main(
         int,
         typer.Option("--verbose", "-v", count=True, help="Show log lines (-v info, -vv debug)."),
     ] = 0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Global options: configuration, identity, output."""
     STATE.__init__()  # type: ignore[misc]
@@ -194,7 +239,7 @@ def main(
     STATE.json = json_output
     level = logging.ERROR if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     root = logging.getLogger("docbinder")
-    root.handlers[:] = [RichHandler(console=err, show_path=False, show_time=False)]
+    root.handlers[:] = [SafeLogHandler(console=err, show_path=False, show_time=False)]
     root.setLevel(level)
     root.propagate = False
 
@@ -248,6 +293,17 @@ def new_progress(paths: list[Path]) -> Progress:
     )
 
 
+def read_stdin_text(what: str) -> str:
+    """All of stdin decoded as UTF-8 (a BOM dropped); :class:`InvalidInput` naming the bad byte."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{what} is not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r})"
+        ) from None
+
+
 def start_run(workflow: str | None) -> Run:
     """Bind the CLI identity and the given workflow (if any)."""
     return STATE.binder().start_run(STATE.principal, workflow)
@@ -271,29 +327,41 @@ def demo(
     run_demo(STATE, list(files or []), as_json=_json(json_flag))
 
 
+STDIN = Path("-")
+
+
 @app.command()
 @handles_errors
 def attach(
-    files: Annotated[list[Path], typer.Argument(help="Files to store and attach.")],
+    files: Annotated[list[Path], typer.Argument(help="Files to store and attach ('-': stdin).")],
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow id (omit for no workflow).")
     ] = None,
     label: Annotated[
         str | None, typer.Option(help="documents_label (default: writeFile:<name>).")
     ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="File name to store under (needed for '-'; one file only)."),
+    ] = None,
     json_flag: JsonOpt = False,
 ) -> None:
     """Store FILEs and attach each to the workflow; print the tool-result text.
 
-    Every file is checked (readable, within the size limit) and the workflow's
-    permission is checked before anything is stored. If storing one file still
-    fails, the files before it stay stored and attached, and the error names
-    the file that failed and those that were kept.
+    Every file is checked (readable, within the size limit, a usable name) and the
+    workflow's permission is checked before anything is stored. If storing one file
+    still fails, the files before it stay stored and attached, and the error names
+    the file that failed and those that were kept. ``-`` reads one file from stdin;
+    it needs ``--name``.
     """
-    check_readable(files)
-    check_sizes(files, STATE.settings.max_file_size)
-    for path in files:
-        check_file_name(path.name)
+    if name is not None and len(files) != 1:
+        raise InvalidInput("--name names one file; give exactly one FILE (or '-') with it")
+    if STDIN in files and (name is None or len(files) != 1):
+        raise InvalidInput("'-' reads one file from stdin and needs --name NAME")
+    on_disk = [path for path in files if path != STDIN]
+    check_readable(on_disk)
+    check_sizes(on_disk, STATE.settings.max_file_size)
+    names = {path: name if name is not None else stored_name(path) for path in files}
     run = start_run(workflow)
     if workflow is not None and not run.can_attach():
         raise AccessDenied(
@@ -304,36 +372,61 @@ def attach(
     if workflow is None:
         err.print(
             "note: no --workflow given: files are stored without a documentList reference"
-            + (" and --label is not used" if label else ""),
-            markup=False,
+            + (" and --label is not used" if label else "")
         )
-    with new_progress(files) as progress:
+    with new_progress(on_disk) as progress:
         for path in files:
+            file_name = names[path]
+            chunks = read_stdin_chunks() if path == STDIN else read_chunks(path, progress)
             try:
                 result = run.produce_file(
-                    path.name,
-                    read_chunks(path, progress),
-                    verb="Wrote",
-                    label=label or f"writeFile:{path.name}",
+                    file_name, chunks, verb="Wrote", label=label or f"writeFile:{file_name}"
                 )
             except (DocbinderError, OSError) as exc:
                 kept = ", ".join(r.item.file_name for r in results)
                 note = f"; stored before it: {kept}" if kept else ""
                 if as_json and results:
                     emit_json(results[0] if len(results) == 1 else results)
-                raise DocbinderError(f"{path}: {exc}{note}") from exc
+                shown = "stdin" if path == STDIN else str(path)
+                raise DocbinderError(f"{shown}: {exc}{note}") from exc
             results.append(result)
             if not as_json:
                 note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
-                out.print(escape(result.text) + note)
-                wanted = label or f"writeFile:{path.name}"
+                out.print(result.text + note)
+                wanted = label or f"writeFile:{file_name}"
                 if result.label is not None and result.label != wanted:
                     out.print(
-                        f"label {escape(repr(wanted))} is taken in this workflow; "
-                        f"this file's message is docList:{escape(result.label)}"
+                        f"label {wanted!r} is taken in this workflow; "
+                        f"this file's message is docList:{result.label}"
                     )
     if as_json:
         emit_json(results[0] if len(results) == 1 else results)
+
+
+def stored_name(path: Path) -> str:
+    """The name ``path`` is stored under; :class:`InvalidInput` naming the file if unusable.
+
+    A name that is not valid UTF-8 (decoded by Python with surrogate escapes) cannot
+    be stored as text; the message says so and points at ``--name``.
+    """
+    try:
+        return check_file_name(path.name)
+    except InvalidInput as exc:
+        if any("\udc80" <= ch <= "\udcff" for ch in path.name):
+            raise InvalidInput(
+                f"the name of {str(path)!r} is not valid UTF-8; "
+                "store it under another name with --name NAME"
+            ) from None
+        raise InvalidInput(
+            f"{str(path)!r}: {exc}; store it under another name with --name NAME"
+        ) from None
+
+
+def read_stdin_chunks() -> Iterator[bytes]:
+    """Stdin's bytes in 1 MiB chunks."""
+    source = sys.stdin.buffer
+    while chunk := source.read(1 << 20):
+        yield chunk
 
 
 def check_sizes(paths: list[Path], limit: int | None) -> None:
@@ -360,7 +453,7 @@ def resolve(
     json_flag: JsonOpt = False,
 ) -> None:
     """Resolve a documentList against the workflow. Exit code 1 if any reference is unresolved."""
-    raw = sys.stdin.read() if document_list == "-" else document_list
+    raw = read_stdin_text("the documentList on stdin") if document_list == "-" else document_list
     run = start_run(workflow)
     if content:
         result = run.get_content(raw)
@@ -418,22 +511,15 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
                 doc["fileDeleted"] = doc["fileId"] in deleted
         emit_json(shown)
         return
-    out.print(
-        f"workflow {wf.id}  scope {wf.scope}  owner {escape(wf.created_by)}  status {wf.status}"
-    )
+    out.print(f"workflow {wf.id}  scope {wf.scope}  owner {wf.created_by}  status {wf.status}")
     # One block per message rather than a table: a reference (44 characters)
     # and a label stay whole and readable at any terminal width.
     for msg in messages:
-        out.print(f"#{msg.sequence_nr}  docList:{escape(msg.documents_label)}")
+        out.print(f"#{msg.sequence_nr}  docList:{msg.documents_label}")
         for doc in msg.documents:
-            gone = (
-                escape("  [file deleted: resolves as file_missing]")
-                if doc.file_id in deleted
-                else ""
-            )
+            gone = "  [file deleted: resolves as file_missing]" if doc.file_id in deleted else ""
             out.print(
-                f"    {doc.reference}  {escape(doc.file_name)}  "
-                f"({doc.file_size} bytes, {doc.mime_type}){gone}"
+                f"    {doc.reference}  {doc.file_name}  ({doc.file_size} bytes, {doc.mime_type}){gone}"
             )
     if not messages:
         out.print("no messages yet")
@@ -450,7 +536,7 @@ def workflow_ls(json_flag: JsonOpt = False) -> None:
     table = Table("id", "scope", "owner", "created")
     for wf in workflows:
         table.add_row(
-            wf.id, str(wf.scope), escape(wf.created_by), wf.created_at.isoformat(timespec="seconds")
+            wf.id, str(wf.scope), wf.created_by, wf.created_at.isoformat(timespec="seconds")
         )
     out.print(table)
 
@@ -469,18 +555,38 @@ def files_ls(
     # One line per file, id first, so ids stay whole at any width (as in ``workflow show``).
     for item in items:
         out.print(
-            f"{item.id}  {escape(item.file_name)}  ({item.size} bytes, {item.mime_type})  "
-            f"scope {item.scope}  by {escape(item.created_by)}"
+            f"{item.id}  {item.file_name}  ({item.size} bytes, {item.mime_type})  "
+            f"scope {item.scope}  by {item.created_by}"
         )
     if not items:
         out.print("no files")
 
 
+_DOCUMENT_PREFIXES = ("docitem:", "doc_item:", "doc-item:", "doclist:", "doc_list:", "doc-list:")
+
+
+def file_id_of(text: str) -> str:
+    """The FileItem id in ``text`` (``<id>`` or ``file:<id>``); a document reference is refused.
+
+    ``docItem:<id>`` and ``docList:<label>`` name ChatDocuments, not files: the error says
+    how to get the file id from one.
+    """
+    lowered = text.strip().lower()
+    if lowered.startswith(_DOCUMENT_PREFIXES):
+        raise InvalidInput(
+            f"{text.strip()} is a document reference, not a file id; "
+            f"docbinder resolve {text.strip()} --workflow WORKFLOW_ID prints its file id"
+        )
+    if lowered.startswith("file:"):
+        return text.strip()[5:]
+    return text
+
+
 @files_app.command("show")
 @handles_errors
 def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Show one file's metadata."""
-    item = STATE.binder().get_file(STATE.principal, file_id)
+    """Show one file's metadata (FILE_ID, also written ``file:<id>``)."""
+    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id))
     if _json(json_flag):
         emit_json(item)
         return
@@ -488,15 +594,24 @@ def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
 
     for key, value in to_wire(item).items():
         out.print(
-            f"{key:>10}: {escape(json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value)}"
+            f"{key:>10}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}"
         )
 
 
 @files_app.command("cat")
 @handles_errors
-def files_cat(file_id: str) -> None:
-    """Write one file's bytes to stdout."""
-    chunks = STATE.binder().get_file.open(STATE.principal, file_id)
+def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
+    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document)."""
+    binder = STATE.binder()
+    file_id = file_id_of(file_id)
+    if _json(json_flag):
+        import base64
+
+        item = binder.get_file(STATE.principal, file_id)
+        data = b"".join(binder.get_file.open(STATE.principal, file_id))
+        emit_json({"file": item, "base64": base64.b64encode(data).decode("ascii")})
+        return
+    chunks = binder.get_file.open(STATE.principal, file_id)
     sink: BinaryIO = sys.stdout.buffer
     for chunk in chunks:
         sink.write(chunk)
@@ -524,12 +639,11 @@ def files_rm(
     if _json(json_flag):
         emit_json({"deleted": item.id, "references": references})
         return
-    out.print(f"deleted {item.id} ({escape(item.file_name)})")
+    out.print(f"deleted {item.id} ({item.file_name})")
     if references:
         err.print(
             f"warning: {references} document(s) in workflows referred to it; they now resolve "
-            "as file_missing and `workflow show` marks them",
-            markup=False,
+            "as file_missing and `workflow show` marks them"
         )
 
 
@@ -616,7 +730,7 @@ def gc(
         f"younger than {grace:g} s"
     )
     for key in report.orphan_blobs:
-        out.print(f"  blob {escape(key)}")
+        out.print(f"  blob {key}")
     for file_id in report.orphan_rows:
         out.print(f"  file {file_id}")
     if report.marked_rows:
@@ -628,21 +742,21 @@ def gc(
         for file_id in report.marked_rows:
             out.print(f"  file {file_id}")
     for store, count in report.foreign_rows:
-        out.print(f"not touched: {count} FileItem(s) of another blob store ({escape(store)})")
+        out.print(f"not touched: {count} FileItem(s) of another blob store ({store})")
     if report.unattributed_rows:
         out.print(
             f"not touched: {report.unattributed_rows} older FileItem(s) whose blob is not in "
-            f"{escape(binder.blobs.url)} (they may belong to another store)"
+            f"{binder.blobs.url} (they may belong to another store)"
         )
     if report.other_keys:
         out.print(
-            f"not touched: {report.other_keys} object(s) in {escape(binder.blobs.url)} that "
+            f"not touched: {report.other_keys} object(s) in {binder.blobs.url} that "
             "docbinder did not write"
         )
     if report.refusal and report.dry_run:
-        err.print(f"warning: `gc --apply` would refuse: {report.refusal}", markup=False)
+        err.print(f"warning: `gc --apply` would refuse: {report.refusal}")
     if report.forced:
-        err.print(f"note: --force overrode: {report.refusal}", markup=False)
+        err.print(f"note: --force overrode: {report.refusal}")
 
 
 @app.command()
@@ -671,11 +785,11 @@ def doctor(json_flag: JsonOpt = False) -> None:
     else:
         for check in checks:
             colour = {"ok": "green", "warn": "yellow", "fail": "red"}[check.status]
-            out.print(
-                f"[{colour}]{check.status:>4}[/] {escape(check.name)}: {escape(check.detail)}"
-            )
+            line = styled(f"{check.status:>4}", colour)
+            line.append(" " + clean(f"{check.name}: {check.detail}", multiline=False))
+            out.print(line)
             if check.status != "ok" and check.guards:
-                out.print(f"       (the failure mode behind it: {escape(check.guards)})")
+                out.print(f"       (the failure mode behind it: {check.guards})")
     if failed:
         raise typer.Exit(1)
 

@@ -26,7 +26,7 @@ import secrets
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 from urllib.parse import urlsplit
 
 import attrs
@@ -137,6 +137,34 @@ class PendingUpload:
     """When the upload was started (UTC)."""
 
 
+CHECKSUM_MODES = ("when_required", "when_supported")
+"""botocore's values for ``request_checksum_calculation`` / ``response_checksum_validation``."""
+
+
+ChecksumMode = Literal["when_required", "when_supported"]
+
+
+def resolve_checksums(checksums: str | None, endpoint_url: str | None) -> ChecksumMode:
+    """The checksum mode for a store: ``checksums`` if given, else by endpoint.
+
+    boto3 (botocore 1.36 on) adds CRC checksums to every upload by default
+    (``when_supported``; over https as ``aws-chunked`` trailers), which several
+    S3-compatible services reject. ``None`` or ``"auto"`` means ``when_supported``
+    for AWS (no ``endpoint_url``) and ``when_required`` (checksums only where an
+    operation demands them) for any custom endpoint. Raises :class:`InvalidInput`
+    for another value.
+    """
+    if checksums is None or checksums == "auto":
+        return "when_required" if endpoint_url else "when_supported"
+    if checksums == "when_required":
+        return "when_required"
+    if checksums == "when_supported":
+        return "when_supported"
+    raise InvalidInput(
+        f"S3 checksums must be auto, when_required or when_supported, got {checksums!r}"
+    )
+
+
 class S3BlobStore:
     """:class:`~docbinder.ports.blobs.BlobStore` over one S3 bucket, below an optional prefix.
 
@@ -170,6 +198,7 @@ class S3BlobStore:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        checksums: str | None = None,
     ) -> None:
         if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
             raise InvalidInput(f"invalid S3 bucket name {bucket!r}")
@@ -195,6 +224,9 @@ class S3BlobStore:
             )
         self._endpoint_url = endpoint_url
         self._identity: str | None = None
+        self.checksums = resolve_checksums(checksums, endpoint_url)
+        """``when_required`` or ``when_supported``: when boto3 adds request checksums and
+        validates response checksums (see :func:`resolve_checksums`)."""
         boto3 = _import_boto3()
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
@@ -206,6 +238,8 @@ class S3BlobStore:
                 connect_timeout=connect_timeout,
                 read_timeout=read_timeout,
                 s3={"addressing_style": "path"} if endpoint_url else None,
+                request_checksum_calculation=self.checksums,
+                response_checksum_validation=self.checksums,
             )
             session = boto3.session.Session()
             client = session.client(
@@ -239,6 +273,7 @@ class S3BlobStore:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        checksums: str | None = None,
     ) -> S3BlobStore:
         """Build a store from ``s3://bucket`` or ``s3://bucket/prefix/path``.
 
@@ -264,6 +299,7 @@ class S3BlobStore:
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             max_attempts=max_attempts,
+            checksums=checksums,
         )
 
     @property

@@ -17,6 +17,7 @@ from docbinder.adapters.sql.engine import create_engine_from_url, safe_url
 from docbinder.adapters.sql.migration import (
     VERSION_TABLE,
     current_revision,
+    half_applied,
     head_revision,
     is_up_to_date,
     migrate,
@@ -33,6 +34,7 @@ __all__ = [
     "SqlWorkflowRepository",
     "create_engine_from_url",
     "current_revision",
+    "half_applied",
     "head_revision",
     "is_up_to_date",
     "migrate",

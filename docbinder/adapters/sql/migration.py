@@ -26,6 +26,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import inspect
 from sqlalchemy.engine import URL, Connection, Engine
 
 from docbinder.adapters.sql.engine import SQLITE_BEGIN_OPTION, create_engine_from_url
@@ -99,11 +100,16 @@ def migrate(target: EngineOrUrl, revision: str = "head") -> str | None:
 
     Idempotent: a database already at ``revision`` is left alone. Runs in one
     transaction where the backend has transactional DDL (PostgreSQL, SQLite).
+    On MariaDB/MySQL a migration that stopped midway leaves some of docbinder's
+    tables without a version row; such a database is completed (see
+    :func:`half_applied`) instead of failing with "table already exists".
     Raises :class:`StorageError` when the database cannot be reached or
     refuses a statement, :class:`ConfigurationError` for an unknown revision.
     """
     with _engine(target) as engine:
         before = current_revision(engine)
+        if before is None and revision == "head" and existing_tables(engine):
+            return _complete_half_applied(engine)
         try:
             with engine.begin() as conn:
                 command.upgrade(alembic_config(conn), revision)
@@ -120,6 +126,106 @@ def migrate(target: EngineOrUrl, revision: str = "head") -> str | None:
                 after,
             )
         return after
+
+
+def existing_tables(target: EngineOrUrl) -> list[str]:
+    """docbinder's own tables that exist at ``target`` (sorted); :class:`StorageError`."""
+    with _engine(target) as engine:
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(**_READ_ONLY)
+                names = set(inspect(conn).get_table_names())
+        except sa_exc.SQLAlchemyError as err:
+            raise storage_error(err) from err
+    return sorted(names & _OWN_TABLES)
+
+
+_REPAIRABLE = frozenset({"add_table", "add_index"})
+
+
+def half_applied(target: EngineOrUrl) -> str | None:
+    """A one-line diagnosis when a migration stopped midway at ``target``, else ``None``.
+
+    The state: some of docbinder's tables exist but no revision is recorded (backends
+    without transactional DDL, MariaDB/MySQL, keep each finished statement; the
+    version row is written last). The line says whether ``docbinder migrate``
+    completes it (only tables or indexes are missing) or what to do instead.
+    """
+    with _engine(target) as engine:
+        if current_revision(engine) is not None:
+            return None
+        tables = existing_tables(engine)
+        if not tables:
+            return None
+        blocking = _blocking_differences(engine)
+        where = f"tables {', '.join(tables)} exist but no schema revision is recorded"
+        if not blocking:
+            return f"a migration stopped midway ({where}); `docbinder migrate` completes it"
+        return _way_out(where, blocking)
+
+
+def _blocking_differences(engine: Engine) -> list[str]:
+    return [
+        _describe(diff)
+        for diff in _flatten(schema_differences(engine))
+        if not (isinstance(diff, tuple) and diff and diff[0] in _REPAIRABLE)
+    ]
+
+
+def _way_out(where: str, blocking: list[str]) -> str:
+    return (
+        f"a migration stopped midway ({where}) and the schema differs in ways "
+        f"docbinder does not repair ({'; '.join(blocking[:3])}): back up the database, "
+        f"drop docbinder's tables ({', '.join(t.name for t in reversed(TABLES))}) "
+        "and run `docbinder migrate` again"
+    )
+
+
+def _flatten(diffs: list[Any]) -> Iterator[Any]:
+    for diff in diffs:
+        if isinstance(diff, list):  # column modifications come grouped
+            yield from diff
+        else:
+            yield diff
+
+
+def _describe(diff: Any) -> str:
+    if isinstance(diff, tuple) and diff:
+        subject = next((str(getattr(x, "name", "")) for x in diff[1:] if hasattr(x, "name")), "")
+        return f"{diff[0]} {subject}".strip()
+    return str(diff)[:80]
+
+
+def _complete_half_applied(engine: Engine) -> str:
+    """Create the missing tables and indexes, check the result, record the head revision."""
+    blocking = _blocking_differences(engine)
+    where = f"tables {', '.join(existing_tables(engine))} exist but no schema revision is recorded"
+    if blocking:
+        raise ConfigurationError(_way_out(where, blocking))
+    head = head_revision()
+    try:
+        with engine.begin() as conn:
+            diffs = list(_flatten(schema_differences(conn)))
+            missing = [metadata.tables[d[1].name] for d in diffs if d[0] == "add_table"]
+            metadata.create_all(conn, tables=missing, checkfirst=True)  # parents first
+            created = {table.name for table in missing}
+            for diff in diffs:  # indexes of tables that existed already
+                if diff[0] == "add_index" and diff[1].table.name not in created:
+                    diff[1].create(conn)
+        remaining = schema_differences(engine)
+        if remaining:
+            raise ConfigurationError(_way_out(where, [_describe(d) for d in _flatten(remaining)]))
+        with engine.begin() as conn:
+            command.stamp(alembic_config(conn), head)
+    except sa_exc.SQLAlchemyError as err:
+        raise storage_error(err) from err
+    log.warning(
+        "completed a migration that had stopped midway on %s (%s); schema at %s",
+        engine.url.render_as_string(hide_password=True),
+        where,
+        head,
+    )
+    return head
 
 
 def current_revision(target: EngineOrUrl) -> str | None:
@@ -142,7 +248,7 @@ def is_up_to_date(target: EngineOrUrl) -> bool:
     return current_revision(target) == head_revision()
 
 
-def schema_differences(target: EngineOrUrl) -> list[Any]:
+def schema_differences(target: EngineOrUrl | Connection) -> list[Any]:
     """What Alembic's autogenerate finds between :mod:`~docbinder.adapters.sql.schema` and the database.
 
     An empty list means the database's docbinder tables match the model; the
@@ -150,19 +256,25 @@ def schema_differences(target: EngineOrUrl) -> list[Any]:
     Index)``, ...). Raises :class:`StorageError` when the database cannot be
     reached.
     """
+    if isinstance(target, Connection):
+        return _compare(target)
     with _engine(target) as engine:
         try:
             with engine.connect() as conn:
                 conn.execution_options(**_READ_ONLY)
-                context = MigrationContext.configure(
-                    conn,
-                    opts={
-                        "version_table": VERSION_TABLE,
-                        "compare_type": True,
-                        "include_name": include_name,
-                        "target_metadata": metadata,
-                    },
-                )
-                return list(compare_metadata(context, metadata))
+                return _compare(conn)
         except sa_exc.SQLAlchemyError as err:
             raise storage_error(err) from err
+
+
+def _compare(conn: Connection) -> list[Any]:
+    context = MigrationContext.configure(
+        conn,
+        opts={
+            "version_table": VERSION_TABLE,
+            "compare_type": True,
+            "include_name": include_name,
+            "target_metadata": metadata,
+        },
+    )
+    return list(compare_metadata(context, metadata))

@@ -1,0 +1,124 @@
+"""Command-line conveniences people expect (issue 17 kind 9), on the real ``docbinder`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docbinder.adapters.cli.main import app
+from tests.reliability.harness import error_lines, invoke_cli
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> list[str]:
+    return ["--home", str(tmp_path / "home"), "--user", "alice", "--mandate", "acme"]
+
+
+def _workflow(home: list[str]) -> str:
+    made = invoke_cli([*home, "workflow", "new", "--json"])
+    assert made.exit_code == 0, made.stderr
+    workflow: str = json.loads(made.stdout)["id"]
+    return workflow
+
+
+def test_attach_dash_reads_stdin_under_the_given_name(home: list[str]) -> None:
+    workflow = _workflow(home)
+    result = CliRunner().invoke(
+        app,
+        [*home, "attach", "-", "--name", "notes.txt", "--workflow", workflow, "--json"],
+        input=b"from a pipe\n",
+    )
+    assert result.exit_code == 0, result.stderr
+    file_id = json.loads(result.stdout)["fileId"]
+    cat = CliRunner().invoke(app, [*home, "files", "cat", file_id])
+    assert cat.stdout_bytes == b"from a pipe\n"
+    shown = invoke_cli([*home, "files", "show", f"file:{file_id}", "--json"])
+    assert json.loads(shown.stdout)["fileName"] == "notes.txt"
+
+
+def test_attach_dash_without_a_name_is_one_error_line(home: list[str]) -> None:
+    result = CliRunner().invoke(app, [*home, "attach", "-"], input=b"x")
+    assert result.exit_code == 1
+    assert error_lines(result) == ["error: '-' reads one file from stdin and needs --name NAME"]
+
+
+def test_a_file_name_that_is_not_utf8_is_named_and_can_be_overridden(
+    home: list[str], tmp_path: Path
+) -> None:
+    raw = os.path.join(os.fsencode(tmp_path), b"caf\xe9.txt")
+    with open(raw, "wb") as fh:
+        fh.write(b"latin-1 name")
+    path = os.fsdecode(raw)
+    refused = invoke_cli([*home, "attach", path])
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert "caf\\udce9.txt" in line and "not valid UTF-8" in line and "--name" in line
+    kept = invoke_cli([*home, "attach", path, "--name", "café.txt", "--json"])
+    assert kept.exit_code == 0, kept.stderr
+    assert json.loads(kept.stdout)["file"]["fileName"] == "café.txt"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["workflow", "new"],
+        ["workflow", "ls"],
+        ["files", "ls"],
+        ["resolve", "[]"],
+        ["migrate"],
+        ["doctor"],
+        ["demo"],
+    ],
+)
+def test_json_is_accepted_after_every_subcommand(home: list[str], args: list[str]) -> None:
+    result = invoke_cli([*home, *args, "--json"])
+    assert result.exit_code in (0, 1), result.stderr
+    json.loads(result.stdout)
+
+
+def test_json_after_workflow_show_files_show_and_cat(home: list[str], tmp_path: Path) -> None:
+    workflow = _workflow(home)
+    sample = tmp_path / "a.txt"
+    sample.write_bytes(b"abc")
+    attached = json.loads(
+        invoke_cli([*home, "attach", str(sample), "-w", workflow, "--json"]).stdout
+    )
+    for args in (
+        ["workflow", "show", workflow],
+        ["files", "show", attached["fileId"]],
+        ["files", "cat", attached["fileId"]],
+    ):
+        result = invoke_cli([*home, *args, "--json"])
+        assert result.exit_code == 0, (args, result.stderr)
+        json.loads(result.stdout)
+    cat = json.loads(invoke_cli([*home, "files", "cat", attached["fileId"], "--json"]).stdout)
+    assert cat["base64"] == "YWJj"
+
+
+def test_version(home: list[str]) -> None:
+    result = invoke_cli(["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("docbinder ")
+
+
+def test_files_show_with_a_document_reference_explains_it(home: list[str]) -> None:
+    result = invoke_cli([*home, "files", "show", "docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70"])
+    assert result.exit_code == 1
+    [line] = error_lines(result)
+    assert "is a document reference, not a file id" in line
+    assert "docbinder resolve docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70" in line
+
+
+def test_unresolved_inputs_are_shown_as_json_values(home: list[str]) -> None:
+    workflow = _workflow(home)
+    sent = json.dumps(["docItem:nope", None, {"id": ""}, "bogus", 7])
+    result = invoke_cli([*home, "resolve", sent, "--workflow", workflow, "--json"])
+    assert result.exit_code == 1
+    shown = [u["reference"] for u in json.loads(result.stdout)["unresolved"]]
+    assert shown == ["docItem:nope", None, {"id": ""}, "bogus", 7]
+    plain = invoke_cli([*home, "resolve", sent, "--workflow", workflow])
+    assert 'unresolved {"id": ""}: rejected_input' in plain.stdout
