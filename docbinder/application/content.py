@@ -13,7 +13,7 @@ from docbinder.application.resolve import (
     UnresolvedReason,
     UnresolvedReference,
 )
-from docbinder.domain.errors import BlobMissing
+from docbinder.domain.errors import BlobMissing, StorageError
 from docbinder.domain.model import ContentPart
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor
@@ -60,6 +60,11 @@ class GetContent:
     def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
         """Content parts for every readable document; never raises for bad references.
 
+        A document whose blob cannot be read (missing: ``blob_missing``; any
+        other storage fault: ``storage_fault``) or whose extraction raises
+        (``extraction_failed``) becomes an unresolved entry with the reason;
+        the other documents' parts are still returned.
+
         A non-empty reference list that yields zero parts is logged with the
         reason of every reference (the "0 valid ContentParts" failure mode).
         """
@@ -77,6 +82,40 @@ class GetContent:
                         resolved.reference,
                         UnresolvedReason.BLOB_MISSING,
                         "the document's file content is missing from the blob store",
+                        doc.id,
+                    )
+                )
+                continue
+            except (StorageError, OSError) as exc:
+                # One document's storage fault must not sink the others (issue: hostile input).
+                log.warning(
+                    "content of document %s not read: storage fault on blob %s of file %s: %s",
+                    doc.id,
+                    item.blob_key,
+                    item.id,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.STORAGE_FAULT,
+                        f"the document's file content could not be read from storage: {exc}",
+                        doc.id,
+                    )
+                )
+                continue
+            except Exception as exc:
+                log.exception(
+                    "content extraction failed for document %s (%s): %s",
+                    doc.id,
+                    item.mime_type,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.EXTRACTION_FAILED,
+                        f"the document's content could not be extracted: {type(exc).__name__}",
                         doc.id,
                     )
                 )
