@@ -349,7 +349,8 @@ def test_pdf_without_pypdf_gives_binary_part_and_names_the_extra(
     monkeypatch.setitem(sys.modules, "pypdf", None)  # makes ``import pypdf`` fail
     data = pdf_bytes("text")
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        parts = extract(data, "r.pdf", "application/pdf")
+        # In the calling thread, where the import is made to fail.
+        parts = extract(data, "r.pdf", "application/pdf", DefaultContentExtractor(isolate=False))
     assert [(p.kind, p.data) for p in parts] == [(ContentKind.BINARY, data)]
     assert parts[0].text is not None and "docbinder[extract]" in parts[0].text
     assert "content extraction failed for document doc-1 (application/pdf)" in caplog.text
