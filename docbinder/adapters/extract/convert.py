@@ -411,13 +411,16 @@ def odt(path: str, limits: Limits) -> Iterator[Section]:
 
 
 def _odt_block(element: Any, teletype: Any, text: Any) -> list[str]:
+    """Lines of one element of an OpenDocument text body (ODF 1.2 Part 1 §5.1, §6.1)."""
+    from odf.namespaces import TEXTNS
+
     qname = getattr(element, "qname", None)
-    if qname == text.H().qname:
+    if qname == (TEXTNS, "h"):
         level = int(element.getAttribute("outlinelevel") or 1)
         return ["#" * max(1, min(level, 6)) + " " + teletype.extractText(element)]
-    if qname == text.P().qname:
+    if qname == (TEXTNS, "p"):
         return [teletype.extractText(element)]
-    if qname == text.List().qname:
+    if qname == (TEXTNS, "list"):
         items = []
         for item in element.getElementsByType(text.ListItem):
             items.append("- " + teletype.extractText(item))

@@ -13,8 +13,12 @@ converter libraries once, so each child starts in about 10 ms), with
 * a crash (segfault, out of memory, killed) reported as an outcome, never
   raised.
 
-Sections stream to the parent through a pipe as they are produced. See
-ADR 0019 for the measured cost and the choice.
+Sections stream to the parent through a pipe as they are produced. The fork
+server imports :mod:`~docbinder.adapters.extract.childsetup` so that children
+do not re-run the host's main module. The fork server is the process-wide one
+of :mod:`multiprocessing`: a host that uses the ``forkserver`` start method
+itself shares it (and its preload list). See ADR 0019 for the measured cost
+and the choice.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ GRACE_SECONDS: Final = 2.0
 """Seconds a child gets past the time budget to stop by itself before it is killed."""
 
 PRELOAD: Final = (
+    "docbinder.adapters.extract.childsetup",
     "docbinder.adapters.extract.convert",
     "pypdf",
     "markitdown",
@@ -172,8 +177,18 @@ def run_isolated(
                 continue
             return Outcome(tuple(sections), kind, payload)
     finally:
+        sender.close()
+        receiver.close()
+        _reap(process)
+
+
+def _reap(process: Any) -> None:
+    """Kill the child if it still runs and wait for it; a never-started child is left alone."""
+    try:
         if process.is_alive():
             process.kill()
         process.join(5.0)
-        receiver.close()
-        process.close() if process.exitcode is not None else None
+    except (AssertionError, ValueError):  # never started
+        return
+    if process.exitcode is not None:
+        process.close()
