@@ -102,6 +102,9 @@ FORMAT_LABELS: Final[dict[str, str]] = {
     "msg": "Outlook message",
 }
 
+_TRANSIENT_MARKERS: Final = ("time budget", "ended unexpectedly", "out of memory", "no converter")
+"""Words of the reasons that depend on the moment (load, memory), not on the bytes."""
+
 _VERSIONED_LIBRARIES: Final = (
     "pypdf",
     "markitdown",
@@ -435,6 +438,23 @@ class DefaultContentExtractor:
             f"limits={self.max_bytes},{self.max_text_chars},{self.max_pages},"
             f"{self.max_decoded_bytes}"
         )
+
+    def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
+        """Whether ``parts`` may be cached for ``item``'s bytes under :attr:`version`.
+
+        Only converted documents (:data:`FORMATS`) are worth caching; parts
+        cut by the time budget or a crashed converter are not stored (another
+        try may get further), nor parts carrying ``data``.
+        """
+        if FORMATS.get(mime_essence(item.mime_type)) is None:
+            return False
+        for part in parts:
+            if part.data is not None:
+                return False
+            for remark in (part.truncated_reason, part.note):
+                if remark is not None and any(m in remark for m in _TRANSIENT_MARKERS):
+                    return False
+        return True
 
     def extract(
         self, document_id: str, item: FileItem, chunks: Iterator[bytes]
