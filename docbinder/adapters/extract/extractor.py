@@ -19,6 +19,7 @@ monitoring (SPEC C16):
 from __future__ import annotations
 
 import codecs
+import functools
 import logging
 import tempfile
 import time
@@ -734,7 +735,9 @@ class DefaultContentExtractor:
         ]
 
 
+@functools.cache
 def _library_versions() -> str:
+    """``name=version`` of each converter library (``none`` when absent), read once per process."""
     found = []
     for name in _VERSIONED_LIBRARIES:
         try:
