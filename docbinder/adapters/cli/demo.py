@@ -159,7 +159,7 @@ def print_content(result: ContentResult) -> None:
     for doc in result.documents:
         out.print(f"[bold]{escape(doc.file_name)}[/] ({doc.mime_type}) {doc.reference}")
         for part in doc.parts:
-            where = f" {part.position}" if part.position else ""
+            where = f" {escape(part.position)}" if part.position else ""
             cut = " (truncated)" if part.truncated else ""
             if part.kind is ContentKind.TEXT:
                 text = (part.text or "").strip().replace("\n", " / ")
@@ -168,3 +168,9 @@ def print_content(result: ContentResult) -> None:
             else:
                 size = len(part.data) if part.data is not None else part.size
                 out.print(f"  {part.kind.value} part{where}{cut}: {part.mime_type}, {size} bytes")
+            if part.truncated_reason:
+                out.print(f"    truncated: {escape(part.truncated_reason)}")
+            if part.encoding_guessed and part.encoding:
+                out.print(f"    encoding {escape(part.encoding)} was guessed from the bytes")
+            if part.note and part.kind is not ContentKind.TEXT:
+                out.print(f"    note: {escape(part.note)}")
