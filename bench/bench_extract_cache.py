@@ -107,9 +107,7 @@ def main() -> None:
     }
     sizes: dict[str, int] = {}
     with benchlib.temp_dir("docbinder-bench-extract-") as home:
-        binder = benchlib.build(
-            f"sqlite:///{home / 'meta.db'}", f"file://{home / 'blobs'}", home
-        )
+        binder = benchlib.build(f"sqlite:///{home / 'meta.db'}", f"file://{home / 'blobs'}", home)
         run_ctx = binder.start_new_run(principal)
         # Warm the converter process server once (paid by the first document of a process).
         warm_name, warm_data = documents["pdf_20_pages"](-1)
@@ -127,8 +125,10 @@ def main() -> None:
                 assert len(parts) == (20 if name.startswith("pdf") else 5), parts
                 timings[name]["first"].append(first)
                 timings[name]["second"].append(second)
-                mime = "application/pdf" if name.startswith("pdf") else (
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+                mime = (
+                    "application/pdf"
+                    if name.startswith("pdf")
+                    else ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
                 )
                 item = FileItem(
                     id="bench",

@@ -18,8 +18,8 @@ import attrs
 from docbinder.application.access import AccessPolicy
 from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
 from docbinder.application.content import ContentResult, GetContent
-from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.context import RunContext
+from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.files import (
     CheckDuplicate,
     DeleteFile,

@@ -172,5 +172,7 @@ class PruneExtractionCache:
         stale = tuple(sorted(cached - live))
         removed = 0 if dry_run or not stale else self._cache.remove(stale)
         if removed:
-            log.info("extraction cache: removed %d entries of %d unused hashes", removed, len(stale))
+            log.info(
+                "extraction cache: removed %d entries of %d unused hashes", removed, len(stale)
+            )
         return CachePruneReport(stale, removed, dry_run)

@@ -81,7 +81,7 @@ def test_other_legacy_encodings_are_detected(text: str, codec: str) -> None:
 
 
 def test_utf8_with_a_stray_byte_stays_utf8() -> None:
-    data = ("Grüße aus Köln " * 20).encode() + b"\xff" + "Ende".encode()
+    data = ("Grüße aus Köln " * 20).encode() + b"\xff" + b"Ende"
     decision = choose_encoding(data)
     assert (decision.codec, decision.guessed) == ("utf-8", False)
 

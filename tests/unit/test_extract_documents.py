@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
-from docbinder.adapters.extract.mime import DOCX, EPUB, EML, ODS, ODT, PPTX, XLSX
+from docbinder.adapters.extract.mime import DOCX, EML, EPUB, ODS, ODT, PPTX, XLSX
 from docbinder.domain.model import ContentKind, ContentPart
 from tests import documents
 from tests.unit.test_extract import chunked, make_item
@@ -25,9 +25,7 @@ def convert(
 ) -> list[ContentPart]:
     mime = SniffingMimeDetector().detect(data[:8192], name, None)
     document, item = make_item(name, mime, len(data))
-    return (extractor or DefaultContentExtractor()).extract(
-        document.id, item, chunked(data, 4096)
-    )
+    return (extractor or DefaultContentExtractor()).extract(document.id, item, chunked(data, 4096))
 
 
 def text_parts(parts: list[ContentPart]) -> list[tuple[str | None, str]]:

@@ -204,7 +204,9 @@ def _markitdown(converter_name: str, path: str, extension: str) -> str:
         from markitdown import StreamInfo
         from markitdown import converters as md_converters
     except ImportError as exc:
-        raise MissingExtra(f"{extension} conversion", "extract", "markitdown[docx,pptx,outlook]") from exc
+        raise MissingExtra(
+            f"{extension} conversion", "extract", "markitdown[docx,pptx,outlook]"
+        ) from exc
     converter = getattr(md_converters, converter_name)()
     with open(path, "rb") as handle:
         result = converter.convert(handle, StreamInfo(extension=extension, local_path=path))
@@ -445,7 +447,8 @@ def rtf(path: str, limits: Limits) -> Iterator[Section]:
     if len(raw) > limits.max_decoded_bytes:
         raise ConversionRefused(f"the RTF file is larger than {limits.max_decoded_bytes} bytes")
     budget = _Budget(limits)
-    yield budget.take(rtf_to_text(raw.decode("latin-1"), errors="ignore").strip(), None)
+    text: str = rtf_to_text(raw.decode("latin-1"), errors="ignore")  # type: ignore[no-untyped-call]
+    yield budget.take(text.strip(), None)
 
 
 def eml(path: str, limits: Limits) -> Iterator[Section]:
@@ -460,17 +463,14 @@ def eml(path: str, limits: Limits) -> Iterator[Section]:
         for name in ("From", "To", "Cc", "Date", "Subject")
         if message[name] is not None
     ]
-    body = message.get_body(preferencelist=("plain", "html"))  # type: ignore[attr-defined]
+    body = message.get_body(preferencelist=("plain", "html"))
     text = ""
     if body is not None:
         content = body.get_content()
         text = content if isinstance(content, str) else ""
         if body.get_content_type() == "text/html":
             text = html_to_markdown(text)
-    attachments = [
-        part.get_filename() or "(unnamed)"
-        for part in message.iter_attachments()  # type: ignore[attr-defined]
-    ]
+    attachments = [part.get_filename() or "(unnamed)" for part in message.iter_attachments()]
     if attachments:
         text += "\n\nAttachments: " + ", ".join(attachments)
     budget = _Budget(limits)

@@ -39,7 +39,9 @@ DETECT_BYTES: Final = 64 * 1024
 FALLBACK: Final = "cp1252"
 """The codec used when nothing else decides (Windows-1252)."""
 
-_CHARSET_RE = re.compile(r";\s*charset\s*=\s*\"?([A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})", re.IGNORECASE)
+_CHARSET_RE = re.compile(
+    r";\s*charset\s*=\s*\"?([A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})", re.IGNORECASE
+)
 
 
 @attrs.frozen

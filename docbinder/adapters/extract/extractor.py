@@ -114,7 +114,7 @@ _VERSIONED_LIBRARIES: Final = (
     "openpyxl",
     "xlrd",
     "odfpy",
-    "ebooklib",
+    "defusedxml",
     "striprtf",
     "olefile",
     "charset-normalizer",
@@ -414,10 +414,14 @@ class DefaultContentExtractor:
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(time_budget, int | float) or isinstance(time_budget, bool) or not (
-            time_budget > 0
+        if (
+            not isinstance(time_budget, int | float)
+            or isinstance(time_budget, bool)
+            or not (time_budget > 0)
         ):
-            raise InvalidInput(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+            raise InvalidInput(
+                f"time_budget must be a positive number of seconds, got {time_budget!r}"
+            )
         self.max_bytes = max_bytes
         self.max_text_chars = max_text_chars
         self.max_pages = max_pages
@@ -688,8 +692,9 @@ class DefaultContentExtractor:
             pending_reason = pending_reason or str(outcome.message)
         if pending_reason is not None and parts:
             last = parts[-1]
-            reason = last.truncated_reason or pending_reason
-            parts[-1] = evolve(last, truncated=True, truncated_reason=reason)
+            parts[-1] = evolve(
+                last, truncated=True, truncated_reason=last.truncated_reason or pending_reason
+            )
         for part in parts:
             if part.truncated_reason is not None:
                 self._log_truncated(document_id, item, part.truncated_reason)
@@ -710,9 +715,7 @@ class DefaultContentExtractor:
             note = f"the {label} has no extractable text" + (
                 " (it may hold scanned images only)" if fmt == "pdf" else ""
             )
-        elif outcome.status == "refused":
-            note = f"the {label} was not converted: {outcome.message}"
-        elif outcome.status == "timeout":
+        elif outcome.status == "refused" or outcome.status == "timeout":
             note = f"the {label} was not converted: {outcome.message}"
         else:
             note = f"the {label} could not be read: {outcome.message}"

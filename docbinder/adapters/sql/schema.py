@@ -215,6 +215,7 @@ chat_documents = sa.Table(
     **MYSQL_TABLE_OPTIONS,
 )
 
+
 def long_binary() -> TypeEngine[bytes]:
     """Unbounded bytes: ``BYTEA``/``BLOB``, ``LONGBLOB`` on MariaDB/MySQL (whose ``BLOB`` is 64 KiB)."""
     return sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
