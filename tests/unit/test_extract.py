@@ -25,6 +25,8 @@ from docbinder.domain.model import (
 from docbinder.ports.extractor import SNIFF_BYTES, ContentExtractor
 
 LOGGER = "docbinder.adapters.extract.extractor"
+TEXT_HTML = DefaultContentExtractor(html="text")
+"""The built-in visible-text HTML parser (the fallback of the Markdown conversion)."""
 
 
 def make_item(name: str, mime: str, size: int) -> tuple[ChatDocument, FileItem]:
@@ -217,7 +219,9 @@ def test_html_visible_text_without_script_and_style() -> None:
         "<script type='module'>alert('x')</script><noscript>enable js</noscript>"
         "</body></html>"
     )
-    text = only_text(extract(page.encode(), "page.html", "text/html", chunk_size=5))
+    text = only_text(
+        extract(page.encode(), "page.html", "text/html", DefaultContentExtractor(html="text"), 5)
+    )
     assert text == (
         "Quarterly report\n"
         "Results\n"
@@ -237,12 +241,12 @@ def test_html_visible_text_without_script_and_style() -> None:
 
 def test_html_without_head_end_tag_keeps_body_text() -> None:
     page = b"<html><head><title>T</title><body><p>Body text</p>"
-    assert only_text(extract(page, "p.htm", "text/html")) == "T\nBody text"
+    assert only_text(extract(page, "p.htm", "text/html", TEXT_HTML)) == "T\nBody text"
 
 
 def test_html_with_bogus_marked_section_does_not_raise() -> None:
     page = b"<p>before</p><![bogus[ x ]]><p>after</p>"
-    assert only_text(extract(page, "p.html", "text/html")) == "before\nafter"
+    assert only_text(extract(page, "p.html", "text/html", TEXT_HTML)) == "before\nafter"
 
 
 def test_html_text_limit() -> None:

@@ -201,3 +201,37 @@ def test_corrupt_package_gives_binary_part_with_reason() -> None:
     (part,) = convert(broken, "broken.docx")
     assert part.kind is ContentKind.BINARY and part.data == broken
     assert part.note is not None and part.note.startswith("the Word document could not be read")
+
+
+# -- HTML -------------------------------------------------------------------------------------
+PAGE = (
+    b"<!DOCTYPE html><html><head><title>Prices</title><style>p{}</style></head><body>"
+    b"<h2>Fruit</h2><ul><li>apple</li><li>pear</li></ul>"
+    b"<table><tr><th>item</th><th>price</th></tr><tr><td>apple</td><td>3</td></tr></table>"
+    b"<script>alert(1)</script></body></html>"
+)
+
+
+def test_html_becomes_markdown_with_title_lists_and_tables() -> None:
+    ((_, text),) = text_parts(convert(PAGE, "p.html"))
+    assert text.startswith("Prices\n\n## Fruit\n\n* apple\n* pear")
+    assert "| item | price |" in text and "| apple | 3 |" in text
+    assert "alert" not in text and "p{}" not in text
+
+
+def test_html_without_markitdown_falls_back_to_visible_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for loaded in [m for m in sys.modules if m == "markitdown" or m.startswith("markitdown.")]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.setitem(sys.modules, "markitdown", None)
+    ((_, text),) = text_parts(convert(PAGE, "p.html", DefaultContentExtractor(isolate=False)))
+    assert text == "Prices\nFruit\napple\npear\nitem\tprice\napple\t3"
+
+
+def test_html_over_the_byte_limit_gives_the_visible_text_cut() -> None:
+    page = b"<p>" + b"word " * 100 + b"</p>"
+    (part,) = convert(page, "p.html", DefaultContentExtractor(max_bytes=100))
+    assert part.kind is ContentKind.TEXT and part.truncated
+    assert part.truncated_reason == "file is larger than 100 bytes"
+    assert (part.text or "").startswith("word word")

@@ -477,8 +477,13 @@ def eml(path: str, limits: Limits) -> Iterator[Section]:
     yield budget.take("\n".join(header_lines) + "\n\n" + text.strip(), None)
 
 
-def html_to_markdown(markup: str) -> str:
-    """HTML as Markdown through markitdown's converter (BeautifulSoup + markdownify)."""
+def html_to_markdown(markup: str | bytes) -> str:
+    """HTML as Markdown through markitdown's converter (BeautifulSoup + markdownify).
+
+    The ``<title>`` comes first unless the page's first lines already hold it.
+    ``bytes`` are decoded by BeautifulSoup (byte order mark, ``<meta charset>``,
+    then detection); script and style elements are dropped.
+    """
     try:
         import io
 
@@ -486,10 +491,24 @@ def html_to_markdown(markup: str) -> str:
         from markitdown.converters import HtmlConverter
     except ImportError as exc:
         raise MissingExtra("HTML conversion", "extract", "markitdown") from exc
-    result = HtmlConverter().convert(
-        io.BytesIO(markup.encode("utf-8")), StreamInfo(extension=".html", charset="utf-8")
-    )
-    return str(result.markdown or "")
+    if isinstance(markup, str):
+        raw, info = markup.encode("utf-8"), StreamInfo(extension=".html", charset="utf-8")
+    else:
+        raw, info = markup, StreamInfo(extension=".html")
+    result = HtmlConverter().convert(io.BytesIO(raw), info)
+    markdown = str(result.markdown or "").strip()
+    title = " ".join(str(result.title or "").split())
+    if title and title not in markdown[: len(title) + 200]:
+        markdown = f"{title}\n\n{markdown}" if markdown else title
+    return markdown
+
+
+def html(path: str, limits: Limits) -> Iterator[Section]:
+    """An HTML page as Markdown (headings, lists, tables, links) in one section."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    budget = _Budget(limits)
+    yield budget.take(html_to_markdown(raw).strip(), None)
 
 
 Converter = Callable[[str, Limits], Iterator[Section]]
@@ -506,5 +525,6 @@ CONVERTERS: Final[dict[str, Converter]] = {
     "rtf": rtf,
     "eml": eml,
     "msg": msg,
+    "html": html,
 }
 """Converter by format name."""

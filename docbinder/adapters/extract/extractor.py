@@ -101,6 +101,7 @@ FORMAT_LABELS: Final[dict[str, str]] = {
     "rtf": "RTF document",
     "eml": "e-mail message",
     "msg": "Outlook message",
+    "html": "HTML page",
 }
 
 _TRANSIENT_MARKERS: Final = ("time budget", "ended unexpectedly", "out of memory", "no converter")
@@ -358,8 +359,13 @@ class DefaultContentExtractor:
       order mark, declared ``charset``, UTF-8, detected, Windows-1252); the
       part names the ``encoding`` and whether it was ``encoding_guessed``.
       Undecodable bytes become U+FFFD. JSON is returned as stored.
-    * ``text/html`` and ``application/xhtml+xml`` give one text part with the
-      visible text (title first, no script/style, one line per block).
+    * ``text/html`` and ``application/xhtml+xml`` give one text part: with
+      ``html="markdown"`` (default) the page as Markdown (headings, lists,
+      tables, links; no script/style) through markitdown's HTML converter in
+      the converter process; with ``html="text"``, when the extra is missing,
+      the conversion fails or the file is over ``max_bytes``, the visible text
+      by the built-in parser (title first, one line per block). ADR 0019
+      records the measurement behind the default.
     * documents (:data:`FORMATS`: PDF, Word ``.docx``, Excel ``.xlsx``/``.xls``,
       OpenDocument ``.odt``/``.ods``, PowerPoint ``.pptx``, EPUB, RTF, e-mail
       ``.eml``/``.msg``) are converted by the libraries of the ``[extract]``
@@ -405,6 +411,7 @@ class DefaultContentExtractor:
         time_budget: float = DEFAULT_TIME_BUDGET,
         isolate: bool = True,
         memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+        html: str = "markdown",
     ) -> None:
         for name, value in (
             ("max_bytes", max_bytes),
@@ -427,8 +434,11 @@ class DefaultContentExtractor:
         self.max_pages = max_pages
         self.max_decoded_bytes = max_decoded_bytes
         self.time_budget = float(time_budget)
+        if html not in {"markdown", "text"}:
+            raise InvalidInput(f"html must be 'markdown' or 'text', got {html!r}")
         self.isolate = isolate
         self.memory_bytes = memory_bytes
+        self.html = html
 
     @property
     def version(self) -> str:
@@ -441,7 +451,7 @@ class DefaultContentExtractor:
         return (
             f"docbinder-extract/{EXTRACTOR_REVISION};{_library_versions()};"
             f"limits={self.max_bytes},{self.max_text_chars},{self.max_pages},"
-            f"{self.max_decoded_bytes}"
+            f"{self.max_decoded_bytes};html={self.html}"
         )
 
     def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
@@ -451,7 +461,10 @@ class DefaultContentExtractor:
         cut by the time budget or a crashed converter are not stored (another
         try may get further), nor parts carrying ``data``.
         """
-        if FORMATS.get(mime_essence(item.mime_type)) is None:
+        essence = mime_essence(item.mime_type)
+        if FORMATS.get(essence) is None and not (
+            self.html == "markdown" and essence in _HTML_TYPES
+        ):
             return False
         for part in parts:
             if part.data is not None:
@@ -474,6 +487,8 @@ class DefaultContentExtractor:
         stream = _BoundedStream(chunks, self.max_bytes)
         try:
             if mime in _HTML_TYPES:
+                if self.html == "markdown":
+                    return self._html_markdown(document_id, item, stream)
                 return [self._html(document_id, item, stream)]
             fmt = FORMATS.get(mime)
             if fmt is not None:
@@ -651,21 +666,45 @@ class DefaultContentExtractor:
             spool.flush()
             if stream.over_limit:
                 return self._document_too_big(document_id, item, fmt)
-            limits = Limits(
-                max_text_chars=self.max_text_chars,
-                max_pages=self.max_pages,
-                max_decoded_bytes=self.max_decoded_bytes,
-                deadline=time.monotonic() + self.time_budget,
-            )
-            if self.isolate:
-                try:
-                    outcome = run_isolated(fmt, spool.name, limits, memory_bytes=self.memory_bytes)
-                except OSError as exc:
-                    self._log_failed(document_id, item, f"no converter process: {exc}")
-                    outcome = run_inline(fmt, spool.name, limits)
-            else:
-                outcome = run_inline(fmt, spool.name, limits)
+            outcome = self._convert(document_id, item, fmt, spool.name)
             return self._from_outcome(document_id, item, fmt, outcome, spool)
+
+    def _convert(self, document_id: str, item: FileItem, fmt: str, path: str) -> Outcome:
+        limits = Limits(
+            max_text_chars=self.max_text_chars,
+            max_pages=self.max_pages,
+            max_decoded_bytes=self.max_decoded_bytes,
+            deadline=time.monotonic() + self.time_budget,
+        )
+        if self.isolate:
+            try:
+                return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes)
+            except OSError as exc:
+                self._log_failed(document_id, item, f"no converter process: {exc}")
+        return run_inline(fmt, path, limits)
+
+    def _html_markdown(
+        self, document_id: str, item: FileItem, stream: _BoundedStream
+    ) -> list[ContentPart]:
+        """HTML as Markdown through markitdown; the built-in visible-text parser as fallback."""
+        if self._too_big(item):
+            return [self._html(document_id, item, stream)]
+        with tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".html") as spool:
+            for chunk in stream:
+                spool.write(chunk)
+            spool.flush()
+            if not stream.over_limit:
+                outcome = self._convert(document_id, item, "html", spool.name)
+                usable = any(s.text.strip() for s in outcome.sections)
+                if usable and outcome.status in {"done", "timeout"}:
+                    return self._from_outcome(document_id, item, "html", outcome, spool)
+                if outcome.status != "done":
+                    self._log_failed(
+                        document_id, item, f"{outcome.status}: {outcome.message}; visible text"
+                    )
+            spool.seek(0)
+            reread = _BoundedStream(iter(lambda: spool.read(1 << 16), b""), self.max_bytes)
+            return [self._html(document_id, item, reread)]
 
     def _from_outcome(
         self, document_id: str, item: FileItem, fmt: str, outcome: Outcome, spool: IO[bytes]
