@@ -92,6 +92,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.runs < 5:
+        parser.error("--runs must be at least 5 (figures are medians)")
     benchlib.quiet_logs()
 
     from docbinder.adapters.extract import DefaultContentExtractor
