@@ -96,3 +96,25 @@ def test_extractor_crash_on_one_document_keeps_the_others(rig: tuple[Any, Faulty
     assert [(u.reference, u.reason) for u in content.unresolved] == [
         (bad_ref, UnresolvedReason.EXTRACTION_FAILED)
     ]
+
+
+def test_hostile_document_among_good_ones_gives_a_part_each() -> None:
+    from docbinder.adapters.extract import DefaultContentExtractor
+    from tests import documents
+
+    binder = wire_binder(
+        MemoryMetadataStore().unit_of_work,
+        MemoryBlobStore(),
+        extractor=DefaultContentExtractor(max_decoded_bytes=5_000_000),
+    )
+    run = binder.start_new_run(U1)
+    good_ref, _ = _produce(run, "a.txt", b"readable")
+    bomb_ref, _ = _produce(run, "bomb.docx", documents.zip_bomb_docx(20_000_000))
+    deck_ref, _ = _produce(run, "deck.pptx", documents.pptx_bytes(slides=1))
+    content = run.get_content([good_ref, bomb_ref, deck_ref])
+    assert content.unresolved == ()
+    by_ref = {d.reference: d.parts for d in content.documents}
+    assert [p.text for p in by_ref[good_ref]] == ["readable"]
+    (bomb,) = by_ref[bomb_ref]
+    assert bomb.truncated and bomb.note is not None and "zip bomb" in bomb.note
+    assert [p.position for p in by_ref[deck_ref]] == ["slide 1"]
