@@ -4,11 +4,16 @@
 :class:`~docbinder.ports.extractor.MimeDetector`. The order of evidence is:
 
 1. **Magic numbers** at the start of the head, where they are conclusive:
-   PDF, PNG, JPEG, GIF, WEBP and ZIP (with a look inside for Office Open XML,
-   OpenDocument and EPUB packages).
+   PDF, PNG, JPEG, GIF, WEBP, ZIP (with a look inside for Office Open XML,
+   OpenDocument and EPUB packages) and OLE2 compound files (legacy Excel,
+   Word, PowerPoint and Outlook ``.msg``, told apart by their main stream's
+   name in the directory, else by the extension).
 2. **Text** (the head is UTF-8, UTF-16/32 with a byte order mark, or 8-bit text
    without control bytes): an HTML, RTF or PostScript signature, else the file
-   name's extension, else a textual ``declared`` type, else ``text/plain``.
+   name's extension (``.eml`` is ``message/rfc822``), else a textual
+   ``declared`` type, else ``text/plain``. A ``charset`` the producer declared
+   is kept on ``text/*`` types other than HTML (``text/csv; charset=gbk``),
+   unless it is UTF-8 or ASCII, the default reading.
 3. For other binary data: a PDF header later in the first 1024 bytes, then
    every signature the ``filetype`` library knows.
 4. The ``declared`` type, if it is a syntactically valid MIME type.
@@ -26,7 +31,7 @@ file header ``PK\\x03\\x04`` and §4.3.16 end of central directory
 ``PK\\x05\\x06``), the main-part folders of Office Open XML packages
 (``word/``, ``xl/``, ``ppt/``; packaging per ECMA-376 Part 2), OpenDocument's
 uncompressed first entry ``mimetype`` (OASIS ODF 1.2 Part 3 §3.3) and EPUB's
-(EPUB OCF 3 §4.3).
+(EPUB OCF 3 §4.3), the OLE2 header ``D0 CF 11 E0 A1 B1 1A E1`` ([MS-CFB] §2.2).
 """
 
 from __future__ import annotations
