@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import attrs
 
@@ -14,7 +15,7 @@ from docbinder.application.resolve import (
     UnresolvedReference,
 )
 from docbinder.domain.errors import BlobMissing, StorageError
-from docbinder.domain.model import ContentPart
+from docbinder.domain.model import ContentPart, FileItem
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor
 
@@ -47,6 +48,11 @@ class ContentResult:
         return tuple(p for d in self.documents for p in d.parts)
 
 
+def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Iterator[bytes]:
+    """The blob's chunks, opened at the first read: a cache hit never fetches the bytes."""
+    yield from blobs.open(item.blob_key)
+
+
 class GetContent:
     """Resolve a ``documentList`` and extract each document's content parts."""
 
@@ -74,7 +80,7 @@ class GetContent:
         for resolved in resolution.documents:
             doc, item = resolved.document, resolved.file
             try:
-                parts = self._extractor.extract(doc.id, item, self._blobs.open(item.blob_key))
+                parts = self._extractor.extract(doc.id, item, _opened_on_demand(self._blobs, item))
             except BlobMissing:
                 log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
                 unresolved.append(

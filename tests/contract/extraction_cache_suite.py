@@ -151,3 +151,23 @@ class ExtractionCacheContract:
         assert denied.parts == ()
         assert [u.reason for u in denied.unresolved] != []
         assert all(u.reason is not UnresolvedReason.STORAGE_FAULT for u in denied.unresolved)
+
+    def test_a_hit_does_not_open_the_blob(
+        self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        blobs = MemoryBlobStore()
+        opened: list[str] = []
+        real_open = blobs.open
+
+        def counting_open(key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+            opened.append(key)
+            return real_open(key, chunk_size)
+
+        blobs.open = counting_open  # type: ignore[method-assign]
+        binder = wire_binder(uow_factory, blobs, extraction_cache=make_cache())
+        run = binder.start_new_run(U1)
+        ref = run.produce_file("deck.pptx", documents.pptx_bytes(slides=1)).reference
+        run.get_content([ref])
+        assert len(opened) == 1
+        assert [p.position for p in run.get_content([ref]).parts] == ["slide 1"]
+        assert len(opened) == 1

@@ -7,7 +7,9 @@ Every file is written in the test with the format's own writer library
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import sys
+from typing import Any
 
 import pytest
 
@@ -237,3 +239,20 @@ def test_html_over_the_byte_limit_gives_the_visible_text_cut() -> None:
     assert part.kind is ContentKind.TEXT and part.truncated
     assert part.truncated_reason == "file is larger than 100 bytes"
     assert (part.text or "").startswith("word word")
+
+
+def _convert_in_daemon(queue: Any) -> None:
+    parts = convert(documents.xlsx_bytes(sheets=1, rows=1), "t.xlsx")
+    queue.put([(p.kind.value, p.position) for p in parts])
+
+
+def test_a_daemonic_process_converts_in_its_own_thread() -> None:
+    # A daemonic multiprocessing worker may not start children: no converter process there.
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    worker = context.Process(target=_convert_in_daemon, args=(queue,), daemon=True)
+    worker.start()
+    try:
+        assert queue.get(timeout=120) == [("text", "sheet 1: Totals")]
+    finally:
+        worker.join(10)

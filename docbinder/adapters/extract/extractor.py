@@ -679,7 +679,9 @@ class DefaultContentExtractor:
         if self.isolate:
             try:
                 return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes)
-            except OSError as exc:
+            except (OSError, AssertionError) as exc:
+                # No child process here: none could be started, or this process is itself
+                # a daemonic multiprocessing child (which may not have children).
                 self._log_failed(document_id, item, f"no converter process: {exc}")
         return run_inline(fmt, path, limits)
 

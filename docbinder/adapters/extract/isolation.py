@@ -140,7 +140,8 @@ def run_isolated(
 
     The child stops by itself at ``limits.deadline``; the parent kills it
     :data:`GRACE_SECONDS` later. ``memory_bytes`` caps the child's address
-    space. Never raises for the converter's sake; raises :class:`OSError`
+    space. Never raises for the converter's sake; raises :class:`OSError` (or
+    ``AssertionError`` in a daemonic process, which may not start children)
     only if no process can be started.
     """
     context = _get_context()
