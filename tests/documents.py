@@ -214,3 +214,25 @@ def shared_stream_pdf(pages: int, stream_repeats: int) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+def ods_with_repeated_rows(rows: int) -> bytes:
+    """An OpenDocument spreadsheet whose one value row is followed by a row repeated ``rows`` times."""
+    from odf.opendocument import OpenDocumentSpreadsheet
+    from odf.table import Table, TableCell, TableRow
+    from odf.text import P
+
+    document = OpenDocumentSpreadsheet()
+    table = Table(name="Data")
+    first = TableRow()
+    cell = TableCell()
+    cell.addElement(P(text="value"))
+    first.addElement(cell)
+    table.addElement(first)
+    empty = TableRow(numberrowsrepeated=rows)
+    empty.addElement(TableCell(numbercolumnsrepeated=16384))
+    table.addElement(empty)
+    document.spreadsheet.addElement(table)
+    out = io.BytesIO()
+    document.write(out)
+    return out.getvalue()

@@ -256,3 +256,11 @@ def test_a_daemonic_process_converts_in_its_own_thread() -> None:
         assert queue.get(timeout=120) == [("text", "sheet 1: Totals")]
     finally:
         worker.join(10)
+
+
+def test_ods_row_repeated_a_million_times_ends_at_the_row_limit() -> None:
+    sheet = documents.ods_with_repeated_rows(1_000_000)
+    assert len(sheet) < 10_000
+    (part,) = convert(sheet, "big.ods")
+    assert part.text == "## Data\n\n| value |\n|---|"
+    assert part.truncated_reason == "the workbook has more than 100000 rows"

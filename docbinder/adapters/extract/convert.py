@@ -390,6 +390,8 @@ def ods(path: str, limits: Limits) -> Iterator[Section]:
                 values.extend([value] * min(repeat, 1024 - len(values)))
                 if len(values) >= 1024:
                     break
+            while values and values[-1] == "":
+                values.pop()  # trailing empty cells once, not once per repetition
             repeat_rows = int(row.getAttribute("numberrowsrepeated") or 1)
             for _ in range(min(repeat_rows, MAX_SHEET_ROWS + 1)):
                 yield values
