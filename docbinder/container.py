@@ -25,7 +25,11 @@ from urllib.parse import urlsplit
 from dependency_injector import containers, providers
 
 from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
-from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.memory import (
+    MemoryBlobStore,
+    MemoryExtractionCache,
+    MemoryMetadataStore,
+)
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
@@ -39,6 +43,12 @@ def _sql_metadata(url: str) -> Any:
     from docbinder.adapters.sql import SqlMetadata
 
     return SqlMetadata.from_url(url)
+
+
+def _sql_extraction_cache(metadata: Any) -> Any:
+    from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
+
+    return SqlExtractionCache(metadata.engine)
 
 
 def _read_factory(metadata: Any) -> Any:
@@ -142,6 +152,12 @@ class Container(containers.DeclarativeContainer):
     )
 
     extractor = providers.Singleton(DefaultContentExtractor)
+    extraction_cache = providers.Selector(
+        providers.Callable(lambda s: s.metadata_kind, settings),
+        memory=providers.Singleton(MemoryExtractionCache),
+        sql=providers.Singleton(_sql_extraction_cache, metadata),
+        plugin=providers.Object(None),
+    )
     mime = providers.Singleton(SniffingMimeDetector)
 
     binder = providers.Singleton(
@@ -153,6 +169,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         extractor=extractor,
+        extraction_cache=extraction_cache,
         mime=mime,
         max_file_size=providers.Callable(lambda s: s.max_file_size, settings),
     )

@@ -19,6 +19,7 @@ from docbinder.application.access import AccessPolicy
 from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
+from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.files import (
     CheckDuplicate,
     DeleteFile,
@@ -37,7 +38,7 @@ from docbinder.application.workflows import Workflows
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
-from docbinder.ports.extractor import ContentExtractor, MimeDetector
+from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
 
@@ -72,7 +73,11 @@ class DocBinder:
     getting and listing files, the standalone duplicate check and workflow
     reads. With SQL metadata pass ``SqlMetadata.read_unit_of_work``, so that on
     SQLite reads do not wait for the write lock (the container does).
-    ``max_file_size`` is in bytes (``None``: no limit).
+    ``max_file_size`` is in bytes (``None``: no limit). With an
+    ``extraction_cache`` the extractor is wrapped in
+    :class:`~docbinder.application.extraction_cache.CachingExtractor` and
+    ``prune_extraction_cache`` removes entries of hashes no FileItem has (a
+    ``gc`` step); without one it is ``None``.
     """
 
     def __init__(
@@ -87,8 +92,11 @@ class DocBinder:
         mime: MimeDetector | None = None,
         max_file_size: int | None = None,
         read_uow_factory: UnitOfWorkFactory | None = None,
+        extraction_cache: ExtractionCache | None = None,
     ) -> None:
         reader = read_uow_factory or uow_factory
+        if extraction_cache is not None:
+            extractor = CachingExtractor(extractor, extraction_cache)
         self.uow_factory = uow_factory
         self.read_uow_factory = reader
         self.blobs = blobs
@@ -130,6 +138,10 @@ class DocBinder:
             max_file_size,
             reader,
             self.store_file.registration,
+        )
+        self.extraction_cache = extraction_cache
+        self.prune_extraction_cache = (
+            PruneExtractionCache(reader, extraction_cache) if extraction_cache is not None else None
         )
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import attrs
 
@@ -13,8 +14,8 @@ from docbinder.application.resolve import (
     UnresolvedReason,
     UnresolvedReference,
 )
-from docbinder.domain.errors import BlobMissing
-from docbinder.domain.model import ContentPart
+from docbinder.domain.errors import BlobMissing, StorageError
+from docbinder.domain.model import ContentPart, FileItem
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor
 
@@ -47,6 +48,11 @@ class ContentResult:
         return tuple(p for d in self.documents for p in d.parts)
 
 
+def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Iterator[bytes]:
+    """The blob's chunks, opened at the first read: a cache hit never fetches the bytes."""
+    yield from blobs.open(item.blob_key)
+
+
 class GetContent:
     """Resolve a ``documentList`` and extract each document's content parts."""
 
@@ -60,6 +66,11 @@ class GetContent:
     def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
         """Content parts for every readable document; never raises for bad references.
 
+        A document whose blob cannot be read (missing: ``blob_missing``; any
+        other storage fault: ``storage_fault``) or whose extraction raises
+        (``extraction_failed``) becomes an unresolved entry with the reason;
+        the other documents' parts are still returned.
+
         A non-empty reference list that yields zero parts is logged with the
         reason of every reference (the "0 valid ContentParts" failure mode).
         """
@@ -69,7 +80,7 @@ class GetContent:
         for resolved in resolution.documents:
             doc, item = resolved.document, resolved.file
             try:
-                parts = self._extractor.extract(doc.id, item, self._blobs.open(item.blob_key))
+                parts = self._extractor.extract(doc.id, item, _opened_on_demand(self._blobs, item))
             except BlobMissing:
                 log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
                 unresolved.append(
@@ -77,6 +88,40 @@ class GetContent:
                         resolved.reference,
                         UnresolvedReason.BLOB_MISSING,
                         "the document's file content is missing from the blob store",
+                        doc.id,
+                    )
+                )
+                continue
+            except (StorageError, OSError) as exc:
+                # One document's storage fault must not sink the others (issue: hostile input).
+                log.warning(
+                    "content of document %s not read: storage fault on blob %s of file %s: %s",
+                    doc.id,
+                    item.blob_key,
+                    item.id,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.STORAGE_FAULT,
+                        f"the document's file content could not be read from storage: {exc}",
+                        doc.id,
+                    )
+                )
+                continue
+            except Exception as exc:
+                log.exception(
+                    "content extraction failed for document %s (%s): %s",
+                    doc.id,
+                    item.mime_type,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.EXTRACTION_FAILED,
+                        f"the document's content could not be extracted: {type(exc).__name__}",
                         doc.id,
                     )
                 )

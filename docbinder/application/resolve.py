@@ -51,6 +51,8 @@ class UnresolvedReason(enum.StrEnum):
     FILE_MISSING = "file_missing"
     BLOB_MISSING = "blob_missing"
     REJECTED_INPUT = "rejected_input"
+    STORAGE_FAULT = "storage_fault"
+    EXTRACTION_FAILED = "extraction_failed"
 
 
 _MESSAGES = {
@@ -60,6 +62,8 @@ _MESSAGES = {
     UnresolvedReason.FILE_MISSING: "the document's file was deleted",
     UnresolvedReason.BLOB_MISSING: "the document's file content is missing from the blob store",
     UnresolvedReason.REJECTED_INPUT: "not a usable document reference",
+    UnresolvedReason.STORAGE_FAULT: "the document's file content could not be read from storage",
+    UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
 }
 
 

@@ -41,7 +41,12 @@ SURROGATES = re.compile(r"[\ud800-\udfff]")
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_MIME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
+# type/subtype (RFC 6838 §4.2), optionally with the one parameter docbinder keeps: the
+# declared ``charset`` of a text format (RFC 2046 §4.1.2), e.g. ``text/csv; charset=gbk``.
+_MIME_RE = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*"
+    r"(?:; ?charset=[A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})?$"
+)
 
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 """SHA-256 of zero bytes (FIPS 180-4)."""
@@ -370,7 +375,17 @@ class ContentPart:
 
     ``text`` is set for text parts; ``data`` (raw bytes) for image and binary
     parts; ``size`` is the size in bytes of the underlying file; ``position``
-    names a page (``"page 3"``) or section where the extractor knows it.
+    names a page (``"page 3"``), sheet (``"sheet 2: Totals"``) or slide
+    (``"slide 4"``) where the extractor knows it.
+
+    ``truncated`` says a limit cut the content (size, characters, pages,
+    decoded bytes or the time budget); ``truncated_reason`` then says which, in
+    one sentence. ``note`` explains a part that is not the document's text
+    (conversion failed, the extra that adds the format is not installed).
+    ``encoding`` is the text encoding the bytes were decoded with (Python codec
+    name, e.g. ``"gbk"``) for text read from text files; ``encoding_guessed``
+    is true when it was detected from the bytes rather than declared by the
+    producer or marked by a byte order mark (or implied by valid UTF-8).
     """
 
     document_id: str = attrs.field(validator=_check_id)
@@ -382,6 +397,10 @@ class ContentPart:
     size: int = 0
     position: str | None = None
     truncated: bool = False
+    truncated_reason: str | None = None
+    note: str | None = None
+    encoding: str | None = None
+    encoding_guessed: bool = False
 
 
 def duplicate_key(sha256: str, file_name: str, created_by: str, scope: Scope) -> str:

@@ -6,7 +6,7 @@ Host applications may pass any object that has these methods; adapters in
 
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
-from docbinder.ports.extractor import ContentExtractor, MimeDetector
+from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
 from docbinder.ports.metadata import (
     FileRepository,
     UnitOfWork,
@@ -20,6 +20,7 @@ __all__ = [
     "BlobStore",
     "Clock",
     "ContentExtractor",
+    "ExtractionCache",
     "FileRepository",
     "IdFactory",
     "MimeDetector",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from docbinder.domain.model import ContentPart, FileItem
@@ -39,4 +39,32 @@ class MimeDetector(Protocol):
         ``declared`` is what the producer claimed, if anything. The bytes win
         over the name and the claim where they are conclusive.
         """
+        ...
+
+
+class ExtractionCache(Protocol):
+    """Stores encoded content parts by content hash and extractor version (feature B10).
+
+    ``sha256`` is a FileItem's content hash (64 lowercase hex digits),
+    ``version`` the extractor's version string; ``payload`` is opaque bytes.
+    The store is bounded (entries and payload bytes) and evicts the least
+    recently used entries to stay within it. A cache is shared by every
+    principal: callers consult it only after the read check of a FileItem
+    with those bytes. Errors: :class:`~docbinder.domain.errors.StorageError`.
+    """
+
+    def get(self, sha256: str, version: str) -> bytes | None:
+        """The payload stored for ``(sha256, version)``, or ``None``."""
+        ...
+
+    def put(self, sha256: str, version: str, payload: bytes) -> None:
+        """Store ``payload`` (replacing an entry of the same key), then evict down to the bounds."""
+        ...
+
+    def hashes(self) -> set[str]:
+        """The content hashes that have at least one entry."""
+        ...
+
+    def remove(self, sha256s: Iterable[str]) -> int:
+        """Remove every entry of the given hashes; return how many entries went."""
         ...

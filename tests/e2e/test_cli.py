@@ -146,7 +146,7 @@ def test_demo_on_real_files_json(cli, tmp_path: Path) -> None:  # type: ignore[n
             1 if shape["shape"] == "single string" else 2
         )
     texts = [d["parts"][0]["text"] for d in payload["content"]["documents"]]  # type: ignore[index]
-    assert texts == ["Hello", "a,b\n1,2\n"]
+    assert texts == ["# Hello", "a,b\n1,2\n"]
 
 
 def test_demo_without_files_uses_the_samples(cli) -> None:  # type: ignore[no-untyped-def]

@@ -25,6 +25,8 @@ from docbinder.domain.model import (
 from docbinder.ports.extractor import SNIFF_BYTES, ContentExtractor
 
 LOGGER = "docbinder.adapters.extract.extractor"
+TEXT_HTML = DefaultContentExtractor(html="text")
+"""The built-in visible-text HTML parser (the fallback of the Markdown conversion)."""
 
 
 def make_item(name: str, mime: str, size: int) -> tuple[ChatDocument, FileItem]:
@@ -217,7 +219,9 @@ def test_html_visible_text_without_script_and_style() -> None:
         "<script type='module'>alert('x')</script><noscript>enable js</noscript>"
         "</body></html>"
     )
-    text = only_text(extract(page.encode(), "page.html", "text/html", chunk_size=5))
+    text = only_text(
+        extract(page.encode(), "page.html", "text/html", DefaultContentExtractor(html="text"), 5)
+    )
     assert text == (
         "Quarterly report\n"
         "Results\n"
@@ -237,12 +241,12 @@ def test_html_visible_text_without_script_and_style() -> None:
 
 def test_html_without_head_end_tag_keeps_body_text() -> None:
     page = b"<html><head><title>T</title><body><p>Body text</p>"
-    assert only_text(extract(page, "p.htm", "text/html")) == "T\nBody text"
+    assert only_text(extract(page, "p.htm", "text/html", TEXT_HTML)) == "T\nBody text"
 
 
 def test_html_with_bogus_marked_section_does_not_raise() -> None:
     page = b"<p>before</p><![bogus[ x ]]><p>after</p>"
-    assert only_text(extract(page, "p.html", "text/html")) == "before\nafter"
+    assert only_text(extract(page, "p.html", "text/html", TEXT_HTML)) == "before\nafter"
 
 
 def test_html_text_limit() -> None:
@@ -349,7 +353,8 @@ def test_pdf_without_pypdf_gives_binary_part_and_names_the_extra(
     monkeypatch.setitem(sys.modules, "pypdf", None)  # makes ``import pypdf`` fail
     data = pdf_bytes("text")
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        parts = extract(data, "r.pdf", "application/pdf")
+        # In the calling thread, where the import is made to fail.
+        parts = extract(data, "r.pdf", "application/pdf", DefaultContentExtractor(isolate=False))
     assert [(p.kind, p.data) for p in parts] == [(ContentKind.BINARY, data)]
     assert parts[0].text is not None and "docbinder[extract]" in parts[0].text
     assert "content extraction failed for document doc-1 (application/pdf)" in caplog.text

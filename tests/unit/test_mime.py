@@ -264,3 +264,28 @@ def test_never_raises_on_wrong_argument_types() -> None:
     detector = SniffingMimeDetector()
     assert detector.detect(b"x", None, 5) == "text/plain"  # type: ignore[arg-type]
     assert detector.detect(bytearray(b"%PDF-1.4"), "a", None) == "application/pdf"  # type: ignore[arg-type]
+
+
+def test_ole2_compound_files_by_stream_name_then_extension() -> None:
+    from docbinder.adapters.extract.mime import DOC, MSG, XLS
+
+    header = bytes.fromhex("D0CF11E0A1B11AE1") + bytes(504)
+    detector = SniffingMimeDetector()
+    assert detector.detect(header + "Workbook".encode("utf-16-le"), "x.bin", None) == XLS
+    assert detector.detect(header + "WordDocument".encode("utf-16-le"), "x", None) == DOC
+    assert detector.detect(header + "__substg1.0_0037001F".encode("utf-16-le"), "m", None) == MSG
+    assert detector.detect(header, "old.xls", None) == XLS
+    assert detector.detect(header, "mail.msg", None) == MSG
+    assert detector.detect(header, "blob", None) == "application/x-ole-storage"
+
+
+def test_declared_charset_is_kept_on_text_types_only() -> None:
+    detector = SniffingMimeDetector()
+    gbk = "名称,单价\n".encode("gbk")
+    assert detector.detect(gbk, "a.csv", "text/csv; charset=GBK") == "text/csv; charset=gbk"
+    assert detector.detect(gbk, "a.txt", 'text/plain;charset="gb2312"') == (
+        "text/plain; charset=gb2312"
+    )
+    assert detector.detect(b"<html></html>", "a.html", "text/html; charset=gbk") == "text/html"
+    assert detector.detect(b"{}", "a.json", "application/json; charset=gbk") == "application/json"
+    assert detector.detect(b"%PDF-1.4", "a.pdf", "text/plain; charset=gbk") == "application/pdf"

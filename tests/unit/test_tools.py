@@ -152,7 +152,11 @@ def test_download_over_http_end_to_end(run: Run, http_server: LoopbackServer) ->
     assert produced.item.mime_type == "text/html"
     sloppy = {"documents": [{"id": produced.document_id, "name": "platform-overview.html"}]}
     assert only_text(run, sloppy) == [
-        ("text", "text/html", "Platform overview\nOverview\nThe platform has three parts.")
+        (
+            "text",
+            "text/html",
+            "Platform overview\n\n# Overview\n\nThe platform has **three** parts.",
+        )
     ]
 
 
@@ -316,7 +320,7 @@ def test_render_document_html_and_pdf_end_to_end(run: Run) -> None:
         (
             ContentKind.TEXT,
             "text/html",
-            "Quarterly report\nQuarterly report\nRevenue grew 12 % in Q3.\nNorth: 61\nSouth: 48",
+            "# Quarterly report\n\nRevenue grew **12 %** in Q3.\n\n* North: 61\n* South: 48",
             None,
         ),
         (
@@ -626,7 +630,7 @@ def test_read_file_text_html_pdf_and_refusals(binder: DocBinder, run: Run) -> No
         == "Quarterly report\nRevenue grew 12 % in Q3.\n• North: 61\n• South: 48"
     )
     assert read_file(run, html.item.id, max_chars=16) == (
-        "Quarterly report\n[truncated after 16 characters]"
+        "# Quarterly repo\n[truncated after 16 characters]"
     )
     chart = create_chart(run, {"kind": "pie", "series": [{"labels": ["a"], "values": [1]}]})
     with pytest.raises(InvalidInput, match=r"file 'chart.png' \(image/png\) has no text to read"):

@@ -2,7 +2,8 @@
 
 :class:`SniffingMimeDetector` decides a file's MIME type when it is stored;
 :class:`DefaultContentExtractor` turns stored bytes into content parts for
-consuming tools. PDF text needs the ``[extract]`` extra (``pypdf``).
+consuming tools. PDF, Office, OpenDocument, EPUB, RTF and e-mail text, HTML as
+Markdown and encoding detection need the ``[extract]`` extra (ADR 0019).
 """
 
 from docbinder.adapters.extract.extractor import DefaultContentExtractor

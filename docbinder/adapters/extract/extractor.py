@@ -2,7 +2,9 @@
 
 :class:`DefaultContentExtractor` implements
 :class:`~docbinder.ports.extractor.ContentExtractor` with the standard library
-and, for PDF, the optional ``pypdf`` package (``pip install 'docbinder[extract]'``).
+and, for documents (PDF, Office, OpenDocument, EPUB, RTF, e-mail) and encoding
+detection, the libraries of the ``[extract]`` extra
+(``pip install 'docbinder[extract]'``), run in a resource-limited child process.
 
 Log lines (logger ``docbinder.adapters.extract.extractor``), stable for
 monitoring (SPEC C16):
@@ -17,18 +19,34 @@ monitoring (SPEC C16):
 from __future__ import annotations
 
 import codecs
+import functools
 import logging
 import tempfile
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as distribution_version
 from typing import IO, Final
 
 from attrs import evolve
 
-from docbinder.adapters.extract.mime import BYTE_ORDER_MARKS, is_textual_mime, text_encoding
-from docbinder.domain.errors import InvalidInput, MissingExtra
+from docbinder.adapters.extract.convert import Limits
+from docbinder.adapters.extract.encoding import DETECT_BYTES, TextEncoding, choose_encoding
+from docbinder.adapters.extract.isolation import Outcome, run_inline, run_isolated
+from docbinder.adapters.extract.mime import (
+    DOCX,
+    EPUB,
+    ODS,
+    ODT,
+    PPTX,
+    XLS,
+    XLSX,
+    is_textual_mime,
+    mime_essence,
+)
+from docbinder.domain.errors import InvalidInput
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
-from docbinder.ports.extractor import SNIFF_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +56,70 @@ DEFAULT_MAX_BYTES: Final = 50 * 1024 * 1024
 DEFAULT_MAX_TEXT_CHARS: Final = 2_000_000
 """Default limit of characters of text returned for one file."""
 
-SPOOL_MEMORY_BYTES: Final = 4 * 1024 * 1024
-"""PDF bytes kept in memory before the spool moves to a temporary file (4 MiB)."""
+DEFAULT_MAX_PAGES: Final = 500
+"""Default limit of pages, sheets or slides converted from one document."""
+
+DEFAULT_MAX_DECODED_BYTES: Final = 256 * 1024 * 1024
+"""Default limit of decompressed bytes (content streams, package members) per document (256 MiB)."""
+
+DEFAULT_TIME_BUDGET: Final = 30.0
+"""Default seconds one document's conversion may take."""
+
+DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
+"""Default address-space cap of a converter process (2 GiB)."""
+
+EXTRACTOR_REVISION: Final = 2
+"""Bumped whenever this module changes what it returns for the same bytes (cache key)."""
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
-_PDF_TYPE: Final = "application/pdf"
+
+FORMATS: Final[dict[str, str]] = {
+    "application/pdf": "pdf",
+    DOCX: "docx",
+    PPTX: "pptx",
+    XLSX: "xlsx",
+    XLS: "xls",
+    ODS: "ods",
+    ODT: "odt",
+    EPUB: "epub",
+    "application/rtf": "rtf",
+    "text/rtf": "rtf",
+    "message/rfc822": "eml",
+    "application/vnd.ms-outlook": "msg",
+}
+"""Converter name (:data:`~docbinder.adapters.extract.convert.CONVERTERS`) by MIME type."""
+
+FORMAT_LABELS: Final[dict[str, str]] = {
+    "pdf": "PDF",
+    "docx": "Word document",
+    "pptx": "PowerPoint deck",
+    "xlsx": "Excel workbook",
+    "xls": "Excel workbook",
+    "ods": "OpenDocument spreadsheet",
+    "odt": "OpenDocument text",
+    "epub": "EPUB book",
+    "rtf": "RTF document",
+    "eml": "e-mail message",
+    "msg": "Outlook message",
+    "html": "HTML page",
+}
+
+_TRANSIENT_MARKERS: Final = ("time budget", "ended unexpectedly", "out of memory", "no converter")
+"""Words of the reasons that depend on the moment (load, memory), not on the bytes."""
+
+_VERSIONED_LIBRARIES: Final = (
+    "pypdf",
+    "markitdown",
+    "mammoth",
+    "python-pptx",
+    "openpyxl",
+    "xlrd",
+    "odfpy",
+    "defusedxml",
+    "striprtf",
+    "olefile",
+    "charset-normalizer",
+)
 
 
 class _BoundedStream:
@@ -110,38 +187,36 @@ class _TextCollector:
         return "".join(self._pieces)
 
 
-def _decoded(stream: _BoundedStream) -> Iterator[str]:
-    """Decode a byte stream incrementally.
+class _DecodedText:
+    """Decodes a byte stream incrementally with the encoding :func:`choose_encoding` picks.
 
-    The first :data:`~docbinder.ports.extractor.SNIFF_BYTES` bytes choose the
-    codec: a byte order mark selects UTF-8, UTF-16 or UTF-32 (and is dropped);
-    else UTF-8, unless those bytes are not valid UTF-8 but look like 8-bit
-    text (:func:`~docbinder.adapters.extract.mime.text_encoding`), which is
-    decoded as Windows-1252 (a superset of the printable ISO-8859-1
-    characters). Undecodable bytes become U+FFFD. When the stream was cut at
-    the byte limit an incomplete trailing sequence is dropped, not replaced.
+    The first :data:`~docbinder.adapters.extract.encoding.DETECT_BYTES` bytes
+    (and the FileItem's MIME type, which may declare a ``charset``) decide the
+    codec; a byte order mark is dropped. Undecodable bytes become U+FFFD. When
+    the stream was cut at the byte limit an incomplete trailing sequence is
+    dropped, not replaced. ``encoding`` is known once iteration has begun.
     """
-    chunks = iter(stream)
-    head = b""
-    for chunk in chunks:
-        head += chunk
-        if len(head) >= SNIFF_BYTES:
-            break
-    codec = "utf-8"
-    for bom, name in BYTE_ORDER_MARKS:
-        if head.startswith(bom):
-            codec = name
-            break
-    else:
-        if text_encoding(head) == "latin-1":
-            codec = "cp1252"
-    decoder = codecs.getincrementaldecoder(codec)(errors="replace")
-    if head:
-        yield decoder.decode(head)
-    for chunk in chunks:
-        yield decoder.decode(chunk)
-    if not stream.over_limit:
-        yield decoder.decode(b"", final=True)
+
+    def __init__(self, stream: _BoundedStream, mime_type: str) -> None:
+        self._stream = stream
+        self._mime_type = mime_type
+        self.encoding = TextEncoding("utf-8", False, "utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        chunks = iter(self._stream)
+        head = b""
+        for chunk in chunks:
+            head += chunk
+            if len(head) >= DETECT_BYTES:
+                break
+        self.encoding = choose_encoding(head, self._mime_type)
+        decoder = codecs.getincrementaldecoder(self.encoding.codec)(errors="replace")
+        if head:
+            yield decoder.decode(head)
+        for chunk in chunks:
+            yield decoder.decode(chunk)
+        if not self._stream.over_limit:
+            yield decoder.decode(b"", final=True)
 
 
 class _VisibleTextParser(HTMLParser):
@@ -273,53 +348,131 @@ class _VisibleTextParser(HTMLParser):
 
 
 class DefaultContentExtractor:
-    """:class:`~docbinder.ports.extractor.ContentExtractor` for text, HTML, PDF, images, the rest.
+    """:class:`~docbinder.ports.extractor.ContentExtractor` for text, HTML, PDF, Office, the rest.
 
-    Decides by ``item.mime_type`` (sniffed when the file was stored):
+    Decides by the essence of ``item.mime_type`` (sniffed when the file was stored):
 
     * textual types (``text/*``, JSON, XML, YAML and ``+json``/``+xml``
       suffixes, see :func:`~docbinder.adapters.extract.mime.is_textual_mime`)
-      give one text part with the text as stored. A UTF-8, UTF-16 or UTF-32
-      byte order mark selects the encoding, else UTF-8 (Windows-1252 when the
-      first bytes are 8-bit text that is not UTF-8); undecodable bytes become
-      U+FFFD. JSON is returned as stored, not re-formatted.
-    * ``text/html`` and ``application/xhtml+xml`` give one text part with the
-      visible text (title first, no script/style, one line per block).
-    * ``application/pdf`` gives one text part per page with text, ``position``
-      ``"page N"`` (1-based), via ``pypdf``. Pages without text are skipped;
-      when no page has text, or ``pypdf`` is not installed, or the file cannot
-      be read, one binary part with the bytes and a ``text`` note is returned
-      instead (a missing ``pypdf`` is logged, not raised, so the consuming
-      tool still receives the file).
+      give one text part with the text as stored, decoded with the encoding
+      :func:`~docbinder.adapters.extract.encoding.choose_encoding` picks (byte
+      order mark, declared ``charset``, UTF-8, detected, Windows-1252); the
+      part names the ``encoding`` and whether it was ``encoding_guessed``.
+      Undecodable bytes become U+FFFD. JSON is returned as stored.
+    * ``text/html`` and ``application/xhtml+xml`` give one text part: with
+      ``html="markdown"`` (default) the page as Markdown (headings, lists,
+      tables, links; no script/style) through markitdown's HTML converter in
+      the converter process; with ``html="text"``, when the extra is missing,
+      the conversion fails or the file is over ``max_bytes``, the visible text
+      by the built-in parser (title first, one line per block). ADR 0019
+      records the measurement behind the default.
+    * documents (:data:`FORMATS`: PDF, Word ``.docx``, Excel ``.xlsx``/``.xls``,
+      OpenDocument ``.odt``/``.ods``, PowerPoint ``.pptx``, EPUB, RTF, e-mail
+      ``.eml``/``.msg``) are converted by the libraries of the ``[extract]``
+      extra (:mod:`~docbinder.adapters.extract.convert`): one text part per
+      page (PDF, ``position="page N"``), sheet (``"sheet N: <name>"``) or slide
+      (``"slide N"``, with speaker notes), else one part with the document as
+      Markdown. Without the library, a failed conversion or no text at all,
+      one binary part with the bytes and a ``note`` (also in ``text``) saying
+      why, e.g. which extra adds the format.
     * ``image/*`` gives one image part with the bytes.
     * anything else gives one binary part with the bytes.
 
-    Limits: at most ``max_bytes`` bytes (default 50 MiB) are read from the
-    stream. A bigger file gives text cut at that point (``truncated=True``);
-    image and binary parts without data (``data=None``, ``truncated=True``);
-    a PDF as a binary part without data and with a note. Text longer than
-    ``max_text_chars`` characters (default 2,000,000; for PDF counted over all
-    pages) is cut with ``truncated=True``. Every part carries the document's
-    id and file name, the FileItem's MIME type and ``size=item.size`` (bytes).
+    Limits (all per document): ``max_bytes`` bytes read (default 50 MiB);
+    ``max_text_chars`` characters of text (default 2,000,000, over all
+    parts); ``max_pages`` pages, sheets or slides (default 500);
+    ``max_decoded_bytes`` bytes of decompressed content (PDF content
+    streams, ZIP package members; default 256 MiB, a zip bomb is refused
+    unopened); ``time_budget`` seconds of conversion (default 30.0). A cut
+    part has ``truncated=True`` and ``truncated_reason``; the reason is
+    logged. With ``isolate`` (default) documents are converted in a child
+    process (:func:`~docbinder.adapters.extract.isolation.run_isolated`) that
+    is killed at the time budget and whose address space is capped at
+    ``memory_bytes`` (default 2 GiB, ``None``: no cap); without it they are
+    converted in the calling thread and the budget is checked between pages.
 
     Memory: text is decoded chunk by chunk and reading stops at the limits;
-    image and binary data are held in memory up to ``max_bytes``; PDF bytes are
-    spooled to a temporary file once they exceed :data:`SPOOL_MEMORY_BYTES`.
+    image and binary data are held in memory up to ``max_bytes``; documents
+    are spooled to a temporary file.
 
     Raises :class:`~docbinder.domain.errors.InvalidInput` for limits below 1.
     ``extract`` raises only what the ``chunks`` iterator raises (storage
     faults such as :class:`~docbinder.domain.errors.BlobMissing`); content
-    problems never raise.
+    problems and converter crashes never raise.
     """
 
     def __init__(
-        self, max_bytes: int = DEFAULT_MAX_BYTES, max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+        self,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        *,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+        time_budget: float = DEFAULT_TIME_BUDGET,
+        isolate: bool = True,
+        memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+        html: str = "markdown",
     ) -> None:
-        for name, value in (("max_bytes", max_bytes), ("max_text_chars", max_text_chars)):
+        for name, value in (
+            ("max_bytes", max_bytes),
+            ("max_text_chars", max_text_chars),
+            ("max_pages", max_pages),
+            ("max_decoded_bytes", max_decoded_bytes),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+        if (
+            not isinstance(time_budget, int | float)
+            or isinstance(time_budget, bool)
+            or not (time_budget > 0)
+        ):
+            raise InvalidInput(
+                f"time_budget must be a positive number of seconds, got {time_budget!r}"
+            )
         self.max_bytes = max_bytes
         self.max_text_chars = max_text_chars
+        self.max_pages = max_pages
+        self.max_decoded_bytes = max_decoded_bytes
+        self.time_budget = float(time_budget)
+        if html not in {"markdown", "text"}:
+            raise InvalidInput(f"html must be 'markdown' or 'text', got {html!r}")
+        self.isolate = isolate
+        self.memory_bytes = memory_bytes
+        self.html = html
+
+    @property
+    def version(self) -> str:
+        """Identifies what this extractor returns for given bytes (the extraction cache key).
+
+        ``docbinder-extract/<n>`` plus the versions of the installed converter
+        libraries and the deterministic limits; the time budget is not part of
+        it (parts cut by the time budget are not cached).
+        """
+        return (
+            f"docbinder-extract/{EXTRACTOR_REVISION};{_library_versions()};"
+            f"limits={self.max_bytes},{self.max_text_chars},{self.max_pages},"
+            f"{self.max_decoded_bytes};html={self.html}"
+        )
+
+    def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
+        """Whether ``parts`` may be cached for ``item``'s bytes under :attr:`version`.
+
+        Only converted documents (:data:`FORMATS`) are worth caching; parts
+        cut by the time budget or a crashed converter are not stored (another
+        try may get further), nor parts carrying ``data``.
+        """
+        essence = mime_essence(item.mime_type)
+        if FORMATS.get(essence) is None and not (
+            self.html == "markdown" and essence in _HTML_TYPES
+        ):
+            return False
+        for part in parts:
+            if part.data is not None:
+                return False
+            for remark in (part.truncated_reason, part.note):
+                if remark is not None and any(m in remark for m in _TRANSIENT_MARKERS):
+                    return False
+        return True
 
     def extract(
         self, document_id: str, item: FileItem, chunks: Iterator[bytes]
@@ -330,15 +483,18 @@ class DefaultContentExtractor:
         ``max_bytes`` (+ one chunk to detect a bigger file) and closed when
         reading stops. See the class documentation for the parts per type.
         """
-        mime = item.mime_type.lower()
+        mime = mime_essence(item.mime_type)
         stream = _BoundedStream(chunks, self.max_bytes)
         try:
             if mime in _HTML_TYPES:
+                if self.html == "markdown":
+                    return self._html_markdown(document_id, item, stream)
                 return [self._html(document_id, item, stream)]
+            fmt = FORMATS.get(mime)
+            if fmt is not None:
+                return self._document(document_id, item, stream, fmt)
             if is_textual_mime(mime):
                 return [self._text(document_id, item, stream)]
-            if mime == _PDF_TYPE:
-                return self._pdf(document_id, item, stream)
             kind = ContentKind.IMAGE if mime.startswith("image/") else ContentKind.BINARY
             return [self._blob(document_id, item, stream, kind)]
         finally:
@@ -354,7 +510,9 @@ class DefaultContentExtractor:
         text: str | None = None,
         data: bytes | None = None,
         position: str | None = None,
-        truncated: bool = False,
+        truncated_reason: str | None = None,
+        note: str | None = None,
+        encoding: TextEncoding | None = None,
     ) -> ContentPart:
         return ContentPart(
             document_id=document_id,
@@ -365,7 +523,11 @@ class DefaultContentExtractor:
             data=data,
             size=item.size,
             position=position,
-            truncated=truncated,
+            truncated=truncated_reason is not None,
+            truncated_reason=truncated_reason,
+            note=note,
+            encoding=encoding.codec if encoding is not None else None,
+            encoding_guessed=encoding.guessed if encoding is not None else False,
         )
 
     def _too_big(self, item: FileItem) -> bool:
@@ -396,29 +558,51 @@ class DefaultContentExtractor:
     # -- text -------------------------------------------------------------------------------
     def _text(self, document_id: str, item: FileItem, stream: _BoundedStream) -> ContentPart:
         collector = _TextCollector(self.max_text_chars)
-        for piece in _decoded(stream):
+        decoded = _DecodedText(stream, item.mime_type)
+        for piece in decoded:
             collector.add(piece)
             if collector.truncated:
                 break
         reason = self._truncation_reason(stream, collector)
         if reason is not None:
             self._log_truncated(document_id, item, reason)
+        note = None
+        if decoded.encoding.guessed:
+            note = (
+                f"text encoding {decoded.encoding.codec} was guessed from the bytes"
+                if decoded.encoding.source == "detected"
+                else f"text encoding unknown; decoded as {decoded.encoding.codec} "
+                "(detection needs the extract extra: pip install 'docbinder[extract]')"
+            )
+            logger.info(
+                "text encoding of document %s (%s) guessed: %s",
+                document_id,
+                item.mime_type,
+                decoded.encoding.codec,
+            )
         return self._part(
-            document_id, item, ContentKind.TEXT, text=collector.text(), truncated=reason is not None
+            document_id,
+            item,
+            ContentKind.TEXT,
+            text=collector.text(),
+            truncated_reason=reason,
+            note=note,
+            encoding=decoded.encoding,
         )
 
     def _html(self, document_id: str, item: FileItem, stream: _BoundedStream) -> ContentPart:
         collector = _TextCollector(self.max_text_chars)
         parser = _VisibleTextParser(collector)
-        failed = False
+        failure: str | None = None
+        decoded = _DecodedText(stream, item.mime_type)
         # Reading stays outside the ``try``: a storage fault propagates, only
         # parser trouble is caught. html.parser is lenient; this guards the rare exception.
-        for piece in _decoded(stream):
+        for piece in decoded:
             try:
                 parser.feed(piece)
             except Exception as exc:
                 self._log_failed(document_id, item, exc)
-                failed = True
+                failure = f"the markup could not be parsed past this point: {exc}"
                 break
             if collector.truncated:
                 break
@@ -427,8 +611,8 @@ class DefaultContentExtractor:
                 parser.finish()
             except Exception as exc:
                 self._log_failed(document_id, item, exc)
-                failed = True
-        reason = self._truncation_reason(stream, collector)
+                failure = f"the markup could not be parsed to the end: {exc}"
+        reason = self._truncation_reason(stream, collector) or failure
         if reason is not None:
             self._log_truncated(document_id, item, reason)
         return self._part(
@@ -436,125 +620,172 @@ class DefaultContentExtractor:
             item,
             ContentKind.TEXT,
             text=collector.text(),
-            truncated=failed or reason is not None,
+            truncated_reason=reason,
+            encoding=decoded.encoding,
         )
 
     # -- binary and images ------------------------------------------------------------------
     def _blob(
         self, document_id: str, item: FileItem, stream: _BoundedStream, kind: ContentKind
     ) -> ContentPart:
+        reason = f"file is larger than {self.max_bytes} bytes"
         if self._too_big(item):
-            self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
-            return self._part(document_id, item, kind, truncated=True)
+            self._log_truncated(document_id, item, reason)
+            return self._part(document_id, item, kind, truncated_reason=reason)
         buffer = bytearray()
         for chunk in stream:
             buffer += chunk
         if stream.over_limit:
-            self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
-            return self._part(document_id, item, kind, truncated=True)
+            self._log_truncated(document_id, item, reason)
+            return self._part(document_id, item, kind, truncated_reason=reason)
         return self._part(document_id, item, kind, data=bytes(buffer))
 
-    # -- PDF --------------------------------------------------------------------------------
-    def _pdf_too_big(self, document_id: str, item: FileItem) -> list[ContentPart]:
+    # -- documents --------------------------------------------------------------------------
+    def _document_too_big(self, document_id: str, item: FileItem, fmt: str) -> list[ContentPart]:
+        label = FORMAT_LABELS.get(fmt, fmt)
         note = (
-            f"PDF of {item.size} bytes is larger than the extraction limit of "
+            f"{label} of {item.size} bytes is larger than the extraction limit of "
             f"{self.max_bytes} bytes; no text was extracted"
         )
-        self._log_truncated(document_id, item, f"file is larger than {self.max_bytes} bytes")
-        return [self._part(document_id, item, ContentKind.BINARY, text=note, truncated=True)]
+        reason = f"file is larger than {self.max_bytes} bytes"
+        self._log_truncated(document_id, item, reason)
+        return [
+            self._part(
+                document_id, item, ContentKind.BINARY, text=note, note=note, truncated_reason=reason
+            )
+        ]
 
-    def _pdf(self, document_id: str, item: FileItem, stream: _BoundedStream) -> list[ContentPart]:
+    def _document(
+        self, document_id: str, item: FileItem, stream: _BoundedStream, fmt: str
+    ) -> list[ContentPart]:
         if self._too_big(item):
-            return self._pdf_too_big(document_id, item)
-        with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES) as spool:
+            return self._document_too_big(document_id, item, fmt)
+        with tempfile.NamedTemporaryFile(prefix="docbinder-", suffix="." + fmt) as spool:
             for chunk in stream:
                 spool.write(chunk)
+            spool.flush()
             if stream.over_limit:
-                return self._pdf_too_big(document_id, item)
+                return self._document_too_big(document_id, item, fmt)
+            outcome = self._convert(document_id, item, fmt, spool.name)
+            return self._from_outcome(document_id, item, fmt, outcome, spool)
+
+    def _convert(self, document_id: str, item: FileItem, fmt: str, path: str) -> Outcome:
+        limits = Limits(
+            max_text_chars=self.max_text_chars,
+            max_pages=self.max_pages,
+            max_decoded_bytes=self.max_decoded_bytes,
+            deadline=time.monotonic() + self.time_budget,
+        )
+        if self.isolate:
+            try:
+                return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes)
+            except (OSError, AssertionError) as exc:
+                # No child process here: none could be started, or this process is itself
+                # a daemonic multiprocessing child (which may not have children).
+                self._log_failed(document_id, item, f"no converter process: {exc}")
+        return run_inline(fmt, path, limits)
+
+    def _html_markdown(
+        self, document_id: str, item: FileItem, stream: _BoundedStream
+    ) -> list[ContentPart]:
+        """HTML as Markdown through markitdown; the built-in visible-text parser as fallback."""
+        if self._too_big(item):
+            return [self._html(document_id, item, stream)]
+        with tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".html") as spool:
+            for chunk in stream:
+                spool.write(chunk)
+            spool.flush()
+            if not stream.over_limit:
+                outcome = self._convert(document_id, item, "html", spool.name)
+                usable = any(s.text.strip() for s in outcome.sections)
+                if usable and outcome.status in {"done", "timeout"}:
+                    return self._from_outcome(document_id, item, "html", outcome, spool)
+                if outcome.status != "done":
+                    self._log_failed(
+                        document_id, item, f"{outcome.status}: {outcome.message}; visible text"
+                    )
             spool.seek(0)
-            try:
-                parts = self._pdf_pages(document_id, item, spool)
-            except MissingExtra as exc:
-                self._log_failed(document_id, item, exc)
-                return [self._pdf_as_binary(document_id, item, spool, f"{exc}; text not extracted")]
-            except Exception as exc:
-                self._log_failed(document_id, item, exc)
-                return [
-                    self._pdf_as_binary(
-                        document_id, item, spool, f"the PDF could not be read: {exc}"
-                    )
-                ]
-            if not parts:
-                logger.info(
-                    "no text in PDF document %s (%s); returned as binary",
-                    document_id,
-                    item.mime_type,
-                )
-                return [
-                    self._pdf_as_binary(
-                        document_id,
-                        item,
-                        spool,
-                        "the PDF has no extractable text (it may hold scanned images only)",
-                    )
-                ]
-            return parts
+            reread = _BoundedStream(iter(lambda: spool.read(1 << 16), b""), self.max_bytes)
+            return [self._html(document_id, item, reread)]
 
-    def _pdf_as_binary(
-        self, document_id: str, item: FileItem, spool: IO[bytes], note: str
-    ) -> ContentPart:
-        spool.seek(0)
-        return self._part(document_id, item, ContentKind.BINARY, text=note, data=spool.read())
-
-    def _pdf_pages(self, document_id: str, item: FileItem, spool: IO[bytes]) -> list[ContentPart]:
-        """One text part per page with text; raises on an unreadable file."""
-        try:
-            from pypdf import PdfReader
-        except ImportError as exc:
-            raise MissingExtra("PDF text extraction", "extract", "pypdf") from exc
-
-        reader = PdfReader(spool)
-        if reader.is_encrypted:
-            reader.decrypt("")  # an empty user password opens many "protected" PDFs
-        room = self.max_text_chars
+    def _from_outcome(
+        self, document_id: str, item: FileItem, fmt: str, outcome: Outcome, spool: IO[bytes]
+    ) -> list[ContentPart]:
+        label = FORMAT_LABELS.get(fmt, fmt)
         parts: list[ContentPart] = []
-        page_errors: list[tuple[int, Exception]] = []
-        page_count = len(reader.pages)
-        for number, page in enumerate(reader.pages, start=1):
-            try:
-                text = page.extract_text() or ""
-            except Exception as exc:
-                page_errors.append((number, exc))
+        pending_reason: str | None = None
+        for section in outcome.sections:
+            if not section.text.strip():
+                if section.truncated_reason is not None:
+                    pending_reason = section.truncated_reason
                 continue
-            if not text.strip():
-                continue
-            truncated = len(text) > room
-            if truncated:
-                text = text[:room]
-                self._log_truncated(
-                    document_id, item, f"text is longer than {self.max_text_chars} characters"
-                )
             parts.append(
                 self._part(
                     document_id,
                     item,
                     ContentKind.TEXT,
-                    text=text,
-                    position=f"page {number}",
-                    truncated=truncated,
+                    text=section.text,
+                    position=section.position,
+                    truncated_reason=section.truncated_reason,
                 )
             )
-            room -= len(text)
-            if truncated or room <= 0:
-                if not truncated and number < page_count:
-                    # The limit was met exactly and pages were left unread: say so.
-                    parts[-1] = evolve(parts[-1], truncated=True)
-                    self._log_truncated(
-                        document_id, item, f"text is longer than {self.max_text_chars} characters"
-                    )
-                break
-        if page_errors and not parts:
-            raise page_errors[0][1]
-        for number, error in page_errors:
-            self._log_failed(document_id, item, f"page {number}: {error}")
-        return parts
+        if outcome.status in {"timeout", "crashed", "failed"} and parts:
+            pending_reason = pending_reason or str(outcome.message)
+        if pending_reason is not None and parts:
+            last = parts[-1]
+            parts[-1] = evolve(
+                last, truncated=True, truncated_reason=last.truncated_reason or pending_reason
+            )
+        for part in parts:
+            if part.truncated_reason is not None:
+                self._log_truncated(document_id, item, part.truncated_reason)
+        if outcome.status != "done":
+            self._log_failed(document_id, item, f"{outcome.status}: {outcome.message}")
+        elif not parts:
+            logger.info(
+                "no text in %s document %s (%s); returned as binary",
+                label,
+                document_id,
+                item.mime_type,
+            )
+        if parts:
+            return parts
+        if outcome.status == "missing_extra":
+            note = f"{label} text needs the extract extra: {outcome.message}"
+        elif outcome.status == "done":
+            note = f"the {label} has no extractable text" + (
+                " (it may hold scanned images only)" if fmt == "pdf" else ""
+            )
+        elif outcome.status == "refused" or outcome.status == "timeout":
+            note = f"the {label} was not converted: {outcome.message}"
+        else:
+            note = f"the {label} could not be read: {outcome.message}"
+        reason = None
+        if outcome.status in {"timeout", "refused"}:
+            reason = str(outcome.message)
+        elif pending_reason is not None:
+            reason = pending_reason
+        spool.seek(0)
+        return [
+            self._part(
+                document_id,
+                item,
+                ContentKind.BINARY,
+                text=note,
+                note=note,
+                data=spool.read(),
+                truncated_reason=reason,
+            )
+        ]
+
+
+@functools.cache
+def _library_versions() -> str:
+    """``name=version`` of each converter library (``none`` when absent), read once per process."""
+    found = []
+    for name in _VERSIONED_LIBRARIES:
+        try:
+            found.append(f"{name}={distribution_version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name}=none")
+    return ",".join(found)

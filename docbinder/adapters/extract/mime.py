@@ -4,11 +4,16 @@
 :class:`~docbinder.ports.extractor.MimeDetector`. The order of evidence is:
 
 1. **Magic numbers** at the start of the head, where they are conclusive:
-   PDF, PNG, JPEG, GIF, WEBP and ZIP (with a look inside for Office Open XML,
-   OpenDocument and EPUB packages).
+   PDF, PNG, JPEG, GIF, WEBP, ZIP (with a look inside for Office Open XML,
+   OpenDocument and EPUB packages) and OLE2 compound files (legacy Excel,
+   Word, PowerPoint and Outlook ``.msg``, told apart by their main stream's
+   name in the directory, else by the extension).
 2. **Text** (the head is UTF-8, UTF-16/32 with a byte order mark, or 8-bit text
    without control bytes): an HTML, RTF or PostScript signature, else the file
-   name's extension, else a textual ``declared`` type, else ``text/plain``.
+   name's extension (``.eml`` is ``message/rfc822``), else a textual
+   ``declared`` type, else ``text/plain``. A ``charset`` the producer declared
+   is kept on ``text/*`` types other than HTML (``text/csv; charset=gbk``),
+   unless it is UTF-8 or ASCII, the default reading.
 3. For other binary data: a PDF header later in the first 1024 bytes, then
    every signature the ``filetype`` library knows.
 4. The ``declared`` type, if it is a syntactically valid MIME type.
@@ -26,7 +31,7 @@ file header ``PK\\x03\\x04`` and §4.3.16 end of central directory
 ``PK\\x05\\x06``), the main-part folders of Office Open XML packages
 (``word/``, ``xl/``, ``ppt/``; packaging per ECMA-376 Part 2), OpenDocument's
 uncompressed first entry ``mimetype`` (OASIS ODF 1.2 Part 3 §3.3) and EPUB's
-(EPUB OCF 3 §4.3).
+(EPUB OCF 3 §4.3), the OLE2 header ``D0 CF 11 E0 A1 B1 1A E1`` ([MS-CFB] §2.2).
 """
 
 from __future__ import annotations
@@ -49,6 +54,11 @@ ODS: Final = "application/vnd.oasis.opendocument.spreadsheet"
 ODP: Final = "application/vnd.oasis.opendocument.presentation"
 EPUB: Final = "application/epub+zip"
 ZIP: Final = "application/zip"
+XLS: Final = "application/vnd.ms-excel"
+DOC: Final = "application/msword"
+PPT: Final = "application/vnd.ms-powerpoint"
+MSG: Final = "application/vnd.ms-outlook"
+EML: Final = "message/rfc822"
 
 TEXT_EXTENSIONS: Final[dict[str, str]] = {
     "txt": "text/plain",
@@ -66,8 +76,25 @@ TEXT_EXTENSIONS: Final[dict[str, str]] = {
     "svg": "image/svg+xml",
     "yaml": "application/yaml",
     "yml": "application/yaml",
+    "eml": EML,
+    "rtf": "application/rtf",
 }
 """MIME type by lowercase extension for content that looks like text."""
+
+OLE_EXTENSIONS: Final[dict[str, str]] = {"xls": XLS, "doc": DOC, "ppt": PPT, "msg": MSG}
+"""MIME type by lowercase extension for OLE2 compound files."""
+
+# Stream names in an OLE2 directory (UTF-16LE), as the formats name their main stream:
+# [MS-XLS] §2.1.2 "Workbook", [MS-DOC] §2.1 "WordDocument", [MS-PPT] §2.1 "PowerPoint
+# Document", [MS-OXMSG] §2.1 "__substg1.0_" property streams.
+_OLE_STREAMS: Final = (
+    ("Workbook".encode("utf-16-le"), XLS),
+    ("Book".encode("utf-16-le"), XLS),
+    ("WordDocument".encode("utf-16-le"), DOC),
+    ("PowerPoint Document".encode("utf-16-le"), PPT),
+    ("__substg1.0_".encode("utf-16-le"), MSG),
+)
+_OLE_MAGIC: Final = bytes.fromhex("D0CF11E0A1B11AE1")
 
 ZIP_EXTENSIONS: Final[dict[str, str]] = {
     "docx": DOCX,
@@ -90,12 +117,16 @@ EMPTY_FILE_EXTENSIONS: Final[dict[str, str]] = {
     "jpeg": "image/jpeg",
     "gif": "image/gif",
     "webp": "image/webp",
+    **OLE_EXTENSIONS,
 }
 """MIME type by lowercase extension for zero-byte files."""
 
 # RFC 6838 §4.2 restricted-name: type "/" subtype, 1..127 characters each.
 _MIME_RE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$")
 
+_CHARSET_PARAM = re.compile(
+    r";\s*charset\s*=\s*\"?([A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})", re.IGNORECASE
+)
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _ZIP_LOCAL_HEADER = b"PK\x03\x04"
 _ZIP_END_OF_CENTRAL_DIRECTORY = b"PK\x05\x06"
@@ -131,6 +162,11 @@ def normalize_mime(value: object) -> str | None:
     if _MIME_RE.match(candidate):
         return candidate
     return None
+
+
+def mime_essence(value: str) -> str:
+    """The lowercase ``type/subtype`` of a MIME type, without parameters (``; charset=...``)."""
+    return value.split(";", 1)[0].strip().lower()
 
 
 def is_textual_mime(mime: str) -> bool:
@@ -309,10 +345,12 @@ class SniffingMimeDetector:
             return found
         if head.startswith((_ZIP_LOCAL_HEADER, _ZIP_END_OF_CENTRAL_DIRECTORY)):
             return self._detect_zip(head, ext, claim)
+        if head.startswith(_OLE_MAGIC):
+            return self._detect_ole(head, ext, claim)
 
         encoding = text_encoding(head)
         if encoding is not None:
-            return self._detect_text(head, encoding, ext, claim)
+            return self._with_charset(self._detect_text(head, encoding, ext, claim), declared)
 
         # Readers accept a PDF header anywhere in the first 1024 bytes; text that
         # merely mentions it was handled above.
@@ -335,6 +373,42 @@ class SniffingMimeDetector:
         if claim is not None and claim in ZIP_EXTENSIONS.values():
             return claim
         return ZIP
+
+    @staticmethod
+    def _detect_ole(head: bytes, ext: str, claim: str | None) -> str:
+        """An OLE2 compound file ([MS-CFB]): by its stream names, then the name, then the claim."""
+        for name, mime in _OLE_STREAMS:
+            if name in head:
+                return mime
+        by_name = OLE_EXTENSIONS.get(ext)
+        if by_name is not None:
+            return by_name
+        if claim is not None and claim in OLE_EXTENSIONS.values():
+            return claim
+        return "application/x-ole-storage"
+
+    @staticmethod
+    def _with_charset(mime: str, declared: str | None) -> str:
+        """Keep the producer's declared ``charset`` on a ``text/*`` type (not HTML).
+
+        ``text/csv`` with the claim ``text/csv; charset=GBK`` gives
+        ``text/csv; charset=gbk``: text files are stored as given, so the
+        declared encoding is needed to read them (RFC 2046 §4.1.2). Only a
+        charset Python knows is kept.
+        """
+        if not mime.startswith("text/") or mime == "text/html" or not isinstance(declared, str):
+            return mime
+        match = _CHARSET_PARAM.search(declared)
+        if match is None:
+            return mime
+        label = match.group(1).lower()
+        try:
+            name = codecs.lookup(label).name
+        except LookupError:
+            return mime
+        if name in {"utf-8", "ascii"}:
+            return mime  # the default reading; nothing to keep
+        return f"{mime}; charset={label}"
 
     @staticmethod
     def _detect_text(head: bytes, encoding: str, ext: str, claim: str | None) -> str:

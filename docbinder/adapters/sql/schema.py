@@ -1,4 +1,4 @@
-"""The SQL schema of the metadata store: seven tables as SQLAlchemy Core ``Table`` objects.
+"""The SQL schema of the metadata store: eight tables as SQLAlchemy Core ``Table`` objects.
 
 This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
@@ -24,6 +24,9 @@ Tables:
     (3072 bytes per key, 4 bytes per utf8mb4 character), so the unique index is
     on ``(workflow_id, label_hash)`` where ``label_hash`` is the SHA-256 hex of
     the UTF-8 label; lookups compare the label itself too.
+``extraction_cache``
+    Content parts extracted from a FileItem's bytes, keyed by the bytes'
+    SHA-256 and the extractor version (not a domain entity: a cache).
 ``chat_documents``
     One row per :class:`~docbinder.domain.model.ChatDocument`, plus the owning
     message's ``sequence_nr`` and the document's ``position`` in that message:
@@ -275,6 +278,32 @@ backwards; ``(space_key, series_key)`` lists the names of one namespace.
 """
 
 
+def long_binary() -> TypeEngine[bytes]:
+    """Unbounded bytes: ``BYTEA``/``BLOB``, ``LONGBLOB`` on MariaDB/MySQL (whose ``BLOB`` is 64 KiB)."""
+    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+
+extraction_cache = sa.Table(
+    "extraction_cache",
+    metadata,
+    sa.Column("sha256", sa.CHAR(64), nullable=False),
+    sa.Column("version_key", sa.CHAR(64), nullable=False),
+    sa.Column("version", long_text(), nullable=False),
+    sa.Column("payload", long_binary(), nullable=False),
+    sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("used_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("sha256", "version_key", name="pk_extraction_cache"),
+    sa.Index("ix_extraction_cache_used", "used_at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""Cached content parts by FileItem content hash and extractor version (feature B10).
+
+``version_key`` is the SHA-256 hex of the extractor's version string (kept in
+``version`` for diagnostics); ``payload`` is the encoded parts, ``size`` its
+length in bytes (for the size bound); ``used_at`` orders eviction.
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -283,5 +312,6 @@ TABLES: tuple[sa.Table, ...] = (
     gc_marks,
     docbinder_meta,
     file_versions,
+    extraction_cache,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

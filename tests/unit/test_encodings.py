@@ -1,0 +1,94 @@
+"""Text files in legacy and declared encodings are read as their producer wrote them."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from docbinder.adapters.extract import DefaultContentExtractor
+from docbinder.adapters.extract.encoding import choose_encoding, declared_charset
+from docbinder.application import DocBinder
+from docbinder.domain.model import ContentKind, Principal
+from tests.unit.test_extract import chunked, make_item
+
+GBK_CSV = "产品名称,单价\n无线鼠标,99\n"
+
+
+def test_undeclared_gbk_csv_is_detected_and_says_it_was_guessed(
+    binder: DocBinder, u1: Principal
+) -> None:
+    run = binder.start_new_run(u1)
+    result = run.produce_file("产品列表.csv", GBK_CSV.encode("gbk"))
+    assert result.item.mime_type == "text/csv"
+    (part,) = run.get_content([result.reference]).parts
+    assert part.kind is ContentKind.TEXT
+    assert part.text == GBK_CSV
+    assert part.encoding_guessed is True
+    assert part.encoding is not None and codecs.lookup(part.encoding).name in {"gbk", "gb18030"}
+    assert part.note is not None and "guessed" in part.note
+
+
+def test_declared_charset_is_kept_and_honoured(binder: DocBinder, u1: Principal) -> None:
+    run = binder.start_new_run(u1)
+    result = run.produce_file(
+        "产品列表.csv", GBK_CSV.encode("gbk"), mime_type="text/csv; charset=GBK"
+    )
+    assert result.item.mime_type == "text/csv; charset=gbk"
+    (part,) = run.get_content([result.reference]).parts
+    assert part.text == GBK_CSV
+    assert (part.encoding, part.encoding_guessed, part.note) == ("gbk", False, None)
+
+
+def test_a_declared_charset_wins_over_detection(binder: DocBinder, u1: Principal) -> None:
+    # These bytes are valid UTF-8 ("Ã©" in UTF-8 is "é" in Latin-1): the declaration decides.
+    run = binder.start_new_run(u1)
+    data = "café".encode()
+    result = run.produce_file("menu.txt", data, mime_type="text/plain; charset=ISO-8859-1")
+    (part,) = run.get_content([result.reference]).parts
+    assert part.text == data.decode("latin-1")
+    assert part.encoding == "iso-8859-1" and not part.encoding_guessed
+
+
+def test_declared_utf8_and_unknown_charsets_are_not_kept(binder: DocBinder, u1: Principal) -> None:
+    run = binder.start_new_run(u1)
+    plain = run.produce_file("a.csv", b"a,b\n", mime_type="text/csv; charset=UTF-8")
+    odd = run.produce_file("b.csv", b"a,b\n", mime_type="text/csv; charset=x-no-such-codec")
+    assert plain.item.mime_type == odd.item.mime_type == "text/csv"
+
+
+def test_byte_order_mark_beats_the_declaration() -> None:
+    sample = codecs.BOM_UTF16_LE + "hi".encode("utf-16-le")
+    decision = choose_encoding(sample, "text/plain; charset=gbk")
+    assert (decision.codec, decision.guessed, decision.source) == ("utf-16", False, "bom")
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("日本語のテキストです。こんにちは、世界。\n", "shift_jis"),
+        ("Привет, как дела? Всё хорошо, спасибо.\n", "cp1251"),
+        ("Straße;Größe;Preis\nMüller;groß;5 €\n", "cp1252"),
+        ("한국어 텍스트입니다. 안녕하세요.\n", "euc_kr"),
+    ],
+)
+def test_other_legacy_encodings_are_detected(text: str, codec: str) -> None:
+    data = text.encode(codec)
+    document, item = make_item("legacy.txt", "text/plain", len(data))
+    (part,) = DefaultContentExtractor().extract(document.id, item, chunked(data))
+    assert part.text == text
+    assert part.encoding_guessed
+
+
+def test_utf8_with_a_stray_byte_stays_utf8() -> None:
+    data = ("Grüße aus Köln " * 20).encode() + b"\xff" + b"Ende"
+    decision = choose_encoding(data)
+    assert (decision.codec, decision.guessed) == ("utf-8", False)
+
+
+def test_declared_charset_parsing() -> None:
+    assert declared_charset('text/csv; charset="Shift_JIS"') == "shift_jis"
+    assert declared_charset("text/csv;CHARSET=gbk") == "gbk"
+    assert declared_charset("text/csv") is None
+    assert declared_charset("text/csv; charset=bogus-codec") is None
+    assert declared_charset(None) is None
