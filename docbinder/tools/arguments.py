@@ -248,6 +248,18 @@ def coerce_choices(
     return tuple(chosen)
 
 
+def coerce_choice(value: object, what: str, choices: Sequence[str]) -> str:
+    """The one choice named by ``value``: case-insensitive, whitespace, quotes and a fence ignored.
+
+    Raises :class:`InvalidInput` (:func:`refusal`) for anything else.
+    """
+    if isinstance(value, str):
+        word = strip_fence(value).strip("'\"").strip().lower()
+        if word in choices:
+            return word
+    raise refusal(what, value, f"one of {', '.join(choices)}", repr(choices[0]))
+
+
 def split_extension(name: str) -> tuple[str, str]:
     """``(stem, extension)`` of a file name; the extension is lowercase with its dot, or ``""``.
 

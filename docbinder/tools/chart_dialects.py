@@ -480,14 +480,11 @@ def _table(spec: Mapping[str, Any]) -> dict[str, Any]:
     dialect = "table"
     raw_kind = spec.get("kind", spec.get("type", spec.get("chart_type", "bar")))
     kind = chart_kind(raw_kind, dialect)
-    name = spec.get("name", spec.get("series_name"))
-    name = (
-        name
-        if isinstance(name, str)
-        else spec.get("title")
-        if isinstance(spec.get("title"), str)
-        else "values"
-    )
+    name: str = "values"
+    for candidate in (spec.get("name"), spec.get("series_name"), spec.get("title")):
+        if isinstance(candidate, str) and candidate.strip():
+            name = candidate
+            break
     extras = {"title": spec.get("title"), "x": spec.get("x_label"), "y": spec.get("y_label")}
     if kind == "pie":
         extras["x"] = extras["y"] = None

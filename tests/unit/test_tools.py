@@ -261,10 +261,18 @@ def test_replace_based_on_a_stale_read_is_a_conflict(run: Run) -> None:
 
 
 def test_write_file_rejects_a_bad_mode_and_content(run: Run) -> None:
-    with pytest.raises(InvalidInput, match="mode must be 'create' or 'append', got 'overwrite'"):
-        write_file(run, "a.txt", "x", mode="overwrite")  # type: ignore[arg-type]
-    with pytest.raises(InvalidInput, match="the file content must be text or bytes"):
-        write_file(run, "a.txt", 42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput) as caught:
+        write_file(run, "a.txt", "x", mode="overwrite")
+    assert str(caught.value) == (
+        "the write mode: got 'overwrite' (str); accepted: one of create, append; example: 'create'"
+    )
+    with pytest.raises(InvalidInput) as caught:
+        write_file(run, "a.txt", 42)
+    assert str(caught.value) == (
+        "the content for 'a.txt': got 42 (int); accepted: text, bytes, a data: URI or base64 "
+        'for binary types, objects/lists for .json/.csv; example: "hello" or {"a": 1} for '
+        "a .json name"
+    )
     assert run.list_files() == []
 
 
@@ -333,8 +341,12 @@ def test_render_document_escapes_raw_html_and_drops_script_links(run: Run) -> No
 
 
 def test_render_document_rejects_unknown_formats(run: Run) -> None:
-    with pytest.raises(InvalidInput, match="unknown document format 'docx'; supported: html, pdf"):
+    with pytest.raises(InvalidInput) as caught:
         render_document(run, "# x", name="x", formats=("html", "docx"))
+    assert str(caught.value) == (
+        "the document formats: got ('html', 'docx') (tuple), and 'docx' is not one of them; "
+        'accepted: html, pdf, as a list or a comma/space-separated string; example: "pdf, html"'
+    )
     assert run.list_files() == []
 
 
