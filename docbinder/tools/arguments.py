@@ -56,7 +56,7 @@ from docbinder.domain.errors import InvalidInput
 _PREVIEW_CHARS: Final = 80
 
 _FENCE_RE: Final = re.compile(
-    r"\A\s*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)\n?[ \t]*\1[ \t]*\Z", re.DOTALL
+    r"\A\s*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)\n?[ \t]*\1\s*\Z", re.DOTALL
 )
 _TRUE: Final = frozenset({"true", "yes", "on", "1", "y", "t"})
 _FALSE: Final = frozenset({"false", "no", "off", "0", "n", "f"})
@@ -642,3 +642,56 @@ def _binary_checked(name: str, extension: str, data: bytes, declared: str | None
             f"extension; example: {split_extension(name)[0]}{_EXTENSION_FOR_MIME[declared]}"
         )
     return FileContent(name, data, None)
+
+
+# -- descriptions for tool schemas ------------------------------------------------------------
+
+_CHART_SHAPES: Final = (
+    "A chart spec as an object or JSON text, in any of: docbinder "
+    '{"kind": "bar", "title": "...", "series": [{"name": "2026", "labels": ["N", "S"], '
+    '"values": [61, 48]}]}; Chart.js {"type": "bar", "data": {"labels": [...], "datasets": '
+    '[{"label": "2026", "data": [61, 48]}]}}; Vega-Lite {"mark": "bar", "data": {"values": '
+    '[{"region": "N", "v": 61}]}, "encoding": {"x": {"field": "region"}, "y": {"field": "v"}}}; '
+    'Plotly {"data": [{"type": "bar", "x": [...], "y": [...], "name": "2026"}], "layout": '
+    '{"title": "..."}}; a table {"labels": [...], "values": [...]} or rows '
+    '[{"label": "N", "value": 61}]. Kinds: bar (column), line, pie (doughnut). Numbers may be '
+    'numeric strings ("61").'
+)
+
+ACCEPTED_SHAPES: Final[Mapping[str, str]] = {
+    "create_chart.spec": _CHART_SHAPES,
+    "create_chart.name": (
+        "Optional file name of the chart; a directory part and a .png extension are dropped."
+    ),
+    "write_file.name": (
+        'File name with extension ("report.md"); a directory part is dropped, a repeated '
+        "extension kept once; without an extension one is added when the content decides it."
+    ),
+    "write_file.content": (
+        "Text, or: an object/array for .json (stored as JSON); rows for .csv/.tsv "
+        '([["region", "revenue"], ["North", 61]] or [{"region": "North", "revenue": 61}]); '
+        "for binary types (.png, .jpg, .pdf, .docx, .xlsx, ...) a data: URI "
+        '("data:image/png;base64,...") or base64 of the file, whose bytes must match the '
+        "name's type. Plain text under a binary name is refused."
+    ),
+    "write_file.mode": '"create" (default) or "append".',
+    "write_file.file_id": "For append: the file id to append to; default the newest file of that name.",
+    "render_document.markdown": "Markdown text; a ```markdown fence around all of it is removed.",
+    "render_document.name": (
+        'Base file name ("report"); a directory part and .md/.html/.pdf are dropped.'
+    ),
+    "render_document.formats": (
+        'Formats html and/or pdf: a list (["pdf", "html"]) or a string ("pdf, html").'
+    ),
+    "render_document.title": "Optional document title; default the first heading.",
+    "generate_image.prompt": "What to draw, as text.",
+    "generate_image.n": 'Number of images, 1 to 10 (a number or a string such as "2").',
+    "generate_image.size": '"<width>x<height>" in pixels ("1024x1024") or "auto".',
+    "generate_image.name": 'Base file name ("logo"); files are named logo-1.png, logo-2.png, ...',
+}
+"""Short descriptions of the accepted shapes, keyed ``"<tool>.<argument>"``, for tool schemas.
+
+Each is one or two sentences for the ``description`` of an argument in a tool's
+JSON schema (MCP, framework integrations), so that a model gets the shape right
+the first time.
+"""
