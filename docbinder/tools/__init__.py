@@ -13,6 +13,12 @@ the model sees (SPEC C5):
   such as :class:`OpenAICompatibleImageGenerator`;
 * :func:`create_chart` (``createChart:<title or name>``).
 
+The producing tools read model-filled arguments tolerantly
+(:mod:`docbinder.tools.arguments`; chart dialects in
+:mod:`docbinder.tools.chart_dialects`) and refuse what they cannot use with what
+was received, what is accepted and an example; ``ACCEPTED_SHAPES`` describes the
+accepted shapes per tool argument for tool schemas.
+
 Consuming tools work by file id, access-checked, and create no message:
 :func:`read_file`, :func:`replace_in_file`, :func:`search_in_file_content`,
 :func:`list_files`, :func:`get_file_info`.
