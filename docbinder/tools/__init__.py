@@ -32,6 +32,7 @@ data source needs ``[s3]``. Every tool takes the agent run
 """
 
 from docbinder.application.update import FileUpdate, UpdateFileContent
+from docbinder.tools.arguments import ACCEPTED_SHAPES
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png
 from docbinder.tools.consuming import (
@@ -68,6 +69,7 @@ from docbinder.tools.results import ToolResult
 from docbinder.tools.taskresult import TaskResult, persist_task_result
 
 __all__ = [
+    "ACCEPTED_SHAPES",
     "ChartSpec",
     "DataSource",
     "DataSourceError",

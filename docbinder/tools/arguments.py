@@ -586,7 +586,7 @@ def coerce_file_content(name: str, content: object) -> FileContent:
             '"hello" or {"a": 1} for a .json name',
         )
     binary = BINARY_TYPES.get(extension)
-    if binary is not None or extension in JSON_EXTENSIONS or extension in DELIMITED_EXTENSIONS:
+    if binary is not None:
         text = strip_fence(content)
     elif extension not in _FENCE_KEPT_EXTENSIONS and fence_language(content) is not None:
         text = strip_fence(content) + "\n"
@@ -610,7 +610,6 @@ def coerce_file_content(name: str, content: object) -> FileContent:
         return _binary_checked(name, extension, data_or_none, None)
     if extension in JSON_EXTENSIONS:
         _check_json_text(text, name)
-        text = text + "\n" if not text.endswith("\n") else text
     return FileContent(name, text.encode("utf-8"), None)
 
 

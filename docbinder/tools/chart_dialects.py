@@ -498,6 +498,8 @@ def _table(spec: Mapping[str, Any]) -> dict[str, Any]:
             )
         return _spec(kind, [{"name": name, "labels": labels, "values": values}], **extras)
     rows = spec.get("rows", spec.get("data"))
+    if isinstance(rows, Mapping) and ("labels" in rows or "values" in rows):
+        return _table({**spec, "data": None, **rows})
     if isinstance(rows, Mapping) and rows and all(_is_number(v) for v in rows.values()):
         series = [{"name": name, "labels": list(rows), "values": list(rows.values())}]
         return _spec(kind, series, **extras)

@@ -300,7 +300,7 @@ def create_chart(run: Run, spec: object, *, name: str | None = None) -> ToolResu
     chart = parse_chart_spec(spec)
     given = (
         _drop_extension(coerce_file_name(name, "the chart name", example='"revenue"'))
-        if isinstance(name, str) and name.strip()
+        if name is not None and not (isinstance(name, str) and not name.strip())
         else None
     )
     display = given or chart.title or "chart"

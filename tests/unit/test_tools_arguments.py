@@ -167,6 +167,20 @@ def test_json_text_in_a_code_fence_is_unwrapped_and_checked(run: Run) -> None:
         write_file(run, "b.json", "{'a': 1}")
 
 
+def test_unfenced_json_and_csv_text_is_kept_as_given(run: Run) -> None:
+    [data] = write_file(run, "a.json", ' {"a": 1}').files
+    [rows] = write_file(run, "b.csv", "x,y\n1,2\n\n").files
+    assert stored(run, data.item.id) == b' {"a": 1}'
+    assert stored(run, rows.item.id) == b"x,y\n1,2\n\n"
+
+
+def test_a_chart_name_that_is_no_text_is_refused(run: Run) -> None:
+    with pytest.raises(
+        InvalidInput, match=r"^the chart name: got 5 \(int\); accepted: a file name"
+    ):
+        create_chart(run, {"labels": ["a"], "values": [1]}, name=5)  # type: ignore[arg-type]
+
+
 def test_a_markdown_file_keeps_its_fence(run: Run) -> None:
     text = "```python\nprint(1)\n```\n"
     [produced] = write_file(run, "snippet.md", text).files

@@ -314,6 +314,13 @@ TABLES: list[tuple[Any, ChartSpec]] = [
     ),
 ]
 
+TABLES.append(
+    (
+        {"type": "bar chart", "data": {"labels": ["a", "b"], "values": [1, 2]}, "title": "Nested"},
+        ChartSpec("bar", "Nested", (Series("Nested", ("a", "b"), (1.0, 2.0)),)),
+    )
+)
+
 # -- docbinder's own spec, written loosely --------------------------------------------------
 
 DOCBINDER: list[tuple[Any, ChartSpec]] = [
