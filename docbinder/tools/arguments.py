@@ -417,11 +417,14 @@ def identify(data: bytes) -> str | None:
     return None
 
 
-def _binary_reason(name: str, binary: BinaryType, data: bytes) -> str:
+def _binary_reason(name: str, binary: BinaryType, data: bytes, origin: str) -> str:
     found = identify(data)
     start = data[:8].hex(" ").upper()
     what = f"are {found}" if found else f"start with {start or 'nothing'}"
-    return f"the content for {name!r} is not {binary.description}: its {len(data)} bytes {what}"
+    return (
+        f"the content for {name!r} is not {binary.description}: its {len(data)} bytes"
+        f"{origin} {what}"
+    )
 
 
 @attrs.frozen
@@ -597,7 +600,7 @@ def coerce_file_content(name: str, content: object) -> FileContent:
         decoded = _decode_data_uri(text.strip(), name)
     if decoded is not None:
         data, declared = decoded
-        return _binary_checked(name, extension, data, declared)
+        return _binary_checked(name, extension, data, declared, " (decoded from the data: URI)")
     if binary is not None:
         data_or_none = _decode_base64(text)
         if data_or_none is None:
@@ -607,18 +610,21 @@ def coerce_file_content(name: str, content: object) -> FileContent:
                 "name; accepted: bytes, a data: URI or a base64 string of the file; "
                 f"example: data:{binary.mime_type};base64,<base64 of the file>"
             )
-        return _binary_checked(name, extension, data_or_none, None)
+        return _binary_checked(name, extension, data_or_none, None, " (decoded from base64)")
     if extension in JSON_EXTENSIONS:
         _check_json_text(text, name)
     return FileContent(name, text.encode("utf-8"), None)
 
 
-def _binary_checked(name: str, extension: str, data: bytes, declared: str | None) -> FileContent:
+def _binary_checked(
+    name: str, extension: str, data: bytes, declared: str | None, origin: str = ""
+) -> FileContent:
+    """``data`` for ``name``, checked against the name's binary type; ``origin`` for messages."""
     binary = BINARY_TYPES.get(extension)
     if binary is not None:
         if not binary.matches(data):
             raise InvalidInput(
-                f"{_binary_reason(name, binary, data)}; accepted: the bytes of "
+                f"{_binary_reason(name, binary, data, origin)}; accepted: the bytes of "
                 f"{binary.description}, raw, base64 or as a data: URI; "
                 f"example: data:{binary.mime_type};base64,<base64 of the file>"
             )
@@ -632,7 +638,7 @@ def _binary_checked(name: str, extension: str, data: bytes, declared: str | None
                     break
         new_extension = _EXTENSION_FOR_MIME.get(mime or "") or _TEXT_MIME_EXTENSIONS.get(mime or "")
         if new_extension:
-            return _binary_checked(name + new_extension, new_extension, data, declared)
+            return _binary_checked(name + new_extension, new_extension, data, declared, origin)
         return FileContent(name, data, None)
     if declared is not None and declared in _EXTENSION_FOR_MIME:
         raise InvalidInput(
@@ -687,6 +693,9 @@ ACCEPTED_SHAPES: Final[Mapping[str, str]] = {
     "generate_image.n": 'Number of images, 1 to 10 (a number or a string such as "2").',
     "generate_image.size": '"<width>x<height>" in pixels ("1024x1024") or "auto".',
     "generate_image.name": 'Base file name ("logo"); files are named logo-1.png, logo-2.png, ...',
+    "read_file.max_chars": 'Most characters returned (a number or a string such as "4000").',
+    "replace_in_file.count": "Optional: replace only the first N occurrences (a number).",
+    "search_in_file_content.limit": "Most matches returned (a number).",
 }
 """Short descriptions of the accepted shapes, keyed ``"<tool>.<argument>"``, for tool schemas.
 

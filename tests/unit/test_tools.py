@@ -637,8 +637,15 @@ def test_read_file_text_html_pdf_and_refusals(binder: DocBinder, run: Run) -> No
     chart = create_chart(run, {"kind": "pie", "series": [{"labels": ["a"], "values": [1]}]})
     with pytest.raises(InvalidInput, match=r"file 'chart.png' \(image/png\) has no text to read"):
         read_file(run, chart.files[0].item.id)
-    with pytest.raises(InvalidInput, match="max_chars must be a positive integer"):
+    with pytest.raises(InvalidInput) as caught:
         read_file(run, html.item.id, max_chars=0)
+    assert str(caught.value) == (
+        "max_chars: got 0 (int); accepted: a whole number of at least 1, or a string holding "
+        "one; example: 1"
+    )
+    assert read_file(run, html.item.id, max_chars=" 16 ") == (  # type: ignore[arg-type]
+        "Quarterly report\n[truncated after 16 characters]"
+    )
     outsider = binder.start_run(OUTSIDER)
     with pytest.raises(FileItemNotFound, match=f"file {html.item.id} not found"):
         read_file(outsider, html.item.id)

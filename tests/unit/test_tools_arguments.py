@@ -108,7 +108,8 @@ def test_a_png_name_with_jpeg_bytes_is_refused_with_the_reason(run: Run) -> None
     with pytest.raises(InvalidInput) as caught:
         write_file(run, "x.png", uri)
     assert str(caught.value) == (
-        f"the content for 'x.png' is not a PNG image: its {len(jpeg)} bytes are a JPEG image; "
+        f"the content for 'x.png' is not a PNG image: its {len(jpeg)} bytes (decoded from the "
+        "data: URI) are a JPEG image; "
         "accepted: the bytes of a PNG image, raw, base64 or as a data: URI; "
         "example: data:image/png;base64,<base64 of the file>"
     )
@@ -239,7 +240,13 @@ def test_content_shapes_per_type(name: str, content: object, expected: bytes) ->
         (
             "x.docx",
             "data:application/pdf;base64,JVBERi0=",
-            "is not a Word document (ZIP): its 5 bytes are a PDF document",
+            "is not a Word document (ZIP): its 5 bytes (decoded from the data: URI) are a PDF document",
+        ),
+        (
+            "x.png",
+            "SGVsbG8=",
+            "the content for 'x.png' is not a PNG image: its 5 bytes (decoded from base64) "
+            "start with 48 65 6C 6C 6F",
         ),
         ("x.csv", [1, 2], "the content for 'x.csv': got [1, 2] (list); accepted: a list of rows"),
         (
