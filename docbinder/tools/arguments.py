@@ -7,8 +7,8 @@ common shapes are normalised, and what cannot be used is refused with an
 :class:`~docbinder.domain.errors.InvalidInput` whose message says what was
 received, what is accepted and gives an example (:func:`refusal`)::
 
-    the document formats: got 'docx' (str); accepted: html, pdf, as a list or a
-    comma/space-separated string; example: "pdf, html"
+    the document formats: got 'pdf, docx' (str), and 'docx' is not one of them;
+    accepted: html, pdf, as a list or a comma/space-separated string; example: "pdf, html"
 
 Nothing is reinterpreted silently: a value is either used with the meaning it
 visibly has (``"true"`` for a boolean, ``"2"`` for a number, ``"pdf, html"`` for
@@ -17,7 +17,8 @@ a list of formats, a ``data:`` URI for a PNG file) or refused.
 What is accepted, per argument:
 
 * whole arguments: surrounding whitespace and one enclosing markdown code fence
-  (```` ```json ... ``` ````) are removed (:func:`strip_fence`);
+  (```` ```json ... ``` ````) are removed (:func:`strip_fence`; file content
+  has its own rule, see :func:`coerce_file_content`);
 * booleans (:func:`coerce_bool`): ``true``/``false``, the strings ``true``,
   ``false``, ``yes``, ``no``, ``on``, ``off``, ``1``, ``0`` (any case) and the
   integers 1 and 0;
@@ -551,9 +552,11 @@ def coerce_file_content(name: str, content: object) -> FileContent:
 
     A name without an extension gets one when the content decides it: ``.json``
     for a dict or list, the type of a ``data:`` URI or of decoded bytes.
-    Surrounding whitespace and a code fence around the whole text are removed
-    for JSON, CSV/TSV and binary names and code files (not for ``.md``,
-    ``.txt`` or names without an extension). Raises :class:`InvalidInput`.
+    A code fence around the whole text is removed (the text then ends with one
+    newline) except for ``.md``, ``.markdown``, ``.mdx``, ``.rst``, ``.txt`` and
+    names without an extension, whose content may be a code block; unfenced
+    text is stored exactly as given. For binary names surrounding whitespace is
+    removed as well. Raises :class:`InvalidInput`.
     """
     stem, extension = split_extension(name)
     if isinstance(content, bytearray | memoryview):

@@ -212,7 +212,8 @@ def render_document(
     ``name`` is the base name (a directory part and a trailing
     ``.md``/``.html``/``.pdf`` are dropped); ``formats`` a list or a
     comma/space-separated string (``"pdf, html"``); a code fence around all of
-    ``markdown`` (unnamed or ``markdown``) is removed; ``title`` defaults to the first heading, else the base name.
+    ``markdown`` (unnamed or ``markdown``) is removed; ``title`` defaults to
+    the first heading, else the base name.
     HTML is a complete document with ``<title>``; PDF is text-only A4 (see
     :mod:`docbinder.tools.render`). Every format is rendered before anything
     is stored; then one message per file, label ``renderDocument:<file
@@ -258,7 +259,9 @@ def generate_image(
 
     ``i`` counts from 1; the extension follows the image type (``png`` for
     PNG). One message per image, label ``generateImage:<name>``, verb
-    ``Generated``. Arguments are checked before the generator is called; when
+    ``Generated``. ``n`` may be a numeric string (``"2"``), ``size`` any case
+    with spaces (``"1024 X 1024"``), ``name`` loses a directory part and an
+    image extension. Arguments are checked before the generator is called; when
     the generator fails (:class:`ImageGenerationError`) nothing is stored.
     """
     prompt = coerce_text(prompt, "the image prompt", example='"a red bicycle at dawn"')
@@ -293,7 +296,8 @@ def create_chart(run: Run, spec: object, *, name: str | None = None) -> ToolResu
     dialect models write (Chart.js, Vega-Lite, Plotly, a plain table; see
     :mod:`docbinder.tools.charts` and :mod:`docbinder.tools.chart_dialects`;
     a bad spec raises :class:`InvalidInput` with a message starting ``chart
-    spec``). ``name`` (a directory part and an image extension are dropped) wins over the spec's title for the file
+    spec``). ``name`` (a directory part and an image extension are dropped)
+    wins over the spec's title for the file
     name and the label ``createChart:<name>``; without either the chart is
     called ``chart``. Verb ``Created chart``.
     """
