@@ -12,18 +12,19 @@ Dialects (first match wins):
   stand for ``kind``, a single series object for a list of one, and in a series
   ``data`` for ``values`` and ``label`` for ``name``;
 * **Chart.js** (``data.datasets``; https://www.chartjs.org/docs/latest/general/data-structures.html):
-  ``type``, ``data.labels``, ``data.datasets[].label/data`` (numbers or
-  ``{x, y}`` points), ``options.plugins.title.text`` (v3+) or
+  ``type``, ``data.labels``, ``data.datasets[].label/data`` (numbers,
+  ``{x, y}`` points or a ``{label: value}`` object), ``options.plugins.title.text`` (v3+) or
   ``options.title.text`` (v2), ``options.scales.x/y.title.text``;
 * **Vega-Lite** (``mark`` or ``encoding``; https://vega.github.io/vega-lite/docs/):
   ``mark`` (a name or ``{"type": ...}``; ``arc`` is a pie), inline
-  ``data.values`` records, ``encoding.x/y.field`` (``theta``/``color`` for
+  ``data.values`` records (or a list of records as ``data``), ``encoding.x/y.field`` (``theta``/``color`` for
   arcs), ``encoding.color.field`` to split series, ``title``, ``encoding.x/y.title``;
 * **Plotly** (a ``data`` list of traces; https://plotly.com/javascript/reference/):
   ``data[].type/x/y/name`` (``labels``/``values`` for pie, ``orientation: "h"``
   for horizontal bars), ``layout.title``, ``layout.xaxis/yaxis.title``;
   ``scatter`` traces are lines unless ``mode`` is markers only;
-* **table**: ``{"labels": [...], "values": [...]}``, a list of rows
+* **table**: ``{"labels": [...], "values": [...]}`` (``data`` for ``values``
+  when it is a list of numbers), a list of rows
   (``{"label": ..., "value": ...}``, ``["label", value]`` pairs, or records such
   as ``{"region": "North", "2025": 61, "2026": 70}`` with one series per numeric
   column), or ``{"North": 61, "South": 48}``; alone or under ``data`` next to
@@ -250,6 +251,10 @@ def _docbinder(spec: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _name(value: object, index: int) -> str:
+    return value if isinstance(value, str) else f"series {index + 1}"
+
+
 def _chartjs(spec: Mapping[str, Any]) -> dict[str, Any]:
     dialect = "Chart.js"
     raw_kind = spec.get("type")
@@ -277,6 +282,15 @@ def _chartjs(spec: Mapping[str, Any]) -> dict[str, Any]:
                 f"got {preview(dataset)}; example: {CHARTJS_EXAMPLE}",
             )
         points = dataset.get("data")
+        if isinstance(points, Mapping) and points:
+            series.append(
+                {
+                    "name": _name(dataset.get("label"), index),
+                    "labels": list(points),
+                    "values": list(points.values()),
+                }
+            )
+            continue
         if not isinstance(points, list):
             raise _fail(
                 dialect,
@@ -294,10 +308,9 @@ def _chartjs(spec: Mapping[str, Any]) -> dict[str, Any]:
                 f"'data.labels' must be a list of labels, got {preview(own_labels)}; "
                 f"example: {CHARTJS_EXAMPLE}",
             )
-        name = dataset.get("label")
         series.append(
             {
-                "name": name if isinstance(name, str) else f"series {index + 1}",
+                "name": _name(dataset.get("label"), index),
                 "labels": list(own_labels),
                 "values": values,
             }
@@ -326,7 +339,8 @@ def _vega_lite(spec: Mapping[str, Any]) -> dict[str, Any]:
     mark = spec.get("mark")
     raw_kind = mark.get("type") if isinstance(mark, Mapping) else mark
     kind = chart_kind(raw_kind, dialect)
-    records = _get(spec, "data", "values")
+    records = spec.get("data")
+    records = records if isinstance(records, list) else _get(records, "values")
     if (
         not isinstance(records, list)
         or not records
@@ -490,6 +504,9 @@ def _table(spec: Mapping[str, Any]) -> dict[str, Any]:
         extras["x"] = extras["y"] = None
     if "labels" in spec or "values" in spec:
         labels, values = spec.get("labels"), spec.get("values")
+        data = spec.get("data")
+        if values is None and isinstance(data, list) and all(_is_number(v) for v in data):
+            values = data
         if not isinstance(labels, list) or not isinstance(values, list):
             raise _fail(
                 dialect,

@@ -321,6 +321,31 @@ TABLES.append(
     )
 )
 
+TABLES.append(
+    (
+        {"type": "pie", "labels": ["Yes", "No"], "data": [30, "70"], "title": "Vote"},
+        ChartSpec("pie", "Vote", (Series("Vote", ("Yes", "No"), (30.0, 70.0)),)),
+    )
+)
+CHARTJS.append(
+    (
+        {"type": "line", "data": {"datasets": [{"label": "Visits", "data": {"Mon": 5, "Tue": 8}}]}},
+        ChartSpec("line", "", (Series("Visits", ("Mon", "Tue"), (5.0, 8.0)),)),
+    )
+)
+VEGA_LITE.append(
+    (
+        {
+            "mark": "line",
+            "data": [{"t": "Q1", "v": 1}, {"t": "Q2", "v": 2}],
+            "encoding": {"x": {"field": "t"}, "y": {"field": "v", "title": "Value"}},
+        },
+        ChartSpec(
+            "line", "", (Series("v", ("Q1", "Q2"), (1.0, 2.0)),), x_label="t", y_label="Value"
+        ),
+    )
+)
+
 # -- docbinder's own spec, written loosely --------------------------------------------------
 
 DOCBINDER: list[tuple[Any, ChartSpec]] = [
