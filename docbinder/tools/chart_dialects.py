@@ -541,6 +541,11 @@ def _record_series(rows: Sequence[Mapping[str, Any]], default_name: str) -> list
     keys: list[str] = []
     for row in rows:
         keys.extend(str(k) for k in row if str(k) not in keys)
+    if not keys:
+        raise _fail(
+            "table",
+            f"the rows have no columns, got {preview(list(rows))}; example: {TABLE_EXAMPLE}",
+        )
     lowered = {key.lower(): key for key in keys}
     label_key = next((lowered[k] for k in _LABEL_KEYS if k in lowered), None)
     if label_key is None:

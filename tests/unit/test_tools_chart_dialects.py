@@ -513,6 +513,7 @@ def test_unknown_chart_kinds_are_refused_with_the_accepted_names(name: object) -
             "chart spec (table): 'labels' and 'values' must both be lists, got labels=['a', 'b'] "
             "(list), values='1,2' (str)",
         ),
+        ([{}], "chart spec (table): the rows have no columns, got [{}] (list)"),
         (
             [{"label": "a"}],
             "chart spec (table): the rows have no value column besides 'label'",
