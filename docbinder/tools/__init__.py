@@ -13,6 +13,12 @@ the model sees (SPEC C5):
   such as :class:`OpenAICompatibleImageGenerator`;
 * :func:`create_chart` (``createChart:<title or name>``).
 
+The producing tools read model-filled arguments tolerantly
+(:mod:`docbinder.tools.arguments`; chart dialects in
+:mod:`docbinder.tools.chart_dialects`) and refuse what they cannot use with what
+was received, what is accepted and an example; ``ACCEPTED_SHAPES`` describes the
+accepted shapes per tool argument for tool schemas.
+
 Consuming tools work by file id, access-checked, and create no message:
 :func:`read_file`, :func:`replace_in_file`, :func:`search_in_file_content`,
 :func:`list_files`, :func:`get_file_info`.
@@ -26,6 +32,7 @@ data source needs ``[s3]``. Every tool takes the agent run
 """
 
 from docbinder.application.update import FileUpdate, UpdateFileContent
+from docbinder.tools.arguments import ACCEPTED_SHAPES
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png
 from docbinder.tools.consuming import (
@@ -62,6 +69,7 @@ from docbinder.tools.results import ToolResult
 from docbinder.tools.taskresult import TaskResult, persist_task_result
 
 __all__ = [
+    "ACCEPTED_SHAPES",
     "ChartSpec",
     "DataSource",
     "DataSourceError",

@@ -12,11 +12,17 @@ a markdown code fence)::
       ]
     }
 
+The dialects models write (Chart.js, a Vega-Lite subset, a Plotly-like subset,
+plain tables and rows) are translated into this shape first, and chart kinds
+are read loosely (``"Column chart"`` is ``bar``, ``"doughnut"`` is ``pie``);
+see :mod:`docbinder.tools.chart_dialects`.
+
 Rules (:func:`parse_chart_spec`; each violation is an
 :class:`~docbinder.domain.errors.InvalidInput` whose message starts with
 ``chart spec:`` and names the field): 1 to :data:`MAX_SERIES` series of 1 to
 :data:`MAX_POINTS` points; labels are strings or numbers, values finite numbers
-(not booleans), as many labels as values; a bar or line chart with several
+or strings holding one (``"61"``, ``"1,234.5"``; not booleans), as many labels
+as values; a bar or line chart with several
 series has the same labels in every series; a pie chart has exactly one series
 of non-negative values with a positive sum. Unknown keys are refused, so a typo
 is reported instead of silently ignored.
@@ -28,15 +34,20 @@ no global state) and gives PNG bytes.
 from __future__ import annotations
 
 import io
-import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
 
 from docbinder.domain.errors import InvalidInput, MissingExtra
+from docbinder.tools.arguments import parse_number
+from docbinder.tools.chart_dialects import (
+    ACCEPTED_KINDS,
+    DOCBINDER_EXAMPLE,
+    chart_kind,
+    to_docbinder_spec,
+)
 
 CHART_KINDS: Final = ("bar", "line", "pie")
 """The chart kinds :func:`render_chart_png` draws."""
@@ -52,7 +63,6 @@ MAX_TEXT: Final = 200
 
 _TOP_KEYS: Final = ("kind", "title", "series", "x_label", "y_label")
 _SERIES_KEYS: Final = ("name", "labels", "values")
-_FENCE_RE: Final = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
 @attrs.frozen
@@ -98,9 +108,9 @@ def _label(value: object, where: str) -> str:
 
 
 def _number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(f"{where} must be a number, got {value!r}")
-    number = float(value)
+    number = parse_number(value)
+    if number is None:
+        raise _fail(f"{where} must be a number or a numeric string, got {value!r}")
     if not math.isfinite(number):
         raise _fail(f"{where} must be a finite number, got {value!r}")
     return number
@@ -136,27 +146,31 @@ def _series(raw: object, number: int) -> Series:
 
 
 def parse_chart_spec(spec: object) -> ChartSpec:
-    """Validate ``spec`` (a dict, or JSON text of one, optionally code-fenced) into a :class:`ChartSpec`.
+    """Validate a chart spec in any accepted dialect into a :class:`ChartSpec`.
 
-    Raises :class:`InvalidInput` with a message starting ``chart spec:``; see
-    the module documentation for the rules.
+    ``spec`` is a dict or list, or JSON text of one (optionally code-fenced),
+    in docbinder's own shape (the module documentation) or one of the dialects
+    of :mod:`docbinder.tools.chart_dialects` (Chart.js, Vega-Lite, Plotly, a
+    plain table). Raises :class:`InvalidInput` with a message starting
+    ``chart spec:`` (``chart spec (<dialect>):`` for the other dialects).
     """
-    if isinstance(spec, str):
-        text = spec
-        fenced = _FENCE_RE.match(text)
-        if fenced:
-            text = fenced.group(1)
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _fail(f"not valid JSON ({exc})") from exc
+    dialect, translated = to_docbinder_spec(spec)
+    try:
+        return _validate(translated)
+    except InvalidInput as exc:
+        if dialect == "docbinder":
+            raise
+        message = str(exc).removeprefix("chart spec: ")
+        raise InvalidInput(f"chart spec ({dialect}): {message}") from exc
+
+
+def _validate(spec: object) -> ChartSpec:
     if not isinstance(spec, Mapping):
-        raise _fail("must be a JSON object with 'kind', 'title' and 'series'")
+        raise _fail(f"must be a JSON object; example: {DOCBINDER_EXAMPLE}")
     _unknown(spec, _TOP_KEYS, "the chart")
-    kind = spec.get("kind")
-    if not isinstance(kind, str) or kind.strip().lower() not in CHART_KINDS:
-        raise _fail(f"'kind' must be one of {', '.join(CHART_KINDS)}, got {kind!r}")
-    kind = kind.strip().lower()
+    if "kind" not in spec:
+        raise _fail(f"'kind' is missing; accepted: {ACCEPTED_KINDS}; example: {DOCBINDER_EXAMPLE}")
+    kind = chart_kind(spec["kind"])
     title = _text(spec.get("title"), "'title'", optional=True)
     raw_series = spec.get("series")
     if not isinstance(raw_series, list) or not raw_series:

@@ -19,6 +19,7 @@ from docbinder.adapters.extract.mime import is_textual_mime
 from docbinder.application.binder import Run
 from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
+from docbinder.tools.arguments import coerce_int
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,7 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     :class:`InvalidInput` (a file without text, such as an image, or
     ``max_chars`` below 1), :class:`BlobMissing`, :class:`StorageError`.
     """
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise InvalidInput(f"max_chars must be a positive integer, got {max_chars!r}")
+    max_chars = coerce_int(max_chars, "max_chars", minimum=1)
     item = run.get_file(file_id)
     parts = _text_parts(run, item, max_chars) if _has_text(item) else []
     if not parts:
@@ -113,8 +113,8 @@ def replace_in_file(
         raise InvalidInput("the text to replace must be a non-empty string")
     if not isinstance(new, str):
         raise InvalidInput("the replacement must be a string")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-        raise InvalidInput(f"count must be a positive integer or None, got {count!r}")
+    if count is not None:
+        count = coerce_int(count, "count", minimum=1)
     updater = run.binder.update_file
     item = updater.load_for_update(run.principal, file_id)
     mime = item.mime_type.lower()
@@ -224,8 +224,7 @@ def search_in_file_content(
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query must be non-empty text")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
+    limit = coerce_int(limit, "limit", minimum=1)
     if isinstance(file_ids, str):
         file_ids = [file_ids]
     items = run.list_files() if file_ids is None else [run.get_file(f) for f in file_ids]

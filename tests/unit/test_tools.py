@@ -271,10 +271,18 @@ def test_replace_based_on_a_stale_read_is_a_conflict(run: Run) -> None:
 
 
 def test_write_file_rejects_a_bad_mode_and_content(run: Run) -> None:
-    with pytest.raises(InvalidInput, match="mode must be 'create' or 'append', got 'overwrite'"):
-        write_file(run, "a.txt", "x", mode="overwrite")  # type: ignore[arg-type]
-    with pytest.raises(InvalidInput, match="the file content must be text or bytes"):
-        write_file(run, "a.txt", 42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput) as caught:
+        write_file(run, "a.txt", "x", mode="overwrite")
+    assert str(caught.value) == (
+        "the write mode: got 'overwrite' (str); accepted: one of create, append; example: 'create'"
+    )
+    with pytest.raises(InvalidInput) as caught:
+        write_file(run, "a.txt", 42)
+    assert str(caught.value) == (
+        "the content for 'a.txt': got 42 (int); accepted: text, bytes, a data: URI or base64 "
+        'for binary types, objects/lists for .json/.csv; example: "hello" or {"a": 1} for '
+        "a .json name"
+    )
     assert run.list_files() == []
 
 
@@ -343,8 +351,12 @@ def test_render_document_escapes_raw_html_and_drops_script_links(run: Run) -> No
 
 
 def test_render_document_rejects_unknown_formats(run: Run) -> None:
-    with pytest.raises(InvalidInput, match="unknown document format 'docx'; supported: html, pdf"):
+    with pytest.raises(InvalidInput) as caught:
         render_document(run, "# x", name="x", formats=("html", "docx"))
+    assert str(caught.value) == (
+        "the document formats: got ('html', 'docx') (tuple), and 'docx' is not one of them; "
+        'accepted: html, pdf, as a list or a comma/space-separated string; example: "pdf, html"'
+    )
     assert run.list_files() == []
 
 
@@ -635,8 +647,15 @@ def test_read_file_text_html_pdf_and_refusals(binder: DocBinder, run: Run) -> No
     chart = create_chart(run, {"kind": "pie", "series": [{"labels": ["a"], "values": [1]}]})
     with pytest.raises(InvalidInput, match=r"file 'chart.png' \(image/png\) has no text to read"):
         read_file(run, chart.files[0].item.id)
-    with pytest.raises(InvalidInput, match="max_chars must be a positive integer"):
+    with pytest.raises(InvalidInput) as caught:
         read_file(run, html.item.id, max_chars=0)
+    assert str(caught.value) == (
+        "max_chars: got 0 (int); accepted: a whole number of at least 1, or a string holding "
+        "one; example: 1"
+    )
+    assert read_file(run, html.item.id, max_chars=" 16 ") == (  # type: ignore[arg-type]
+        "Quarterly report\n[truncated after 16 characters]"
+    )
     outsider = binder.start_run(OUTSIDER)
     with pytest.raises(FileItemNotFound, match=f"file {html.item.id} not found"):
         read_file(outsider, html.item.id)

@@ -45,17 +45,43 @@ def test_json_text_and_a_code_fence_are_accepted() -> None:
     [
         (
             "{not json",
-            "chart spec: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+            "chart spec: not valid JSON (Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)); got '{not json' (str); accepted: a JSON object such as "
+            '{"kind": "bar", "title": "Revenue", "series": [{"name": "2026", '
+            '"labels": ["North", "South"], "values": [61, 48]}]}',
         ),
-        ([1, 2], "chart spec: must be a JSON object with 'kind', 'title' and 'series'"),
+        (
+            [1, 2],
+            "chart spec (table): got [1, 2] (list); accepted: "
+            '{"labels": [...], "values": [...]}, rows [{"label": "North", "value": 61}], '
+            '[["North", 61]] pairs, records [{"region": "North", "2026": 61}] or {"North": 61}; '
+            'example: {"kind": "bar", "labels": ["North", "South"], "values": [61, 48]}',
+        ),
+        (
+            "7",
+            "chart spec: got 7 (int), which is no chart spec shape known; accepted: docbinder "
+            "{kind, title, series: [{name, labels, values}]}; Chart.js {type, data: {labels, "
+            "datasets: [{label, data}]}}; Vega-Lite {mark, data: {values: [...]}, encoding: "
+            "{x: {field}, y: {field}}}; Plotly {data: [{type, x, y, name}], layout: {title}}; "
+            'a table {labels: [...], values: [...]} or rows [{"label": ..., "value": ...}]; '
+            'example: {"kind": "bar", "title": "Revenue", "series": [{"name": "2026", '
+            '"labels": ["North", "South"], "values": [61, 48]}]}',
+        ),
         (
             {"kind": "scatter", "series": []},
-            "chart spec: 'kind' must be one of bar, line, pie, got 'scatter'",
+            "chart spec: 'kind' must be one of bar, line, pie, got 'scatter'; accepted: bar "
+            "(also column), line (also lines, time series), pie (also doughnut, donut); "
+            'example: "kind": "bar"',
+        ),
+        (
+            {"kind": "bar", "type": "x", "series": []},
+            "chart spec: both 'kind' and 'type' are given ('bar', 'x'); accepted: one of them; "
+            'example: "kind": "bar"',
         ),
         ({"kind": "bar", "series": []}, "chart spec: 'series' must be a non-empty list"),
         (
-            {"kind": "bar", "type": "x", "series": []},
-            "chart spec: unknown key(s) 'type' in the chart; allowed: kind, title, series, x_label, y_label",
+            {"kind": "bar", "colour": "x", "series": []},
+            "chart spec: unknown key(s) 'colour' in the chart; allowed: kind, title, series, x_label, y_label",
         ),
         (
             {"kind": "bar", "title": 5, "series": [{"labels": ["a"], "values": [1]}]},
@@ -70,12 +96,12 @@ def test_json_text_and_a_code_fence_are_accepted() -> None:
             "chart spec: series 1 has 2 labels but 1 values",
         ),
         (
-            {"kind": "bar", "series": [{"labels": ["a"], "values": ["1"]}]},
-            "chart spec: series 1 value 1 must be a number, got '1'",
+            {"kind": "bar", "series": [{"labels": ["a"], "values": ["many"]}]},
+            "chart spec: series 1 value 1 must be a number or a numeric string, got 'many'",
         ),
         (
             {"kind": "bar", "series": [{"labels": ["a"], "values": [True]}]},
-            "chart spec: series 1 value 1 must be a number, got True",
+            "chart spec: series 1 value 1 must be a number or a numeric string, got True",
         ),
         (
             {"kind": "bar", "series": [{"labels": ["a"], "values": [float("nan")]}]},

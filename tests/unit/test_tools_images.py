@@ -159,14 +159,38 @@ def test_a_failing_service_stores_nothing(http_server: LoopbackServer) -> None:
 @pytest.mark.parametrize(
     ("prompt", "n", "size", "message"),
     [
-        ("", 1, "512x512", "the image prompt must be non-empty text"),
-        ("x", 0, "512x512", "the number of images must be an integer from 1 to 10"),
-        ("x", 11, "512x512", "the number of images must be an integer from 1 to 10"),
-        ("x", 1, "big", "the image size must look like '512x512' or be 'auto', got 'big'"),
+        (
+            "",
+            1,
+            "512x512",
+            "the image prompt: got '' (str); accepted: non-empty text; "
+            'example: "a red bicycle at dawn"',
+        ),
+        (
+            "x",
+            0,
+            "512x512",
+            "the number of images: got 0 (int); accepted: a whole number from 1 to 10, "
+            "or a string holding one; example: 1",
+        ),
+        (
+            "x",
+            "11",
+            "512x512",
+            "the number of images: got '11' (str); accepted: a whole number from 1 to 10, "
+            "or a string holding one; example: 1",
+        ),
+        (
+            "x",
+            1,
+            "big",
+            "the image size: got 'big' (str); accepted: '<width>x<height>' in pixels or 'auto'; "
+            'example: "1024x1024"',
+        ),
     ],
 )
 def test_bad_arguments_send_nothing(
-    http_server: LoopbackServer, prompt: str, n: int, size: str, message: str
+    http_server: LoopbackServer, prompt: str, n: object, size: str, message: str
 ) -> None:
     run = new_binder().start_new_run(ALICE)
     with pytest.raises(InvalidInput) as caught:

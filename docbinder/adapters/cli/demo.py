@@ -173,7 +173,7 @@ def print_content(result: ContentResult) -> None:
         line.append(clean(f" ({doc.mime_type}) {doc.reference}"))
         out.print(line)
         for part in doc.parts:
-            where = f" {escape(part.position)}" if part.position else ""
+            where = f" {part.position}" if part.position else ""
             cut = " (truncated)" if part.truncated else ""
             if part.kind is ContentKind.TEXT:
                 text = (part.text or "").strip().replace("\n", " / ")
@@ -183,8 +183,8 @@ def print_content(result: ContentResult) -> None:
                 size = len(part.data) if part.data is not None else part.size
                 out.print(f"  {part.kind.value} part{where}{cut}: {part.mime_type}, {size} bytes")
             if part.truncated_reason:
-                out.print(f"    truncated: {escape(part.truncated_reason)}")
+                out.print(f"    truncated: {part.truncated_reason}")
             if part.encoding_guessed and part.encoding:
-                out.print(f"    encoding {escape(part.encoding)} was guessed from the bytes")
+                out.print(f"    encoding {part.encoding} was guessed from the bytes")
             if part.note and part.kind is not ContentKind.TEXT:
-                out.print(f"    note: {escape(part.note)}")
+                out.print(f"    note: {part.note}")
