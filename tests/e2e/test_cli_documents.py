@@ -43,3 +43,28 @@ def test_resolve_content_json_gives_sheet_parts(cli, tmp_path: Path) -> None:  #
         ("text", "sheet 2: Region 2"),
     ]
     assert document["parts"][0]["text"].endswith("| item 1.1 | 10 |")
+
+
+def test_gc_prunes_cached_extractions_of_deleted_files(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    kept, dropped = tmp_path / "kept.xlsx", tmp_path / "dropped.docx"
+    kept.write_bytes(documents.xlsx_bytes(sheets=1, rows=1))
+    dropped.write_bytes(documents.docx_bytes())
+    wf = json.loads(cli("--json", "workflow", "new").stdout)["id"]
+    docs = {}
+    for path in (kept, dropped):
+        attached = json.loads(cli("attach", str(path), "--workflow", wf, "--json").stdout)
+        docs[path.name] = attached
+        shown = cli("resolve", f"docItem:{attached['documentId']}", "-w", wf, "--content")
+        assert shown.exit_code == 0, shown.output
+    removed = cli("files", "rm", docs["dropped.docx"]["fileId"], "--force")
+    assert removed.exit_code == 0, removed.output
+
+    dry = json.loads(cli("gc", "--json").stdout)
+    assert dry["dryRun"] is True and dry["staleCacheEntries"] == 1
+    applied = cli("gc", "--apply", "--force", "--json")
+    assert applied.exit_code == 0, applied.output
+    assert json.loads(applied.stdout)["staleCacheEntries"] == 1
+    assert json.loads(cli("gc", "--json").stdout)["staleCacheEntries"] == 0
+    # The entry of the file that still exists serves the next read.
+    again = cli("resolve", f"docItem:{docs['kept.xlsx']['documentId']}", "-w", wf, "--content")
+    assert again.exit_code == 0 and "sheet 1" in again.stdout

@@ -699,6 +699,14 @@ def gc(
     report = binder.collect_garbage(dry_run=not apply, grace_seconds=grace, force=force)
     temp = remove_stale_temp_files(binder.blobs, grace, dry_run=not apply)
     uploads = abort_stale_uploads(binder.blobs, grace, dry_run=not apply)
+    # Cached extractions only hold what can be extracted again: pruning the
+    # entries of hashes no FileItem has never loses data.
+    pruned = (
+        binder.prune_extraction_cache(dry_run=not apply)
+        if binder.prune_extraction_cache is not None
+        else None
+    )
+    stale_cache = len(pruned.stale_hashes) if pruned is not None else 0
     if _json(json_flag):
         emit_json(
             {
@@ -709,6 +717,7 @@ def gc(
                 "markedRows": list(report.marked_rows),
                 "staleTempFiles": temp,
                 "staleUploads": uploads,
+                "staleCacheEntries": stale_cache,
                 "bytesFreed": report.bytes_freed,
                 "storeId": report.store_id,
                 "otherStoreRows": dict(report.foreign_rows),
@@ -726,7 +735,8 @@ def gc(
     out.print(
         f"{verb} {len(report.orphan_blobs)} orphan blob(s) ({report.bytes_freed} bytes), "
         f"{len(report.orphan_rows)} FileItem(s) without blob, {len(temp)} stale temp file(s), "
-        f"{len(uploads)} unfinished upload(s); kept {len(report.young_blobs)} orphan blob(s) "
+        f"{len(uploads)} unfinished upload(s), {stale_cache} cached extraction(s) of "
+        f"content no FileItem has; kept {len(report.young_blobs)} orphan blob(s) "
         f"younger than {grace:g} s"
     )
     for key in report.orphan_blobs:
