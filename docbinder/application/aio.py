@@ -312,9 +312,11 @@ class AsyncDocBinder:
         """As :meth:`GetFile.list`: readable FileItems of the mandate, newest first."""
         return await self._run(self.sync.get_file.list, principal, limit=limit)
 
-    async def delete_file(self, principal: Principal, file_id: str) -> FileItem:
+    async def delete_file(
+        self, principal: Principal, file_id: str, *, force: bool = False
+    ) -> FileItem:
         """As :class:`DeleteFile`; :class:`FileItemNotFound`, :class:`AccessDenied`."""
-        return await self._run(self.sync.delete_file, principal, file_id)
+        return await self._run(self.sync.delete_file, principal, file_id, force=force)
 
     async def append_file(
         self, principal: Principal, file_id: str, data: AsyncFileData
@@ -474,9 +476,13 @@ class AsyncRun:
         """As :meth:`Run.list_files`."""
         return await self.binder.list_files(self.principal, limit=limit)
 
-    async def delete_file(self, file_id: str) -> FileItem:
-        """Delete a FileItem of this principal (as :meth:`AsyncDocBinder.delete_file`)."""
-        return await self.binder.delete_file(self.principal, file_id)
+    async def delete_file(self, file_id: str, *, force: bool = False) -> FileItem:
+        """Delete a FileItem of this principal (as :meth:`AsyncDocBinder.delete_file`).
+
+        Raises :class:`FileStillReferenced` when ChatDocuments refer to it and
+        ``force`` is false.
+        """
+        return await self.binder.delete_file(self.principal, file_id, force=force)
 
     async def append_file(self, file_id: str, data: AsyncFileData) -> FileUpdate:
         """Append to a FileItem (as :meth:`AsyncDocBinder.append_file`)."""

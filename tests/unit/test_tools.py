@@ -654,7 +654,7 @@ def test_read_file_text_html_pdf_and_refusals(binder: DocBinder, run: Run) -> No
         "one; example: 1"
     )
     assert read_file(run, html.item.id, max_chars=" 16 ") == (  # type: ignore[arg-type]
-        "Quarterly report\n[truncated after 16 characters]"
+        "# Quarterly repo\n[truncated after 16 characters]"
     )
     outsider = binder.start_run(OUTSIDER)
     with pytest.raises(FileItemNotFound, match=f"file {html.item.id} not found"):

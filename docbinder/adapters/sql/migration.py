@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
+from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
@@ -143,6 +145,19 @@ def existing_tables(target: EngineOrUrl) -> list[str]:
 _REPAIRABLE = frozenset({"add_table", "add_index"})
 
 
+def _repairable(diff: Any) -> bool:
+    """Whether completing the migration may apply ``diff``: it only adds, never changes.
+
+    A missing table or index, or a missing nullable column (a later revision's
+    added column whose ``ALTER TABLE`` never ran) can be added without touching data.
+    """
+    if not (isinstance(diff, tuple) and diff):
+        return False
+    if diff[0] in _REPAIRABLE:
+        return True
+    return diff[0] == "add_column" and len(diff) == 4 and bool(diff[3].nullable)
+
+
 def half_applied(target: EngineOrUrl) -> str | None:
     """A one-line diagnosis when a migration stopped midway at ``target``, else ``None``.
 
@@ -166,9 +181,7 @@ def half_applied(target: EngineOrUrl) -> str | None:
 
 def _blocking_differences(engine: Engine) -> list[str]:
     return [
-        _describe(diff)
-        for diff in _flatten(schema_differences(engine))
-        if not (isinstance(diff, tuple) and diff and diff[0] in _REPAIRABLE)
+        _describe(diff) for diff in _flatten(schema_differences(engine)) if not _repairable(diff)
     ]
 
 
@@ -209,6 +222,11 @@ def _complete_half_applied(engine: Engine) -> str:
             missing = [metadata.tables[d[1].name] for d in diffs if d[0] == "add_table"]
             metadata.create_all(conn, tables=missing, checkfirst=True)  # parents first
             created = {table.name for table in missing}
+            operations = Operations(MigrationContext.configure(conn))
+            for diff in diffs:  # nullable columns of tables that existed already
+                if diff[0] == "add_column" and diff[2] not in created:
+                    column = diff[3]
+                    operations.add_column(diff[2], sa.Column(column.name, column.type))
             for diff in diffs:  # indexes of tables that existed already
                 if diff[0] == "add_index" and diff[1].table.name not in created:
                     diff[1].create(conn)
