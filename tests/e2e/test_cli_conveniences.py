@@ -122,3 +122,32 @@ def test_unresolved_inputs_are_shown_as_json_values(home: list[str]) -> None:
     assert shown == ["docItem:nope", None, {"id": ""}, "bogus", 7]
     plain = invoke_cli([*home, "resolve", sent, "--workflow", workflow])
     assert 'unresolved {"id": ""}: rejected_input' in plain.stdout
+
+
+def test_files_rm_takes_file_prefixed_ids_and_explains_document_references(
+    home: list[str],
+) -> None:
+    workflow = _workflow(home)
+    attached = CliRunner().invoke(
+        app,
+        [*home, "attach", "-", "--name", "a.txt", "--workflow", workflow, "--json"],
+        input=b"x\n",
+    )
+    made = json.loads(attached.stdout)
+    refused = invoke_cli([*home, "files", "rm", f"docItem:{made['documentId']}"])
+    assert refused.exit_code != 0
+    [line] = error_lines(refused)
+    assert "document reference" in line
+    removed = invoke_cli([*home, "files", "rm", f"file:{made['fileId']}", "--force", "--json"])
+    assert removed.exit_code == 0, removed.stderr
+    assert json.loads(removed.stdout) == {"deleted": made["fileId"], "references": 1}
+
+
+def test_workflow_ls_json_does_not_claim_workflows_are_empty(home: list[str]) -> None:
+    workflow = _workflow(home)
+    CliRunner().invoke(
+        app, [*home, "attach", "-", "--name", "a.txt", "--workflow", workflow], input=b"x"
+    )
+    listed = json.loads(invoke_cli([*home, "workflow", "ls", "--json"]).stdout)
+    assert [w["id"] for w in listed] == [workflow]
+    assert "messages" not in listed[0]

@@ -531,7 +531,11 @@ def workflow_ls(json_flag: JsonOpt = False) -> None:
     """List the workflows of the current mandate that the identity may read."""
     workflows = STATE.binder().workflows.list(STATE.principal)
     if _json(json_flag):
-        emit_json(workflows)
+        # The listing reads no messages: leave the field out rather than show it empty
+        # (``workflow show ID --json`` has them).
+        from docbinder.serialization import to_wire
+
+        emit_json([{k: v for k, v in to_wire(wf).items() if k != "messages"} for wf in workflows])
         return
     table = Table("id", "scope", "owner", "created")
     for wf in workflows:
@@ -633,6 +637,7 @@ def files_rm(
     json_flag: JsonOpt = False,
 ) -> None:
     """Delete one file (metadata, then its blob); refuses while documents refer to it."""
+    file_id = file_id_of(file_id)
     binder = STATE.binder()
     references = binder.delete_file.references(STATE.principal, file_id)
     item = binder.delete_file(STATE.principal, file_id, force=force)
