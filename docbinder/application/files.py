@@ -40,6 +40,31 @@ FileData = Chunks | BinaryIO | bytes
 """What a producer may hand over: bytes, an iterable of byte chunks, or a binary file object."""
 
 
+def detect_mime_type(
+    detector: MimeDetector | None, head: bytes, file_name: str, declared: str | None
+) -> str:
+    """The MIME type of a stored file: the detector's answer, else ``declared``, else a guess.
+
+    ``head`` is the file's first bytes; without a detector the guess comes from
+    the name's extension (:func:`mimetypes.guess_type`), else
+    ``application/octet-stream``.
+    """
+    if detector is not None:
+        return detector.detect(head, file_name, declared)
+    if declared:
+        return declared
+    guessed, _ = mimetypes.guess_type(file_name, strict=False)
+    return guessed or "application/octet-stream"
+
+
+def discard_blob(blobs: BlobStore, key: str) -> None:
+    """Remove a blob that no FileItem will name; a failure is logged and left to ``gc``."""
+    try:
+        blobs.delete(key)
+    except DocbinderError as exc:
+        log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+
+
 def blob_key_for(file_id: str) -> str:
     """The blob key of a FileItem: ``<first two characters of the id>/<id>``.
 
@@ -574,18 +599,10 @@ class StoreFile:
         return StoredFile(stored, duplicate=False)
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
-        if self._mime is not None:
-            return self._mime.detect(head, file_name, declared)
-        if declared:
-            return declared
-        guessed, _ = mimetypes.guess_type(file_name, strict=False)
-        return guessed or "application/octet-stream"
+        return detect_mime_type(self._mime, head, file_name, declared)
 
     def _discard_blob(self, key: str) -> None:
-        try:
-            self._blobs.delete(key)
-        except DocbinderError as exc:
-            log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+        discard_blob(self._blobs, key)
 
 
 class GetFile:

@@ -19,18 +19,23 @@ from __future__ import annotations
 
 import builtins
 import logging
-import mimetypes
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import FileData, HashingStream, StoreRegistration, blob_key_for
+from docbinder.application.files import (
+    FileData,
+    HashingStream,
+    StoreRegistration,
+    blob_key_for,
+    detect_mime_type,
+    discard_blob,
+)
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import (
     AccessDenied,
-    DocbinderError,
     InvalidInput,
     StorageError,
     VersionTaken,
@@ -331,15 +336,7 @@ class FileVersions:
         return found
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
-        if self._mime is not None:
-            return self._mime.detect(head, file_name, declared)
-        if declared:
-            return declared
-        guessed, _ = mimetypes.guess_type(file_name, strict=False)
-        return guessed or "application/octet-stream"
+        return detect_mime_type(self._mime, head, file_name, declared)
 
     def _discard_blob(self, key: str) -> None:
-        try:
-            self._blobs.delete(key)
-        except DocbinderError as exc:
-            log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+        discard_blob(self._blobs, key)
