@@ -28,6 +28,8 @@ from typing import Any
 
 import benchlib
 
+from tests.documents import pdf_document  # benchlib puts the repository root on sys.path
+
 TARGET = 20.0
 
 
@@ -54,20 +56,7 @@ def pdf_bytes(pages: int, run: int) -> bytes:
         objects.append(
             b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream)
         )
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_document(objects)
 
 
 def xlsx_bytes(sheets: int, rows: int, run: int) -> bytes:

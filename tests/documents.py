@@ -8,6 +8,28 @@ import zlib
 from email.message import EmailMessage
 
 
+def pdf_document(objects: list[bytes]) -> bytes:
+    """A PDF 1.4 file (ISO 32000-1 §7.5) of ``objects`` (numbered from 1; 1 is the catalog).
+
+    The cross-reference table's offsets are computed, so pypdf reads the file
+    without repairs.
+    """
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
 def docx_bytes() -> bytes:
     """A Word document with a heading, a list, a table and a paragraph (python-docx)."""
     from docx import Document
@@ -200,20 +222,7 @@ def shared_stream_pdf(pages: int, stream_repeats: int) -> bytes:
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
         )
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_document(objects)
 
 
 def ods_with_repeated_rows(rows: int) -> bytes:

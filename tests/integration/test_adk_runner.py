@@ -76,7 +76,8 @@ async def run_turn(runner: Runner, model: ScriptedModel, script: list[Any], text
     return invocations.pop()
 
 
-async def exercise(binder: DocBinder) -> None:
+async def exercise(binder: DocBinder) -> list[int]:
+    """Drive the Runner through save, load and rewind; return the versions of ``report.md``."""
     service = DocbinderArtifactService(binder, mandate_id="acme")
     model = ScriptedModel(model="scripted", script=[])
     agent = LlmAgent(name="writer", model=model, tools=[save_report, read_report])
@@ -136,6 +137,7 @@ async def exercise(binder: DocBinder) -> None:
     latest = await service.load_artifact(**where, filename="report.md")
     assert latest is not None and latest.inline_data is not None
     assert latest.inline_data.data == b"# Q3\nfirst"
+    return await service.list_versions(**where, filename="report.md")
 
 
 async def test_runner_on_sqlite_and_local_disk(tmp_path: Path) -> None:
@@ -144,7 +146,7 @@ async def test_runner_on_sqlite_and_local_disk(tmp_path: Path) -> None:
         database_url=f"sqlite:///{tmp_path / 'docbinder.db'}",
         blob_url=(tmp_path / "blobs").as_uri(),
     )
-    await exercise(build_binder(settings))
+    assert await exercise(build_binder(settings)) == [0, 1, 2]
 
 
 @pytest.fixture
@@ -160,4 +162,4 @@ def postgres_s3_binder(
 
 @pytest.mark.postgres
 async def test_runner_on_postgresql_and_s3(postgres_s3_binder: DocBinder) -> None:
-    await exercise(postgres_s3_binder)
+    assert await exercise(postgres_s3_binder) == [0, 1, 2]

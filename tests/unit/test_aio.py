@@ -348,9 +348,11 @@ async def _cancel_when_blocked(scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
-@pytest.mark.anyio
-async def test_cancelled_mid_stream_of_an_async_upload_nothing_is_stored(stack: Stack) -> None:
-    run = await AsyncDocBinder(stack.binder).start_new_run(U1)
+async def cancel_mid_upload(run: AsyncRun, name: str) -> bool:
+    """Produce ``name`` from a source that stalls after 3 chunks, cancel it there.
+
+    Returns whether the cancellation was caught by its scope (it must be).
+    """
     halfway = anyio.Event()
 
     async def stalls() -> AsyncIterator[bytes]:
@@ -368,8 +370,14 @@ async def test_cancelled_mid_stream_of_an_async_upload_nothing_is_stored(stack: 
                 scope.cancel()
 
             tg.start_soon(cancel)
-            await run.produce_file("a.bin", stalls())
-    assert scope.cancelled_caught
+            await run.produce_file(name, stalls())
+    return scope.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_cancelled_mid_stream_of_an_async_upload_nothing_is_stored(stack: Stack) -> None:
+    run = await AsyncDocBinder(stack.binder).start_new_run(U1)
+    assert await cancel_mid_upload(run, "a.bin")
     assert stack.blobs.consumed >= 3
     assert run.workflow is not None
     assert stack.consistent([run.workflow.id]) == (0, 0)
@@ -467,25 +475,7 @@ async def test_async_uploads_to_s3_stream_from_transfer_threads_and_cancel_clean
     run = await AsyncDocBinder(stack.binder).start_new_run(U1)
     result = await run.produce_file("a.bin", chunks(50))
     assert await run.read_file(result.item.id) == CHUNK * 50
-    halfway = anyio.Event()
-
-    async def stalls() -> AsyncIterator[bytes]:
-        for _ in range(3):
-            yield CHUNK
-        halfway.set()
-        await anyio.sleep_forever()
-        yield CHUNK  # pragma: no cover
-
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as tg:
-
-            async def cancel() -> None:
-                await halfway.wait()
-                scope.cancel()
-
-            tg.start_soon(cancel)
-            await run.produce_file("b.bin", stalls())
-    assert scope.cancelled_caught
+    assert await cancel_mid_upload(run, "b.bin")
     assert run.workflow is not None
     assert stack.consistent([run.workflow.id]) == (1, 1)
 

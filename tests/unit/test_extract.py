@@ -23,6 +23,7 @@ from docbinder.domain.model import (
     Scope,
 )
 from docbinder.ports.extractor import SNIFF_BYTES, ContentExtractor
+from tests.documents import pdf_document
 
 LOGGER = "docbinder.adapters.extract.extractor"
 TEXT_HTML = DefaultContentExtractor(html="text")
@@ -101,20 +102,7 @@ def pdf_bytes(*pages: str | None) -> bytes:
         stream = b"" if text is None else b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % text.encode()
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_document(objects)
 
 
 def png_bytes() -> bytes:

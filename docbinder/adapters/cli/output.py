@@ -104,7 +104,7 @@ class _SafeTable(_RichTable):
 
 
 def _json_safe(text: str) -> str:
-    r"""JSON text with every non-printable character written as a ``\uXXXX`` escape.
+    r"""JSON text with every non-printable character written as a ``\u`` + 4-hex-digit escape.
 
     ``json.dumps(ensure_ascii=False)`` escapes C0 controls only; bidi and format
     characters, U+2028/U+2029 and lone surrogates would reach the terminal raw (a
