@@ -8,25 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.e2e.readme_examples import python_blocks, run_script
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_python_example_runs(tmp_path: Path) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    blocks = python_blocks()
     assert blocks, "the README has no Python example"
-    script = tmp_path / "example.py"
-    script.write_text(blocks[0], encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = run_script(tmp_path, blocks[0]).splitlines()
     assert lines[0] == "Wrote 'summary.csv' (24 bytes)"
     assert re.fullmatch(r"  documentList ref: docItem:[0-9a-f-]{36}", lines[1])
     assert re.fullmatch(r"  file id: [0-9a-f-]{36}", lines[2])
@@ -49,11 +39,8 @@ def test_quick_start_has_exactly_two_commands() -> None:
 def test_the_s3_block_works_when_pasted_as_is(tmp_path: Path) -> None:
     """The README's S3 block, run by bash on a free port: it waits for the server itself."""
     import contextlib
-    import os
     import signal
     import socket
-    import subprocess
-    import sys
 
     text = README.read_text(encoding="utf-8")
     section = text.split("### S3 (or MinIO, Ceph, R2)", 1)[1]

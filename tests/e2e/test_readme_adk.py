@@ -10,10 +10,9 @@ SQLite + local disk in the working directory — runs exactly as printed.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.e2e.readme_examples import example, run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -40,24 +39,14 @@ runpy.run_path(sys.argv[1], run_name="__main__")
 
 
 def test_adk_example_runs(tmp_path: Path) -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Use with Google ADK", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the ADK section should have exactly one Python example"
-    (tmp_path / "example.py").write_text(blocks[0], encoding="utf-8")
     (tmp_path / "wrapper.py").write_text(WRAPPER, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "wrapper.py", "example.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+    stdout = run_script(
+        tmp_path,
+        example("Use with Google ADK"),
+        command=("wrapper.py", "example.py"),
+        env_update={"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert stdout.splitlines() == [
         "agent: Noted.",
         "artifacts: ['note.md']",
         "note.md: ship on Friday",

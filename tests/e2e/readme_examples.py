@@ -1,0 +1,65 @@
+"""The README's Python examples as the tests run them: one block per section, run as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def python_blocks(heading: str | None = None) -> list[str]:
+    """The ```python blocks of the README, or of its section ``## <heading>`` only."""
+    text = README.read_text(encoding="utf-8")
+    if heading is not None:
+        text = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def example(heading: str) -> str:
+    """The one Python block of the README section ``## <heading>``."""
+    blocks = python_blocks(heading)
+    assert len(blocks) == 1, f"section {heading!r} should have one Python example"
+    return blocks[0]
+
+
+def run_script(
+    tmp_path: Path,
+    code: str,
+    *,
+    command: Sequence[str] = ("example.py",),
+    offline: bool = False,
+    env_update: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> str:
+    """Write ``code`` to ``tmp_path/example.py``, run ``python <command>`` there; its stdout.
+
+    The environment loses every ``DOCBINDER_*`` variable (the example's own
+    configuration counts); ``offline`` also drops ``OPENAI_*`` and points the
+    HTTP proxies at a closed loopback port, so any network attempt fails fast.
+    Fails the test (with the script's stderr) on a non-zero exit.
+    """
+    (tmp_path / "example.py").write_text(code, encoding="utf-8")
+    dropped: tuple[str, ...] = ("DOCBINDER_", "OPENAI_") if offline else ("DOCBINDER_",)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(dropped) and not (offline and k == "PYTHONWARNINGS")
+    }
+    if offline:
+        env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"})
+    env.update(env_update or {})
+    done = subprocess.run(
+        [sys.executable, *command],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
