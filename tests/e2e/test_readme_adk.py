@@ -15,7 +15,6 @@ from pathlib import Path
 from tests.e2e.readme_examples import example, run_script
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 
 WRAPPER = """
 import runpy
