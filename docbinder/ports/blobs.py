@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -67,10 +69,64 @@ def _as_bytes(chunk: object) -> bytes:
 
 @attrs.frozen
 class BlobStat:
-    """Size in bytes and last-modified time (UTC) of a stored blob."""
+    """Size in bytes, last-modified time (UTC) and provenance mark of a stored blob.
+
+    ``origin`` is the mark the store keeps with the blob (see :func:`blob_origin`;
+    local disk: the extended attribute ``user.docbinder.origin``, S3: the object
+    metadata ``x-amz-meta-docbinder-origin``), ``None`` when the blob has none
+    (written by something else, before marks existed, or by a store that keeps
+    none).
+    """
 
     size: int
     modified_at: datetime
+    origin: str | None = None
+
+
+ORIGIN_VERSION = "v1"
+"""First word of every provenance mark; another version is never taken for docbinder's."""
+
+
+def blob_origin(store_id: str, database_id: str | None, key: str) -> str:
+    """The provenance mark docbinder stores with the blob ``key``: ``"v1 <store> <database> <mac>"``.
+
+    ``database`` is the id of the metadata database writing it, or ``-`` when
+    the store does not know it; ``mac`` is the first 32 hex digits of
+    HMAC-SHA-256 (RFC 2104) keyed with the store identity over the key and the
+    database, so a mark copied onto another key, or a blob copied from another
+    store, does not verify (:func:`read_origin`). The identity is readable by
+    whoever can read the store: the mark tells docbinder's own blobs from files
+    put there by mistake, not from a forger holding the store's credentials.
+    """
+    database = database_id or "-"
+    mac = hmac.new(store_id.encode(), f"{key}\n{database}".encode(), hashlib.sha256)
+    return f"{ORIGIN_VERSION} {store_id} {database} {mac.hexdigest()[:32]}"
+
+
+@attrs.frozen
+class BlobOrigin:
+    """A verified provenance mark: the store and (if known) the database that wrote a blob."""
+
+    store_id: str
+    database_id: str | None
+
+
+def read_origin(mark: str | None, key: str) -> BlobOrigin | None:
+    """The verified origin of the blob ``key`` from its mark, or ``None`` if it does not verify.
+
+    ``None`` for no mark, another format or version, or a MAC that does not
+    match ``key`` (see :func:`blob_origin`). The caller still compares
+    ``store_id`` with the store it is connected to.
+    """
+    if not mark:
+        return None
+    parts = mark.strip().split(" ")
+    if len(parts) != 4 or parts[0] != ORIGIN_VERSION:
+        return None
+    _version, store_id, database, _mac = parts
+    if not hmac.compare_digest(blob_origin(store_id, database, key), mark.strip()):
+        return None
+    return BlobOrigin(store_id, None if database == "-" else database)
 
 
 class BlobStore(Protocol):
@@ -94,7 +150,11 @@ class BlobStore(Protocol):
         Either the whole blob becomes visible or nothing does (no partial blob,
         no temp file left) — also when iterating ``data`` raises, in which case
         the exception propagates unchanged. An existing blob under ``key`` is
-        replaced.
+        replaced. Once the store knows its identity (:meth:`identity`), the
+        blob is stored with its provenance mark (:func:`blob_origin`, naming
+        the database given to :meth:`register_database` when exactly one was),
+        which :meth:`stat` returns; a store that cannot keep marks stores none,
+        and ``gc`` then never removes its unnamed blobs.
         """
         ...
 
@@ -137,10 +197,13 @@ class BlobStore(Protocol):
     def register_database(self, database_id: str) -> None:
         """Record inside the store that the metadata database ``database_id`` writes into it.
 
-        Idempotent. ``gc`` connected to one database removes orphan blobs only
-        while no other database is registered: a blob no row of *this*
-        database names may belong to another one. :class:`InvalidInput` for an
-        id that is not key-like.
+        Idempotent. The store also remembers the id for the provenance marks of
+        the blobs it writes from then on (``-`` once two different ids were
+        registered on one instance), so that ``gc`` of one database never takes
+        a blob another database wrote. ``gc`` removes an unnamed blob whose mark
+        names no database only while no other database is registered: it may
+        belong to another one. :class:`InvalidInput` for an id that is not
+        key-like.
         """
         ...
 

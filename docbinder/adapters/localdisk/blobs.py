@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlsplit
 
 from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key, is_blob_key
+from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key, is_blob_key
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,16 @@ IDENTITY_FILE = ".docbinder-store"
 
 DATABASES_DIR = ".docbinder-databases"
 """Directory under the root with one empty file per metadata database writing here."""
+
+ORIGIN_XATTR = "user.docbinder.origin"
+"""Extended attribute holding a blob's provenance mark (:func:`~docbinder.ports.blobs.blob_origin`).
+
+Set on the temp file before the rename, so a blob never appears without it
+where the file system keeps user extended attributes (Linux ext4, XFS, Btrfs,
+tmpfs since 6.6). Where it does not (or on systems without ``os.setxattr``),
+blobs carry no mark and ``gc`` never removes them as orphans. Copies keep it
+only when told to (``cp --preserve=xattr``, ``rsync -X``, ``tar --xattrs``).
+"""
 
 DEFAULT_STALE_AFTER = 24 * 3600.0
 """Seconds without a write after which a temp file counts as abandoned (24 hours)."""
@@ -92,6 +102,7 @@ class LocalDiskBlobStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = Path(os.path.realpath(os.fspath(root)))
         self._identity: str | None = None
+        self._writers: set[str] = set()
 
     @classmethod
     def from_url(cls, url: str) -> LocalDiskBlobStore:
@@ -164,6 +175,7 @@ class LocalDiskBlobStore:
         check_blob_key(database_id)
         if "/" in database_id:
             raise InvalidInput(f"invalid database id {database_id!r}")
+        self._writers.add(database_id)
         directory = self._root / DATABASES_DIR
         path = directory / database_id
         if path.is_file():
@@ -217,7 +229,9 @@ class LocalDiskBlobStore:
     def put(self, key: str, data: Chunks | BinaryIO) -> int:
         """Stream ``data`` into the blob ``key`` atomically; return the bytes written.
 
-        Either the complete blob replaces any previous one or nothing changes:
+        The blob carries its provenance mark (:data:`ORIGIN_XATTR`) once the
+        store knows its identity. Either the complete blob replaces any
+        previous one or nothing changes:
         on any exception (from the input, from the disk, or a
         ``KeyboardInterrupt``) the temp file is removed and the exception
         propagates; an exception raised by the input itself propagates
@@ -228,6 +242,7 @@ class LocalDiskBlobStore:
         fd, temp = self._create_temp(path.parent)
         try:
             size = self._write_all(fd, data, temp)
+            self._mark(fd, key, temp)
             try:
                 os.fsync(fd)
             except OSError as exc:
@@ -261,6 +276,21 @@ class LocalDiskBlobStore:
             raise
         log.debug("local disk stored blob %s (%d bytes)", key, size)
         return size
+
+    def _mark(self, fd: int, key: str, temp: Path) -> None:
+        """Set the provenance mark of ``key`` on the open temp file (nothing if unsupported)."""
+        setxattr = getattr(os, "setxattr", None)
+        if self._identity is None or setxattr is None:
+            return
+        writer = next(iter(self._writers)) if len(self._writers) == 1 else None
+        mark = blob_origin(self._identity, writer, key).encode("ascii")
+        try:
+            setxattr(fd, ORIGIN_XATTR, mark)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+                log.debug("local disk keeps no extended attributes at %s: %s", temp, exc)
+                return
+            raise _storage_error("mark", temp, exc) from exc
 
     def _create_temp(self, directory: Path) -> tuple[int, Path]:
         """Create the directory chain and an exclusive temp file in it; return (fd, path)."""
@@ -372,13 +402,17 @@ class LocalDiskBlobStore:
         return FileChunks(fd, chunk_size, path)
 
     def stat(self, key: str) -> BlobStat:
-        """Size in bytes and modification time (UTC, from the file's mtime) of the blob."""
+        """Size in bytes, modification time (UTC, the file's mtime) and mark of the blob.
+
+        The mark is the :data:`ORIGIN_XATTR` attribute, ``None`` when the file
+        has none or it cannot be read.
+        """
         path = self._path(key)
         info = self._lookup(path)
         if info is None:
             raise BlobMissing(f"blob {key} is missing from {self.url}")
         modified = datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
-        return BlobStat(size=info.st_size, modified_at=modified)
+        return BlobStat(size=info.st_size, modified_at=modified, origin=_read_mark(path))
 
     def exists(self, key: str) -> bool:
         """Whether a regular file is stored under ``key``."""
@@ -550,6 +584,18 @@ def _write_fully(fd: int, data: bytes | bytearray, temp: Path) -> None:
         except OSError as exc:
             raise _storage_error("write", temp, exc) from exc
         view = view[written:]
+
+
+def _read_mark(path: Path) -> str | None:
+    """The :data:`ORIGIN_XATTR` of ``path``; ``None`` if absent, unreadable or unsupported."""
+    getxattr = getattr(os, "getxattr", None)
+    if getxattr is None:
+        return None
+    try:
+        raw: bytes = getxattr(path, ORIGIN_XATTR, follow_symlinks=False)
+    except OSError:
+        return None
+    return raw.decode("ascii", "replace")
 
 
 def _discard(temp: Path) -> None:

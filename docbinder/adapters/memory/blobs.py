@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from docbinder.adapters.streams import iter_chunks
 from docbinder.domain.errors import BlobMissing
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
+from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key
 
 
 class MemoryBlobStore:
@@ -25,7 +25,7 @@ class MemoryBlobStore:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._blobs: dict[str, tuple[bytes, datetime]] = {}
+        self._blobs: dict[str, tuple[bytes, datetime, str]] = {}
         self._identity = str(uuid.uuid4())
         self._databases: set[str] = set()
 
@@ -38,7 +38,9 @@ class MemoryBlobStore:
         chunks = list(iter_chunks(data))
         blob = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         with self._lock:
-            self._blobs[key] = (blob, datetime.now(UTC))
+            # The provenance mark names the database only while one is registered.
+            writer = next(iter(self._databases)) if len(self._databases) == 1 else None
+            self._blobs[key] = (blob, datetime.now(UTC), blob_origin(self._identity, writer, key))
         return len(blob)
 
     def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -55,7 +57,7 @@ class MemoryBlobStore:
             entry = self._blobs.get(key)
         if entry is None:
             raise BlobMissing(f"blob {key} is missing from {self.url}")
-        return BlobStat(size=len(entry[0]), modified_at=entry[1])
+        return BlobStat(size=len(entry[0]), modified_at=entry[1], origin=entry[2])
 
     def exists(self, key: str) -> bool:
         check_blob_key(key)

@@ -2,7 +2,8 @@
 
 Object layout: the blob under key ``ab/1234`` is the object ``<prefix>ab/1234``
 in the bucket. Object names come only from keys (made from ids), never from
-file names, and no user metadata is stored on objects.
+file names. The only user metadata on an object is its provenance mark,
+``x-amz-meta-docbinder-origin`` (:data:`ORIGIN_METADATA`), set with the upload.
 
 Uploads go through boto3's managed transfer (``upload_fileobj``) from a
 non-seekable file object over the input chunks: inputs below
@@ -41,7 +42,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key, is_blob_key
+from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key, is_blob_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -90,6 +91,12 @@ def worst_case_seconds(connect_timeout: float, read_timeout: float, max_attempts
     backoff = sum(min(MAX_RETRY_BACKOFF, 2.0**n) for n in range(max(0, max_attempts - 1)))
     return max_attempts * (connect_timeout + read_timeout) + backoff
 
+
+ORIGIN_METADATA = "docbinder-origin"
+"""User-metadata name (``x-amz-meta-docbinder-origin``) of a blob's provenance mark
+(:func:`~docbinder.ports.blobs.blob_origin`); sent with ``PutObject`` or
+``CreateMultipartUpload``, so an object never appears without it. ``CopyObject``
+keeps it unless told to replace the metadata."""
 
 DATABASES_PREFIX = ".docbinder-databases/"
 """Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
@@ -224,6 +231,7 @@ class S3BlobStore:
             )
         self._endpoint_url = endpoint_url
         self._identity: str | None = None
+        self._writers: set[str] = set()
         self.checksums = resolve_checksums(checksums, endpoint_url)
         """``when_required`` or ``when_supported``: when boto3 adds request checksums and
         validates response checksums (see :func:`resolve_checksums`)."""
@@ -350,15 +358,21 @@ class S3BlobStore:
         nothing changes. An exception raised by ``data`` (also
         ``KeyboardInterrupt``) propagates unchanged after the upload was
         abandoned and any multipart upload aborted; S3 faults raise
-        :class:`StorageError`.
+        :class:`StorageError`. Once the store knows its identity the object
+        carries its provenance mark (:data:`ORIGIN_METADATA`).
         """
         object_key = self._object_key(key)
         source = ChunkReader(iter_chunks(data))
+        extra: dict[str, Any] = {}
+        if self._identity is not None:
+            writer = next(iter(self._writers)) if len(self._writers) == 1 else None
+            extra["Metadata"] = {ORIGIN_METADATA: blob_origin(self._identity, writer, key)}
         try:
             self._client.upload_fileobj(
                 source,  # type: ignore[arg-type]
                 self._bucket,
                 object_key,
+                ExtraArgs=extra or None,
                 Config=self._transfer_config,
             )
         except BaseException as exc:
@@ -396,14 +410,21 @@ class S3BlobStore:
         )
 
     def stat(self, key: str) -> BlobStat:
-        """Size (``ContentLength``) and ``LastModified`` (UTC, whole seconds) of the object."""
+        """Size (``ContentLength``), ``LastModified`` (UTC, whole seconds) and mark of the object.
+
+        ``LastModified`` of an object made by a multipart upload is when the
+        upload began, not when it finished. The mark is the
+        :data:`ORIGIN_METADATA` user metadata (``None`` without it).
+        """
         object_key = self._object_key(key)
         try:
             head = self._client.head_object(Bucket=self._bucket, Key=object_key)
         except self._boto_errors as exc:
             raise self._error(exc, key) from exc
         return BlobStat(
-            size=head["ContentLength"], modified_at=head["LastModified"].astimezone(UTC)
+            size=head["ContentLength"],
+            modified_at=head["LastModified"].astimezone(UTC),
+            origin=head.get("Metadata", {}).get(ORIGIN_METADATA),
         )
 
     def exists(self, key: str) -> bool:
@@ -479,6 +500,7 @@ class S3BlobStore:
         check_blob_key(database_id)
         if "/" in database_id:
             raise InvalidInput(f"invalid database id {database_id!r}")
+        self._writers.add(database_id)
         try:
             self._client.put_object(
                 Bucket=self._bucket, Key=self._prefix + DATABASES_PREFIX + database_id, Body=b""
