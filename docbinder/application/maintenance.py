@@ -12,17 +12,29 @@ belong to a store that is still running.
   store it is connected to (rows of another store are counted and reported,
   never touched; rows stored before identities existed are adopted once
   their blob is found here), and only keys of docbinder's own layout
-  (:func:`~docbinder.ports.blobs.is_own_key`), so files it never wrote stay;
+  (:func:`~docbinder.ports.blobs.is_own_key`);
+* it removes an unnamed blob only if the blob's provenance mark
+  (:func:`~docbinder.ports.blobs.read_origin`) proves that this store wrote
+  it for this database (or for no named database, while no other database is
+  registered): a file somebody else put into the layout, a blob of another
+  database sharing the store, or one copied from another store is reported,
+  never removed (ADR 0022);
+* it never runs with a grace period below :data:`MIN_GRACE_SECONDS` unless
+  told that no store is running (``allow_short_grace``), and reads the rows
+  again right before removing blobs, so a store that committed meanwhile
+  keeps its blob;
 * a FileItem whose blob is missing is first marked; only a later run, after
   the grace period, removes it if its blob is still missing;
 * it refuses (:class:`~docbinder.domain.errors.UnsafeOperation`, naming the
   setting to check) when what it would remove looks like a configuration
-  mistake: a store without identity facing rows, an empty database facing a
-  store with blobs, orphan blobs in a store that another metadata database
-  also writes into (stores record the databases writing into them), an
-  empty store facing its rows, or more than
-  ``max_share`` of the rows or blobs at once. ``force`` overrides that, and
-  the report says what it overrode.
+  mistake: a store without identity facing rows, rows of another store
+  identity whose blobs are in this store (its identity file was deleted or
+  replaced), this database missing from the store's registrations while
+  blobs of uncertain owner are there, an empty database facing a store with
+  blobs, unnamed blobs without database mark in a store that another
+  metadata database also writes into, an empty store facing its rows, or
+  more than ``max_share`` of the rows or blobs at once. ``force`` overrides
+  that (never the grace floor), and the report says what it overrode.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ import attrs
 
 from docbinder.domain.errors import BlobMissing, UnsafeOperation
 from docbinder.domain.model import FileItem
-from docbinder.ports.blobs import BlobStore, is_own_key
+from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
@@ -43,6 +55,19 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_SECONDS = 3600
 """Orphan blobs younger than this many seconds are left alone; a mark must be this old to sweep."""
+
+MIN_GRACE_SECONDS = 300
+"""Smallest grace period, in seconds, that ``gc`` accepts unless told no store is running.
+
+A store's blob is visible, and ages, before its FileItem commits. In between,
+a store checks for a duplicate (one blob-store request: at most 29 s on S3 with
+the default timeouts, ``docbinder.adapters.s3.blobs.worst_case_seconds``) and
+opens its writing unit (SQLite waits up to its 30 s busy timeout for the write
+lock), for at most 4 rounds when concurrent writers keep changing the
+candidate: 4 x (29 s + 30 s) = 236 s, rounded up to 300 s. Not covered: the
+upload itself on S3, whose ``LastModified`` is the start of a multipart upload;
+the default grace (:data:`DEFAULT_GRACE_SECONDS`) is for that.
+"""
 
 DEFAULT_MAX_SHARE = 0.5
 """Largest share (0..1) of this store's rows, or of its blobs, one run may mark or remove."""
@@ -66,6 +91,14 @@ class GcReport:
     counts keys outside docbinder's layout (never touched). ``refusal`` says
     why an apply would be refused (set in a dry run, or when ``force``
     overrode it: then ``forced`` is true).
+    ``other_database_blobs`` counts unnamed blobs whose mark names another
+    metadata database (theirs; never touched); ``unproven_blobs`` are
+    unnamed keys of docbinder's layout whose mark does not prove this store
+    wrote them (another program's files, blobs copied from another store or
+    written before marks existed; never touched); ``displaced_rows`` counts,
+    by store identity, rows of another store whose blobs are in this one
+    (the store's identity file was deleted or replaced); ``short_grace`` is
+    true when the grace floor was lowered on request.
     """
 
     orphan_blobs: tuple[str, ...]
@@ -81,11 +114,17 @@ class GcReport:
     other_keys: int = 0
     refusal: str | None = None
     forced: bool = False
+    other_database_blobs: int = 0
+    unproven_blobs: tuple[str, ...] = ()
+    displaced_rows: tuple[tuple[str, int], ...] = ()
+    short_grace: bool = False
 
 
 @attrs.frozen
 class _Scan:
     store_id: str | None
+    database_id: str | None
+    registered: bool
     other_databases: int
     mine: list[FileItem]
     adopt: list[FileItem]
@@ -94,6 +133,10 @@ class _Scan:
     own_keys: set[str]
     other_keys: int
     orphans: list[str]
+    anonymous: list[str]
+    other_database: list[str]
+    unproven: list[str]
+    displaced: Counter[str]
     young: list[str]
     freed: int
     suspects: list[FileItem]
@@ -115,13 +158,27 @@ class CollectGarbage:
         grace_seconds: float = DEFAULT_GRACE_SECONDS,
         force: bool = False,
         max_share: float = DEFAULT_MAX_SHARE,
+        allow_short_grace: bool = False,
     ) -> GcReport:
         """Scan every FileItem and every blob key once; memory grows with the number of FileItems.
 
-        Raises :class:`UnsafeOperation` (nothing removed) when not ``dry_run``,
-        not ``force`` and the run looks like a configuration mistake (see the
+        ``grace_seconds`` below :data:`MIN_GRACE_SECONDS` needs
+        ``allow_short_grace`` (the caller knows no store or update writes into
+        this blob store meanwhile), else :class:`UnsafeOperation` when not
+        ``dry_run``; ``force`` does not lower the floor. Raises
+        :class:`UnsafeOperation` (nothing removed) when not ``dry_run``, not
+        ``force`` and the run looks like a configuration mistake (see the
         module docstring); :class:`StorageError` for backend faults.
         """
+        short_grace = grace_seconds < MIN_GRACE_SECONDS
+        if short_grace and not dry_run and not allow_short_grace:
+            raise UnsafeOperation(
+                f"gc refused: a grace period of {grace_seconds:g} s is below the floor of "
+                f"{MIN_GRACE_SECONDS} s: a store still running may own a blob that young, or "
+                "be about to commit the FileItem of a blob gc would remove; nothing was removed "
+                "(--below-grace-floor overrides, only while no docbinder process writes into "
+                f"{self._blobs.url}; --force does not)"
+            )
         scan = self._scan(grace_seconds)
         absent = [i for i in scan.suspects if not self._blobs.exists(i.blob_key)]
         now = self._clock.now()
@@ -155,13 +212,17 @@ class CollectGarbage:
         else:
             if refusal is not None:
                 log.warning("gc --force overrides: %s", refusal)
+            if short_grace:
+                log.warning(
+                    "gc runs with a grace period of %g s, below the floor of %d s, on request",
+                    grace_seconds,
+                    MIN_GRACE_SECONDS,
+                )
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
-            for key in scan.orphans:
-                self._blobs.delete(key)
-                log.info("gc removed orphan blob %s", key)
+            removed_blobs = self._remove_blobs(scan.orphans)
         return GcReport(
-            orphan_blobs=tuple(scan.orphans),
+            orphan_blobs=tuple(scan.orphans if dry_run else removed_blobs),
             young_blobs=tuple(scan.young),
             orphan_rows=tuple(removed_rows),
             bytes_freed=scan.freed,
@@ -174,7 +235,32 @@ class CollectGarbage:
             other_keys=scan.other_keys,
             refusal=refusal,
             forced=refusal is not None and force and not dry_run,
+            other_database_blobs=len(scan.other_database),
+            unproven_blobs=tuple(scan.unproven),
+            displaced_rows=tuple(sorted(scan.displaced.items())),
+            short_grace=short_grace and not dry_run,
         )
+
+    def _remove_blobs(self, orphans: list[str]) -> list[str]:
+        """Delete the orphan blobs no row names now; return the keys removed.
+
+        The rows are read again first: a store or update that committed since
+        the scan names its blob and keeps it (the grace period covers only the
+        stores that have not committed yet).
+        """
+        if not orphans:
+            return []
+        with self._uow() as uow:
+            named = {item.blob_key for item in uow.files.iter_all()}
+        removed: list[str] = []
+        for key in orphans:
+            if key in named:
+                log.info("gc kept blob %s: a FileItem committed meanwhile names it", key)
+                continue
+            self._blobs.delete(key)
+            removed.append(key)
+            log.info("gc removed orphan blob %s", key)
+        return removed
 
     def _scan(self, grace_seconds: float) -> _Scan:
         store_id = self._blobs.identity(create=False)
@@ -191,17 +277,28 @@ class CollectGarbage:
         with self._uow() as uow:
             items = list(uow.files.iter_all())
             database_id = uow.files.database_id()
-        other_databases = len(self._blobs.databases() - {database_id})
+        databases = self._blobs.databases()
+        other_databases = len(databases - {database_id})
         mine = [i for i in items if store_id is not None and i.blob_store == store_id]
         legacy = [i for i in items if i.blob_store is None]
         adopt = [i for i in legacy if store_id is not None and i.blob_key in own_keys]
         foreign = Counter(
             i.blob_store for i in items if i.blob_store is not None and i.blob_store != store_id
         )
+        # Rows of another identity whose blobs are here: this store's identity was
+        # deleted or replaced (a new one is made on the next write).
+        displaced = Counter(
+            i.blob_store or ""
+            for i in items
+            if i.blob_store is not None and i.blob_store != store_id and i.blob_key in own_keys
+        )
         # Every row of every store protects its key: a key named anywhere is never an orphan.
         named = {item.blob_key for item in items}
         cutoff = self._clock.now() - timedelta(seconds=grace_seconds)
         orphans: list[str] = []
+        anonymous: list[str] = []
+        other_database: list[str] = []
+        unproven: list[str] = []
         young: list[str] = []
         freed = 0
         for key in sorted(own_keys - named):
@@ -212,11 +309,22 @@ class CollectGarbage:
             if stat.modified_at > cutoff:
                 young.append(key)
                 continue
+            origin = read_origin(stat.origin, key)
+            if origin is None or store_id is None or origin.store_id != store_id:
+                unproven.append(key)  # not provably written by this store: never removed
+                continue
+            if origin.database_id is None:
+                anonymous.append(key)  # this store's, database unknown: see the refusals
+            elif origin.database_id != database_id:
+                other_database.append(key)  # another database's blob: theirs to collect
+                continue
             orphans.append(key)
             freed += stat.size
         suspects = [i for i in mine if i.blob_key not in own_keys]
         return _Scan(
             store_id=store_id,
+            database_id=database_id,
+            registered=database_id is not None and database_id in databases,
             other_databases=other_databases,
             mine=mine,
             adopt=adopt,
@@ -225,6 +333,10 @@ class CollectGarbage:
             own_keys=own_keys,
             other_keys=other_keys,
             orphans=orphans,
+            anonymous=anonymous,
+            other_database=other_database,
+            unproven=unproven,
+            displaced=displaced,
             young=young,
             freed=freed,
             suspects=suspects,
@@ -234,6 +346,8 @@ class CollectGarbage:
     def _refusal(self, scan: _Scan, missing: int, max_share: float) -> str | None:
         """Why removing what ``scan`` found looks like a configuration mistake, or ``None``."""
         url = self._blobs.url
+        if scan.displaced:
+            return self._identity_lost(scan)
         if scan.store_id is None and scan.total_rows:
             # Nothing of this database can be attributed to the store: the signal of
             # a wrong blob_url, refused even when nothing would be removed.
@@ -242,19 +356,41 @@ class CollectGarbage:
                 f"{scan.total_rows} FileItem(s): blob_url (DOCBINDER_BLOB_URL) probably "
                 "points at the wrong place"
             )
-        if not scan.orphans and not missing:
-            return None
         rows_here = len(scan.mine) + len(scan.adopt)
-        if scan.orphans and rows_here == 0:
+        uncertain = len(scan.anonymous) + len(scan.other_database) + len(scan.unproven)
+        if (
+            not scan.registered
+            and scan.database_id is not None
+            and scan.store_id is not None
+            and rows_here
+            and uncertain
+        ):
+            # This database wrote here (it has rows in this store) and registers itself
+            # before its first write: its registration is gone, and with it perhaps
+            # those of the databases that own the blobs no row of this one names.
+            return (
+                f"this database ({scan.database_id}) holds {rows_here} FileItem(s) of blob "
+                f"store {url} but is missing from the store's registrations "
+                f"(.docbinder-databases/{scan.database_id}), and the store holds {uncertain} "
+                "blob(s) no FileItem of this database names: the registrations were probably "
+                "lost by a move or copy that left out .docbinder-databases; restore it from "
+                "the original store, and check blob_url (DOCBINDER_BLOB_URL)"
+            )
+        if rows_here == 0 and (scan.orphans or scan.other_database):
+            # Blobs another database wrote are never removed, but facing them with
+            # no row of this store is what a wrong database_url looks like.
             return (
                 f"the database holds no FileItem of blob store {url} but the store holds "
                 f"{len(scan.own_keys)} blob(s): database_url (DOCBINDER_DATABASE_URL) probably "
                 "points at the wrong database"
             )
-        if scan.orphans and scan.other_databases:
+        if not scan.orphans and not missing:
+            return None
+        if scan.anonymous and scan.other_databases:
             return (
                 f"blob store {url} is also written by {scan.other_databases} other metadata "
-                "database(s), so a blob no FileItem of this database names may be theirs: give "
+                f"database(s), and {len(scan.anonymous)} blob(s) no FileItem of this database "
+                "names carry no database mark, so they may be theirs: give "
                 "each database its own blob_url (DOCBINDER_BLOB_URL: another prefix or "
                 "directory), or check database_url (DOCBINDER_DATABASE_URL)"
             )
@@ -274,6 +410,27 @@ class CollectGarbage:
                 f"FileItem (more than {max_share:.0%}): check database_url (DOCBINDER_DATABASE_URL)"
             )
         return None
+
+    def _identity_lost(self, scan: _Scan) -> str:
+        """The refusal for rows of another store identity whose blobs are in this store."""
+        url = self._blobs.url
+        (old, count), *_rest = scan.displaced.most_common()
+        now = (
+            f"whose identity is now {scan.store_id}"
+            if scan.store_id is not None
+            else "which has no identity now"
+        )
+        restore = (
+            f"put it back: write {old} into {url}/.docbinder-store (stop every docbinder "
+            "process writing there first)"
+        )
+        return (
+            f"{count} FileItem(s) recorded in blob store {old} have their blobs "
+            f"in {url}, {now}: the store's identity file .docbinder-store was probably deleted "
+            f"or replaced (a new identity is made on the next write); {restore}; FileItems "
+            "stored since carry the new identity and are then reported as another store's "
+            "(--force runs gc without touching either)"
+        )
 
     def _adopt(self, scan: _Scan) -> None:
         """Record the store identity on rows without one whose blob is in this store."""

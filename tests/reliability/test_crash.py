@@ -148,7 +148,9 @@ def _gc(
     database_url: str, store: LocalDiskBlobStore, home: Path, *, dry_run: bool, force: bool = False
 ) -> dict[str, object]:
     args = ["--home", str(home), "--database-url", database_url, "--blob-url", store.url]
-    args += ["--json", "gc", "--grace", "0"] + (["--dry-run"] if dry_run else ["--apply"])
+    # The crash left its leftovers a moment ago, and nothing writes any more.
+    args += ["--json", "gc", "--grace", "0", "--below-grace-floor"]
+    args += ["--dry-run"] if dry_run else ["--apply"]
     args += ["--force"] if force else []
     result = invoke_cli(args)
     assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
@@ -171,7 +173,8 @@ def test_killed_between_blob_write_and_metadata_commit(tmp_path: Path) -> None:
     # wrong database_url looks like, so gc refuses unless forced.
     assert "database_url" in str(dry["refusal"])
     args = ["--home", str(tmp_path / "home"), "--database-url", database_url]
-    refused = invoke_cli([*args, "--blob-url", store.url, "gc", "--apply", "--grace", "0"])
+    gc_args = ["gc", "--apply", "--grace", "0", "--below-grace-floor"]
+    refused = invoke_cli([*args, "--blob-url", store.url, *gc_args])
     assert refused.exit_code == 1 and "database_url" in refused.stderr
     assert store.exists(orphan)
     done = _gc(database_url, store, tmp_path / "home", dry_run=False, force=True)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.localdisk.blobs import ORIGIN_XATTR
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.adapters.s3.blobs import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -24,6 +28,7 @@ from docbinder.adapters.s3.blobs import (
     DEFAULT_READ_TIMEOUT,
     worst_case_seconds,
 )
+from docbinder.application.files import blob_key_for
 from docbinder.config import Settings
 from docbinder.container import build_binder
 from docbinder.domain.errors import StorageError
@@ -31,6 +36,8 @@ from docbinder.domain.model import Principal
 from tests.reliability.harness import error_lines, invoke_cli
 
 OLD = (1_000_000_000, 1_000_000_000)  # an mtime far outside any grace period
+NO_GRACE = ("--grace", "0", "--below-grace-floor")
+"""No grace period: these tests run gc only while nothing writes (S3 objects cannot be aged)."""
 
 
 class Cli:
@@ -90,7 +97,7 @@ def test_gc_with_a_mistyped_blob_url_refuses_and_keeps_the_file(cli: Cli, tmp_pa
     assert applied.exit_code == 1
     [line] = error_lines(applied)
     assert line.startswith("error: gc refused") and "blob_url" in line
-    forced = cli.json("--blob-url", wrong.as_uri(), "gc", "--apply", "--force", "--grace", "0")
+    forced = cli.json("--blob-url", wrong.as_uri(), "gc", "--apply", "--force")
     assert forced["orphanRows"] == [] and forced["markedRows"] == []  # no identity: no rows
 
     assert not wrong.exists()  # gc created nothing there
@@ -124,38 +131,183 @@ def test_gc_refuses_an_empty_database_facing_a_store_with_blobs(cli: Cli, tmp_pa
     kept = _attach(cli, tmp_path, "a.txt", b"a")
     other_db = f"sqlite:///{tmp_path / 'other.db'}"
     cli.ok("--database-url", other_db, "migrate")
-    refused = cli("--database-url", other_db, "gc", "--apply", "--grace", "0")
+    refused = cli("--database-url", other_db, "gc", "--apply", *NO_GRACE)
     assert refused.exit_code == 1 and "database_url" in refused.stderr
     assert cli.files() == {kept: b"a"}
-    forced = cli.ok("--database-url", other_db, "gc", "--apply", "--force", "--grace", "0")
+    forced = cli.ok("--database-url", other_db, "gc", "--apply", "--force", *NO_GRACE)
     assert "--force overrode" in forced.stderr and "database_url" in forced.stderr
 
 
-@pytest.mark.parametrize("store", ["localdisk", "s3"])
-def test_gc_keeps_blobs_of_another_database_sharing_the_store(
-    cli: Cli, tmp_path: Path, store: str, request: pytest.FixtureRequest
+class Store:
+    """The blob store the CLI writes into (local disk under the home, or an S3 prefix), with
+    raw access to its hidden files (identity, registrations) and to keys without marks."""
+
+    def __init__(self, cli: Cli, kind: str, request: pytest.FixtureRequest) -> None:
+        self.kind = kind
+        self.cli = cli
+        self.blobs: LocalDiskBlobStore | S3BlobStore
+        if kind == "s3":
+            self.bucket = request.getfixturevalue("s3_bucket")
+            endpoint = request.getfixturevalue("s3_endpoint")
+            cli.env = {
+                "DOCBINDER_BLOB_URL": f"s3://{self.bucket}/blobs",
+                "DOCBINDER_S3_ENDPOINT_URL": endpoint,
+            }
+            self.blobs = S3BlobStore(self.bucket, "blobs", endpoint_url=endpoint)
+        else:
+            self.root = cli.home / "blobs"
+            self.blobs = LocalDiskBlobStore(self.root)
+
+    def remove(self, name: str) -> None:
+        """Remove a hidden file or folder (``.docbinder-store``, ``.docbinder-databases``)."""
+        if isinstance(self.blobs, S3BlobStore):
+            client = self.blobs.client
+            listed = client.list_objects_v2(Bucket=self.bucket, Prefix=f"blobs/{name}")
+            for item in listed.get("Contents", []):
+                client.delete_object(Bucket=self.bucket, Key=item["Key"])
+        elif (self.root / name).is_dir():
+            shutil.rmtree(self.root / name)
+        else:
+            (self.root / name).unlink()
+
+    def write(self, name: str, data: bytes, like: str | None = None) -> None:
+        """Write ``name`` as something other than docbinder would: no mark, or the mark of
+        the blob ``like`` copied onto it; an old mtime on local disk."""
+        if isinstance(self.blobs, S3BlobStore):
+            metadata = {}
+            if like is not None:
+                head = self.blobs.client.head_object(Bucket=self.bucket, Key=f"blobs/{like}")
+                metadata = head["Metadata"]
+            self.blobs.client.put_object(
+                Bucket=self.bucket, Key=f"blobs/{name}", Body=data, Metadata=metadata
+            )
+            return
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        if like is not None:
+            mark = os.getxattr(self.root / like, ORIGIN_XATTR)
+            os.setxattr(path, ORIGIN_XATTR, mark)
+        os.utime(path, OLD)
+
+    def leftover(self, env: dict[str, str] | None = None) -> str:
+        """A blob this database wrote whose FileItem never committed (a crash's leftover)."""
+        environ = {"DOCBINDER_HOME": str(self.cli.home), **self.cli.env, **(env or {})}
+        binder = build_binder(Settings.load(environ=environ))
+        binder.store_file.registration.ensure()
+        key = blob_key_for(uuid.uuid4().hex)
+        binder.blobs.put(key, [b"left behind"])
+        return key
+
+
+@pytest.fixture(params=["localdisk", "s3"])
+def store(cli: Cli, request: pytest.FixtureRequest) -> Store:
+    return Store(cli, request.param, request)
+
+
+def test_gc_never_takes_another_databases_blobs_even_when_the_registrations_are_lost(
+    cli: Cli, tmp_path: Path, store: Store
 ) -> None:
-    """Two databases writing into one blob root or prefix: gc from one must not take the
-    other's blobs (found by review: they looked like orphans of the first)."""
-    if store == "s3":
-        bucket = request.getfixturevalue("s3_bucket")
-        cli.env = {
-            "DOCBINDER_BLOB_URL": f"s3://{bucket}/blobs",
-            "DOCBINDER_S3_ENDPOINT_URL": request.getfixturevalue("s3_endpoint"),
-        }
+    """Two databases writing into one blob root or prefix. Each blob carries the database
+    that wrote it, so gc of one takes only its own leftovers, also once the store's
+    registrations (``.docbinder-databases``) were lost by a move or copy."""
     mine = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
     other_db = ["--database-url", f"sqlite:///{tmp_path / 'other.db'}"]
     cli.ok(*other_db, "migrate")
     (tmp_path / "g.txt").write_bytes(b"theirs")
     theirs = cli.json(*other_db, "attach", str(tmp_path / "g.txt"))["fileId"]
+    leftover = store.leftover()
 
-    for db in ([], other_db):
-        dry = cli.json(*db, "gc", "--grace", "0")
-        assert "other metadata database" in dry["refusal"]
-        refused = cli(*db, "gc", "--apply", "--grace", "0")
-        assert refused.exit_code == 1 and "blob_url" in refused.stderr
+    dry = cli.json("gc", "--grace", "0")
+    assert dry["refusal"] is None and dry["orphanBlobs"] == [leftover]
+    assert dry["otherDatabaseBlobs"] == 1
+    # The other database's gc sees our blobs and our leftover as ours, never as its orphans.
+    theirs_dry = cli.json(*other_db, "gc", "--grace", "0")
+    assert theirs_dry["orphanBlobs"] == [] and theirs_dry["otherDatabaseBlobs"] == 4
+
+    store.remove(".docbinder-databases")  # a copy of the store that left the folder out
+    refused = cli("gc", "--apply", *NO_GRACE)
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert ".docbinder-databases" in line and "nothing was removed" in line
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    assert ".docbinder-databases" in checks["blob store registration"]["detail"]
+
+    # The next attach registers this database again, but not the other one: gc now
+    # runs and still takes only the leftover this database wrote.
+    mine.append(_attach(cli, tmp_path, "f9.txt", b"Z"))
+    report = cli.json("gc", "--apply", *NO_GRACE)
+    assert report["refusal"] is None and report["orphanBlobs"] == [leftover]
+    assert report["otherDatabaseBlobs"] == 1
+    assert not store.blobs.exists(leftover)
     assert set(cli.files()) == set(mine)
     assert cli.ok(*other_db, "files", "cat", theirs).stdout_bytes == b"theirs"
+    (tmp_path / "h.txt").write_bytes(b"theirs too")
+    cli.json(*other_db, "attach", str(tmp_path / "h.txt"))
+    theirs_report = cli.json(*other_db, "gc", "--apply", *NO_GRACE)
+    assert theirs_report["orphanBlobs"] == [] and theirs_report["otherDatabaseBlobs"] == 4
+    assert set(cli.files()) == set(mine)
+
+
+def test_a_file_in_docbinders_layout_that_docbinder_did_not_write_is_never_removed(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """A key docbinder could have issued (``ab/ab<id>``) is not proof: gc removes only
+    blobs whose provenance mark this store wrote for this very key and database."""
+    kept = _attach(cli, tmp_path, "a.txt", b"a")
+    kept_key = next(iter(cli.json("files", "ls")))["blobKey"]
+    leftover = store.leftover()
+    plain = blob_key_for(uuid.uuid4().hex)  # somebody else's file, no mark
+    worn = blob_key_for(uuid.uuid4().hex)  # a genuine mark copied onto another key
+    store.write(plain, b"somebody else's")
+    store.write(worn, b"somebody else's", like=kept_key)
+
+    report = cli.json("gc", "--apply", *NO_GRACE)
+
+    assert report["orphanBlobs"] == [leftover]
+    assert sorted(report["unprovenBlobs"]) == sorted([plain, worn])
+    assert store.blobs.exists(plain) and store.blobs.exists(worn)
+    assert not store.blobs.exists(leftover)
+    assert cli.files() == {kept: b"a"}
+    shown = cli.ok("gc", *NO_GRACE[:2]).stdout
+    assert "cannot prove it wrote" in shown and plain in shown
+
+
+def test_a_deleted_store_identity_is_recognised_and_gc_refuses(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """``.docbinder-store`` deleted: the rows of the old identity, whose blobs are plainly
+    here, are not "another store's" forever: gc and doctor name what happened and how to
+    put it back."""
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(2)]
+    old = cli.json("gc")["storeId"]
+    store.remove(".docbinder-store")
+
+    dry = cli.json("gc")
+    assert dry["displacedRows"] == {old: 2}
+    assert ".docbinder-store" in dry["refusal"] and old in dry["refusal"]
+    refused = cli("gc", "--apply")
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert ".docbinder-store" in line and f"write {old} into" in line
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    assert checks["blob store identity"]["status"] == "warn"
+    assert old in checks["blob store identity"]["detail"]
+
+    later = _attach(cli, tmp_path, "later.txt", b"L")  # the next write makes a new identity
+    new = cli.json("gc")["storeId"]
+    assert new != old and f"write {old} into" in cli("gc", "--apply").stderr
+
+    store.remove(".docbinder-store")
+    store.write(".docbinder-store", f"{old}\n".encode())  # put back as the message says
+    restored = cli.json("gc")
+    assert restored["storeId"] == old and restored["displacedRows"] == {new: 1}
+    # --force runs gc without touching the rows of either identity.
+    forced = cli.json("gc", "--apply", "--force")
+    assert forced["forced"] is True and forced["orphanRows"] == [] and forced["markedRows"] == []
+    assert forced["orphanBlobs"] == []
+    contents = {i: cli.ok("files", "cat", i).stdout_bytes for i in [*ids, later]}
+    assert contents == {ids[0]: b"A", ids[1]: b"B", later: b"L"}
 
 
 def test_gc_leaves_files_docbinder_never_wrote_on_local_disk(cli: Cli, tmp_path: Path) -> None:
@@ -166,7 +318,7 @@ def test_gc_leaves_files_docbinder_never_wrote_on_local_disk(cli: Cli, tmp_path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"not docbinder's")
         os.utime(path, OLD)
-    report = cli.json("gc", "--apply", "--grace", "0")
+    report = cli.json("gc", "--apply")
     assert report["orphanBlobs"] == [] and report["otherKeys"] == 3
     assert all(path.read_bytes() == b"not docbinder's" for path in foreign)
     assert cli.files() == {kept: b"a"}
@@ -183,7 +335,7 @@ def test_gc_leaves_objects_docbinder_never_wrote_in_a_bucket(
     foreign = ["blobs/notes.txt", "blobs/2024/report.pdf", "outside/zz/zz-elsewhere"]
     for key in foreign:
         s3_client.put_object(Bucket=s3_bucket, Key=key, Body=b"not docbinder's")
-    report = cli.json("gc", "--apply", "--grace", "0")
+    report = cli.json("gc", "--apply", *NO_GRACE)
     assert report["orphanBlobs"] == [] and report["otherKeys"] == 2
     listed = {o["Key"] for o in s3_client.list_objects_v2(Bucket=s3_bucket)["Contents"]}
     assert set(foreign) <= listed
@@ -205,7 +357,7 @@ def test_readme_s3_walkthrough_then_gc_against_each_store_loses_nothing(
 
     for _round in range(2):
         for env in (s3, {}):
-            report = cli.json("gc", "--apply", "--grace", "0", env=env)
+            report = cli.json("gc", "--apply", *NO_GRACE, env=env)
             assert report["orphanRows"] == [] and report["markedRows"] == []
             assert report["orphanBlobs"] == [] and report["refusal"] is None
             assert sum(report["otherStoreRows"].values()) == len(
@@ -226,13 +378,13 @@ def test_one_gc_run_never_removes_a_row_and_more_than_half_is_refused(
     for file_id in ids[:2]:  # an operator removes two of three blobs
         (blobs / file_id[:2] / file_id).unlink()
 
-    refused = cli("gc", "--apply", "--grace", "0")
+    refused = cli("gc", "--apply", *NO_GRACE)
     assert refused.exit_code == 1 and "2 of 3" in refused.stderr and "blob_url" in refused.stderr
-    first = cli.json("gc", "--apply", "--force", "--grace", "0")
+    first = cli.json("gc", "--apply", "--force", *NO_GRACE)
     assert first["orphanRows"] == [] and sorted(first["markedRows"]) == sorted(ids[:2])
     assert first["forced"] is True
     assert len(cli.json("files", "ls")) == 3  # marked, not removed
-    second = cli.json("gc", "--apply", "--force", "--grace", "0")
+    second = cli.json("gc", "--apply", "--force", *NO_GRACE)
     assert sorted(second["orphanRows"]) == sorted(ids[:2])
     assert cli.files() == {ids[2]: b"C"}
 
@@ -242,13 +394,13 @@ def test_a_mark_is_dropped_when_the_blob_comes_back(cli: Cli, tmp_path: Path) ->
     path = cli.home / "blobs" / ids[0][:2] / ids[0]
     saved = path.read_bytes()
     path.unlink()
-    assert cli.json("gc", "--apply", "--grace", "0")["markedRows"] == [ids[0]]
+    assert cli.json("gc", "--apply", *NO_GRACE)["markedRows"] == [ids[0]]
     path.write_bytes(saved)  # restored from a backup
-    again = cli.json("gc", "--apply", "--grace", "0")
+    again = cli.json("gc", "--apply", *NO_GRACE)
     assert again["orphanRows"] == [] and again["markedRows"] == []
     path.unlink()
     # A fresh mark: the old one was dropped, so this run cannot remove the row.
-    third = cli.json("gc", "--apply", "--grace", "0")
+    third = cli.json("gc", "--apply", *NO_GRACE)
     assert third["orphanRows"] == [] and third["markedRows"] == [ids[0]]
 
 

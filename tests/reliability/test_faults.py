@@ -9,7 +9,8 @@ path (``Run.produce_file``, or the strict ``Run.attach``), and then checks:
   documented behaviour: no exception, no ``documentList ref`` line, one warning;
 * no FileItem without its blob, no ChatDocument without its FileItem and message;
 * every leftover blob is listed by ``docbinder gc --dry-run --grace 0`` and
-  removed by ``docbinder gc --grace 0`` (the real CLI), no temp file and no
+  removed by ``docbinder gc --apply --grace 0 --below-grace-floor`` (the real
+  CLI; nothing writes meanwhile), no temp file and no
   unfinished multipart upload is left;
 * the next store + attach works.
 """
@@ -75,7 +76,8 @@ class Rig:
     """Temp files or unfinished multipart uploads left behind (must stay empty)."""
 
     def gc(self, *, dry_run: bool, force: bool = False) -> dict[str, Any]:
-        args = [*self.cli_args, "--json", "gc", "--grace", "0"]
+        # The leftovers are moments old and nothing writes while gc runs.
+        args = [*self.cli_args, "--json", "gc", "--grace", "0", "--below-grace-floor"]
         args.append("--dry-run" if dry_run else "--apply")
         if force:
             args.append("--force")

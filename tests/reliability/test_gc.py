@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import threading
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,11 +17,21 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
+from docbinder.application.files import blob_key_for
+from docbinder.application.maintenance import MIN_GRACE_SECONDS, GcReport
+from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobStat, BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.sql_backends import SqlBackend, provision
-from tests.reliability.harness import LEDGER, check_consistent, invoke_cli, make_binder
+from tests.reliability.harness import (
+    LEDGER,
+    check_consistent,
+    error_lines,
+    invoke_cli,
+    make_binder,
+)
+from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -69,7 +84,8 @@ def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     racy.key = item.blob_key
     racy.action.append(lambda: writer.update_file.replace(U1, item.id, b"# v2\n"))
 
-    report = binder.collect_garbage(dry_run=False, grace_seconds=0)
+    # No grace period: no store runs here, only the one update the test makes.
+    report = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
 
     assert racy.fired == 1
     LEDGER.injected["gc.scan-vs-update"] += 1
@@ -93,10 +109,10 @@ def test_gc_still_removes_a_row_whose_blob_is_really_gone(
     assert dry.orphan_rows == () and dry.marked_rows == (lost.id,)
     assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
     # One run only marks it: a run can never remove a row it has just seen without blob.
-    first = binder.collect_garbage(dry_run=False, grace_seconds=0)
+    first = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert first.orphan_rows == () and first.marked_rows == (lost.id,)
     assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
-    done = binder.collect_garbage(dry_run=False, grace_seconds=0)
+    done = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert done.orphan_rows == (lost.id,)
     assert [i.id for i in binder.get_file.list(U1)] == [kept.id]
 
@@ -158,6 +174,208 @@ def test_gc_aborts_a_multipart_upload_left_by_a_killed_process(
     where = ["--database-url", f"sqlite:///{tmp_path / 'docbinder.db'}", "--blob-url", store.url]
     env = {"DOCBINDER_S3_ENDPOINT_URL": s3_endpoint, "DOCBINDER_S3_REGION": "us-east-1"}
     assert invoke_cli([*where, "migrate"], env).exit_code == 0
-    result = invoke_cli([*where, "--json", "gc", "--apply", "--grace", "0"], env)
+    # The upload was started a moment ago: only an explicit override lets gc take it.
+    refused = invoke_cli([*where, "gc", "--apply", "--grace", "0"], env)
+    assert refused.exit_code == 1 and "--below-grace-floor" in refused.stderr
+    assert len(store.pending_uploads(older_than_seconds=-3600)) == 1
+    args = ["--json", "gc", "--apply", "--grace", "0", "--below-grace-floor"]
+    result = invoke_cli([*where, *args], env)
     assert result.exit_code == 0, result.stderr
     assert store.pending_uploads(older_than_seconds=-3600) == []
+
+
+class _AheadClock:
+    """A clock a day ahead: every blob looks older than any grace period to gc."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(days=1)
+
+
+def test_gc_keeps_a_blob_whose_file_commits_between_its_scan_and_the_removal(
+    stack: tuple[UnitOfWorkFactory, BlobStore],
+) -> None:
+    """A store slower than the grace period: its blob looks like an orphan when gc reads the
+    rows, and its FileItem commits before gc removes blobs. gc reads the rows again right
+    before removing and keeps the blob."""
+    uow_factory, blobs = stack
+    written = threading.Event()
+    resume = threading.Event()
+    outcome: list[Any] = []
+
+    class _PausingBlobs:
+        def __init__(self, inner: BlobStore) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def put(self, key: str, data: object) -> int:
+            size = self.inner.put(key, data)  # type: ignore[arg-type]
+            written.set()
+            assert resume.wait(60), "gc never let the store go on"
+            return size
+
+    class _CommitBeforeRemoval:
+        """Lets the paused store finish when gc looks at the blobs after reading the rows."""
+
+        def __init__(self, inner: BlobStore) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def stat(self, key: str) -> BlobStat:
+            if not resume.is_set():
+                resume.set()
+                thread.join(60)
+                assert outcome, "the store did not finish"
+            return self.inner.stat(key)
+
+    producer = make_binder(uow_factory, _PausingBlobs(blobs))  # type: ignore[arg-type]
+    collector = wire_binder(uow_factory, _CommitBeforeRemoval(blobs), clock=_AheadClock())  # type: ignore[arg-type]
+    writer = make_binder(uow_factory, blobs)
+    seeds = [writer.start_run(U1).store_file(f"seed{n}.txt", bytes([n])) for n in range(3)]
+
+    def store() -> None:
+        outcome.append(producer.start_new_run(U1).produce_file("slow.csv", b"a,b\n1,2\n"))
+
+    thread = threading.Thread(target=store)
+    thread.start()
+    try:
+        assert written.wait(60), "the store never wrote its blob"
+        report = collector.collect_garbage(dry_run=False)
+    finally:
+        resume.set()
+        thread.join(60)
+    assert report.orphan_blobs == ()
+    [result] = outcome
+    assert b"".join(collector.get_file.open(U1, result.item.id)) == b"a,b\n1,2\n"
+    assert all(collector.get_file(U1, s.item.id) for s in seeds)
+    check_consistent(uow_factory, blobs)
+
+
+def test_gc_below_the_grace_floor_is_refused_even_with_force(
+    stack: tuple[UnitOfWorkFactory, BlobStore],
+) -> None:
+    uow_factory, blobs = stack
+    binder = make_binder(uow_factory, blobs)
+    item = binder.start_run(U1).store_file("a.txt", b"a").item
+    for grace, force in ((0, False), (0, True), (MIN_GRACE_SECONDS - 1, True)):
+        with pytest.raises(UnsafeOperation, match="--below-grace-floor") as caught:
+            binder.collect_garbage(dry_run=False, grace_seconds=grace, force=force)
+        assert f"floor of {MIN_GRACE_SECONDS} s" in str(caught.value)
+    assert binder.collect_garbage(dry_run=True, grace_seconds=0).dry_run
+    report = binder.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert not report.short_grace and report.orphan_blobs == ()
+    assert b"".join(binder.get_file.open(U1, item.id)) == b"a"
+
+
+def test_the_cli_refuses_a_grace_below_the_floor_and_names_the_option(tmp_path: Path) -> None:
+    home = ["--home", str(tmp_path / "home")]
+    (tmp_path / "a.txt").write_bytes(b"a")
+    assert invoke_cli([*home, "attach", str(tmp_path / "a.txt")]).exit_code == 0
+    for extra in ([], ["--force"]):
+        refused = invoke_cli([*home, "gc", "--apply", "--grace", "0", *extra])
+        assert refused.exit_code == 1
+        [line] = error_lines(refused)
+        assert "below the floor of 300 s" in line and "--below-grace-floor" in line
+    dry = invoke_cli([*home, "gc", "--grace", "0"])
+    assert dry.exit_code == 0 and "would refuse: below the floor" in dry.stderr
+    applied = invoke_cli([*home, "--json", "gc", "--apply", "--grace", "0", "--below-grace-floor"])
+    assert applied.exit_code == 0 and json.loads(applied.stdout)["belowGraceFloor"] is True
+    text = invoke_cli([*home, "gc", "--apply", "--grace", "0", "--below-grace-floor"])
+    assert text.exit_code == 0 and "note: --below-grace-floor" in text.stderr
+
+
+@pytest.fixture(params=["memory", "sqlite+localdisk", "sqlite+s3"])
+def loop_stack(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[UnitOfWorkFactory, BlobStore]]:
+    if request.param == "memory":
+        yield MemoryMetadataStore().unit_of_work, MemoryBlobStore()
+        return
+    blobs: BlobStore
+    if request.param == "sqlite+s3":
+        bucket = request.getfixturevalue("s3_bucket")
+        endpoint = request.getfixturevalue("s3_endpoint")
+        blobs = S3BlobStore(bucket, "blobs", endpoint_url=endpoint, region_name="us-east-1")
+    else:
+        blobs = LocalDiskBlobStore(tmp_path / "blobs")
+    backend: SqlBackend
+    with provision("sqlite", tmp_path) as backend:
+        yield backend.store.unit_of_work, blobs
+
+
+def test_gc_in_a_loop_beside_concurrent_attaches_loses_nothing(
+    loop_stack: tuple[UnitOfWorkFactory, BlobStore],
+) -> None:
+    """The issue's race: ``gc --apply`` over and over while producers store and attach.
+    Asking for no grace is refused every time; gc at the floor removes old leftovers and
+    never a file being stored."""
+    uow_factory, blobs = loop_stack
+    collector = make_binder(uow_factory, blobs)
+    seeds = [collector.start_run(U1).store_file(f"seed{n}.txt", bytes([n])).item for n in range(4)]
+    planted: list[str] = []
+    if isinstance(blobs, LocalDiskBlobStore):  # leftovers of a crash long ago (mtime can be set)
+        collector.store_file.registration.ensure()
+        for _ in range(2):
+            key = blob_key_for(uuid.uuid4().hex)
+            blobs.put(key, [b"left behind"])
+            os.utime(blobs.root / key, (1_000_000_000, 1_000_000_000))
+            planted.append(key)
+    started = threading.Event()
+    done = threading.Event()
+    refused: list[UnsafeOperation] = []
+    reports: list[GcReport] = []
+    failures: list[BaseException] = []
+    produced: list[tuple[str, bytes]] = []
+
+    def collect() -> None:
+        try:
+            while True:
+                last = done.is_set()
+                started.set()
+                try:
+                    collector.collect_garbage(dry_run=False, grace_seconds=0)
+                except UnsafeOperation as exc:
+                    refused.append(exc)
+                reports.append(
+                    collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+                )
+                if last:
+                    return
+        except BaseException as exc:
+            failures.append(exc)
+
+    def produce(worker: int) -> None:
+        binder = make_binder(uow_factory, blobs)
+        run = binder.start_new_run(U1)
+        assert started.wait(60), "gc never started"
+        try:
+            for n in range(20):
+                data = f"worker {worker} file {n}\n".encode() * (n + 1)
+                result = run.produce_file(f"w{worker}-{n}.txt", data)
+                produced.append((result.item.id, data))
+        except BaseException as exc:
+            failures.append(exc)
+
+    collector_thread = threading.Thread(target=collect)
+    producers = [threading.Thread(target=produce, args=(w,)) for w in range(4)]
+    collector_thread.start()
+    for thread in producers:
+        thread.start()
+    for thread in producers:
+        thread.join(300)
+    done.set()
+    collector_thread.join(300)
+
+    assert failures == []
+    assert len(produced) == 80 and len(refused) == len(reports) >= 2
+    for file_id, data in produced:
+        assert b"".join(collector.get_file.open(U1, file_id)) == data
+    for item in seeds:
+        assert b"".join(collector.get_file.open(U1, item.id)) == bytes([int(item.file_name[4])])
+    assert all(not blobs.exists(key) for key in planted)
+    assert sorted(k for r in reports for k in r.orphan_blobs) == sorted(planted)
+    state = check_consistent(uow_factory, blobs)
+    assert len(state.items) == 84

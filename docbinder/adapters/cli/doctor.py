@@ -9,6 +9,7 @@ blob-store probe writes and removes one object under ``doctor/``).
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -41,6 +42,7 @@ GUARDS = {
     "listing returns FileItems": "'dict' object has no attribute 'fileName'",
     "every FileItem has its blob": "File with ID ... not found",
     "blob store identity": "gc deleted every FileItem of another blob store",
+    "blob store registration": "gc of one database removed another database's blobs",
     "leftovers of interrupted writes": "1.8 GB of temp files after a killed attach",
     "every ChatDocument has its FileItem": "0 valid ContentParts",
     "a run without workflow is named": "No workflow available",
@@ -217,6 +219,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
             items = list(uow.files.iter_all())
             documents = list(uow.workflows.iter_documents())
             listed = uow.files.list(principal.mandate_id, limit=50)
+            database_id = uow.files.database_id()
     except DocbinderError as exc:
         return [Check("stored data", "fail", str(exc))]
     wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]
@@ -248,13 +251,43 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
             else f"{len(mine)} FileItems, every blob present in {url}{elsewhere}",
         )
     )
-    if store_id is None and items:
+    own_keys = {k for k in binder.blobs.keys() if is_own_key(k)}
+    displaced = Counter(
+        i.blob_store
+        for i in items
+        if i.blob_store is not None and i.blob_store != store_id and i.blob_key in own_keys
+    )
+    if displaced:
+        # Rows of another identity whose blobs are here: the identity file was lost.
+        (old, count), *_ = displaced.most_common()
+        checks.append(
+            Check(
+                "blob store identity",
+                "warn",
+                f"{count} FileItem(s) recorded in blob store {old} have their blobs in {url}, "
+                f"whose identity is {store_id or 'missing'}: its identity file .docbinder-store "
+                f"was probably deleted or replaced; write {old} back into it (gc refuses "
+                "meanwhile)",
+            )
+        )
+    elif store_id is None and items:
         checks.append(
             Check(
                 "blob store identity",
                 "warn",
                 f"{url} has no docbinder store identity although the database holds "
                 f"{len(items)} FileItem(s): check blob_url (DOCBINDER_BLOB_URL)",
+            )
+        )
+    rows_here = sum(1 for i in items if store_id is not None and i.blob_store == store_id)
+    if rows_here and database_id is not None and database_id not in binder.blobs.databases():
+        checks.append(
+            Check(
+                "blob store registration",
+                "warn",
+                f"this database holds {rows_here} FileItem(s) of {url} but is missing from its "
+                f"registrations (.docbinder-databases/{database_id}): they were probably lost by "
+                "a move or copy; restore .docbinder-databases from the original store",
             )
         )
     ids = {i.id for i in items}
@@ -269,7 +302,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
         )
     )
     keys = {i.blob_key for i in items}
-    orphans = sum(1 for k in binder.blobs.keys() if is_own_key(k) and k not in keys)
+    orphans = len(own_keys - keys)
     checks.append(
         Check(
             "orphan blobs",

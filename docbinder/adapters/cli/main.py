@@ -666,7 +666,8 @@ def gc(
         typer.Option(
             "--force",
             help="Apply even when the run looks like a configuration mistake (an empty "
-            "database or store, more than half of the rows or blobs at once).",
+            "database or store, more than half of the rows or blobs at once, a lost store "
+            "identity or registration). Never lowers the grace floor.",
         ),
     ] = False,
     grace: Annotated[
@@ -674,9 +675,18 @@ def gc(
         typer.Option(
             help="Keep orphan blobs, temp files and unfinished uploads younger than this many "
             "seconds, and remove a FileItem without blob only once it was marked at least this "
-            "long ago; a store still running may own them, so keep it above your longest upload."
+            "long ago; a store still running may own them, so keep it above your longest upload. "
+            "--apply refuses less than 300 s unless --below-grace-floor."
         ),
     ] = 3600.0,
+    below_grace_floor: Annotated[
+        bool,
+        typer.Option(
+            "--below-grace-floor",
+            help="Allow --grace below 300 s with --apply: only while no docbinder process "
+            "stores or updates files in this blob store (a running store can lose its file).",
+        ),
+    ] = False,
     json_flag: JsonOpt = False,
 ) -> None:
     """Find orphan blobs and FileItems without blob of the connected store; --apply removes them.
@@ -684,8 +694,10 @@ def gc(
     Never creates or migrates a database. Considers only FileItems recorded
     in the connected blob store and only keys of docbinder's own layout. A
     FileItem without blob is marked first and removed by a later --apply after
-    the grace period. Refuses (exit 1) when the removal looks like a wrong
-    setting, unless --force.
+    the grace period. Removes only blobs whose mark proves this store wrote
+    them for this database. Refuses (exit 1) when the removal looks like a
+    wrong setting, unless --force, and a grace below 300 s unless
+    --below-grace-floor.
     """
     import math
 
@@ -694,6 +706,7 @@ def gc(
         check_database_ready,
         remove_stale_temp_files,
     )
+    from docbinder.application.maintenance import MIN_GRACE_SECONDS
 
     if not math.isfinite(grace) or grace < 0:
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
@@ -701,7 +714,12 @@ def gc(
         raise InvalidInput("--apply and --dry-run contradict each other: give one")
     check_database_ready(STATE.settings)
     binder = STATE.binder(prepare=False)
-    report = binder.collect_garbage(dry_run=not apply, grace_seconds=grace, force=force)
+    report = binder.collect_garbage(
+        dry_run=not apply,
+        grace_seconds=grace,
+        force=force,
+        allow_short_grace=below_grace_floor,
+    )
     temp = remove_stale_temp_files(binder.blobs, grace, dry_run=not apply)
     uploads = abort_stale_uploads(binder.blobs, grace, dry_run=not apply)
     # Cached extractions only hold what can be extracted again: pruning the
@@ -731,6 +749,10 @@ def gc(
                 "otherKeys": report.other_keys,
                 "refusal": report.refusal,
                 "forced": report.forced,
+                "otherDatabaseBlobs": report.other_database_blobs,
+                "unprovenBlobs": list(report.unproven_blobs),
+                "displacedRows": dict(report.displaced_rows),
+                "belowGraceFloor": report.short_grace,
             }
         )
         return
@@ -768,10 +790,33 @@ def gc(
             f"not touched: {report.other_keys} object(s) in {binder.blobs.url} that "
             "docbinder did not write"
         )
+    if report.other_database_blobs:
+        out.print(
+            f"not touched: {report.other_database_blobs} blob(s) written by another metadata "
+            "database sharing this store (its own gc collects them)"
+        )
+    if report.unproven_blobs:
+        out.print(
+            f"not touched: {len(report.unproven_blobs)} file(s) in docbinder's layout that this "
+            "store cannot prove it wrote (no or another store's provenance mark: put there by "
+            "something else, copied without their marks, or written before marks existed):"
+        )
+        for key in report.unproven_blobs:
+            out.print(f"  blob {key}")
     if report.refusal and report.dry_run:
         err.print(f"warning: `gc --apply` would refuse: {report.refusal}")
     if report.forced:
         err.print(f"note: --force overrode: {report.refusal}")
+    if report.short_grace:
+        err.print(
+            f"note: --below-grace-floor: ran with a grace of {grace:g} s, below the floor of "
+            f"{MIN_GRACE_SECONDS} s"
+        )
+    elif report.dry_run and grace < MIN_GRACE_SECONDS:
+        err.print(
+            f"warning: `gc --apply --grace {grace:g}` would refuse: below the floor of "
+            f"{MIN_GRACE_SECONDS} s (--below-grace-floor, only while nothing writes)"
+        )
 
 
 @app.command()
