@@ -167,19 +167,27 @@ def test_demo_without_files_uses_the_samples(cli) -> None:  # type: ignore[no-un
 
 
 def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    f = tmp_path / "a.txt"
-    f.write_text("a")
-    _json(cli("--json", "attach", str(f)))
-    orphan = home / "blobs" / "zz" / "zz-orphan"
-    orphan.parent.mkdir(parents=True)
-    orphan.write_bytes(b"left by a crash")
+    import sqlite3
+
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(name[0] * 15)
+        _json(cli("--json", "attach", str(tmp_path / name)))
+    # A crash after the blob write: the blob stays, its FileItem never committed.
+    with sqlite3.connect(home / "docbinder.db") as db:
+        [(key,)] = db.execute("select blob_key from file_items where file_name = 'b.txt'")
+        db.execute("delete from file_items where file_name = 'b.txt'")
+    orphan = home / "blobs" / key
     os.utime(orphan, (1, 1))
+    planted = home / "blobs" / "zz" / "zz-planted"  # docbinder's layout, not docbinder's file
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(b"somebody else's")
+    os.utime(planted, (1, 1))
     dry = _json(cli("--json", "gc", "--dry-run"))
-    assert dry["orphanBlobs"] == ["zz/zz-orphan"]  # type: ignore[index]
+    assert dry["orphanBlobs"] == [key] and dry["unprovenBlobs"] == ["zz/zz-planted"]  # type: ignore[index]
     assert orphan.exists()
     done = _json(cli("--json", "gc", "--apply"))
-    assert done["orphanBlobs"] == ["zz/zz-orphan"] and done["bytesFreed"] == 15  # type: ignore[index]
-    assert not orphan.exists()
+    assert done["orphanBlobs"] == [key] and done["bytesFreed"] == 15  # type: ignore[index]
+    assert not orphan.exists() and planted.exists()
     assert len(_json(cli("--json", "files", "ls"))) == 1  # type: ignore[arg-type]
 
 
