@@ -125,6 +125,13 @@ _JSON_ARRAY: Final = {"type": "array", "items": {"anyOf": [_OPEN_OBJECT, _ROW_LI
 """An array of objects, of lists of scalars (rows) or of scalars: every array has typed items,
 as OpenAI requires even outside strict mode."""
 
+_STRICT_ROW_LIST: Final = {
+    "type": "array",
+    "items": {"anyOf": [{"type": t} for t in ("string", "number", "boolean", "null")]},
+}
+"""A row for strict mode: one ``anyOf`` branch per scalar type (strict mode documents ``anyOf``
+and a type list of one type and ``null``, nothing wider)."""
+
 _JSON_TEXT_NOTE: Final = (
     "In this schema a value that is an object is written as JSON text in the string."
 )
@@ -177,7 +184,7 @@ def write_file_spec() -> ToolSpec:
                 "name": name,
                 "content": _shaped(
                     "write_file.content",
-                    {"anyOf": [{"type": "string"}, {"type": "array", "items": _ROW_LIST}]},
+                    {"anyOf": [{"type": "string"}, {"type": "array", "items": _STRICT_ROW_LIST}]},
                     also=_JSON_TEXT_NOTE,
                 ),
                 "encoding": encoding,

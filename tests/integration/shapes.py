@@ -106,12 +106,15 @@ def strict_problems(schema: Mapping[str, Any], where: str = "") -> list[str]:
     """Violations of OpenAI strict mode in ``schema``, as the OpenAI documentation lists them.
 
     Every object closed (``additionalProperties: false``) with every property
-    required; every property and array item typed; no open object anywhere
+    required; every property and array item typed; no open object anywhere; a
+    type list at most one type and ``null`` (wider unions as ``anyOf``)
     (https://platform.openai.com/docs/guides/structured-outputs, "Supported schemas").
     """
     problems: list[str] = []
     types = schema.get("type")
     type_list = types if isinstance(types, list) else [types]
+    if len([t for t in type_list if t != "null"]) > 1:
+        problems.append(f"{where}: a type list wider than one type and null")
     if "object" in type_list:
         props = schema.get("properties", {})
         if schema.get("additionalProperties") is not False:
