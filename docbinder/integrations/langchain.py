@@ -25,6 +25,13 @@ synchronously under ``invoke`` and asynchronously under ``ainvoke`` (LangGraph's
 * A failed call is a ``ToolMessage`` with ``status="error"`` and docbinder's
   one-line message (the tool raises :class:`~langchain_core.tools.ToolException`,
   which the tools handle), so the model can correct itself.
+* Arguments go through the tool set's coercion (a Chart.js spec for
+  ``create_chart``, a dict for a ``.json`` file, rows for ``.csv``, a ``data:``
+  URI for a PNG, ``"pdf, html"``), the same as over MCP. The default schemas
+  accept those objects, so ``write_file``, ``create_chart`` and
+  ``read_documents`` are not strict; ``docbinder_tools(run, strict=True)``
+  offers strict-mode schemas instead (objects as JSON text, ADR 0023), for
+  ``chat_model.bind_tools(tools, strict=True)``.
 
 Needs the ``[langchain]`` extra (``langchain-core``, plus ``langgraph`` for
 agent graphs); without it importing this module raises
@@ -44,6 +51,7 @@ from docbinder.integrations._rendering import (
     image_parts,
     toolset_for,
 )
+from docbinder.toolset.specs import strict_schema
 
 try:
     from langchain_core.runnables import RunnableConfig
@@ -93,16 +101,16 @@ class DocbinderTool(StructuredTool):
         return self.input_model
 
 
-def _input_model(spec: ToolSpec) -> type[BaseModel]:
-    properties = spec.parameters.get("properties") or {}
-    required = set(spec.parameters.get("required") or ())
+def _input_model(name: str, parameters: Mapping[str, Any]) -> type[BaseModel]:
+    properties = parameters.get("properties") or {}
+    required = set(parameters.get("required") or ())
     fields: dict[str, Any] = {
         key: (Any, ...) if key in required else (Any, None) for key in properties
     }
     model: type[SharedSchemaInput] = create_model(
-        f"{spec.name}_input", __base__=SharedSchemaInput, **fields
+        f"{name}_input", __base__=SharedSchemaInput, **fields
     )
-    model.shared_schema = dict(spec.parameters)
+    model.shared_schema = dict(parameters)
     return model
 
 
@@ -111,6 +119,7 @@ def docbinder_tools(
     *,
     data_sources: Mapping[str, DataSource] | None = None,
     image_generator: ImageGenerator | None = None,
+    strict: bool = False,
 ) -> list[BaseTool]:
     """One LangChain tool per tool of the docbinder tool set, in its order.
 
@@ -119,15 +128,23 @@ def docbinder_tools(
     :class:`~docbinder.toolset.DocbinderToolset` to share with other renderings;
     ``data_sources`` (service name -> :class:`~docbinder.tools.DataSource`) and
     ``image_generator`` configure a new tool set. Raises ``TypeError`` when they
-    come with a ready tool set.
+    come with a ready tool set. With ``strict`` each tool's schema is the
+    strict-mode one (:func:`docbinder.toolset.specs.strict_schema`), for
+    ``bind_tools(..., strict=True)``.
     """
     toolset = toolset_for(run, data_sources=data_sources, image_generator=image_generator)
-    return [render_tool(toolset, spec) for spec in toolset.specs]
+    return [render_tool(toolset, spec, strict=strict) for spec in toolset.specs]
 
 
-def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> DocbinderTool:
-    """The LangChain tool for ``spec`` of ``toolset`` (see the module docstring)."""
+def render_tool(
+    toolset: DocbinderToolset, spec: ToolSpec, *, strict: bool = False
+) -> DocbinderTool:
+    """The LangChain tool for ``spec`` of ``toolset`` (see the module docstring).
+
+    ``strict`` offers the strict-mode schema instead of the shared one.
+    """
     name = spec.name
+    parameters = strict_schema(spec) if strict else dict(spec.parameters)
     producing = spec.produces_files
 
     def run_sync(**arguments: Any) -> Any:
@@ -137,10 +154,10 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> DocbinderTool:
         return _render(await toolset.acall(name, arguments), producing=producing)
 
     return DocbinderTool(
-        input_model=_input_model(spec),
+        input_model=_input_model(spec.name, parameters),
         name=name,
         description=spec.description,
-        args_schema=dict(spec.parameters),
+        args_schema=parameters,
         func=run_sync,
         coroutine=run_async,
         response_format="content_and_artifact" if producing else "content",

@@ -10,10 +10,15 @@
 
 Each tool is an :class:`agents.FunctionTool` rendered from
 :class:`docbinder.toolset.DocbinderToolset` (same names, descriptions and
-arguments as every other rendering) with a strict JSON schema: arguments the
-tool set marks optional become nullable, as strict mode requires every property
-to be listed, and a ``null`` sent for one means "not given". Tools run
-asynchronously and never block the event loop.
+arguments as every other rendering) with a strict JSON schema
+(:func:`docbinder.toolset.specs.strict_schema`): arguments the tool set marks
+optional become nullable, as strict mode requires every property to be
+listed, and a ``null`` sent for one means "not given"; the arguments strict
+mode cannot describe (``write_file.content`` as an object,
+``create_chart.spec``, ``read_documents.documentList`` as an object) are
+offered as JSON text, which the tool set parses with the same coercion as
+every other host (ADR 0023). Tools run asynchronously and never block the
+event loop.
 
 What the model gets back (``function_call_output``):
 
@@ -35,7 +40,6 @@ Needs the ``[openai-agents]`` extra; without it importing this module raises
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -43,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from docbinder.domain.errors import MissingExtra
 from docbinder.domain.model import ContentKind
 from docbinder.integrations._rendering import artifact, data_url, image_parts, toolset_for
+from docbinder.toolset.specs import make_strict, strict_schema
 
 try:
     from agents import FunctionTool, ToolOutputFileContent, ToolOutputImage, ToolOutputText
@@ -104,7 +109,7 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> FunctionTool:
     return FunctionTool(
         name=name,
         description=spec.description,
-        params_json_schema=strict_parameters(spec.parameters),
+        params_json_schema=strict_schema(spec),
         on_invoke_tool=invoke,
         strict_json_schema=True,
         custom_data_extractor=host_record,
@@ -114,61 +119,12 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> FunctionTool:
 def strict_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """``parameters`` (a JSON Schema object) made fit for OpenAI's strict function schemas.
 
-    Strict mode (OpenAI "Structured Outputs", supported schemas) requires every
-    property in ``required`` and no ``default``: each optional property becomes
-    nullable (``null`` added to its type, or an ``anyOf`` branch), defaults
-    are dropped, and a property without any type accepts a string or a list of
-    strings. The SDK then closes every object (``additionalProperties: false``)
-    and checks the result. ``parameters`` is not changed.
+    The same as :func:`docbinder.toolset.specs.make_strict`: every property
+    required, optional ones nullable, defaults dropped, an untyped property a
+    string or a list of strings. The SDK then closes every object
+    (``additionalProperties: false``) and checks the result.
     """
-    schema = copy.deepcopy(dict(parameters))
-    _make_strict(schema)
-    return schema
-
-
-def _make_strict(schema: dict[str, Any]) -> None:
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        required = set(schema.get("required", ()))
-        for key, prop in list(properties.items()):
-            if not isinstance(prop, dict):
-                continue
-            if not _typed(prop):
-                prop = properties[key] = {
-                    **{k: v for k, v in prop.items() if k in ("description", "title")},
-                    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-                }
-            prop.pop("default", None)
-            _make_strict(prop)
-            if key not in required:
-                properties[key] = _nullable(prop)
-        schema["required"] = list(properties)
-    items = schema.get("items")
-    if isinstance(items, dict):
-        _make_strict(items)
-    for branch in schema.get("anyOf", ()) or ():
-        if isinstance(branch, dict):
-            _make_strict(branch)
-
-
-def _typed(schema: Mapping[str, Any]) -> bool:
-    return any(k in schema for k in ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref"))
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    kind = schema.get("type")
-    if isinstance(kind, str) and "enum" not in schema:
-        return {**schema, "type": [kind, "null"]}
-    if isinstance(kind, list) and "enum" not in schema:
-        return {**schema, "type": [*kind, *([] if "null" in kind else ["null"])]}
-    if isinstance(schema.get("anyOf"), list):
-        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
-    description = schema.get("description")
-    inner = {k: v for k, v in schema.items() if k != "description"}
-    wrapped: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
-    if description is not None:
-        wrapped["description"] = description
-    return wrapped
+    return make_strict(parameters)
 
 
 def _optional_names(parameters: Mapping[str, Any]) -> frozenset[str]:

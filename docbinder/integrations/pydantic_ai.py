@@ -11,8 +11,12 @@
 :func:`docbinder_toolset` returns a :class:`pydantic_ai.toolsets.FunctionToolset`
 whose tools are rendered from :class:`docbinder.toolset.DocbinderToolset`:
 the same names, descriptions and JSON Schemas as every other rendering
-(``Tool.from_schema``; the tool set checks the arguments). Tools are async and
-never block the event loop.
+(``Tool.from_schema``; the tool set checks the arguments with the coercion of
+the Python tools, so a Chart.js spec, a dict for a ``.json`` file, rows for
+``.csv``, a ``data:`` URI or ``"pdf, html"`` work as over MCP). The tools whose
+schema accepts open objects (``write_file``, ``create_chart``,
+``read_documents``) are marked ``strict=False``; pydantic-ai infers strict mode
+for the others (ADR 0023). Tools are async and never block the event loop.
 
 Each call returns a :class:`pydantic_ai.messages.ToolReturn`: the model sees
 the unified tool-result text, followed, for ``read_documents``, by each image
@@ -83,9 +87,14 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> Tool[Any]:
     async def call(**arguments: Any) -> ToolReturn:
         return _render(await toolset.acall(name, arguments))
 
-    return Tool.from_schema(
+    tool = Tool.from_schema(
         call, name=name, description=spec.description, json_schema=dict(spec.parameters)
     )
+    if not spec.strict:
+        # Its schema accepts open objects; left to pydantic-ai's inference, a model provider
+        # could be asked for strict mode with it (ADR 0023).
+        tool.strict = False
+    return tool
 
 
 def _render(outcome: ToolOutcome) -> ToolReturn:

@@ -28,13 +28,18 @@ What is accepted, per argument:
 * lists of choices (:func:`coerce_choices`): a list, a JSON array as text, or a
   string separated by commas, semicolons, slashes, ``|``, ``+``, ``and`` or
   whitespace; each item case-insensitive, a leading dot ignored;
+* lists of identifiers (:func:`coerce_string_list`): a list, a JSON array as
+  text, or a string separated by commas, semicolons or whitespace;
+* base64 (:func:`coerce_base64`): standard or URL-safe, padding optional;
 * file names (:func:`coerce_file_name`): a directory part (``/`` or ``\\``) is
   dropped, a repeated extension (``data.json.json``) is kept once, a missing
   extension is added when the content decides it;
 * file content for ``write_file`` (:func:`coerce_file_content`): see there.
 
-:data:`ACCEPTED_SHAPES` holds short descriptions of these shapes per tool
-argument, for tool schemas and descriptions.
+:data:`ARGUMENT_SHAPES` lists these shapes per tool argument, each with a tiny
+example; :data:`ACCEPTED_SHAPES` is the text made from it for the argument
+descriptions of the shared tool set's schemas (MCP and the framework
+integrations, :mod:`docbinder.toolset.specs`), which call these functions too.
 """
 
 from __future__ import annotations
@@ -259,6 +264,58 @@ def coerce_choice(value: object, what: str, choices: Sequence[str]) -> str:
         if word in choices:
             return word
     raise refusal(what, value, f"one of {', '.join(choices)}", repr(choices[0]))
+
+
+_LIST_SPLIT_RE: Final = re.compile(r"[\s,;]+")
+
+
+def coerce_string_list(value: object, what: str, *, example: str) -> tuple[str, ...]:
+    """``value`` as a list of non-empty strings, in order, each once.
+
+    ``value`` is a list of strings, a JSON array of strings as text, or one
+    string holding one item or several separated by commas, semicolons or
+    whitespace (for identifiers, which contain none of these). Items lose
+    surrounding whitespace and quotes. Raises :class:`InvalidInput`
+    (:func:`refusal`) for anything else, or when no item is left.
+    """
+    accepted = "a list of strings, or one string with items separated by commas"
+    items: Iterable[object]
+    if isinstance(value, str):
+        text = strip_fence(value)
+        parsed: object = None
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = None
+        items = parsed if isinstance(parsed, list) else _LIST_SPLIT_RE.split(text.strip("[]"))
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        raise refusal(what, value, accepted, example)
+    chosen: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise refusal(what, value, accepted, example)
+        word = item.strip().strip("'\"").strip()
+        if word and word not in chosen:
+            chosen.append(word)
+    if not chosen:
+        raise refusal(what, value, accepted, example)
+    return tuple(chosen)
+
+
+def coerce_base64(value: object, what: str) -> bytes:
+    """The bytes of base64 text: standard or URL-safe alphabet (RFC 4648), padding optional.
+
+    Whitespace (line breaks of MIME base64) and a code fence around it all are
+    ignored. Raises :class:`InvalidInput` (:func:`refusal`) for a non-string or
+    text that is not base64.
+    """
+    data = _decode_base64(strip_fence(value)) if isinstance(value, str) else None
+    if data is None:
+        raise refusal(what, value, "base64 text (RFC 4648)", '"aGVsbG8="')
+    return data
 
 
 def split_extension(name: str) -> tuple[str, str]:
@@ -654,55 +711,193 @@ def _binary_checked(
 
 # -- descriptions for tool schemas ------------------------------------------------------------
 
-_CHART_SHAPES: Final = (
-    "A chart spec as an object or JSON text, in any of: docbinder "
-    '{"kind": "bar", "title": "...", "series": [{"name": "2026", "labels": ["N", "S"], '
-    '"values": [61, 48]}]}; Chart.js {"type": "bar", "data": {"labels": [...], "datasets": '
-    '[{"label": "2026", "data": [61, 48]}]}}; Vega-Lite {"mark": "bar", "data": {"values": '
-    '[{"region": "N", "v": 61}]}, "encoding": {"x": {"field": "region"}, "y": {"field": "v"}}}; '
-    'Plotly {"data": [{"type": "bar", "x": [...], "y": [...], "name": "2026"}], "layout": '
-    '{"title": "..."}}; a table {"labels": [...], "values": [...]} or rows '
-    '[{"label": "N", "value": 61}]. Kinds: bar (column), line, pie (doughnut). Numbers may be '
-    'numeric strings ("61").'
-)
+
+@attrs.frozen
+class Shape:
+    """One accepted shape of a tool argument: a short phrase and a tiny example value.
+
+    ``example`` is a value as a model would send it (a JSON value); tests check
+    that every example is accepted by the argument's published JSON schema and
+    by the coercion above.
+    """
+
+    phrase: str
+    example: object
+
+
+@attrs.frozen
+class ArgumentShapes:
+    """The accepted shapes of one tool argument, and a note on defaults and refusals."""
+
+    shapes: tuple[Shape, ...]
+    note: str = ""
+
+    @property
+    def brief(self) -> str:
+        """The phrases only, ``; ``-separated: for a tool's description."""
+        return "; ".join(shape.phrase for shape in self.shapes)
+
+    @property
+    def described(self) -> str:
+        """Each phrase with its example, then the note: for the argument's description."""
+        listed = "; ".join(f"{s.phrase}, e.g. {show_example(s.example)}" for s in self.shapes)
+        return f"{listed[:1].upper()}{listed[1:]}." + (f" {self.note}" if self.note else "")
+
+    @property
+    def examples(self) -> tuple[object, ...]:
+        """The example values, in order."""
+        return tuple(shape.example for shape in self.shapes)
+
+
+def show_example(value: object) -> str:
+    """``value`` as it appears in a description: compact JSON; a string with quotes in ``'...'``."""
+    if isinstance(value, str) and '"' in value:
+        return f"'{value}'"
+    return json.dumps(value, ensure_ascii=False)
+
+
+_ROWS: Final = [["region", "revenue"], ["North", 61]]
+_CHARTJS: Final = {
+    "type": "bar",
+    "data": {"labels": ["N", "S"], "datasets": [{"label": "2026", "data": [61, 48]}]},
+}
+
+_NUMERIC_STRING: Final = 'A numeric string ("2") is read as the number.'
+
+ARGUMENT_SHAPES: Final[Mapping[str, ArgumentShapes]] = {
+    "create_chart.spec": ArgumentShapes(
+        (
+            Shape("a Chart.js config", _CHARTJS),
+            Shape(
+                "docbinder's own spec",
+                {
+                    "kind": "line",
+                    "title": "Revenue",
+                    "series": [{"name": "2026", "labels": ["Q1", "Q2"], "values": [61, 48]}],
+                },
+            ),
+            Shape(
+                "a Vega-Lite subset",
+                {
+                    "mark": "bar",
+                    "data": {"values": [{"region": "N", "v": 61}, {"region": "S", "v": 48}]},
+                    "encoding": {"x": {"field": "region"}, "y": {"field": "v"}},
+                },
+            ),
+            Shape(
+                "a Plotly subset",
+                {"data": [{"type": "pie", "labels": ["N", "S"], "values": [61, 48]}]},
+            ),
+            Shape("a table", {"labels": ["N", "S"], "values": [61, 48]}),
+            Shape("rows", [{"label": "N", "value": 61}, {"label": "S", "value": 48}]),
+            Shape("any of these as JSON text", '{"labels": ["N", "S"], "values": [61, 48]}'),
+        ),
+        'Kinds: bar (also "column"), line, pie (also "doughnut"); numbers may be numeric '
+        'strings ("61"); colours and other styling are ignored.',
+    ),
+    "create_chart.name": ArgumentShapes(
+        (Shape("a file name (a directory part and .png are dropped)", "revenue"),),
+        "Default: the chart's title.",
+    ),
+    "write_file.name": ArgumentShapes(
+        (
+            Shape("a file name with extension", "report.md"),
+            Shape("one with a directory part, which is dropped", "out/report.md"),
+            Shape("one without extension when the content decides it (an object: .json)", "data"),
+        ),
+        "A repeated extension (data.json.json) is kept once.",
+    ),
+    "write_file.content": ArgumentShapes(
+        (
+            Shape("text, stored as UTF-8", "# Notes\n"),
+            Shape(
+                "an object or array for a .json name, stored as JSON",
+                {"region": "North", "revenue": 61},
+            ),
+            Shape("rows for a .csv or .tsv name", _ROWS),
+            Shape("objects as rows", [{"region": "North", "revenue": 61}]),
+            Shape(
+                "for a binary name (.png, .jpg, .pdf, .docx, .xlsx, ...) a data: URI or the "
+                "base64 of the file",
+                "data:image/png;base64,iVBORw0KGgo=",
+            ),
+        ),
+        "The bytes must match the name's type (PNG bytes for .png), else the call is refused "
+        "with the reason; plain text under a binary name is refused, not stored.",
+    ),
+    "write_file.encoding": ArgumentShapes(
+        (Shape('"base64" when base64 content is to be decoded under a text name', "base64"),),
+        'Default "text"; binary names decode base64 and data: URIs without it.',
+    ),
+    "write_file.mode": ArgumentShapes(
+        (Shape('"create" or "append", any case', "append"),), 'Default "create".'
+    ),
+    "write_file.file_id": ArgumentShapes(
+        (Shape("for append: the file id to append to", "3f2c9a4e-5b1d-4c7e-9f0a-2d6b8e1c4a7f"),),
+        "Default: the newest file of that name.",
+    ),
+    "render_document.markdown": ArgumentShapes(
+        (Shape("Markdown text", "# Report\n\nRevenue grew."),),
+        "A ```markdown fence around all of it is removed.",
+    ),
+    "render_document.name": ArgumentShapes(
+        (
+            Shape("a base file name", "report"),
+            Shape(
+                "one with a directory part or .md/.html/.pdf, which are dropped", "out/report.pdf"
+            ),
+        ),
+    ),
+    "render_document.formats": ArgumentShapes(
+        (
+            Shape("a list", ["pdf", "html"]),
+            Shape("a comma- or space-separated string", "pdf, html"),
+        ),
+        "Formats: html, pdf; default html.",
+    ),
+    "render_document.title": ArgumentShapes(
+        (Shape("a title", "Q3 report"),), "Default: the first heading."
+    ),
+    "generate_image.prompt": ArgumentShapes((Shape("what to draw, as text", "a red bicycle"),)),
+    "generate_image.n": ArgumentShapes(
+        (Shape("a number from 1 to 10", 2),), f"Default 1. {_NUMERIC_STRING}"
+    ),
+    "generate_image.size": ArgumentShapes(
+        (Shape("<width>x<height> in pixels", "1024x1024"), Shape("auto", "auto")),
+        "Default 512x512.",
+    ),
+    "generate_image.name": ArgumentShapes(
+        (Shape("a base file name; files are named <name>-1.png, <name>-2.png, ...", "logo"),),
+        'Default "image".',
+    ),
+    "read_file.max_chars": ArgumentShapes(
+        (Shape("a number", 4000),), f"Default 100000. {_NUMERIC_STRING}"
+    ),
+    "replace_in_file.count": ArgumentShapes(
+        (Shape("replace only the first N occurrences", 1),), "Default: every occurrence."
+    ),
+    "search_in_file_content.file_ids": ArgumentShapes(
+        (
+            Shape("a list of file ids", ["3f2c9a4e-5b1d-4c7e-9f0a-2d6b8e1c4a7f"]),
+            Shape("one id, or ids separated by commas", "3f2c9a4e-..., 8d1b7c2f-..."),
+        ),
+        "Default: every file you may read.",
+    ),
+    "search_in_file_content.limit": ArgumentShapes(
+        (Shape("a number", 20),), f"Default 50. {_NUMERIC_STRING}"
+    ),
+    "list_files.limit": ArgumentShapes((Shape("a number", 20),), f"Default 50. {_NUMERIC_STRING}"),
+}
+"""The accepted shapes per tool argument, keyed ``"<tool>.<argument>"``: the one source of the
+argument descriptions in tool schemas (:data:`ACCEPTED_SHAPES`) and of the shape lists in tool
+descriptions (:attr:`ArgumentShapes.brief`), so that a model gets the shape right the first time.
+"""
 
 ACCEPTED_SHAPES: Final[Mapping[str, str]] = {
-    "create_chart.spec": _CHART_SHAPES,
-    "create_chart.name": (
-        "Optional file name of the chart; a directory part and a .png extension are dropped."
-    ),
-    "write_file.name": (
-        'File name with extension ("report.md"); a directory part is dropped, a repeated '
-        "extension kept once; without an extension one is added when the content decides it."
-    ),
-    "write_file.content": (
-        "Text, or: an object/array for .json (stored as JSON); rows for .csv/.tsv "
-        '([["region", "revenue"], ["North", 61]] or [{"region": "North", "revenue": 61}]); '
-        "for binary types (.png, .jpg, .pdf, .docx, .xlsx, ...) a data: URI "
-        '("data:image/png;base64,...") or base64 of the file, whose bytes must match the '
-        "name's type. Plain text under a binary name is refused."
-    ),
-    "write_file.mode": '"create" (default) or "append".',
-    "write_file.file_id": "For append: the file id to append to; default the newest file of that name.",
-    "render_document.markdown": "Markdown text; a ```markdown fence around all of it is removed.",
-    "render_document.name": (
-        'Base file name ("report"); a directory part and .md/.html/.pdf are dropped.'
-    ),
-    "render_document.formats": (
-        'Formats html and/or pdf: a list (["pdf", "html"]) or a string ("pdf, html").'
-    ),
-    "render_document.title": "Optional document title; default the first heading.",
-    "generate_image.prompt": "What to draw, as text.",
-    "generate_image.n": 'Number of images, 1 to 10 (a number or a string such as "2").',
-    "generate_image.size": '"<width>x<height>" in pixels ("1024x1024") or "auto".',
-    "generate_image.name": 'Base file name ("logo"); files are named logo-1.png, logo-2.png, ...',
-    "read_file.max_chars": 'Most characters returned (a number or a string such as "4000").',
-    "replace_in_file.count": "Optional: replace only the first N occurrences (a number).",
-    "search_in_file_content.limit": "Most matches returned (a number).",
+    key: shapes.described for key, shapes in ARGUMENT_SHAPES.items()
 }
-"""Short descriptions of the accepted shapes, keyed ``"<tool>.<argument>"``, for tool schemas.
+"""Descriptions of the accepted shapes, keyed ``"<tool>.<argument>"``, each with examples.
 
-Each is one or two sentences for the ``description`` of an argument in a tool's
-JSON schema (MCP, framework integrations), so that a model gets the shape right
-the first time.
+Each is the ``description`` of that argument in the tool schemas of the shared
+tool set (MCP, framework integrations), generated from :data:`ARGUMENT_SHAPES`.
 """

@@ -6,27 +6,40 @@ written for the model, and the JSON Schema (draft 2020-12 subset) of the
 arguments.
 
 Schemas follow OpenAI's structured-outputs "strict mode" rules
-(https://platform.openai.com/docs/guides/function-calling, "strict mode"): an
-object schema lists every property in ``required`` and sets
+(https://platform.openai.com/docs/guides/function-calling, "strict mode") where
+they can: an object schema lists every property in ``required`` and sets
 ``"additionalProperties": false``; an optional argument is nullable
 (``"type": ["integer", "null"]``) and ``null`` means "use the default". The
 tool set also accepts a missing optional argument, so hosts that leave optional
-arguments out work as well. One schema cannot be strict:
-``read_documents.documentList`` accepts any JSON value (a string, a list, an
-object: every shape the reference parser accepts), which strict mode cannot
-express; its :attr:`ToolSpec.strict` is ``False``.
+arguments out work as well.
+
+Three arguments accept any JSON value a model may send, which strict mode cannot
+express (it closes every object and needs a type for every array item):
+``read_documents.documentList`` (every shape the reference parser accepts),
+``write_file.content`` (an object for a ``.json`` file, rows for ``.csv``) and
+``create_chart.spec`` (a Chart.js, Vega-Lite or Plotly object). Those specs have
+:attr:`ToolSpec.strict` ``False``, and their
+:attr:`ToolSpec.strict_parameters` encode the same arguments strictly: a value
+strict mode cannot describe is passed as JSON text, which the tool set parses
+(ADR 0023). :func:`strict_schema` gives the strict schema of any spec.
+
+Argument descriptions of the tolerant arguments are
+:data:`docbinder.tools.arguments.ACCEPTED_SHAPES` (shapes with a tiny example
+each); tool descriptions list the same shapes briefly
+(:attr:`~docbinder.tools.arguments.ArgumentShapes.brief`).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
-from docbinder.tools.charts import CHART_KINDS, MAX_POINTS, MAX_SERIES
+from docbinder.tools.arguments import ACCEPTED_SHAPES, ARGUMENT_SHAPES, show_example
+from docbinder.tools.charts import MAX_POINTS, MAX_SERIES
 from docbinder.tools.consuming import DEFAULT_MAX_CHARS, DEFAULT_SEARCH_LIMIT
-from docbinder.tools.images import MAX_IMAGES
 from docbinder.tools.producing import DOCUMENT_FORMATS
 
 
@@ -39,7 +52,10 @@ class ToolSpec:
     (an object schema, see the module documentation); ``produces_files`` is
     true for tools that store files and answer with ``docItem:`` references;
     ``read_only`` is true for tools that change nothing; ``strict`` says
-    whether ``parameters`` meets OpenAI strict mode.
+    whether ``parameters`` meets OpenAI strict mode. ``strict_parameters``
+    is, for a spec that is not strict, the same arguments encoded for strict
+    mode (a value strict mode cannot describe as JSON text), else ``None``;
+    :func:`strict_schema` picks the right one.
     """
 
     name: str
@@ -48,6 +64,7 @@ class ToolSpec:
     produces_files: bool
     read_only: bool
     strict: bool = True
+    strict_parameters: Mapping[str, Any] | None = None
 
 
 _REF_HINT: Final = (
@@ -80,19 +97,51 @@ def _string(
     return schema
 
 
-def _integer(description: str) -> dict[str, Any]:
-    return {"type": ["integer", "null"], "description": description}
+def _shaped(key: str, schema: Mapping[str, Any], *, also: str = "") -> dict[str, Any]:
+    """``schema`` described by the accepted shapes of argument ``key`` (``"<tool>.<arg>"``)."""
+    description = ACCEPTED_SHAPES[key] + (f" {also}" if also else "")
+    return {**schema, "description": description}
 
 
-def _label_schema() -> dict[str, Any]:
-    return {"anyOf": [{"type": "string"}, {"type": "number"}]}
+def _shapes_line(tool: str, *arguments: str, example: int = 0) -> str:
+    """The sentences of a tool description that list the accepted shapes of ``arguments``.
+
+    One sentence per argument (``Accepted `spec`: a; b; c.``), the shapes of
+    :data:`~docbinder.tools.arguments.ARGUMENT_SHAPES`, then one example: that
+    of shape number ``example`` of the first argument.
+    """
+    listed = " ".join(f"Accepted `{a}`: {ARGUMENT_SHAPES[f'{tool}.{a}'].brief}." for a in arguments)
+    first = ARGUMENT_SHAPES[f"{tool}.{arguments[0]}"].examples[example]
+    return (
+        f"{listed} For example `{arguments[0]}`: {show_example(first)}; each argument's "
+        "description has an example of every shape."
+    )
+
+
+_SCALAR: Final = {"type": ["string", "number", "boolean", "null"]}
+_OPEN_OBJECT: Final = {"type": "object", "additionalProperties": True}
+_ROW_LIST: Final = {"type": "array", "items": _SCALAR}
+_JSON_ARRAY: Final = {"type": "array", "items": {"anyOf": [_OPEN_OBJECT, _ROW_LIST, _SCALAR]}}
+"""An array of objects, of lists of scalars (rows) or of scalars: every array has typed items,
+as OpenAI requires even outside strict mode."""
+
+_STRICT_ROW_LIST: Final = {
+    "type": "array",
+    "items": {"anyOf": [{"type": t} for t in ("string", "number", "boolean", "null")]},
+}
+"""A row for strict mode: one ``anyOf`` branch per scalar type (strict mode documents ``anyOf``
+and a type list of one type and ``null``, nothing wider)."""
+
+_JSON_TEXT_NOTE: Final = (
+    "In this schema a value that is an object is written as JSON text in the string."
+)
 
 
 OPTIONAL: Final[Mapping[str, frozenset[str]]] = {
     "write_file": frozenset({"encoding"}),
     "download_from_data_source": frozenset(),
     "render_document": frozenset({"formats", "title"}),
-    "create_chart": frozenset({"title", "x_label", "y_label", "name"}),
+    "create_chart": frozenset({"name"}),
     "generate_image": frozenset({"n", "size", "name"}),
     "read_documents": frozenset(),
     "list_documents": frozenset(),
@@ -105,25 +154,42 @@ OPTIONAL: Final[Mapping[str, frozenset[str]]] = {
 
 
 def write_file_spec() -> ToolSpec:
-    """``write_file(name, content, encoding)``."""
+    """``write_file(name, content, encoding)``; ``content`` takes any JSON value (not strict)."""
+    name = _shaped("write_file.name", {"type": "string"})
+    encoding = _shaped(
+        "write_file.encoding", {"type": ["string", "null"], "enum": ["text", "base64", None]}
+    )
     return ToolSpec(
         "write_file",
-        "Create a new file from text you write (Markdown, CSV, JSON, code, ...) and attach it "
-        "to the active workflow. Pass `name`, a file name with extension such as "
-        "'summary.md' (no folders), and `content`. Leave `encoding` null (or 'text') to store "
-        "the content as UTF-8 text; set it to 'base64' only when `content` is base64-encoded "
-        "binary data. " + _REF_HINT,
+        "Create a new file and attach it to the active workflow: Markdown, CSV, JSON, code, "
+        "or a binary file such as a PNG. Pass `name`, a file name with extension such as "
+        "'summary.md', and `content`; the content's shape follows the name's type. "
+        + _shapes_line("write_file", "content", "name", example=1)
+        + " Leave `encoding` null. "
+        + _REF_HINT,
         _obj(
             {
-                "name": _string("File name with extension, e.g. 'report.md'."),
-                "content": _string("The file content: text, or base64 when encoding is 'base64'."),
-                "encoding": _string(
-                    "'text' (default) or 'base64'.", nullable=True, enum=("text", "base64")
+                "name": name,
+                "content": _shaped(
+                    "write_file.content", {"anyOf": [{"type": "string"}, _OPEN_OBJECT, _JSON_ARRAY]}
                 ),
+                "encoding": encoding,
             }
         ),
         produces_files=True,
         read_only=False,
+        strict=False,
+        strict_parameters=_obj(
+            {
+                "name": name,
+                "content": _shaped(
+                    "write_file.content",
+                    {"anyOf": [{"type": "string"}, {"type": "array", "items": _STRICT_ROW_LIST}]},
+                    also=_JSON_TEXT_NOTE,
+                ),
+                "encoding": encoding,
+            }
+        ),
     )
 
 
@@ -152,18 +218,29 @@ def render_document_spec() -> ToolSpec:
         "render_document",
         "Render Markdown (CommonMark with tables) into a finished document: an HTML page "
         "and/or a PDF. Pass `markdown`, `name` (the base file name without extension, e.g. "
-        "'quarterly-report'), `formats` (a list of 'html' and/or 'pdf'; null means ['html']) "
-        "and `title` (null: the first heading). Each format becomes its own file. " + _REF_HINT,
+        "'quarterly-report'), `formats` (null means html) and `title` (null: the first "
+        "heading). Each format becomes its own file. "
+        + _shapes_line("render_document", "formats", "name")
+        + " "
+        + _REF_HINT,
         _obj(
             {
-                "markdown": _string("The document as Markdown."),
-                "name": _string("Base file name without extension."),
-                "formats": {
-                    "type": ["array", "null"],
-                    "items": {"type": "string", "enum": list(DOCUMENT_FORMATS)},
-                    "description": "Formats to produce; null means ['html'].",
-                },
-                "title": _string("Document title; null: the first heading.", nullable=True),
+                "markdown": _shaped("render_document.markdown", {"type": "string"}),
+                "name": _shaped("render_document.name", {"type": "string"}),
+                "formats": _shaped(
+                    "render_document.formats",
+                    {
+                        "anyOf": [
+                            {
+                                "type": "array",
+                                "items": {"type": "string", "enum": list(DOCUMENT_FORMATS)},
+                            },
+                            {"type": "string"},
+                            {"type": "null"},
+                        ]
+                    },
+                ),
+                "title": _shaped("render_document.title", {"type": ["string", "null"]}),
             }
         ),
         produces_files=True,
@@ -172,46 +249,42 @@ def render_document_spec() -> ToolSpec:
 
 
 def create_chart_spec() -> ToolSpec:
-    """``create_chart(kind, series, title, x_label, y_label, name)``."""
+    """``create_chart(spec, name)``; ``spec`` takes any JSON value (not strict)."""
+    name = _shaped("create_chart.name", {"type": ["string", "null"]})
     return ToolSpec(
         "create_chart",
         "Draw a bar, line or pie chart as a PNG image and attach it to the active workflow. "
-        "Pass `kind` ('bar', 'line' or 'pie') and `series`: a list of "
-        '{"name": ..., "labels": [...], "values": [...]} with as many labels as values '
-        f"(at most {MAX_SERIES} series of {MAX_POINTS} points; every series of a bar or line "
-        "chart has the same labels; a pie chart has exactly one series of non-negative "
-        "values). `title`, `x_label`, `y_label` and `name` (the file name, default the "
-        "title) may be null. " + _REF_HINT,
+        "Pass `spec`, the chart in the shape you know best, and `name` (null: the chart's "
+        "title). " + _shapes_line("create_chart", "spec") + f" At most {MAX_SERIES} series of "
+        f"{MAX_POINTS} points; a pie chart has one series of non-negative values. " + _REF_HINT,
         _obj(
             {
-                "kind": _string("Chart kind.", enum=CHART_KINDS),
-                "series": {
-                    "type": "array",
-                    "description": "The data series.",
-                    "items": _obj(
-                        {
-                            "name": _string("Series name (legend).", nullable=True),
-                            "labels": {
-                                "type": "array",
-                                "items": _label_schema(),
-                                "description": "Category labels (x axis or pie slices).",
-                            },
-                            "values": {
-                                "type": "array",
-                                "items": {"type": "number"},
-                                "description": "One number per label.",
-                            },
-                        }
-                    ),
-                },
-                "title": _string("Chart title.", nullable=True),
-                "x_label": _string("Label of the x axis.", nullable=True),
-                "y_label": _string("Label of the y axis.", nullable=True),
-                "name": _string("File name (without .png); default: the title.", nullable=True),
+                "spec": _shaped(
+                    "create_chart.spec",
+                    {
+                        "anyOf": [
+                            _OPEN_OBJECT,
+                            {"type": "array", "items": {"anyOf": [_OPEN_OBJECT, _ROW_LIST]}},
+                            {"type": "string"},
+                        ]
+                    },
+                ),
+                "name": name,
             }
         ),
         produces_files=True,
         read_only=False,
+        strict=False,
+        strict_parameters=_obj(
+            {
+                "spec": _shaped(
+                    "create_chart.spec",
+                    {"type": "string"},
+                    also="In this schema `spec` is a string: write any of these shapes as JSON text.",
+                ),
+                "name": name,
+            }
+        ),
     )
 
 
@@ -220,15 +293,16 @@ def generate_image_spec() -> ToolSpec:
     return ToolSpec(
         "generate_image",
         "Generate images from a text prompt with the configured image service and attach "
-        f"each to the active workflow. Pass `prompt`; `n` (1 to {MAX_IMAGES}, default 1), "
-        "`size` (like '512x512', default '512x512') and `name` (base file name, default "
-        "'image') may be null. " + _REF_HINT,
+        "each to the active workflow. Pass `prompt`; `n`, `size` and `name` may be null. "
+        + _shapes_line("generate_image", "n", "size")
+        + " "
+        + _REF_HINT,
         _obj(
             {
-                "prompt": _string("What the image should show."),
-                "n": _integer(f"Number of images, 1 to {MAX_IMAGES}; null means 1."),
-                "size": _string("'<width>x<height>' or 'auto'; null means 512x512.", nullable=True),
-                "name": _string("Base file name; null means 'image'.", nullable=True),
+                "prompt": _shaped("generate_image.prompt", {"type": "string"}),
+                "n": _shaped("generate_image.n", {"type": ["integer", "null"]}),
+                "size": _shaped("generate_image.size", {"type": ["string", "null"]}),
+                "name": _shaped("generate_image.name", {"type": ["string", "null"]}),
             }
         ),
         produces_files=True,
@@ -263,6 +337,17 @@ def read_documents_spec() -> ToolSpec:
         produces_files=False,
         read_only=True,
         strict=False,
+        strict_parameters=_obj(
+            {
+                "documentList": {
+                    "description": (
+                        "The document references: a list of 'docItem:<id>' strings, or one "
+                        "string (any other shape as JSON text)."
+                    ),
+                    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                }
+            }
+        ),
     )
 
 
@@ -291,9 +376,7 @@ def read_file_spec() -> ToolSpec:
         _obj(
             {
                 "file_id": _string("The file id."),
-                "max_chars": _integer(
-                    f"Most characters to return; null means {DEFAULT_MAX_CHARS}."
-                ),
+                "max_chars": _shaped("read_file.max_chars", {"type": ["integer", "null"]}),
             }
         ),
         produces_files=False,
@@ -312,12 +395,17 @@ def search_spec() -> ToolSpec:
         _obj(
             {
                 "query": _string("The text to look for."),
-                "file_ids": {
-                    "type": ["array", "null"],
-                    "items": {"type": "string"},
-                    "description": "File ids to search; null searches all readable files.",
-                },
-                "limit": _integer(f"Most matches; null means {DEFAULT_SEARCH_LIMIT}."),
+                "file_ids": _shaped(
+                    "search_in_file_content.file_ids",
+                    {
+                        "anyOf": [
+                            {"type": "array", "items": {"type": "string"}},
+                            {"type": "string"},
+                            {"type": "null"},
+                        ]
+                    },
+                ),
+                "limit": _shaped("search_in_file_content.limit", {"type": ["integer", "null"]}),
             }
         ),
         produces_files=False,
@@ -343,7 +431,80 @@ def list_files_spec() -> ToolSpec:
         "list_files",
         "List the stored files you may read (not only this workflow's), newest first, one "
         "line each with file id, name, MIME type and size. `limit` (default 50) may be null.",
-        _obj({"limit": _integer("Most files to list; null means 50.")}),
+        _obj({"limit": _shaped("list_files.limit", {"type": ["integer", "null"]})}),
         produces_files=False,
         read_only=True,
     )
+
+
+# -- strict mode ---------------------------------------------------------------------------------
+
+
+def strict_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The arguments of ``spec`` as a JSON Schema for OpenAI strict mode.
+
+    Starts from :attr:`ToolSpec.strict_parameters` (a spec that is not strict)
+    or :attr:`ToolSpec.parameters`, then applies :func:`make_strict`. The
+    result is a new dict; the spec is not changed.
+    """
+    return make_strict(spec.strict_parameters or spec.parameters)
+
+
+def make_strict(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` (a JSON Schema object) made fit for OpenAI's strict function schemas.
+
+    Strict mode (OpenAI "Structured Outputs", supported schemas) requires every
+    property in ``required`` and no ``default``: each optional property becomes
+    nullable (``null`` added to its type, or an ``anyOf`` branch), defaults
+    are dropped, and a property without any type accepts a string or a list of
+    strings. Objects are not closed here (hosts such as the OpenAI Agents SDK
+    close them and check the result). ``parameters`` is not changed.
+    """
+    schema = copy.deepcopy(dict(parameters))
+    _make_strict(schema)
+    return schema
+
+
+def _make_strict(schema: dict[str, Any]) -> None:
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        required = set(schema.get("required", ()))
+        for key, prop in list(properties.items()):
+            if not isinstance(prop, dict):
+                continue
+            if not _typed(prop):
+                prop = properties[key] = {
+                    **{k: v for k, v in prop.items() if k in ("description", "title")},
+                    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                }
+            prop.pop("default", None)
+            _make_strict(prop)
+            if key not in required:
+                properties[key] = _nullable(prop)
+        schema["required"] = list(properties)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        _make_strict(items)
+    for branch in schema.get("anyOf", ()) or ():
+        if isinstance(branch, dict):
+            _make_strict(branch)
+
+
+def _typed(schema: Mapping[str, Any]) -> bool:
+    return any(k in schema for k in ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref"))
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list) and "enum" not in schema:
+        return {**schema, "type": [*kind, *([] if "null" in kind else ["null"])]}
+    if isinstance(schema.get("anyOf"), list):
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    description = schema.get("description")
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    wrapped: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if description is not None:
+        wrapped["description"] = description
+    return wrapped

@@ -8,12 +8,18 @@ tool read (images as image parts), and the ids of the files and documents
 involved. A call never raises a :class:`~docbinder.domain.errors.DocbinderError`:
 bad arguments and failures come back as ``is_error=True`` with docbinder's
 one-line message.
+
+Every argument goes through the coercion layer of the Python tools
+(:mod:`docbinder.tools.arguments`, ADR 0020): the MCP server and every
+framework integration call :meth:`DocbinderToolset.call`, so they accept the
+same shapes (a Chart.js spec, a dict for a ``.json`` file, rows for ``.csv``, a
+``data:`` URI, ``"pdf, html"``) and refuse the rest with the same messages.
+Arguments a strict schema sends as JSON text (:attr:`ToolSpec.strict_parameters`)
+are read by the same layer.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import importlib.util
 import json
@@ -30,6 +36,15 @@ from docbinder.application.results import printable
 from docbinder.domain.errors import DocbinderError, InvalidInput
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.tools import consuming, producing
+from docbinder.tools.arguments import (
+    coerce_base64,
+    coerce_choice,
+    coerce_int,
+    coerce_string_list,
+    coerce_text,
+    refusal,
+    strip_fence,
+)
 from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
 from docbinder.tools.results import ToolResult
@@ -188,22 +203,18 @@ class DocbinderToolset:
 
     # -- producing tools ---------------------------------------------------------------------
     def _write_file(self, args: dict[str, Any]) -> ToolOutcome:
-        name, content = _text(args, "name"), _text(args, "content", strip=False)
-        encoding = args.get("encoding") or "text"
-        data: str | bytes
-        if encoding == "text":
-            data = content
-        elif encoding == "base64":
-            try:
-                data = base64.b64decode(content.encode("ascii"), validate=True)
-            except (binascii.Error, UnicodeEncodeError):
-                raise InvalidInput("content is not valid base64 (encoding 'base64')") from None
-        else:
-            raise InvalidInput(f"encoding must be 'text' or 'base64', got {encoding!r}")
-        return _produced(producing.write_file(self.run, name, data))
+        content: object = args["content"]
+        encoding = args.get("encoding")
+        if (
+            encoding is not None
+            and coerce_choice(encoding, "the encoding", ("text", "base64")) == "base64"
+        ):
+            content = coerce_base64(content, "the content (encoding 'base64')")
+        return _produced(producing.write_file(self.run, args["name"], content))
 
     def _download(self, args: dict[str, Any]) -> ToolOutcome:
-        service, path = _text(args, "service"), _text(args, "path", strip=False)
+        service = coerce_text(args["service"], "the data source", example='"inbox"')
+        path = coerce_text(args["path"], "the path", example='"reports/q3.pdf"')
         source = self.data_sources.get(service)
         if source is None:
             known = ", ".join(f"'{s}'" for s in self.data_sources)
@@ -222,35 +233,33 @@ class DocbinderToolset:
             return _error(message)
 
     def _render_document(self, args: dict[str, Any]) -> ToolOutcome:
-        formats = _string_list(args.get("formats"), "formats") or ["html"]
+        formats = args.get("formats")
         return _produced(
             producing.render_document(
                 self.run,
-                _text(args, "markdown", strip=False),
-                name=_text(args, "name"),
-                formats=formats,
-                title=_optional_text(args, "title"),
+                args["markdown"],
+                name=args["name"],
+                formats=("html",) if formats is None else formats,
+                title=_optional_text(args, "title", example='"Q3 report"'),
             )
         )
 
     def _create_chart(self, args: dict[str, Any]) -> ToolOutcome:
-        spec: dict[str, Any] = {"kind": args["kind"], "series": _chart_series(args["series"])}
-        for key in ("title", "x_label", "y_label"):
-            if args.get(key) is not None:
-                spec[key] = args[key]
-        return _produced(producing.create_chart(self.run, spec, name=_optional_text(args, "name")))
+        return _produced(
+            producing.create_chart(self.run, _chart_spec(args["spec"]), name=args.get("name"))
+        )
 
     def _generate_image(self, args: dict[str, Any]) -> ToolOutcome:
         assert self.image_generator is not None
-        n = _integer(args.get("n"), "n")
+        n, size, name = args.get("n"), args.get("size"), args.get("name")
         return _produced(
             producing.generate_image(
                 self.run,
-                _text(args, "prompt", strip=False),
+                args["prompt"],
                 generator=self.image_generator,
                 n=1 if n is None else n,
-                size=_optional_text(args, "size") or "512x512",
-                name=_optional_text(args, "name") or "image",
+                size="512x512" if size is None else size,
+                name="image" if name is None else name,
             )
         )
 
@@ -284,8 +293,8 @@ class DocbinderToolset:
         )
 
     def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
-        file_id = _text(args, "file_id")
-        max_chars = _integer(args.get("max_chars"), "max_chars")
+        file_id = _file_id(args["file_id"])
+        max_chars = args.get("max_chars")
         text = consuming.read_file(
             self.run,
             file_id,
@@ -294,12 +303,17 @@ class DocbinderToolset:
         return ToolOutcome(text, file_ids=(file_id,))
 
     def _search(self, args: dict[str, Any]) -> ToolOutcome:
-        query = _text(args, "query", strip=False)
-        limit = _integer(args.get("limit"), "limit")
+        query = args["query"]
+        if not isinstance(query, str):
+            raise refusal("the search text", query, "text", '"revenue"')
+        file_ids = args.get("file_ids")
+        limit = args.get("limit")
         matches = consuming.search_in_file_content(
             self.run,
             query,
-            file_ids=_string_list(args.get("file_ids"), "file_ids"),
+            file_ids=None
+            if file_ids is None
+            else coerce_string_list(file_ids, "the file ids", example='["<file id>"]'),
             limit=consuming.DEFAULT_SEARCH_LIMIT if limit is None else limit,
         )
         if not matches:
@@ -311,12 +325,17 @@ class DocbinderToolset:
         )
 
     def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
-        item = consuming.get_file_info(self.run, _text(args, "file_id"))
+        item = consuming.get_file_info(self.run, _file_id(args["file_id"]))
         return ToolOutcome(file_info_text(item), file_ids=(item.id,))
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
-        limit = _integer(args.get("limit"), "limit")
-        items = consuming.list_files(self.run, limit=DEFAULT_LIST_FILES if limit is None else limit)
+        limit = args.get("limit")
+        items = consuming.list_files(
+            self.run,
+            limit=DEFAULT_LIST_FILES
+            if limit is None
+            else coerce_int(limit, "the number of files", minimum=1),
+        )
         if not items:
             return ToolOutcome("No stored files that you may read.")
         lines = [f"{len(items)} file(s), newest first:"]
@@ -495,18 +514,53 @@ def _error(message: str) -> ToolOutcome:
     return ToolOutcome(line, is_error=True)
 
 
+_CHART_KEYS: Final = frozenset(
+    {
+        "kind",
+        "type",
+        "chart_type",
+        "chartType",
+        "series",
+        "title",
+        "x_label",
+        "y_label",
+        "data",
+        "layout",
+        "mark",
+        "encoding",
+        "labels",
+        "values",
+        "rows",
+        "options",
+    }
+)
+"""Top-level keys of the chart dialects: a create_chart call without ``spec`` that has them
+passed the chart spec itself as the arguments."""
+
+
 def _arguments(spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
-    """The model's arguments checked against ``spec``: unknown or missing ones are refused."""
+    """The model's arguments checked against ``spec``: unknown or missing ones are refused.
+
+    ``arguments`` may be JSON text (whitespace and a code fence around it are
+    removed). ``create_chart`` arguments without ``spec`` whose keys belong to
+    a chart dialect (``kind``/``series``, Chart.js ``type``/``data``, ...) are
+    the chart spec itself, flattened: they become ``spec``.
+    """
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
+        text = strip_fence(arguments)
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = json.loads(text) if text else {}
         except ValueError:
             raise InvalidInput(f"the arguments of {spec.name} are not a JSON object") from None
     if not isinstance(arguments, Mapping):
         raise InvalidInput(f"the arguments of {spec.name} must be a JSON object")
     properties = spec.parameters.get("properties", {})
+    if spec.name == "create_chart" and arguments.get("spec") is None:
+        flat = {k: v for k, v in arguments.items() if k not in properties and v is not None}
+        if flat and set(flat) <= _CHART_KEYS:
+            arguments = {"spec": _without_nulls(flat), "name": arguments.get("name")}
     unknown = [str(key) for key in arguments if key not in properties]
     if unknown:
         expected = ", ".join(properties) or "none"
@@ -524,60 +578,36 @@ def _arguments(spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dic
     return args
 
 
-def _text(args: Mapping[str, Any], key: str, *, strip: bool = True) -> str:
-    value = args.get(key)
-    if not isinstance(value, str):
-        raise InvalidInput(f"argument {key!r} must be a string")
-    if strip and not value.strip():
-        raise InvalidInput(f"argument {key!r} must not be empty")
-    return value.strip() if strip else value
+def _file_id(value: object) -> str:
+    return coerce_text(value, "the file id", example='"3f2c9a4e-..." (a `file id:` line)')
 
 
-def _optional_text(args: Mapping[str, Any], key: str) -> str | None:
+def _optional_text(args: Mapping[str, Any], key: str, *, example: str) -> str | None:
     value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"argument {key!r} must be a string or null")
-    return value.strip() or None
+    return coerce_text(value, f"argument {key!r}", example=example, allow_empty=True) or None
 
 
-def _integer(value: object, key: str) -> int | None:
-    """An integer argument; integral floats and digit strings are accepted."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise InvalidInput(f"argument {key!r} must be an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
-        return int(value.strip())
-    raise InvalidInput(f"argument {key!r} must be an integer, got {value!r}")
-
-
-def _string_list(value: object, key: str) -> list[str] | None:
-    """A list of strings; one string counts as a list of one."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise InvalidInput(f"argument {key!r} must be a list of strings")
-
-
-def _chart_series(value: object) -> object:
-    """The series list with ``null`` names left out (the chart spec has no null fields)."""
-    if not isinstance(value, list):
-        return value
-    cleaned: list[object] = []
-    for entry in value:
-        if isinstance(entry, Mapping):
-            entry = {k: v for k, v in entry.items() if not (k == "name" and v is None)}
-        cleaned.append(entry)
+def _without_nulls(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A flattened docbinder chart spec without its ``null`` fields (strict hosts send them)."""
+    cleaned = dict(spec)
+    series = cleaned.get("series")
+    if isinstance(series, list):
+        cleaned["series"] = [
+            {k: v for k, v in entry.items() if v is not None}
+            if isinstance(entry, Mapping)
+            else entry
+            for entry in series
+        ]
     return cleaned
+
+
+def _chart_spec(value: object) -> object:
+    """``spec`` as given, with ``null`` fields of a docbinder-shaped spec left out."""
+    if isinstance(value, Mapping) and "series" in value:
+        return _without_nulls({k: v for k, v in value.items() if v is not None})
+    return value
 
 
 def _produced(result: ToolResult) -> ToolOutcome:

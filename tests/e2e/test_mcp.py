@@ -33,6 +33,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from docbinder.integrations.mcp import token_hash
+from tests.integration.frameworks import PNG
+from tests.integration.shapes import CALLS, RECORD
 from tests.unit.test_tools_fixtures import png_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,6 +179,12 @@ def ok(result: Any) -> str:
     return text(result)
 
 
+def file_id(result: Any) -> str:
+    match = FILE_ID.search(text(result))
+    assert match, text(result)
+    return match[1]
+
+
 def doc_ref(result_text: str) -> str:
     match = DOC_REF.search(result_text)
     assert match, result_text
@@ -261,6 +269,25 @@ async def produce_and_consume(session: ClientSession, home: Path) -> None:
     assert template.uri_template == "docbinder://documents/{documentId}"
     with pytest.raises(MCPError, match="not found"):
         await session.read_resource(f"docbinder://documents/{missing.removeprefix('docItem:')}")
+
+    # arguments as a model shapes them (issue 20), read back through the tools
+    results = {key: await session.call_tool(tool, args) for key, tool, args in CALLS}
+    assert [k for k, r in results.items() if r.is_error] == ["wrong"]
+    assert "is not a PNG image" in text(results["wrong"])
+    data = ok(await session.call_tool("read_file", {"file_id": file_id(results["json"])}))
+    assert json.loads(data) == RECORD
+    rows = ok(await session.call_tool("read_file", {"file_id": file_id(results["csv"])}))
+    assert rows == "region,revenue\r\nNorth,61\r\n"
+    images = await session.call_tool(
+        "read_documents",
+        {"documentList": [doc_ref(text(results["chart"])), doc_ref(text(results["png"]))]},
+    )
+    chart_png, uri_png = [base64.b64decode(c.data) for c in images.content if c.type == "image"]
+    assert chart_png.startswith(b"\x89PNG") and uri_png == PNG
+    assert re.findall(r"Rendered '(plan\.\w+)'", text(results["formats"])) == [
+        "plan.pdf",
+        "plan.html",
+    ]
 
     # tool errors: one line, no traceback, no internal path
     for name, arguments in (

@@ -60,9 +60,12 @@ def world() -> World:
 def example(name: str) -> dict[str, Any]:
     """Arguments of a call of ``name`` that succeeds in :func:`world`."""
     w = world()
-    chart = {"kind": "bar", "series": [{"name": "sales", "labels": ["north"], "values": [61]}]}
+    chart = {
+        "type": "bar",
+        "data": {"labels": ["north"], "datasets": [{"label": "sales", "data": [61]}]},
+    }
     examples: dict[str, dict[str, Any]] = {
-        "write_file": {"name": "draft.md", "content": "# Draft\n", "encoding": None},
+        "write_file": {"name": "draft.json", "content": {"draft": True}, "encoding": None},
         "download_from_data_source": {"service": "samples", "path": "sales.csv"},
         "render_document": {
             "markdown": "# Report\n\nAll good.",
@@ -70,7 +73,7 @@ def example(name: str) -> dict[str, Any]:
             "formats": ["html"],
             "title": None,
         },
-        "create_chart": {**chart, "title": "Sales", "x_label": None, "y_label": None, "name": None},
+        "create_chart": {"spec": chart, "name": "Sales"},
         "read_documents": {"documentList": f'```json\n["docItem:{w.document_id}"]\n```'},
         "list_documents": {},
         "read_file": {"file_id": w.file_id, "max_chars": None},

@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -31,6 +32,7 @@ from docbinder.integrations.mcp import (
     is_loopback,
     token_hash,
 )
+from tests.integration.shapes import CALLS, CHARTJS, check_stored
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import ALICE, png_bytes
 
@@ -142,6 +144,47 @@ def test_tool_list_carries_schemas_and_hints(binder: DocBinder) -> None:
     assert tools["write_file"].annotations.read_only_hint is False
     assert tools["list_files"].annotations.read_only_hint is True
     assert tools["read_documents"].input_schema["properties"]["documentList"].get("type") is None
+    content = tools["write_file"].input_schema["properties"]["content"]
+    assert {"type": "object", "additionalProperties": True} in content["anyOf"]
+    assert "data:image/png;base64," in content["description"]
+
+
+# -- tolerant arguments ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_model_shaped_arguments_through_the_mcp_client(binder: DocBinder, mode: str) -> None:
+    """Issue 20 over MCP: each shape passes the published schema and is stored as meant."""
+    run = binder.start_new_run(ALICE)
+    server = DocbinderMcpServer(binder, ALICE, workflow_id=run.context.workflow_id)
+
+    async def body(client: Client) -> dict[str, tuple[str, bool]]:
+        schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        results: dict[str, tuple[str, bool]] = {}
+        for key, tool, arguments in CALLS:
+            Draft202012Validator(schemas[tool]).validate(arguments)
+            result = await client.call_tool(tool, arguments)
+            results[key] = (first_text(result), bool(result.is_error))
+        return results
+
+    check_stored(run, run_client(server, mode, body))
+
+
+def test_a_flattened_chart_spec_and_loose_consuming_arguments(binder: DocBinder) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+
+    async def body(client: Client) -> tuple[Any, Any, Any]:
+        chart = await client.call_tool("create_chart", {**CHARTJS, "name": "revenue.png"})
+        listed = await client.call_tool("list_files", {"limit": "1"})
+        searched = await client.call_tool(
+            "search_in_file_content", {"query": "x", "file_ids": "a, b", "limit": "5"}
+        )
+        return chart, listed, searched
+
+    chart, listed, searched = run_client(server, "legacy", body)
+    assert first_text(chart).startswith("Created chart 'revenue.png' (")
+    assert first_text(listed).startswith("1 file(s), newest first:")
+    assert searched.is_error and first_text(searched) == "file a not found"
 
 
 # -- HTTP host and bearer tokens ------------------------------------------------------------

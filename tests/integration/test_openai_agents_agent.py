@@ -20,6 +20,7 @@ pytest.importorskip("agents")
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.items import ToolCallOutputItem
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from jsonschema import Draft202012Validator, ValidationError
 
 from docbinder.integrations.openai_agents import docbinder_tools, strict_parameters
 from docbinder.toolset import DocbinderToolset
@@ -33,6 +34,7 @@ from tests.integration.frameworks import (
     sloppy,
     sqlite_binder,
 )
+from tests.integration.shapes import CALLS, STRICT_CALLS, check_stored, strict_problems
 
 
 def output_of(call: ModelCall, call_id: str) -> Any:
@@ -198,3 +200,32 @@ def test_strict_schemas_make_optional_arguments_nullable() -> None:
     assert strict["properties"]["documentList"]["anyOf"][0] == {"type": "string"}
     assert parameters["properties"]["limit"] == {"type": "integer", "default": 10}
     assert parameters["required"] == ["name", "documentList"]  # the shared schema is unchanged
+
+
+def test_model_shaped_arguments_under_strict_schemas(tmp_path: Path) -> None:
+    """Issue 20 through the Runner: strict schemas, objects sent as JSON text, same results."""
+    binder = sqlite_binder(tmp_path)
+    run = binder.start_new_run(ALICE)
+    seen: dict[str, Any] = {}
+
+    def finish(call: ModelCall) -> Any:
+        seen.update({key: output_of(call, key) for key, _, _ in STRICT_CALLS})
+        return [assistant_message("Done.")]
+
+    calls = [function_call(tool, args, call_id=key) for key, tool, args in STRICT_CALLS]
+    tools = docbinder_tools(DocbinderToolset(run))
+    model, _ = run_agent(tools, [calls, ModelStep.respond(finish)])
+
+    offered = {t.name: t for t in model.calls[0].tools if isinstance(t, FunctionTool)}
+    for name, tool in offered.items():
+        assert tool.strict_json_schema
+        assert strict_problems(tool.params_json_schema) == [], name
+    for _, tool_name, args in STRICT_CALLS:
+        Draft202012Validator(offered[tool_name].params_json_schema).validate(args)
+    as_objects = {key: (tool, args) for key, tool, args in CALLS}
+    for key in ("chart", "json"):  # under strict mode an object is sent as JSON text
+        tool_name, args = as_objects[key]
+        with pytest.raises(ValidationError):
+            Draft202012Validator(offered[tool_name].params_json_schema).validate(args)
+    # The SDK gives a failure to the model as the output text: the reason is checked by text.
+    check_stored(run, {key: (str(seen[key]), key == "wrong") for key in seen})

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
+from jsonschema import Draft202012Validator
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     BinaryContent,
@@ -25,6 +26,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
 
 from docbinder.integrations.pydantic_ai import docbinder_toolset
 from docbinder.toolset import DocbinderToolset
@@ -38,6 +40,7 @@ from tests.integration.frameworks import (
     sloppy,
     sqlite_binder,
 )
+from tests.integration.shapes import CALLS, check_stored
 
 
 def returned(messages: list[ModelMessage], call_id: str) -> ToolReturnPart:
@@ -140,3 +143,38 @@ def test_a_failed_call_reaches_the_model_as_a_failed_tool_result(tmp_path: Path)
     message = failed.model_response_str(wrap_if_error=False)
     assert message and "\n" not in message and "Traceback" not in message
     assert run.list_files() == []
+
+
+def test_model_shaped_arguments_in_an_agent_run(tmp_path: Path) -> None:
+    """Issue 20 through pydantic-ai: objects in the arguments, strict mode off where they are."""
+    binder = sqlite_binder(tmp_path)
+    run = binder.start_new_run(ALICE)
+    turns: list[list[ModelMessage]] = []
+    offered: dict[str, Any] = {}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turns.append(list(messages))
+        offered.update({t.name: t for t in info.function_tools})
+        if len(turns) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart(tool, args, tool_call_id=key) for key, tool, args in CALLS]
+            )
+        return ModelResponse(parts=[TextPart("Done.")])
+
+    agent = Agent(FunctionModel(model), toolsets=[docbinder_toolset(DocbinderToolset(run))])
+    assert agent.run_sync("Do it all.").output == "Done."
+
+    results = {}
+    for key, tool, args in CALLS:
+        Draft202012Validator(offered[tool].parameters_json_schema).validate(args)
+        part = returned(turns[1], key)
+        results[key] = (part.model_response_str(wrap_if_error=False), part.outcome == "failed")
+    check_stored(run, results)
+    assert {name for name, t in offered.items() if t.strict is False} == {
+        "write_file",
+        "create_chart",
+        "read_documents",
+    }
+    transformer = OpenAIJsonSchemaTransformer(offered["create_chart"].parameters_json_schema)
+    spec = transformer.walk()["properties"]["spec"]
+    assert {"type": "object", "additionalProperties": True, "properties": {}} in spec["anyOf"]

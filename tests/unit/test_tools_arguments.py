@@ -18,12 +18,16 @@ from docbinder.domain.model import ContentKind
 from docbinder.tools import create_chart, generate_image, render_document, write_file
 from docbinder.tools.arguments import (
     ACCEPTED_SHAPES,
+    ArgumentShapes,
+    Shape,
+    coerce_base64,
     coerce_bool,
     coerce_choices,
     coerce_file_content,
     coerce_file_name,
     coerce_int,
     coerce_number,
+    coerce_string_list,
     strip_fence,
 )
 from docbinder.tools.images import GeneratedImage
@@ -489,3 +493,45 @@ def test_accepted_shapes_cover_every_coerced_argument() -> None:
     ):
         assert keys.pop(key).strip()
     assert all(k.count(".") == 1 for k in keys)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("a1", ("a1",)),
+        (" a1, b2 ;c3  d4 ", ("a1", "b2", "c3", "d4")),
+        ('["a1", "b2"]', ("a1", "b2")),
+        ("[a1, b2]", ("a1", "b2")),
+        (["a1", " 'b2' ", "a1"], ("a1", "b2")),
+        ("```\na1\n```", ("a1",)),
+    ],
+)
+def test_lists_of_identifiers(value: Any, expected: tuple[str, ...]) -> None:
+    assert coerce_string_list(value, "the file ids", example='["<id>"]') == expected
+
+
+@pytest.mark.parametrize("value", [None, 3, ["a", 1], " , ", []])
+def test_lists_of_identifiers_refused(value: Any) -> None:
+    with pytest.raises(InvalidInput, match=r"^the file ids: got .*; accepted: a list of strings"):
+        coerce_string_list(value, "the file ids", example='["<id>"]')
+
+
+def test_base64_in_any_common_form() -> None:
+    data = bytes(range(250, 256)) + b"hello"
+    standard = base64.b64encode(data).decode()
+    assert coerce_base64(standard, "x") == data
+    assert coerce_base64(base64.urlsafe_b64encode(data).decode().rstrip("="), "x") == data
+    assert coerce_base64(f"```\n{standard[:8]}\n{standard[8:]}\n```", "x") == data
+    with pytest.raises(InvalidInput, match=r"^x: got 'not base64!' \(str\); accepted: base64"):
+        coerce_base64("not base64!", "x")
+
+
+def test_argument_descriptions_list_each_shape_with_its_example() -> None:
+    shapes = ArgumentShapes(
+        (Shape("a list", ["pdf", "html"]), Shape('a "quoted" string', 'say "hi"')), "Default html."
+    )
+    assert shapes.brief == 'a list; a "quoted" string'
+    assert shapes.described == (
+        'A list, e.g. ["pdf", "html"]; a "quoted" string, e.g. \'say "hi"\'. Default html.'
+    )
+    assert shapes.examples == (["pdf", "html"], 'say "hi"')

@@ -9,18 +9,21 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from jsonschema import Draft202012Validator
 
 from docbinder.application import DocBinder, Run
 from docbinder.domain.model import ContentKind, Principal
 from docbinder.tools import LocalDirectorySource, OpenAICompatibleImageGenerator
 from docbinder.tools.datasources import Download
 from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
+from docbinder.toolset.specs import strict_schema
+from tests.integration.shapes import strict_problems
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import (
     ALICE,
@@ -79,28 +82,6 @@ def ok(outcome: ToolOutcome) -> ToolOutcome:
 # -- specs ------------------------------------------------------------------------------------
 
 
-def _strict_problems(schema: Mapping[str, Any], where: str) -> list[str]:
-    """Violations of OpenAI strict mode in ``schema`` (objects closed, every property required)."""
-    problems: list[str] = []
-    types = schema.get("type")
-    is_object = types == "object" or (isinstance(types, list) and "object" in types)
-    if is_object:
-        props = schema.get("properties", {})
-        if schema.get("additionalProperties") is not False:
-            problems.append(f"{where}: additionalProperties is not false")
-        if sorted(schema.get("required", [])) != sorted(props):
-            problems.append(f"{where}: not every property is required")
-        for key, sub in props.items():
-            if not sub.get("type") and "anyOf" not in sub:
-                problems.append(f"{where}.{key}: no type")
-            problems += _strict_problems(sub, f"{where}.{key}")
-    if "items" in schema:
-        problems += _strict_problems(schema["items"], f"{where}[]")
-    for option in schema.get("anyOf", []):
-        problems += _strict_problems(option, f"{where}|")
-    return problems
-
-
 def test_full_configuration_offers_every_tool_in_a_fixed_order(run: Run, tmp_path: Path) -> None:
     generator = OpenAICompatibleImageGenerator("http://127.0.0.1:9/v1", trust_env=False)
     toolset = DocbinderToolset(
@@ -125,7 +106,11 @@ def test_default_configuration_leaves_out_unconfigured_tools(toolset: DocbinderT
         toolset.spec("generate_image")
 
 
-def test_schemas_are_strict_except_read_documents(run: Run, tmp_path: Path) -> None:
+NOT_STRICT = {"write_file", "create_chart", "read_documents"}
+"""The tools with an argument that takes any JSON value (ADR 0023)."""
+
+
+def test_schemas_are_strict_or_come_with_a_strict_encoding(run: Run, tmp_path: Path) -> None:
     generator = OpenAICompatibleImageGenerator("http://127.0.0.1:9/v1", trust_env=False)
     toolset = DocbinderToolset(
         run, data_sources={"inbox": LocalDirectorySource(tmp_path)}, image_generator=generator
@@ -135,15 +120,22 @@ def test_schemas_are_strict_except_read_documents(run: Run, tmp_path: Path) -> N
         assert spec.parameters["type"] == "object"
         assert spec.parameters["additionalProperties"] is False
         json.dumps(spec.parameters)  # plain JSON
-        if spec.name == "read_documents":
+        Draft202012Validator.check_schema(dict(spec.parameters))
+        strict = strict_schema(spec)
+        Draft202012Validator.check_schema(strict)
+        assert strict_problems(strict) == [], spec.name
+        assert list(strict["properties"]) == list(spec.parameters["properties"])
+        if spec.name in NOT_STRICT:
             assert spec.strict is False
-            assert spec.parameters["required"] == ["documentList"]
-            assert "type" not in spec.parameters["properties"]["documentList"]
+            assert strict_problems(spec.parameters) != []
+            assert spec.strict_parameters is not None
         else:
-            assert spec.strict is True
-            assert _strict_problems(spec.parameters, spec.name) == []
+            assert spec.strict is True and spec.strict_parameters is None
+            assert strict_problems(spec.parameters) == []
+            assert strict == {**spec.parameters, "required": list(spec.parameters["properties"])}
         if spec.produces_files:
             assert "docItem:" in spec.description and "documentList" in spec.description
+    assert "type" not in toolset.spec("read_documents").parameters["properties"]["documentList"]
 
 
 # -- producing --------------------------------------------------------------------------------
@@ -187,7 +179,10 @@ def test_write_file_refuses_bad_base64_and_stores_nothing(
         "write_file", {"name": "x.bin", "content": "not base64!!", "encoding": "base64"}
     )
     assert outcome.is_error
-    assert outcome.text == "content is not valid base64 (encoding 'base64')"
+    assert outcome.text == (
+        "the content (encoding 'base64'): got 'not base64!!' (str); "
+        'accepted: base64 text (RFC 4648); example: "aGVsbG8="'
+    )
     assert run.list_files() == []
 
 
