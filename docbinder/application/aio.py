@@ -43,6 +43,7 @@ from docbinder.application.resolve import Resolution
 from docbinder.application.update import FileUpdate
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.ports.blobs import BlobReader
 
 T = TypeVar("T")
 
@@ -130,7 +131,7 @@ class AsyncChunks:
     when exhausted too. Errors while reading: :class:`StorageError`.
     """
 
-    def __init__(self, chunks: Iterator[bytes], runner: _Runner) -> None:
+    def __init__(self, chunks: BlobReader, runner: _Runner) -> None:
         self._chunks = chunks
         self._run = runner
         self._closed = False
@@ -158,10 +159,8 @@ class AsyncChunks:
         if self._closed:
             return
         self._closed = True
-        close = getattr(self._chunks, "close", None)
-        if callable(close):
-            with anyio.CancelScope(shield=True):
-                await self._run(close)
+        with anyio.CancelScope(shield=True):
+            await self._run(self._chunks.close)
 
     async def __aenter__(self) -> AsyncChunks:
         return self

@@ -11,7 +11,7 @@ A host framework builds one ``DocBinder`` (usually through
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -37,7 +37,7 @@ from docbinder.application.versions import FileVersions
 from docbinder.application.workflows import Workflows
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -269,9 +269,21 @@ class Run:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
         return self.binder.get_file(self.principal, file_id)
 
-    def open_file(self, file_id: str) -> Iterator[bytes]:
-        """A readable FileItem's bytes as chunks."""
-        return self.binder.get_file.open(self.principal, file_id)
+    def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
+        """A readable FileItem's bytes as a :class:`BlobReader`; use it in a ``with`` block.
+
+        Chunks hold at most ``chunk_size`` bytes. Raises
+        :class:`FileItemNotFound` and :class:`BlobMissing` at call time.
+        """
+        return self.binder.get_file.open(self.principal, file_id, chunk_size)
+
+    def read_file(self, file_id: str) -> bytes:
+        """The whole content of a readable file, in memory (for small files).
+
+        The stream is closed before returning; errors as :meth:`open_file`.
+        """
+        with self.open_file(file_id) as chunks:
+            return b"".join(chunks)
 
     def list_files(self, *, limit: int | None = None) -> list[FileItem]:
         """FileItems the principal may read in its mandate, newest first."""

@@ -106,7 +106,7 @@ class BridgeContract:
         assert len(warnings) == 1
         assert "no workflow bound" in warnings[0].getMessage()
         # the file is still readable by file id
-        assert b"".join(run.open_file(result.item.id)) == b"hello"
+        assert run.read_file(result.item.id) == b"hello"
 
     def test_strict_attach_without_workflow_raises(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_run(u1)
@@ -194,7 +194,8 @@ class BridgeContract:
         assert one.item.id != two.item.id
         assert (one.item.created_by, two.item.created_by) == ("u1", "u2")
         binder.delete_file(u2, two.item.id)
-        assert b"".join(binder.get_file.open(u1, one.item.id)) == b"bytes"
+        with binder.get_file.open(u1, one.item.id) as chunks:
+            assert b"".join(chunks) == b"bytes"
         with pytest.raises(FileItemNotFound):
             binder.get_file(u2, two.item.id)
 

@@ -20,6 +20,7 @@ import pytest
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.streams import ChunkReader
 from docbinder.aio import AsyncDocBinder, AsyncRun, build_async_binder
 from docbinder.application import DocBinder
 from docbinder.config import Settings
@@ -30,7 +31,7 @@ from docbinder.domain.errors import (
     WorkflowNotFound,
 )
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStore, Chunks, iter_chunks
+from docbinder.ports.blobs import BlobReader, BlobStore, Chunks, iter_chunks
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -89,30 +90,28 @@ class WatchedBlobs:
             self.resume.wait(30)
         return size
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
         inner = self.inner.open(key, chunk_size)
         watched = self
         if self.open_gate is not None:
             self.opening.set()
             self.open_gate.wait(30)
 
-        class Gated:
-            def __iter__(self) -> Gated:
-                return self
-
-            def __next__(self) -> bytes:
+        def gated() -> Iterator[bytes]:
+            while True:
                 if watched.read_gate is not None:
                     watched.reading.set()
                     watched.read_gate.wait(30)
-                return next(inner)
+                chunk = next(inner, None)
+                if chunk is None:
+                    return
+                yield chunk
 
-            def close(self) -> None:
-                watched.closed += 1
-                close = getattr(inner, "close", None)
-                if callable(close):
-                    close()
+        def close() -> None:
+            watched.closed += 1
+            inner.close()
 
-        return Gated()
+        return ChunkReader(gated(), close)
 
     def stat(self, key: str) -> Any:
         return self.inner.stat(key)

@@ -612,13 +612,14 @@ def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
         import base64
 
         item = binder.get_file(STATE.principal, file_id)
-        data = b"".join(binder.get_file.open(STATE.principal, file_id))
+        with binder.get_file.open(STATE.principal, file_id) as chunks:
+            data = b"".join(chunks)
         emit_json({"file": item, "base64": base64.b64encode(data).decode("ascii")})
         return
-    chunks = binder.get_file.open(STATE.principal, file_id)
     sink: BinaryIO = sys.stdout.buffer
-    for chunk in chunks:
-        sink.write(chunk)
+    with binder.get_file.open(STATE.principal, file_id) as chunks:
+        for chunk in chunks:
+            sink.write(chunk)
     sink.flush()
 
 
