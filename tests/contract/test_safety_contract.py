@@ -287,6 +287,19 @@ def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: 
     assert [m.documents[0].id for m in messages] == [mine.document_id]
 
 
+def test_a_forged_run_context_cannot_advance_another_tenants_counters(stack: Stack) -> None:
+    binder = stack.binder()
+    alice = binder.start_new_run(ALICE)
+    alice.advance(round=2)
+    assert alice.workflow is not None
+    run = _forged_run(binder, alice.workflow)
+    with pytest.raises(WorkflowNotFound):
+        run.next_round()
+    with pytest.raises(WorkflowNotFound):
+        run.advance(round=7)
+    assert binder.workflows.get(ALICE, alice.workflow.id).counters.as_tuple() == (2, 0, 0)
+
+
 def test_a_forged_run_context_learns_nothing_from_resolve(stack: Stack) -> None:
     binder = stack.binder()
     alice = binder.start_new_run(ALICE)
