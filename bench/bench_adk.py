@@ -180,7 +180,8 @@ class DocbinderSide:
                 if not resolution.ok:
                     raise SystemExit(f"docbinder could not resolve {name}")
                 item = resolution.documents[0].file
-                got = sum(len(chunk) for chunk in blobs.open(item.blob_key))
+                with blobs.open(item.blob_key) as chunks:
+                    got = sum(len(chunk) for chunk in chunks)
                 if got != size:
                     raise SystemExit(f"docbinder returned the wrong size for {name}")
             seconds = time.perf_counter() - started

@@ -1,9 +1,11 @@
 """docbinder: make files produced by AI-agent tools usable by the tools that come after them."""
 
+from docbinder.domain.counters import CounterLevel, WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
     BlobMissing,
     ConfigurationError,
+    CountersWouldGoBack,
     DocbinderError,
     FileItemNotFound,
     InvalidInput,
@@ -45,6 +47,8 @@ __all__ = [
     "ConfigurationError",
     "ContentKind",
     "ContentPart",
+    "CounterLevel",
+    "CountersWouldGoBack",
     "DocbinderError",
     "DocumentItemReference",
     "DocumentListReference",
@@ -64,6 +68,7 @@ __all__ = [
     "StorageError",
     "VersionSeries",
     "VersionTaken",
+    "WorkflowCounters",
     "WorkflowNotFound",
     "coerce_document_references",
 ]

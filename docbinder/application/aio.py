@@ -41,8 +41,10 @@ from docbinder.application.files import DuplicateCheck, FileData, StoredFile
 from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
 from docbinder.application.resolve import Resolution
 from docbinder.application.update import FileUpdate
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.ports.blobs import BlobReader
 
 T = TypeVar("T")
 
@@ -130,7 +132,7 @@ class AsyncChunks:
     when exhausted too. Errors while reading: :class:`StorageError`.
     """
 
-    def __init__(self, chunks: Iterator[bytes], runner: _Runner) -> None:
+    def __init__(self, chunks: BlobReader, runner: _Runner) -> None:
         self._chunks = chunks
         self._run = runner
         self._closed = False
@@ -158,10 +160,8 @@ class AsyncChunks:
         if self._closed:
             return
         self._closed = True
-        close = getattr(self._chunks, "close", None)
-        if callable(close):
-            with anyio.CancelScope(shield=True):
-                await self._run(close)
+        with anyio.CancelScope(shield=True):
+            await self._run(self._chunks.close)
 
     async def __aenter__(self) -> AsyncChunks:
         return self
@@ -387,6 +387,29 @@ class AsyncRun:
     def workflow(self) -> ChatWorkflow | None:
         """The run's in-memory workflow, or ``None``."""
         return self.sync.workflow
+
+    @property
+    def counters(self) -> WorkflowCounters | None:
+        """As :attr:`Run.counters`: round, task and action as this run last saw them."""
+        return self.sync.counters
+
+    async def advance(
+        self, *, round: int | None = None, task: int | None = None, action: int | None = None
+    ) -> WorkflowCounters:
+        """As :meth:`Run.advance`: absolute round/task/action, lower levels not given become 0."""
+        return await self._run(self.sync.advance, round=round, task=task, action=action)
+
+    async def next_round(self) -> WorkflowCounters:
+        """As :meth:`Run.next_round`."""
+        return await self._run(self.sync.next_round)
+
+    async def next_task(self) -> WorkflowCounters:
+        """As :meth:`Run.next_task`."""
+        return await self._run(self.sync.next_task)
+
+    async def next_action(self) -> WorkflowCounters:
+        """As :meth:`Run.next_action`."""
+        return await self._run(self.sync.next_action)
 
     async def store_file(
         self,

@@ -16,6 +16,7 @@ import attrs
 from docbinder.application.access import AccessPolicy
 from docbinder.application.context import RunContext
 from docbinder.domain.access import Action
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
     DocbinderError,
@@ -220,6 +221,9 @@ class AttachFiles:
     def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
         """After the commit: append ``stored`` to the run's in-memory workflow and log it."""
         ctx.append_message(stored)
+        ctx.set_counters(
+            WorkflowCounters(stored.round_number, stored.task_number, stored.action_number)
+        )
         log.info(
             "attached %d document(s) to workflow %s as message %s (label %s)",
             len(stored.documents),

@@ -11,7 +11,7 @@ A host framework builds one ``DocBinder`` (usually through
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -19,6 +19,7 @@ from docbinder.application.access import AccessPolicy
 from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
+from docbinder.application.counters import AdvanceCounters
 from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.files import (
     CheckDuplicate,
@@ -35,9 +36,10 @@ from docbinder.application.results import format_tool_file_result
 from docbinder.application.update import UpdateFileContent
 from docbinder.application.versions import FileVersions
 from docbinder.application.workflows import Workflows
+from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
 from docbinder.ports.authorizer import Authorizer
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -122,6 +124,7 @@ class DocBinder:
         self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)
         self.produce_file = ProduceFile(self.store_file, self.attach_files)
         self.workflows = Workflows(uow_factory, self.access, clock, ids, reader)
+        self.advance_counters = AdvanceCounters(uow_factory, self.access)
         self.resolve = ResolveDocumentList(reader, blobs, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
@@ -176,6 +179,50 @@ class Run:
     def workflow(self) -> ChatWorkflow | None:
         """The run's in-memory workflow (with the messages this run created), or ``None``."""
         return self.context.workflow
+
+    @property
+    def counters(self) -> WorkflowCounters | None:
+        """The workflow's round, task and action as this run last saw them, or ``None``.
+
+        Seen at the start of the run, and stored by this run's last
+        :meth:`advance` or attach; another run of the workflow may have moved
+        them on since (``binder.workflows.get(...).counters`` reads them).
+        """
+        workflow = self.context.bound_workflow
+        return workflow.counters if workflow is not None else None
+
+    def advance(
+        self, *, round: int | None = None, task: int | None = None, action: int | None = None
+    ) -> WorkflowCounters:
+        """Set the workflow's round, task and/or action (absolute numbers); return them.
+
+        Lower levels not given become 0 (``advance(round=2)`` is round 2, task
+        0, action 0; ``advance(task=3)`` keeps the round). Stored at once for
+        every run of the workflow; documents attached afterwards carry them.
+        Setting the numbers it already has changes nothing. Raises
+        :class:`InvalidInput` (not a whole number from 0 to 2**31 - 1, or no
+        level given), :class:`CountersWouldGoBack` (the workflow is already
+        further; nothing changed), :class:`NoActiveWorkflow`,
+        :class:`AccessDenied` (no ``update`` right), :class:`WorkflowNotFound`.
+        """
+        return self.binder.advance_counters(
+            self.context, CounterStep.to(round=round, task=task, action=action)
+        )
+
+    def next_round(self) -> WorkflowCounters:
+        """Start the next round, task and action back to 0; errors as :meth:`advance`."""
+        return self.binder.advance_counters(self.context, CounterStep.next(CounterLevel.ROUND))
+
+    def next_task(self) -> WorkflowCounters:
+        """Start the next task of the round, action back to 0; errors as :meth:`advance`."""
+        return self.binder.advance_counters(self.context, CounterStep.next(CounterLevel.TASK))
+
+    def next_action(self) -> WorkflowCounters:
+        """Start the next action of the task, atomically; errors as :meth:`advance`.
+
+        Two runs calling it at once get two different action numbers.
+        """
+        return self.binder.advance_counters(self.context, CounterStep.next(CounterLevel.ACTION))
 
     def store_file(
         self,
@@ -269,9 +316,21 @@ class Run:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
         return self.binder.get_file(self.principal, file_id)
 
-    def open_file(self, file_id: str) -> Iterator[bytes]:
-        """A readable FileItem's bytes as chunks."""
-        return self.binder.get_file.open(self.principal, file_id)
+    def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
+        """A readable FileItem's bytes as a :class:`BlobReader`; use it in a ``with`` block.
+
+        Chunks hold at most ``chunk_size`` bytes. Raises
+        :class:`FileItemNotFound` and :class:`BlobMissing` at call time.
+        """
+        return self.binder.get_file.open(self.principal, file_id, chunk_size)
+
+    def read_file(self, file_id: str) -> bytes:
+        """The whole content of a readable file, in memory (for small files).
+
+        The stream is closed before returning; errors as :meth:`open_file`.
+        """
+        with self.open_file(file_id) as chunks:
+            return b"".join(chunks)
 
     def list_files(self, *, limit: int | None = None) -> list[FileItem]:
         """FileItems the principal may read in its mandate, newest first."""

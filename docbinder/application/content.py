@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator
 
 import attrs
 
@@ -48,9 +49,13 @@ class ContentResult:
         return tuple(p for d in self.documents for p in d.parts)
 
 
-def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Iterator[bytes]:
-    """The blob's chunks, opened at the first read: a cache hit never fetches the bytes."""
-    yield from blobs.open(item.blob_key)
+def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Generator[bytes, None, None]:
+    """The blob's chunks, opened at the first read: a cache hit never fetches the bytes.
+
+    Closing the generator (the caller does, however extraction ends) closes the blob.
+    """
+    with blobs.open(item.blob_key) as chunks:
+        yield from chunks
 
 
 class GetContent:
@@ -80,7 +85,8 @@ class GetContent:
         for resolved in resolution.documents:
             doc, item = resolved.document, resolved.file
             try:
-                parts = self._extractor.extract(doc.id, item, _opened_on_demand(self._blobs, item))
+                with contextlib.closing(_opened_on_demand(self._blobs, item)) as chunks:
+                    parts = self._extractor.extract(doc.id, item, chunks)
             except BlobMissing:
                 log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
                 unresolved.append(

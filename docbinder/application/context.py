@@ -12,6 +12,7 @@ import threading
 
 import attrs
 
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import NoActiveWorkflow
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal
 
@@ -51,7 +52,10 @@ class RunContext:
 
     @property
     def bound_workflow(self) -> ChatWorkflow | None:
-        """The workflow as bound at the start of the run (id, scope, counters), or ``None``.
+        """The workflow as bound at the start of the run (id, scope), or ``None``.
+
+        Its round/task/action are the newest this run has seen: at the start,
+        or stored by this run's last advance or attach (:meth:`set_counters`).
 
         Cheaper than :attr:`workflow`: the messages this run added are not included.
         """
@@ -71,6 +75,24 @@ class RunContext:
         if self._bound is None:
             raise NoActiveWorkflow(f"{operation} needs an active workflow and none is bound")
         return self._bound
+
+    def set_counters(self, counters: WorkflowCounters) -> None:
+        """Record the workflow's counters as just stored (after an advance), if they moved on.
+
+        The in-memory workflow never goes back: counters behind the ones it has
+        (an older read racing a newer one) are ignored.
+        """
+        with self._lock:
+            bound = self._bound
+            if bound is None or counters.as_tuple() <= bound.counters.as_tuple():
+                return
+            self._bound = attrs.evolve(
+                bound,
+                current_round=counters.round,
+                current_task=counters.task,
+                current_action=counters.action,
+            )
+            self._view = None
 
     def append_message(self, message: ChatMessage) -> None:
         """Append a stored message to the in-memory workflow so this run sees it at once."""

@@ -27,7 +27,7 @@ from docbinder.domain.errors import (
     StorageError,
 )
 from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
-from docbinder.ports.blobs import BlobStore, Chunks, check_blob_key, iter_chunks
+from docbinder.ports.blobs import BlobReader, BlobStore, Chunks, check_blob_key, iter_chunks
 from docbinder.ports.extractor import SNIFF_BYTES, MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -623,10 +623,12 @@ class GetFile:
             raise FileItemNotFound(f"file {file_id} not found")
         return item
 
-    def open(
-        self, principal: Principal, file_id: str, chunk_size: int = 1 << 20
-    ) -> Iterator[bytes]:
-        """The file's bytes as chunks; :class:`FileItemNotFound`, :class:`BlobMissing`."""
+    def open(self, principal: Principal, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
+        """The file's bytes as a :class:`BlobReader`: use it in a ``with`` block.
+
+        Raises :class:`FileItemNotFound` (absent or not readable) and
+        :class:`BlobMissing` at call time.
+        """
         item = self(principal, file_id)
         return self._blobs.open(item.blob_key, chunk_size)
 

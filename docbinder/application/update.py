@@ -104,13 +104,8 @@ class UpdateFileContent:
         followed by ``data``; nothing is read whole into memory.
         """
         item = self.load_for_update(principal, file_id)
-        old = self._blobs.open(item.blob_key)
-        try:
+        with self._blobs.open(item.blob_key) as old:
             return self._switch(principal, item, itertools.chain(old, iter_chunks(data)))
-        finally:
-            close = getattr(old, "close", None)
-            if callable(close):
-                close()
 
     def replace(
         self,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -41,7 +41,7 @@ from docbinder.domain.errors import (
     VersionTaken,
 )
 from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -257,8 +257,10 @@ class FileVersions:
 
     def open(
         self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
-    ) -> Iterator[bytes]:
-        """The bytes of a version as chunks of at most ``chunk_size`` bytes.
+    ) -> BlobReader:
+        """The bytes of a version as a :class:`BlobReader` of at most ``chunk_size`` bytes a chunk.
+
+        Use it in a ``with`` block so the stream is closed however reading ends.
 
         Raises :class:`AccessDenied` if the principal may not read it,
         :class:`BlobMissing` if its blob is gone.
@@ -275,7 +277,8 @@ class FileVersions:
         again to join its chunks. Errors as :meth:`open`.
         """
         chunk = max(1, min(stored.item.size, WHOLE_READ_CHUNK))
-        return b"".join(self.open(principal, stored, chunk))
+        with self.open(principal, stored, chunk) as chunks:
+            return b"".join(chunks)
 
     def delete(self, principal: Principal, name: str, namespace: str = "") -> int:
         """Delete every version of ``name`` (metadata first, then blobs); return how many.

@@ -104,6 +104,22 @@ class UnsafeOperation(DocbinderError, RuntimeError):
     """
 
 
+class CountersWouldGoBack(Conflict):
+    """A change of a workflow's round/task/action would put them behind where they are.
+
+    ``current`` and ``requested`` are the stored and the refused
+    :class:`~docbinder.domain.counters.WorkflowCounters`; nothing was changed
+    (ADR 0026). Usually another run of the workflow advanced it first.
+    """
+
+    def __init__(self, current: object, requested: object) -> None:
+        super().__init__(
+            f"the workflow is at {current}; {requested} would go back, nothing was changed"
+        )
+        self.current = current
+        self.requested = requested
+
+
 class VersionTaken(Conflict):
     """Another save took that version number of the file name first; the save retries (B1)."""
 

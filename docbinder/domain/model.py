@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput
 
 MAX_FILE_NAME_LENGTH = 1024
@@ -359,6 +360,11 @@ class ChatWorkflow:
     current_task: int = attrs.field(default=0, validator=_check_non_negative)
     current_action: int = attrs.field(default=0, validator=_check_non_negative)
     messages: tuple[ChatMessage, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    @property
+    def counters(self) -> WorkflowCounters:
+        """``current_round``, ``current_task`` and ``current_action`` as one value (ADR 0026)."""
+        return WorkflowCounters(self.current_round, self.current_task, self.current_action)
 
 
 class ContentKind(enum.StrEnum):

@@ -7,7 +7,8 @@ import hmac
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import BinaryIO, Protocol
+from types import TracebackType
+from typing import BinaryIO, Protocol, Self
 
 import attrs
 
@@ -65,6 +66,43 @@ def _as_bytes(chunk: object) -> bytes:
         f"file data chunks must be bytes, not {type(chunk).__name__}"
         + (" (open the file in binary mode)" if isinstance(chunk, str) else "")
     )
+
+
+class BlobReader(Protocol):
+    """An open blob: an iterator of ``bytes`` chunks that owns a stream and is a context manager.
+
+    What :meth:`BlobStore.open` returns. Use it as ``with store.open(key) as
+    chunks: ...``: leaving the block closes the stream (file descriptor, HTTP
+    response) whether the consumer read everything, stopped early or raised.
+    It is also closed when exhausted. After :meth:`close` iteration yields
+    nothing more. Read faults while iterating raise :class:`StorageError`.
+    See ``docs/adr/0027-blob-reader-context-manager.md``.
+    """
+
+    def __iter__(self) -> Self:
+        """The reader itself: one pass over the blob."""
+        ...
+
+    def __next__(self) -> bytes:
+        """The next non-empty chunk; ``StopIteration`` at the end or once closed."""
+        ...
+
+    def close(self) -> None:
+        """Release the stream; safe to call more than once."""
+        ...
+
+    def __enter__(self) -> Self:
+        """The reader itself."""
+        ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the reader; exceptions propagate."""
+        ...
 
 
 @attrs.frozen
@@ -158,10 +196,12 @@ class BlobStore(Protocol):
         """
         ...
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        """Yield the blob's bytes in chunks of at most ``chunk_size`` bytes.
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
+        """Open the blob now: a :class:`BlobReader` of chunks of at most ``chunk_size`` bytes.
 
-        Raises :class:`BlobMissing` (before the first chunk) if ``key`` is absent.
+        Use it in a ``with`` block so the stream is closed however the reading
+        ends. Raises at call time :class:`BlobMissing` if ``key`` is absent and
+        :class:`InvalidInput` for a bad key or ``chunk_size < 1``.
         """
         ...
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol
 
+from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -182,6 +183,22 @@ class WorkflowRepository(Protocol):
 
     def update_workflow(self, workflow: ChatWorkflow) -> None:
         """Store status and round/task/action counters; :class:`WorkflowNotFound` if absent."""
+        ...
+
+    def advance_counters(self, workflow_id: str, step: CounterStep) -> WorkflowCounters:
+        """Apply ``step`` to the stored round/task/action in one atomic change; return the result.
+
+        Atomic against every other writer of the workflow: two runs that each
+        ask for the next task get two different task numbers, and an absolute
+        step is compared with the counters as stored at that moment (SQL: one
+        conditional ``UPDATE`` that locks the row until the unit ends). Raises
+        :class:`CountersWouldGoBack` (nothing changed) if the result would be
+        behind the stored counters, :class:`InvalidInput` if an increment
+        would pass :data:`~docbinder.domain.counters.MAX_COUNTER`, and
+        :class:`WorkflowNotFound` if the workflow is absent. See
+        :meth:`CounterStep.apply <docbinder.domain.counters.CounterStep.apply>`
+        for the rule.
+        """
         ...
 
     def add_message(self, message: ChatMessage) -> ChatMessage:

@@ -46,7 +46,8 @@ def _has_text(item: FileItem) -> bool:
 
 def _text_parts(run: Run, item: FileItem, max_chars: int | None = None) -> list[ContentPart]:
     """The text parts of a (readable) FileItem, through the binder's content extractor."""
-    parts = run.binder.extractor.extract(item.id, item, run.binder.blobs.open(item.blob_key))
+    with run.binder.blobs.open(item.blob_key) as chunks:
+        parts = run.binder.extractor.extract(item.id, item, chunks)
     return [p for p in parts if p.kind == ContentKind.TEXT and p.text is not None]
 
 
@@ -126,7 +127,8 @@ def replace_in_file(
         raise InvalidInput(
             f"file '{item.file_name}' has {item.size} bytes; at most {MAX_EDIT_BYTES} can be edited"
         )
-    raw = _read_at_most(run.binder.blobs.open(item.blob_key), MAX_EDIT_BYTES, item)
+    with run.binder.blobs.open(item.blob_key) as chunks:
+        raw = _read_at_most(chunks, MAX_EDIT_BYTES, item)
     bom = codecs.BOM_UTF8 if raw.startswith(codecs.BOM_UTF8) else b""
     try:
         text = raw[len(bom) :].decode("utf-8")
@@ -156,17 +158,12 @@ def replace_in_file(
 
 def _read_at_most(chunks: Iterator[bytes], limit: int, item: FileItem) -> bytes:
     buffer = bytearray()
-    try:
-        for chunk in chunks:
-            buffer += chunk
-            if len(buffer) > limit:
-                raise InvalidInput(
-                    f"file '{item.file_name}' has more than {limit} bytes; it cannot be edited"
-                )
-    finally:
-        close = getattr(chunks, "close", None)
-        if callable(close):
-            close()
+    for chunk in chunks:
+        buffer += chunk
+        if len(buffer) > limit:
+            raise InvalidInput(
+                f"file '{item.file_name}' has more than {limit} bytes; it cannot be edited"
+            )
     return bytes(buffer)
 
 

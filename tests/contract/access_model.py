@@ -522,7 +522,8 @@ class AccessModel(RuleBasedStateMachine):
                         record.owner,
                         record.item.sha256,
                     )
-                    assert b"".join(self.binder.get_file.open(principal, record.id)) == record.data
+                    with self.binder.get_file.open(principal, record.id) as chunks:
+                        assert b"".join(chunks) == record.data
                     continue
                 for call in (self.binder.get_file, self.binder.get_file.open):
                     with pytest.raises(NotFound) as caught:

@@ -4,6 +4,9 @@ Subclass :class:`BlobStoreContract` once per adapter (name the subclass
 ``Test...``) and provide a ``store`` fixture that returns a fresh, empty store.
 Capabilities an adapter may lack are fixtures a subclass overrides
 (``supports_blob_and_prefix_key``), never ``isinstance`` branches here.
+``open_streams`` (optional) counts the streams the store holds open (file
+descriptors, HTTP responses), so the suite can see that every reader
+:meth:`~docbinder.ports.blobs.BlobStore.open` returned is closed.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import abc
 import hashlib
 import io
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -107,13 +110,15 @@ def failing(prefix: bytes, error: BaseException, pieces: int = 3) -> Iterator[by
 
 
 def read_all(store: BlobStore, key: str, chunk_size: int = MiB) -> bytes:
-    return b"".join(store.open(key, chunk_size))
+    with store.open(key, chunk_size) as chunks:
+        return b"".join(chunks)
 
 
 def sha256_of(store: BlobStore, key: str) -> str:
     digest = hashlib.sha256()
-    for chunk in store.open(key):
-        digest.update(chunk)
+    with store.open(key) as chunks:
+        for chunk in chunks:
+            digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -129,6 +134,11 @@ class BlobStoreContract(abc.ABC):
     def supports_blob_and_prefix_key(self) -> bool:
         """Whether ``a`` and ``a/b`` can both be blobs (not on a file tree)."""
         return True
+
+    @pytest.fixture
+    def open_streams(self, store: BlobStore) -> Callable[[], int] | None:
+        """How many streams of ``store`` are open now; ``None`` if the adapter cannot tell."""
+        return None
 
     # -- put: inputs and sizes --------------------------------------------
 
@@ -210,6 +220,81 @@ class BlobStoreContract(abc.ABC):
         assert next(iter(first)) == data[:500]
         assert b"".join(second) == data
         assert b"".join(first) == data[500:]
+
+    # -- open: the reader is a context manager that always closes its stream ----
+
+    def test_reader_closes_when_the_with_block_ends_early(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("early", [pattern(5000, seed=12)])
+        before = open_streams() if open_streams else 0
+        with store.open("early", 100) as chunks:
+            first = next(chunks)
+            if open_streams is not None:
+                assert open_streams() == before + 1
+        assert first == pattern(5000, seed=12)[:100]
+        assert list(chunks) == []  # closed: nothing more is read
+        if open_streams is not None:
+            assert open_streams() == before
+
+    def test_reader_closes_when_the_consumer_raises(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("raises", [pattern(5000, seed=13)])
+        before = open_streams() if open_streams else 0
+        with pytest.raises(Boom), store.open("raises", 10) as chunks:
+            for _chunk in chunks:
+                raise Boom("the consumer failed")
+        assert list(chunks) == []
+        if open_streams is not None:
+            assert open_streams() == before
+
+    def test_reader_closes_when_exhausted_and_close_is_idempotent(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("whole", [b"abc"])
+        before = open_streams() if open_streams else 0
+        reader = store.open("whole", 2)
+        assert b"".join(reader) == b"abc"
+        if open_streams is not None:
+            assert open_streams() == before
+        reader.close()
+        reader.close()
+        with reader as again:
+            assert again is reader
+            assert list(again) == []
+
+    def test_reader_of_an_empty_blob_closes(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("empty", [])
+        before = open_streams() if open_streams else 0
+        with store.open("empty") as chunks:
+            assert list(chunks) == []
+        if open_streams is not None:
+            assert open_streams() == before
+
+    def test_many_readers_left_early_leak_nothing(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("many", [pattern(4096, seed=14)])
+        before = open_streams() if open_streams else 0
+        for _ in range(20):
+            with store.open("many", 1) as chunks:
+                assert len(next(chunks)) == 1
+        if open_streams is not None:
+            assert open_streams() == before
+
+    @pytest.mark.parametrize("chunk_size", [0, -1])
+    def test_open_refuses_a_chunk_size_below_one(
+        self, store: BlobStore, chunk_size: int, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("c", [b"x"])
+        before = open_streams() if open_streams else 0
+        with pytest.raises(InvalidInput):
+            store.open("c", chunk_size)
+        if open_streams is not None:
+            assert open_streams() == before
 
     def test_open_absent_key_raises_at_call_time(self, store: BlobStore) -> None:
         with pytest.raises(BlobMissing) as caught:

@@ -17,8 +17,10 @@ from collections.abc import Callable
 import pytest
 
 from docbinder.application import DocBinder, UnresolvedReason
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
+    CountersWouldGoBack,
     FileItemNotFound,
     FileStillReferenced,
     InvalidInput,
@@ -106,7 +108,7 @@ class BridgeContract:
         assert len(warnings) == 1
         assert "no workflow bound" in warnings[0].getMessage()
         # the file is still readable by file id
-        assert b"".join(run.open_file(result.item.id)) == b"hello"
+        assert run.read_file(result.item.id) == b"hello"
 
     def test_strict_attach_without_workflow_raises(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_run(u1)
@@ -127,6 +129,110 @@ class BridgeContract:
         assert "permission denied" in caplog.text
         with pytest.raises(AccessDenied):
             run.attach(result.item)
+
+    # -- workflow counters (round / task / action, ADR 0026) ----------------------
+
+    def test_documents_carry_the_counters_current_when_attached(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        assert run.counters == WorkflowCounters(1, 0, 0)
+        run.produce_file("start.md", b"0", label="start")
+        assert run.next_task() == WorkflowCounters(1, 1, 0)
+        run.produce_file("task.md", b"1", label="task")
+        assert run.next_action() == WorkflowCounters(1, 1, 1)
+        one = run.store_file("one.csv", b"a\n1\n")
+        two = run.store_file("two.csv", b"b\n2\n")
+        run.persist_action_result([one, two], label="action result")
+        assert run.advance(round=2, action=4) == WorkflowCounters(2, 0, 4)
+        assert run.counters == WorkflowCounters(2, 0, 4)
+        run.attach(run.store_file("late.md", b"2"), label="late")
+        assert run.workflow is not None
+        stored = binder.workflows.messages(u1, run.workflow.id)
+        assert [
+            (m.documents_label, m.round_number, m.task_number, m.action_number) for m in stored
+        ] == [
+            ("start", 1, 0, 0),
+            ("task", 1, 1, 0),
+            ("action result", 1, 1, 1),
+            ("late", 2, 0, 4),
+        ]
+        numbers = [
+            (d.file_name, d.round_number, d.task_number, d.action_number)
+            for m in stored
+            for d in m.documents
+        ]
+        assert numbers == [
+            ("start.md", 1, 0, 0),
+            ("task.md", 1, 1, 0),
+            ("one.csv", 1, 1, 1),
+            ("two.csv", 1, 1, 1),
+            ("late.md", 2, 0, 4),
+        ]
+        # What the run holds in memory says the same as what was stored.
+        assert [d.action_number for m in run.workflow.messages for d in m.documents] == [
+            0,
+            0,
+            1,
+            1,
+            4,
+        ]
+
+    def test_counters_belong_to_the_workflow_and_survive_a_new_run(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        first = binder.start_new_run(u1)
+        assert first.workflow is not None
+        first.advance(round=3, task=2)
+        second = binder.start_run(u1, first.workflow.id)
+        assert second.counters == WorkflowCounters(3, 2, 0)
+        assert second.next_action() == WorkflowCounters(3, 2, 1)
+        # The first run attaches with the numbers as stored, not the ones it saw last.
+        produced = first.produce_file("after.md", b"x")
+        [doc] = binder.resolve(second.context, [produced.reference]).documents
+        assert (doc.document.round_number, doc.document.task_number) == (3, 2)
+        assert doc.document.action_number == 1
+        assert first.counters == WorkflowCounters(3, 2, 1)
+        assert binder.workflows.get(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
+        with pytest.raises(CountersWouldGoBack):
+            first.advance(task=1)
+        assert binder.start_run(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
+
+    @pytest.mark.parametrize(
+        "values",
+        [
+            {"round": -1},
+            {"task": True},
+            {"action": "2"},
+            {"round": 2.0},
+            {"task": 2**31},
+            {},
+            {"round": None, "task": None, "action": None},
+        ],
+        ids=repr,
+    )
+    def test_counter_values_that_are_not_whole_numbers_are_refused(
+        self, binder: DocBinder, u1: Principal, values: dict[str, object]
+    ) -> None:
+        run = binder.start_new_run(u1)
+        assert run.workflow is not None
+        with pytest.raises(InvalidInput):
+            run.advance(**values)  # type: ignore[arg-type]
+        assert binder.workflows.get(u1, run.workflow.id).counters == WorkflowCounters(1, 0, 0)
+
+    def test_advancing_needs_a_workflow_and_update_on_it(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        owner = binder.start_new_run(u1)
+        assert owner.workflow is not None
+        with pytest.raises(NoActiveWorkflow):
+            binder.start_run(u1).next_round()
+        reader = binder.start_run(Principal("u3", "m1", "f1", roles=("member",)), owner.workflow.id)
+        with pytest.raises(AccessDenied):
+            reader.next_round()
+        with pytest.raises(AccessDenied):
+            reader.advance(round=5)
+        assert binder.workflows.get(u1, owner.workflow.id).counters == WorkflowCounters(1, 0, 0)
 
     def test_labels_stay_unique_within_a_workflow(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_new_run(u1)
@@ -194,7 +300,8 @@ class BridgeContract:
         assert one.item.id != two.item.id
         assert (one.item.created_by, two.item.created_by) == ("u1", "u2")
         binder.delete_file(u2, two.item.id)
-        assert b"".join(binder.get_file.open(u1, one.item.id)) == b"bytes"
+        with binder.get_file.open(u1, one.item.id) as chunks:
+            assert b"".join(chunks) == b"bytes"
         with pytest.raises(FileItemNotFound):
             binder.get_file(u2, two.item.id)
 

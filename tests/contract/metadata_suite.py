@@ -9,21 +9,27 @@ fixture ``make_uow_factory``: a fresh, empty store's ``UnitOfWorkFactory``
 from __future__ import annotations
 
 import itertools
+import threading
 import unicodedata
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
+    CountersWouldGoBack,
     DuplicateFileItem,
     DuplicateLabel,
     FileItemNotFound,
+    InvalidInput,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -36,6 +42,8 @@ from docbinder.domain.model import (
     Scope,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+
+T = TypeVar("T")
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64
@@ -69,6 +77,23 @@ PROPERTY_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
 )
+
+
+THREADS = 8
+"""Threads that race in the concurrency cases, each with its own unit of work."""
+
+
+def at_once(work: Callable[[int], T]) -> list[T]:
+    """Run ``work(i)`` in :data:`THREADS` threads released together; their results in order."""
+    barrier = threading.Barrier(THREADS)
+
+    def run(i: int) -> T:
+        barrier.wait(timeout=30)
+        return work(i)
+
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        futures = [pool.submit(run, i) for i in range(THREADS)]
+        return [f.result(timeout=120) for f in futures]
 
 
 def new_id(prefix: str = "id") -> str:
@@ -658,6 +683,150 @@ class MetadataContract:
             rest = u.workflows.list_workflows("mandate-1", after=first[-1])
             assert first + rest == u.workflows.list_workflows("mandate-1")
             assert len(first + rest) == 6 and len(set(first + rest)) == 6
+
+    # -- workflow counters (round / task / action, ADR 0026) ----------------------
+
+    @staticmethod
+    def advance(
+        uow: Callable[[], UnitOfWork], workflow_id: str, step: CounterStep
+    ) -> WorkflowCounters:
+        with uow() as u:
+            counters = u.workflows.advance_counters(workflow_id, step)
+            u.commit()
+        return counters
+
+    @staticmethod
+    def stored_counters(uow: Callable[[], UnitOfWork], workflow_id: str) -> WorkflowCounters:
+        with uow() as u:
+            workflow = u.workflows.get_workflow(workflow_id)
+        assert workflow is not None
+        return workflow.counters
+
+    def test_a_new_workflow_is_in_round_one_with_no_task(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, 0)
+
+    def test_next_steps_count_up_and_reset_the_levels_below(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow, make_workflow(status="running"))
+        steps = ["task", "action", "action", "task", "round", "action"]
+        seen = [self.advance(uow, workflow.id, CounterStep.next(level)) for level in steps]
+        assert [c.as_tuple() for c in seen] == [
+            (1, 1, 0),
+            (1, 1, 1),
+            (1, 1, 2),
+            (1, 2, 0),
+            (2, 0, 0),
+            (2, 0, 1),
+        ]
+        with uow() as u:
+            stored = u.workflows.get_workflow(workflow.id)
+        assert stored == attrs.evolve(workflow, current_round=2, current_task=0, current_action=1)
+
+    def test_absolute_steps_set_their_level_and_keep_the_ones_above(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        assert self.advance(uow, workflow.id, CounterStep.to(round=3, action=2)).as_tuple() == (
+            3,
+            0,
+            2,
+        )
+        assert self.advance(uow, workflow.id, CounterStep.to(task=4)).as_tuple() == (3, 4, 0)
+        assert self.advance(uow, workflow.id, CounterStep.to(action=7)).as_tuple() == (3, 4, 7)
+        # The numbers it already has: nothing changes, nothing is refused.
+        assert self.advance(uow, workflow.id, CounterStep.to(action=7)).as_tuple() == (3, 4, 7)
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(3, 4, 7)
+
+    @pytest.mark.parametrize(
+        "step",
+        [
+            CounterStep.to(round=2),
+            CounterStep.to(round=3, task=3),
+            CounterStep.to(task=4, action=6),
+            CounterStep.to(task=1),
+            CounterStep.to(action=0),
+        ],
+        ids=repr,
+    )
+    def test_a_step_behind_the_stored_counters_is_refused_and_changes_nothing(
+        self, uow: Callable[[], UnitOfWork], step: CounterStep
+    ) -> None:
+        workflow = self.store_workflow(
+            uow, make_workflow(current_round=3, current_task=4, current_action=7)
+        )
+        with uow() as u:
+            with pytest.raises(CountersWouldGoBack) as caught:
+                u.workflows.advance_counters(workflow.id, step)
+            assert caught.value.current == WorkflowCounters(3, 4, 7)
+            # The unit stays usable after the refusal.
+            assert u.workflows.advance_counters(workflow.id, CounterStep.next("action")) == (
+                WorkflowCounters(3, 4, 8)
+            )
+            u.commit()
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(3, 4, 8)
+
+    def test_an_increment_past_the_largest_number_is_refused(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(
+            uow, make_workflow(current_round=5, current_task=MAX_COUNTER, current_action=3)
+        )
+        with uow() as u, pytest.raises(InvalidInput):
+            u.workflows.advance_counters(workflow.id, CounterStep.next("task"))
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(5, MAX_COUNTER, 3)
+        assert self.advance(uow, workflow.id, CounterStep.next("round")).as_tuple() == (6, 0, 0)
+
+    @pytest.mark.parametrize("step", [CounterStep.next("round"), CounterStep.to(task=1)], ids=repr)
+    def test_advancing_a_missing_workflow_raises(
+        self, uow: Callable[[], UnitOfWork], step: CounterStep
+    ) -> None:
+        with uow() as u, pytest.raises(WorkflowNotFound):
+            u.workflows.advance_counters(new_id("wf"), step)
+
+    def test_an_advance_rolled_back_is_not_kept(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        with uow() as u:
+            assert u.workflows.advance_counters(workflow.id, CounterStep.to(round=9)) == (
+                WorkflowCounters(9, 0, 0)
+            )
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, 0)
+
+    def test_advancing_leaves_the_message_numbering_alone(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        self.store_messages(uow, make_message(workflow, "first"))
+        self.advance(uow, workflow.id, CounterStep.next("round"))
+        (second,) = self.store_messages(uow, make_message(workflow, "second"))
+        assert second.sequence_nr == 2
+
+    def test_concurrent_increments_are_never_lost(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        outcomes = at_once(lambda _: self.advance(uow, workflow.id, CounterStep.next("action")))
+        assert sorted(c.action for c in outcomes) == list(range(1, THREADS + 1)), outcomes
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, THREADS)
+
+    def test_concurrent_absolute_steps_end_at_the_highest(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+
+        def step(i: int) -> WorkflowCounters | CountersWouldGoBack:
+            try:
+                return self.advance(uow, workflow.id, CounterStep.to(task=i + 1))
+            except CountersWouldGoBack as refused:
+                return refused
+
+        outcomes = at_once(step)
+        kept = [o.task for o in outcomes if isinstance(o, WorkflowCounters)]
+        refused = [o for o in outcomes if isinstance(o, CountersWouldGoBack)]
+        assert len(kept) + len(refused) == THREADS, outcomes
+        assert THREADS in kept
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, THREADS, 0)
 
     # -- messages --------------------------------------------------------------------
 

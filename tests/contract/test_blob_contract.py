@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,6 +25,22 @@ class TestMemoryBlobStore(BlobStoreContract):
     def store(self) -> BlobStore:
         return MemoryBlobStore()
 
+    @pytest.fixture
+    def open_streams(self, store: MemoryBlobStore) -> Callable[[], int]:
+        return lambda: store.open_readers
+
+
+def _descriptors_under(root: Path) -> int:
+    """How many of this process's file descriptors point into ``root`` (Linux ``/proc``)."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the descriptor listing the directory itself, already closed
+            continue
+        count += target.startswith(f"{root}{os.sep}")
+    return count
+
 
 class TestLocalDiskBlobStore(BlobStoreContract):
     @pytest.fixture
@@ -33,6 +51,38 @@ class TestLocalDiskBlobStore(BlobStoreContract):
     def supports_blob_and_prefix_key(self) -> bool:
         return False
 
+    @pytest.fixture
+    def open_streams(self, tmp_path: Path) -> Callable[[], int] | None:
+        if not os.path.isdir("/proc/self/fd"):
+            return None
+        root = (tmp_path / "blobs").resolve()
+        return lambda: _descriptors_under(root)
+
+
+def _count_open_bodies(client: S3Client) -> Iterator[Callable[[], int]]:
+    """Count ``GetObject`` response bodies of ``client`` not yet closed (botocore event hook)."""
+    open_bodies: set[int] = set()
+
+    def track(parsed: dict[str, Any], **_: Any) -> None:
+        body = parsed.get("Body")
+        if body is None:
+            return
+        open_bodies.add(id(body))
+        release = body.close
+
+        def close() -> None:
+            open_bodies.discard(id(body))
+            release()
+
+        body.close = close
+
+    hook = f"count-open-bodies-{uuid.uuid4().hex}"
+    client.meta.events.register("after-call.s3.GetObject", track, unique_id=hook)
+    try:
+        yield lambda: len(open_bodies)
+    finally:
+        client.meta.events.unregister("after-call.s3.GetObject", unique_id=hook)
+
 
 @pytest.mark.s3
 class TestS3BlobStore(BlobStoreContract):
@@ -41,6 +91,10 @@ class TestS3BlobStore(BlobStoreContract):
         return S3BlobStore(
             s3_bucket, f"contract/{uuid.uuid4().hex}", endpoint_url=s3_endpoint, client=s3_client
         )
+
+    @pytest.fixture
+    def open_streams(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
+        yield from _count_open_bodies(s3_client)
 
 
 @pytest.mark.s3
@@ -58,3 +112,7 @@ class TestS3MultipartBlobStore(BlobStoreContract):
             multipart_chunksize=5 << 20,
             max_concurrency=2,
         )
+
+    @pytest.fixture
+    def open_streams(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
+        yield from _count_open_bodies(s3_client)

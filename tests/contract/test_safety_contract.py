@@ -29,7 +29,7 @@ from docbinder.application.context import RunContext
 from docbinder.application.resolve import UnresolvedReason
 from docbinder.domain.errors import WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
-from docbinder.ports.blobs import BlobStat, BlobStore, Chunks
+from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from tests.contract.metadata_suite import BASE_TIME, make_file, make_message, make_workflow
 from tests.wiring import wire_binder
@@ -120,7 +120,8 @@ def test_a_duplicate_deleted_between_check_and_commit_is_never_returned(
     assert racy.fired == 1
     assert not duplicate and item.id != first.item.id
     assert writer.get_file(U1, item.id) == item
-    assert b"".join(writer.get_file.open(U1, item.id)) == b"alpha"
+    with writer.get_file.open(U1, item.id) as chunks:
+        assert b"".join(chunks) == b"alpha"
     assert set(stack.blobs.keys()) == {item.blob_key}
 
 
@@ -134,8 +135,10 @@ def test_a_duplicate_changed_between_check_and_commit_is_never_returned(stack: S
 
     assert racy.fired == 1
     assert not stored.duplicate and stored.item.id != first.id
-    assert b"".join(writer.get_file.open(U1, stored.item.id)) == b"alpha"
-    assert b"".join(writer.get_file.open(U1, first.id)) == b"beta"
+    with writer.get_file.open(U1, stored.item.id) as chunks:
+        assert b"".join(chunks) == b"alpha"
+    with writer.get_file.open(U1, first.id) as chunks:
+        assert b"".join(chunks) == b"beta"
 
 
 def test_a_duplicate_still_there_at_commit_is_reused_and_the_fresh_blob_goes(
@@ -201,7 +204,7 @@ class _LoggedBlobs:
         self._log.blob("put")
         return self._inner.put(key, data)
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
         self._log.blob("open")
         return self._inner.open(key, chunk_size)
 
@@ -282,6 +285,19 @@ def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: 
     assert run.attach_safely(produced.item) is None
     messages = binder.workflows.messages(ALICE, alice.workflow.id)
     assert [m.documents[0].id for m in messages] == [mine.document_id]
+
+
+def test_a_forged_run_context_cannot_advance_another_tenants_counters(stack: Stack) -> None:
+    binder = stack.binder()
+    alice = binder.start_new_run(ALICE)
+    alice.advance(round=2)
+    assert alice.workflow is not None
+    run = _forged_run(binder, alice.workflow)
+    with pytest.raises(WorkflowNotFound):
+        run.next_round()
+    with pytest.raises(WorkflowNotFound):
+        run.advance(round=7)
+    assert binder.workflows.get(ALICE, alice.workflow.id).counters.as_tuple() == (2, 0, 0)
 
 
 def test_a_forged_run_context_learns_nothing_from_resolve(stack: Stack) -> None:

@@ -77,6 +77,42 @@ def test_workflow_attach_resolve_content(cli, tmp_path: Path) -> None:  # type: 
     assert cat.exit_code == 0 and cat.stdout == "# Report\nRevenue grew.\n"
 
 
+def test_workflow_advance_moves_the_counters_that_documents_carry(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    note = tmp_path / "note.md"
+    note.write_text("n\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    moved = cli("workflow", "advance", wf, "--next", "task")
+    assert (
+        moved.exit_code == 0 and moved.stdout == f"workflow {wf} now at round 1, task 1, action 0\n"
+    )
+    assert cli("attach", str(note), "--workflow", wf).exit_code == 0
+    assert _json(cli("--json", "workflow", "advance", wf, "--round", "2", "--action", "3")) == {
+        "id": wf,
+        "currentRound": 2,
+        "currentTask": 0,
+        "currentAction": 3,
+    }
+    back = cli("workflow", "advance", wf, "--round", "1")
+    assert back.exit_code == 1
+    assert back.stderr.startswith("error: the workflow is at round 2, task 0, action 3;")
+    assert cli("workflow", "advance", wf).exit_code == 2
+    assert cli("workflow", "advance", wf, "--next", "task", "--round", "3").exit_code == 2
+    assert cli("workflow", "advance", wf, "--task", "-1").exit_code == 2
+    assert cli("workflow", "advance", wf, "--next", "phase").exit_code == 1
+    # Someone who may read but not update the workflow changes nothing.
+    assert cli("workflow", "advance", wf, "--next", "round", user="bob").exit_code == 1
+    shown = cli("workflow", "show", wf)
+    assert shown.exit_code == 0
+    assert shown.stdout.splitlines()[1:3] == [
+        "now at round 2, task 0, action 3",
+        "#1  docList:writeFile:note.md  (round 1, task 1, action 0)",
+    ]
+    wire = _json(cli("workflow", "show", wf, "--json"))
+    assert (wire["currentRound"], wire["currentTask"], wire["currentAction"]) == (2, 0, 3)  # type: ignore[index]
+    [doc] = wire["messages"][0]["documents"]  # type: ignore[index]
+    assert (doc["roundNumber"], doc["taskNumber"], doc["actionNumber"]) == (1, 1, 0)
+
+
 def test_unresolved_reference_exits_1_and_lists_suggestions(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "a.txt"
     f.write_text("a")

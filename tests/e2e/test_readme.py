@@ -24,6 +24,16 @@ def test_python_example_runs(tmp_path: Path) -> None:
     assert (tmp_path / "docbinder.db").exists() and (tmp_path / "blobs").is_dir()
 
 
+def test_workflow_counters_example_runs(tmp_path: Path) -> None:
+    blocks = python_blocks("Python API")
+    assert len(blocks) == 2
+    assert run_script(tmp_path, blocks[1]).splitlines() == [
+        "round 2, task 0, action 0",
+        "round 2, task 0, action 0",
+        "1 1 1",
+    ]
+
+
 def test_quick_start_has_exactly_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]

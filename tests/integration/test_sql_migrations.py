@@ -188,3 +188,36 @@ def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) 
     principal = Principal("alice", "m1")
     numbers = [binder.versions.save(principal, "a.txt", b"x")[0].number for _ in range(2)]
     assert numbers == [0, 1]
+
+
+def test_counters_stored_at_the_first_revision_carry_on_after_upgrading(
+    empty: SqlBackend,
+) -> None:
+    """Round/task/action live in ``workflows`` since revision 0001: no migration adds them (ADR 0026)."""
+    from docbinder.adapters.memory import MemoryBlobStore
+    from docbinder.domain.model import Principal, Scope
+    from tests.contract.metadata_suite import make_message, make_workflow
+    from tests.wiring import wire_binder
+
+    migrate(empty.engine, "0001")
+    alice = Principal("alice", "m1")
+    workflow = make_workflow(
+        scope=Scope("m1"), created_by="alice", current_round=3, current_task=2, current_action=1
+    )
+    with empty.store.unit_of_work() as u:
+        u.workflows.add_workflow(workflow)
+        u.workflows.add_message(
+            make_message(workflow, "old", round_number=3, task_number=2, action_number=1)
+        )
+        u.commit()
+    migrate(empty.engine)
+    assert schema_differences(empty.engine) == []
+    binder = wire_binder(empty.store.unit_of_work, MemoryBlobStore())
+    run = binder.start_run(alice, workflow.id)
+    assert run.counters is not None and run.counters.as_tuple() == (3, 2, 1)
+    assert run.next_action().as_tuple() == (3, 2, 2)
+    produced = run.produce_file("new.md", b"n")
+    [old, new] = binder.workflows.messages(alice, workflow.id)
+    assert (old.round_number, old.task_number, old.action_number) == (3, 2, 1)
+    assert new.documents[0].id == produced.document_id
+    assert (new.round_number, new.task_number, new.action_number) == (3, 2, 2)

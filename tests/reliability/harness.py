@@ -24,7 +24,7 @@ from docbinder.adapters.cli.main import app
 from docbinder.application import DocBinder
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import FileItem
-from docbinder.ports.blobs import BlobStat, BlobStore, Chunks
+from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import (
     FileRepository,
     UnitOfWork,
@@ -220,8 +220,8 @@ class FaultyBlobStore:
         result: int = self._plan.call("blob.put", self.inner.put, key, data)
         return result
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        result: Iterator[bytes] = self._plan.call("blob.open", self.inner.open, key, chunk_size)
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
+        result: BlobReader = self._plan.call("blob.open", self.inner.open, key, chunk_size)
         return result
 
     def stat(self, key: str) -> BlobStat:

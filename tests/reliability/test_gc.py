@@ -92,7 +92,8 @@ def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     assert report.orphan_rows == () and report.marked_rows == () and report.orphan_blobs == ()
     current = binder.get_file(U1, item.id)
     assert current.blob_key != item.blob_key
-    assert b"".join(binder.get_file.open(U1, item.id)) == b"# v2\n"
+    with binder.get_file.open(U1, item.id) as chunks:
+        assert b"".join(chunks) == b"# v2\n"
     check_consistent(uow_factory, blobs)
     LEDGER.survived["gc.scan-vs-update"] += 1
 
@@ -155,7 +156,8 @@ def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
         thread.join(60)
     assert report.orphan_blobs == () and len(report.young_blobs) == 1
     [result] = outcome
-    assert b"".join(collector.get_file.open(U1, result.item.id)) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
+    with collector.get_file.open(U1, result.item.id) as chunks:
+        assert b"".join(chunks) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
     check_consistent(uow_factory, blobs)
 
 

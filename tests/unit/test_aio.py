@@ -20,17 +20,20 @@ import pytest
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.streams import ChunkReader
 from docbinder.aio import AsyncDocBinder, AsyncRun, build_async_binder
 from docbinder.application import DocBinder
 from docbinder.config import Settings
+from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
+    CountersWouldGoBack,
     FileItemNotFound,
     InvalidInput,
     SizeLimitExceeded,
     WorkflowNotFound,
 )
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStore, Chunks, iter_chunks
+from docbinder.ports.blobs import BlobReader, BlobStore, Chunks, iter_chunks
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -89,30 +92,28 @@ class WatchedBlobs:
             self.resume.wait(30)
         return size
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
         inner = self.inner.open(key, chunk_size)
         watched = self
         if self.open_gate is not None:
             self.opening.set()
             self.open_gate.wait(30)
 
-        class Gated:
-            def __iter__(self) -> Gated:
-                return self
-
-            def __next__(self) -> bytes:
+        def gated() -> Iterator[bytes]:
+            while True:
                 if watched.read_gate is not None:
                     watched.reading.set()
                     watched.read_gate.wait(30)
-                return next(inner)
+                chunk = next(inner, None)
+                if chunk is None:
+                    return
+                yield chunk
 
-            def close(self) -> None:
-                watched.closed += 1
-                close = getattr(inner, "close", None)
-                if callable(close):
-                    close()
+        def close() -> None:
+            watched.closed += 1
+            inner.close()
 
-        return Gated()
+        return ChunkReader(gated(), close)
 
     def stat(self, key: str) -> Any:
         return self.inner.stat(key)
@@ -320,6 +321,35 @@ async def test_concurrent_tasks_share_one_run_within_the_thread_limit(stack: Sta
     assert 1 <= stack.blobs.most_active <= 2
     assert run.workflow is not None
     assert stack.consistent([run.workflow.id]) == (8, 8)
+
+
+@pytest.mark.anyio
+async def test_concurrent_tasks_advancing_one_workflow_get_distinct_actions(stack: Stack) -> None:
+    binder = AsyncDocBinder(stack.binder, max_threads=4)
+    run = await binder.start_new_run(U1)
+    assert run.counters == WorkflowCounters(1, 0, 0)
+    assert await run.advance(round=2, task=1) == WorkflowCounters(2, 1, 0)
+    seen: list[WorkflowCounters] = []
+
+    async def act(n: int) -> None:
+        counters = await run.next_action()
+        seen.append(counters)
+        await run.produce_file(f"a{n}.txt", bytes([n]), label=f"action {n}")
+
+    async with anyio.create_task_group() as tg:
+        for n in range(8):
+            tg.start_soon(act, n)
+    assert sorted(c.action for c in seen) == list(range(1, 9))
+    assert run.counters == WorkflowCounters(2, 1, 8)
+    assert await run.next_task() == WorkflowCounters(2, 2, 0)
+    assert await run.next_round() == WorkflowCounters(3, 0, 0)
+    with pytest.raises(CountersWouldGoBack):
+        await run.advance(round=2)
+    assert run.workflow is not None
+    again = await binder.start_run(U1, run.workflow.id)
+    assert again.counters == WorkflowCounters(3, 0, 0)
+    numbers = [(d.round_number, d.task_number) for m in await again.messages() for d in m.documents]
+    assert numbers == [(2, 1)] * 8
 
 
 # -- cancellation ----------------------------------------------------------------------

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.streams import ChunkReader
 from docbinder.application.resolve import UnresolvedReason
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import ContentPart, FileItem, Principal
+from docbinder.ports.blobs import BlobReader
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -28,12 +30,16 @@ class FaultyOnKeys:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def open(self, key: str, chunk_size: int = 1 << 20) -> BlobReader:
+        inner = self.inner.open(key, chunk_size)
         if key not in self.failing:
-            yield from self.inner.open(key, chunk_size)
-            return
-        yield b"partial "
-        raise self.error
+            return inner
+
+        def failing() -> Iterator[bytes]:
+            yield b"partial "
+            raise self.error
+
+        return ChunkReader(failing(), inner.close)
 
 
 @pytest.fixture

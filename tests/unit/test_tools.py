@@ -316,7 +316,7 @@ def test_render_document_html_and_pdf_end_to_end(run: Run) -> None:
         "renderDocument:report.html",
         "renderDocument:report.pdf",
     ]
-    html = b"".join(run.open_file(html_file.item.id)).decode()
+    html = run.read_file(html_file.item.id).decode()
     assert "<title>Quarterly report</title>" in html
     assert html.startswith("<!DOCTYPE html>\n<html>\n<head>\n")
     assert "<h1>Quarterly report</h1>\n<p>Revenue grew <strong>12 %</strong> in Q3.</p>" in html
@@ -343,7 +343,7 @@ def test_render_document_html_and_pdf_end_to_end(run: Run) -> None:
 def test_render_document_escapes_raw_html_and_drops_script_links(run: Run) -> None:
     md = "# T\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1))\n"
     [produced] = render_document(run, md, name="t").files
-    html = b"".join(run.open_file(produced.item.id)).decode()
+    html = run.read_file(produced.item.id).decode()
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert 'href="javascript' not in html
@@ -665,7 +665,7 @@ def test_replace_in_file_rules(binder: DocBinder, run: Run) -> None:
     item = write_file(run, "a.txt", b"\xef\xbb\xbfx-x-x").files[0].item
     result = replace_in_file(run, item.id, "x", "yy")
     assert result.replacements == 3
-    assert b"".join(run.open_file(item.id)) == b"\xef\xbb\xbfyy-yy-yy"
+    assert run.read_file(item.id) == b"\xef\xbb\xbfyy-yy-yy"
     with pytest.raises(
         InvalidInput, match=r"the text 'zzz' does not occur in 'a.txt'; nothing was changed"
     ):
@@ -680,7 +680,7 @@ def test_replace_in_file_rules(binder: DocBinder, run: Run) -> None:
     latin = write_file(run, "l.txt", "caf\xe9 au lait ".encode("latin-1") * 3).files[0].item
     with pytest.raises(InvalidInput, match="is not UTF-8 text"):
         replace_in_file(run, latin.id, "au", "ou")
-    assert b"".join(run.open_file(item.id)) == b"\xef\xbb\xbfyy-yy-yy"
+    assert run.read_file(item.id) == b"\xef\xbb\xbfyy-yy-yy"
 
 
 def test_search_in_file_content(binder: DocBinder, run: Run) -> None:

@@ -48,7 +48,7 @@ def run(binder: DocBinder) -> Run:
 
 
 def stored(run: Run, file_id: str) -> bytes:
-    return b"".join(run.open_file(file_id))
+    return run.read_file(file_id)
 
 
 def jpeg_bytes() -> bytes:

@@ -156,7 +156,7 @@ def test_write_file_text_answers_the_unified_text_and_attaches(
     [message] = run.workflow.messages
     assert message.documents_label == "writeFile:notes.md"
     assert [d.id for d in message.documents] == [document_id]
-    assert b"".join(run.open_file(file_id)) == b"# Notes\nhello"
+    assert run.read_file(file_id) == b"# Notes\nhello"
 
 
 def test_write_file_base64_stores_the_decoded_bytes(toolset: DocbinderToolset, run: Run) -> None:
@@ -169,7 +169,7 @@ def test_write_file_base64_stores_the_decoded_bytes(toolset: DocbinderToolset, r
     )
     item = run.get_file(outcome.file_ids[0])
     assert (item.size, item.mime_type) == (len(png), "image/png")
-    assert b"".join(run.open_file(item.id)) == png
+    assert run.read_file(item.id) == png
 
 
 def test_write_file_refuses_bad_base64_and_stores_nothing(

@@ -161,7 +161,8 @@ def _blob_probe(blobs: Any) -> Check:
     key = f"doctor/probe-{uuid.uuid4()}"
     try:
         blobs.put(key, [b"docbinder doctor probe"])
-        data = b"".join(blobs.open(key))
+        with blobs.open(key) as chunks:
+            data = b"".join(chunks)
         blobs.delete(key)
     except DocbinderError as exc:
         return Check(

@@ -33,6 +33,7 @@ from docbinder.adapters.cli.output import (
 )
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
+from docbinder.domain.counters import CounterStep
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import Principal, check_file_name
 
@@ -512,10 +513,14 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
         emit_json(shown)
         return
     out.print(f"workflow {wf.id}  scope {wf.scope}  owner {wf.created_by}  status {wf.status}")
+    out.print(f"now at {wf.counters}")
     # One block per message rather than a table: a reference (44 characters)
     # and a label stay whole and readable at any terminal width.
     for msg in messages:
-        out.print(f"#{msg.sequence_nr}  docList:{msg.documents_label}")
+        out.print(
+            f"#{msg.sequence_nr}  docList:{msg.documents_label}"
+            f"  (round {msg.round_number}, task {msg.task_number}, action {msg.action_number})"
+        )
         for doc in msg.documents:
             gone = "  [file deleted: resolves as file_missing]" if doc.file_id in deleted else ""
             out.print(
@@ -523,6 +528,56 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
             )
     if not messages:
         out.print("no messages yet")
+
+
+_LEVEL_HELP = "Set the {} to this number (lower levels not given become 0)."
+
+
+@workflow_app.command("advance")
+@handles_errors
+def workflow_advance(
+    workflow_id: str,
+    round_: Annotated[
+        int | None, typer.Option("--round", min=0, help=_LEVEL_HELP.format("round"))
+    ] = None,
+    task: Annotated[int | None, typer.Option(min=0, help=_LEVEL_HELP.format("task"))] = None,
+    action: Annotated[int | None, typer.Option(min=0, help=_LEVEL_HELP.format("action"))] = None,
+    next_level: Annotated[
+        str | None,
+        typer.Option(
+            "--next",
+            help="Start the next round, task or action (one more; the levels below back to 0).",
+            metavar="round|task|action",
+        ),
+    ] = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Move a workflow's round, task or action forward; print where it is now.
+
+    Documents attached afterwards carry the new numbers. Numbers never go back:
+    a change behind the current ones is refused and nothing changes (exit code 1).
+    """
+    absolute = (round_, task, action) != (None, None, None)
+    if absolute == (next_level is not None):
+        fail("give either --next round|task|action or at least one of --round, --task, --action")
+        raise typer.Exit(2)
+    run = start_run(workflow_id)
+    if next_level is not None:
+        step = CounterStep.next(next_level)
+    else:
+        step = CounterStep.to(round=round_, task=task, action=action)
+    counters = run.binder.advance_counters(run.context, step)
+    if _json(json_flag):
+        emit_json(
+            {
+                "id": workflow_id,
+                "currentRound": counters.round,
+                "currentTask": counters.task,
+                "currentAction": counters.action,
+            }
+        )
+    else:
+        out.print(f"workflow {workflow_id} now at {counters}")
 
 
 @workflow_app.command("ls")
@@ -612,13 +667,14 @@ def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
         import base64
 
         item = binder.get_file(STATE.principal, file_id)
-        data = b"".join(binder.get_file.open(STATE.principal, file_id))
+        with binder.get_file.open(STATE.principal, file_id) as chunks:
+            data = b"".join(chunks)
         emit_json({"file": item, "base64": base64.b64encode(data).decode("ascii")})
         return
-    chunks = binder.get_file.open(STATE.principal, file_id)
     sink: BinaryIO = sys.stdout.buffer
-    for chunk in chunks:
-        sink.write(chunk)
+    with binder.get_file.open(STATE.principal, file_id) as chunks:
+        for chunk in chunks:
+            sink.write(chunk)
     sink.flush()
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import BinaryIO
 
-from docbinder.adapters.streams import iter_chunks
-from docbinder.domain.errors import BlobMissing
+from docbinder.adapters.streams import ChunkReader, iter_chunks
+from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key
 
 
@@ -21,6 +21,11 @@ class MemoryBlobStore:
     error. A blob given as one ``bytes`` chunk is kept as that object (bytes
     are immutable), so storing it copies nothing; reading yields it whole when
     it fits in one chunk.
+
+    :meth:`open` behaves like the disk and S3 stores: the same errors at call
+    time, and a reader that counts as open (:attr:`open_readers`) until it is
+    closed or exhausted, so a host's tests can check that they close what
+    they open.
     """
 
     def __init__(self) -> None:
@@ -28,6 +33,13 @@ class MemoryBlobStore:
         self._blobs: dict[str, tuple[bytes, datetime, str]] = {}
         self._identity = str(uuid.uuid4())
         self._databases: set[str] = set()
+        self._open_readers = 0
+
+    @property
+    def open_readers(self) -> int:
+        """How many readers :meth:`open` returned that are not yet closed or exhausted."""
+        with self._lock:
+            return self._open_readers
 
     @property
     def url(self) -> str:
@@ -43,13 +55,26 @@ class MemoryBlobStore:
             self._blobs[key] = (blob, datetime.now(UTC), blob_origin(self._identity, writer, key))
         return len(blob)
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def open(self, key: str, chunk_size: int = 1 << 20) -> ChunkReader:
+        """A reader of the blob as it is now, in chunks of at most ``chunk_size`` bytes.
+
+        Raises at call time :class:`InvalidInput` (bad key, ``chunk_size < 1``)
+        and :class:`BlobMissing`. A later ``put`` or ``delete`` of the key does
+        not change what an open reader yields (like an open file on disk).
+        """
         check_blob_key(key)
+        if chunk_size < 1:
+            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
         with self._lock:
             entry = self._blobs.get(key)
-        if entry is None:
-            raise BlobMissing(f"blob {key} is missing from {self.url}")
-        return _slices(entry[0], chunk_size)
+            if entry is None:
+                raise BlobMissing(f"blob {key} is missing from {self.url}")
+            self._open_readers += 1
+        return ChunkReader(_slices(entry[0], chunk_size), self._reader_closed)
+
+    def _reader_closed(self) -> None:
+        with self._lock:
+            self._open_readers -= 1
 
     def stat(self, key: str) -> BlobStat:
         check_blob_key(key)
@@ -87,8 +112,7 @@ class MemoryBlobStore:
             return set(self._databases)
 
 
-def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
-    step = max(1, chunk_size)
+def _slices(data: bytes, step: int) -> Iterator[bytes]:
     if len(data) <= step:
         if data:
             yield data

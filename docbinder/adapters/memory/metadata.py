@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import attrs
 
+from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
     DuplicateFileItem,
@@ -380,6 +381,29 @@ class MemoryWorkflowRepository:
                 s.workflows[workflow.id] = old
 
             self._undo.push(undo)
+
+    def advance_counters(self, workflow_id: str, step: CounterStep) -> WorkflowCounters:
+        s = self._s
+        with s.lock:
+            old = s.workflows.get(workflow_id)
+            if old is None:
+                raise WorkflowNotFound(f"no workflow {workflow_id}")
+            counters = step.apply(old.counters)
+            new = attrs.evolve(
+                old,
+                current_round=counters.round,
+                current_task=counters.task,
+                current_action=counters.action,
+            )
+            s.workflows[workflow_id] = new
+
+            def undo() -> None:
+                # Only this unit's change is undone: a later advance by another unit stays.
+                if s.workflows.get(workflow_id) is new:
+                    s.workflows[workflow_id] = old
+
+            self._undo.push(undo)
+            return counters
 
     def add_message(self, message: ChatMessage) -> ChatMessage:
         s = self._s

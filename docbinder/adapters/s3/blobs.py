@@ -552,7 +552,8 @@ class S3BlobStore:
         payload = f"docbinder write probe {key}\n".encode()
         self.put(key, [payload])
         try:
-            echoed = b"".join(self.open(key))
+            with self.open(key) as chunks:
+                echoed = b"".join(chunks)
             if echoed != payload:
                 raise StorageError(f"S3 probe object read back different bytes at {self._where()}")
         finally:

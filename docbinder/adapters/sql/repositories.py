@@ -38,6 +38,7 @@ from docbinder.adapters.sql.schema import (
     label_hash,
     workflows,
 )
+from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
     FileItemNotFound,
@@ -102,6 +103,8 @@ _SERIES_NAMES = (
     .distinct()
 )
 _READ_SEQUENCE = sa.select(workflows.c.last_sequence_nr).where(workflows.c.id == sa.bindparam("wf"))
+_COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
+_READ_COUNTERS = sa.select(*_COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
 
 
 def _find_duplicates_statement(with_feature: bool) -> sa.Select[Any]:
@@ -546,6 +549,40 @@ class SqlWorkflowRepository:
         if _rowcount(result) == 0:
             raise WorkflowNotFound(f"no workflow {workflow.id}")
 
+    def advance_counters(self, workflow_id: str, step: CounterStep) -> WorkflowCounters:
+        """One conditional ``UPDATE`` of the counters, then a read of the row it locked.
+
+        An increment is ``SET level = level + 1`` (below ``MAX_COUNTER``); an
+        absolute step sets the values only ``WHERE`` the stored counters are
+        not ahead of them, compared left to right. Either way the database
+        decides on the row as it is when the ``UPDATE`` gets its lock, so
+        concurrent units never lose an advance. When no row changed, the
+        stored counters say why (:class:`WorkflowNotFound`,
+        :class:`CountersWouldGoBack`, :class:`InvalidInput` at the maximum).
+        """
+        columns = _COUNTERS[step.index :]
+        top = columns[0]
+        values: dict[str, Any] = {c.name: v for c, v in zip(columns[1:], step.below, strict=True)}
+        if step.value is None:
+            values[top.name] = top + 1
+            condition = top < MAX_COUNTER
+        else:
+            values[top.name] = step.value
+            condition = _not_ahead(columns, (step.value, *step.below))
+        stmt = sa.update(workflows).where(workflows.c.id == workflow_id, condition).values(values)
+        with translating():
+            changed = _rowcount(self._session.execute(stmt))
+            row = self._session.execute(_READ_COUNTERS, {"wf": workflow_id}).first()
+        if row is None:
+            raise WorkflowNotFound(f"no workflow {workflow_id}")
+        stored = WorkflowCounters(row.current_round, row.current_task, row.current_action)
+        if changed == 0:
+            step.apply(stored)  # raises the reason: behind, or at the maximum
+            raise StorageError(
+                f"the counters of workflow {workflow_id} could not be advanced; try again"
+            )
+        return stored
+
     def add_message(self, message: ChatMessage) -> ChatMessage:
         """Insert the message and its documents; return it with its ``sequence_nr``.
 
@@ -702,6 +739,16 @@ def _rows_by_id(
         with translating():
             rows = session.execute(stmt).all()
         yield from rows
+
+
+def _not_ahead(
+    columns: Sequence[sa.ColumnElement[int]], values: Sequence[int]
+) -> sa.ColumnElement[bool]:
+    """``(columns) <= (values)`` compared left to right, written out (portable to every backend)."""
+    if not columns:
+        return sa.true()
+    first, value = columns[0], values[0]
+    return sa.or_(first < value, sa.and_(first == value, _not_ahead(columns[1:], values[1:])))
 
 
 def _rowcount(result: sa.Result[Any]) -> int:

@@ -309,16 +309,11 @@ class DocbinderMcpServer:
                 "limit for resources; use the read_documents or read_file tool",
             )
         data = bytearray()
-        chunks = run.open_file(item.id)
-        try:
+        with run.open_file(item.id) as chunks:
             for chunk in chunks:
                 data += chunk
                 if len(data) > self.max_resource_bytes:
                     raise MCPError(types.INVALID_PARAMS, f"resource {uri} grew past the size limit")
-        finally:
-            close = getattr(chunks, "close", None)
-            if callable(close):
-                close()
         mime = item.mime_type.lower()
         if is_textual_mime(mime) or mime in _HTML_TYPES:
             return types.TextResourceContents(

@@ -1,0 +1,113 @@
+"""The counter rules of the domain: steps, their validation and the never-backwards rule (ADR 0026)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from docbinder.domain.counters import (
+    MAX_COUNTER,
+    CounterLevel,
+    CounterStep,
+    WorkflowCounters,
+    check_counter,
+)
+from docbinder.domain.errors import Conflict, CountersWouldGoBack, InvalidInput
+from docbinder.domain.model import ChatWorkflow, Scope
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        (CounterStep.to(round=4), (4, 0, 0)),
+        (CounterStep.to(task=6), (2, 6, 0)),
+        (CounterStep.to(action=9), (2, 5, 9)),
+        (CounterStep.to(round=3, action=8), (3, 0, 8)),
+        (CounterStep.to(round=2, task=5, action=7), (2, 5, 7)),
+        (CounterStep.next("round"), (3, 0, 0)),
+        (CounterStep.next("task"), (2, 6, 0)),
+        (CounterStep.next(CounterLevel.ACTION), (2, 5, 8)),
+    ],
+    ids=repr,
+)
+def test_steps_from_round_2_task_5_action_7(step: CounterStep, expected: tuple[int, ...]) -> None:
+    assert step.apply(WorkflowCounters(2, 5, 7)).as_tuple() == expected
+
+
+@pytest.mark.parametrize(
+    "step",
+    [CounterStep.to(round=1), CounterStep.to(task=4), CounterStep.to(round=2, task=5, action=6)],
+    ids=repr,
+)
+def test_a_step_behind_is_refused_naming_both_positions(step: CounterStep) -> None:
+    with pytest.raises(CountersWouldGoBack) as caught:
+        step.apply(WorkflowCounters(2, 5, 7))
+    assert isinstance(caught.value, Conflict)
+    assert caught.value.current == WorkflowCounters(2, 5, 7)
+    assert "round 2, task 5, action 7" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [-1, True, False, 1.0, "1", None, MAX_COUNTER + 1, [1]], ids=repr)
+def test_values_that_are_not_counter_numbers_are_refused(value: object) -> None:
+    if value is None:
+        with pytest.raises(InvalidInput, match="at least one"):
+            CounterStep.to(task=value)  # type: ignore[arg-type]
+        return
+    with pytest.raises(InvalidInput):
+        CounterStep.to(task=value)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        check_counter("task", value)
+    with pytest.raises(InvalidInput):
+        WorkflowCounters(1, value, 0)  # type: ignore[arg-type]
+
+
+def test_unknown_levels_and_malformed_steps_are_refused() -> None:
+    with pytest.raises(InvalidInput, match="round, task, action"):
+        CounterStep.next("phase")
+    with pytest.raises(InvalidInput):
+        CounterStep(CounterLevel.ROUND, 2, (0,))  # one lower value missing
+    with pytest.raises(InvalidInput):
+        CounterStep(CounterLevel.ACTION, -3, ())
+
+
+def test_the_largest_number_can_be_set_but_not_passed() -> None:
+    at_max = CounterStep.to(action=MAX_COUNTER).apply(WorkflowCounters(1, 0, 0))
+    assert at_max.action == MAX_COUNTER
+    with pytest.raises(InvalidInput, match="maximum"):
+        CounterStep.next("action").apply(at_max)
+    assert CounterStep.next("task").apply(at_max).as_tuple() == (1, 1, 0)
+
+
+def test_a_workflow_exposes_its_counters_and_starts_in_round_one() -> None:
+    workflow = ChatWorkflow("wf", Scope("m"), "u", datetime(2024, 1, 1, tzinfo=UTC))
+    assert workflow.counters == WorkflowCounters(1, 0, 0)
+    assert str(workflow.counters) == "round 1, task 0, action 0"
+
+
+_COUNTER = st.integers(0, 50)
+_STEPS = st.one_of(
+    st.sampled_from(list(CounterLevel)).map(CounterStep.next),
+    st.builds(
+        lambda r, t, a: CounterStep.to(round=r, task=t, action=a),
+        st.none() | _COUNTER,
+        st.none() | _COUNTER,
+        _COUNTER,
+    ),
+)
+
+
+@given(st.tuples(_COUNTER, _COUNTER, _COUNTER), st.lists(_STEPS, max_size=12))
+def test_counters_never_go_backwards(start: tuple[int, int, int], steps: list[CounterStep]) -> None:
+    counters = WorkflowCounters(*start)
+    for step in steps:
+        try:
+            after = step.apply(counters)
+        except CountersWouldGoBack:
+            continue
+        assert after.as_tuple() >= counters.as_tuple()
+        if step.value is None:
+            assert after.as_tuple() > counters.as_tuple()
+        counters = after
