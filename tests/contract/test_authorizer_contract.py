@@ -29,7 +29,7 @@ from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.errors import ConfigurationError, MissingExtra, StorageError
 from docbinder.domain.model import Principal
 from docbinder.ports.authorizer import Authorizer
-from tests.contract.authorizer_suite import (
+from docbinder.testing.authorizer_suite import (
     ALICE,
     BOB,
     FI1,

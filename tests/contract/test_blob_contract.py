@@ -12,7 +12,7 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.ports.blobs import BlobStore
-from tests.contract.blob_suite import BlobStoreContract
+from docbinder.testing.blob_suite import BlobStoreContract
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -9,7 +9,7 @@ import pytest
 from docbinder.adapters.memory import MemoryExtractionCache, MemoryMetadataStore
 from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.contract.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache
+from docbinder.testing.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache
 from tests.contract.sql_backends import SqlBackend
 
 

@@ -31,7 +31,7 @@ from docbinder.domain.errors import WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
-from tests.contract.metadata_suite import BASE_TIME, make_file, make_message, make_workflow
+from docbinder.testing.metadata_suite import BASE_TIME, make_file, make_message, make_workflow
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))

@@ -12,7 +12,7 @@ import pytest
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
 from tests.contract.sql_backends import SqlBackend
-from tests.contract.versions_suite import VersionsContract
+from docbinder.testing.versions_suite import VersionsContract
 from tests.wiring import wire_binder
 
 

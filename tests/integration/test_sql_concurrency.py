@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from docbinder.adapters.sql.schema import chat_messages, file_items
 from docbinder.domain.errors import DuplicateFileItem, DuplicateLabel
 from docbinder.domain.model import ChatMessage, FileItem, Scope
-from tests.contract.metadata_suite import SHA_A, make_file, make_message, make_workflow
+from docbinder.testing.metadata_suite import SHA_A, make_file, make_message, make_workflow
 from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
 
 THREADS = 8

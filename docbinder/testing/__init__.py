@@ -1,0 +1,1 @@
+"""Contract suites for docbinder's ports, shipped for third-party backends."""
