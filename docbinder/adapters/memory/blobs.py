@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import BinaryIO
 
 from docbinder.adapters.streams import iter_chunks
-from docbinder.domain.errors import BlobMissing
+from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key
 
 
@@ -21,12 +21,17 @@ class MemoryBlobStore:
     error. A blob given as one ``bytes`` chunk is kept as that object (bytes
     are immutable), so storing it copies nothing; reading yields it whole when
     it fits in one chunk.
+
+    Wherever the shipped contract (:class:`docbinder.testing.BlobStoreContract`)
+    can tell, it answers as the local-disk and S3 stores do: ``open`` refuses a
+    ``chunk_size`` below 1, the identity exists only once asked for with
+    ``create``, and database ids hold no ``/``.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._blobs: dict[str, tuple[bytes, datetime]] = {}
-        self._identity = str(uuid.uuid4())
+        self._identity: str | None = None
         self._databases: set[str] = set()
 
     @property
@@ -42,7 +47,14 @@ class MemoryBlobStore:
         return len(blob)
 
     def open(self, key: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """The blob in chunks of at most ``chunk_size`` bytes.
+
+        :class:`BlobMissing` at call time for an absent key, :class:`InvalidInput`
+        for ``chunk_size < 1`` (as the local-disk and S3 stores).
+        """
         check_blob_key(key)
+        if chunk_size < 1:
+            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
         with self._lock:
             entry = self._blobs.get(key)
         if entry is None:
@@ -72,11 +84,20 @@ class MemoryBlobStore:
             return iter(list(self._blobs))
 
     def identity(self, *, create: bool = False) -> str | None:
-        """A UUID made with the store: each ``memory://`` store is a store of its own."""
-        return self._identity
+        """A UUID made on the first call with ``create`` (``None`` before, as on disk and S3).
+
+        Each ``memory://`` store is a store of its own: two stores never share one.
+        """
+        with self._lock:
+            if self._identity is None and create:
+                self._identity = str(uuid.uuid4())
+            return self._identity
 
     def register_database(self, database_id: str) -> None:
+        """Record ``database_id``; :class:`InvalidInput` unless it is one key segment (no ``/``)."""
         check_blob_key(database_id)
+        if "/" in database_id:
+            raise InvalidInput(f"invalid database id {database_id!r}")
         with self._lock:
             self._databases.add(database_id)
 
@@ -86,11 +107,10 @@ class MemoryBlobStore:
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
-    step = max(1, chunk_size)
-    if len(data) <= step:
+    if len(data) <= chunk_size:
         if data:
             yield data
         return
     view = memoryview(data)
-    for start in range(0, len(data), step):
-        yield bytes(view[start : start + step])
+    for start in range(0, len(data), chunk_size):
+        yield bytes(view[start : start + chunk_size])
