@@ -24,8 +24,8 @@ import unicodedata
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ClassVar
 from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 import attrs
 import pytest

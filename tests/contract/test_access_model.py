@@ -34,18 +34,14 @@ from docbinder.domain.model import Principal
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.conftest import IN_CI
-from tests.contract.sql_backends import SqlBackend
-
-# The model's plain asserts get pytest's explanations (it is not a test_ module).
-pytest.register_assert_rewrite("docbinder.testing.access_model")
-
-from docbinder.testing.access_model import (  # noqa: E402
+from docbinder.testing.access_model import (
     MachineStats,
     random_id,
     state_machine_factory,
     without_id,
 )
+from tests.conftest import IN_CI
+from tests.contract.sql_backends import SqlBackend
 
 MakeBinder = Callable[[], tuple[DocBinder, Callable[[], None] | None]]
 

@@ -11,7 +11,7 @@ import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
-from docbinder.testing.versions_suite import VersionsContract
+from docbinder.testing import VersionsContract
 from tests.contract.sql_backends import SqlBackend
 from tests.wiring import wire_binder
 
