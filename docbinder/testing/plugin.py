@@ -21,8 +21,8 @@ Fixtures (each function-scoped, so every test starts empty):
   :class:`~docbinder.application.Run` bound to a fresh workflow.
 
 Override ``docbinder_binder`` (or ``docbinder_principal``) in a ``conftest.py`` to
-point ``docbinder_run`` at another backend or principal. Nothing of docbinder is
-imported until a fixture is used.
+point ``docbinder_run`` at another backend or principal. Nothing beyond the
+``docbinder`` package itself is imported until a fixture is used.
 """
 
 from __future__ import annotations
