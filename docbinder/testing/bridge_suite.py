@@ -200,7 +200,7 @@ class BridgeContract:
         # A candidate that matches the duplicate key but that get_file refuses must not be returned.
         member = Principal("u1", "m1", "f1", roles=("member",))
         first = binder.start_run(member).store_file("x.csv", b"1,2")
-        binder.access.authorizer = _DenyReadOf(first.item.id, binder.access.authorizer)  # type: ignore[assignment]
+        binder.access.authorizer = _DenyReadOf(first.item.id, binder.access.authorizer)
         second = binder.start_run(member).store_file("x.csv", b"1,2")
         assert not second.duplicate
         assert second.item.id != first.item.id
