@@ -12,7 +12,9 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.s3server"]
+# docbinder's own plugin is listed too, so the docbinder_* fixtures are there even when the
+# installed metadata predates its pytest11 entry point (same name: registered once).
+pytest_plugins = ["tests.s3server", "docbinder.testing.plugin"]
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

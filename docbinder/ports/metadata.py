@@ -226,7 +226,10 @@ class WorkflowRepository(Protocol):
         ...
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
-        """The workflow's newest documents, newest first, at most ``limit``."""
+        """The workflow's newest documents, newest first, at most ``limit``.
+
+        :class:`InvalidInput` for a negative ``limit`` (as :meth:`list_workflows`).
+        """
         ...
 
     def list_messages(self, workflow_id: str) -> list[ChatMessage]:

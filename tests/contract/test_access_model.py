@@ -1,4 +1,4 @@
-"""The access model (tests/contract/access_model.py) on every metadata backend and both authorizers.
+"""The access model (docbinder/testing/access_model.py) on every metadata backend and both authorizers.
 
 memory + memory blobs and SQLite + local-disk blobs with the role table run in
 the normal suite, memory with the Casbin authorizer too. PostgreSQL + local
@@ -34,18 +34,14 @@ from docbinder.domain.model import Principal
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.conftest import IN_CI
-from tests.contract.sql_backends import SqlBackend
-
-# The model's plain asserts get pytest's explanations (it is not a test_ module).
-pytest.register_assert_rewrite("tests.contract.access_model")
-
-from tests.contract.access_model import (  # noqa: E402
+from docbinder.testing.access_model import (
     MachineStats,
     random_id,
     state_machine_factory,
     without_id,
 )
+from tests.conftest import IN_CI
+from tests.contract.sql_backends import SqlBackend
 
 MakeBinder = Callable[[], tuple[DocBinder, Callable[[], None] | None]]
 

@@ -15,7 +15,7 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
-from tests.contract.adk_service_suite import AdkServiceContract
+from docbinder.testing.adk_service_suite import AdkServiceContract
 from tests.contract.sql_backends import SqlBackend
 from tests.wiring import wire_binder
 

@@ -29,7 +29,7 @@ from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.errors import ConfigurationError, MissingExtra, StorageError
 from docbinder.domain.model import Principal
 from docbinder.ports.authorizer import Authorizer
-from tests.contract.authorizer_suite import (
+from docbinder.testing.authorizer_suite import (
     ALICE,
     BOB,
     FI1,
@@ -107,6 +107,36 @@ class TestHostAuthorizer(AuthorizerContract):
     @pytest.fixture
     def authorizer(self) -> Iterator[Authorizer]:
         yield HostAuthorizer()
+
+
+class OwnerOnlyAuthorizer:
+    """A host policy with rules of its own: a principal reads and writes only what it owns,
+    in its own mandate and feature instance; roles play no part."""
+
+    name = "owner-only"
+
+    def is_allowed(self, principal: Principal, action: Action, resource: Resource) -> bool:
+        scope = resource.scope
+        return (
+            principal.mandate_id == scope.mandate_id
+            and scope.feature_instance_id in (None, principal.feature_instance_id)
+            and (action is Action.CREATE or resource.owner_id == principal.user_id)
+        )
+
+
+class TestOwnerOnlyAuthorizer(AuthorizerContract):
+    """Held to the guarantees only: its rules are not the role table's."""
+
+    follows_role_table = False
+
+    @pytest.fixture
+    def authorizer(self) -> Iterator[Authorizer]:
+        yield OwnerOnlyAuthorizer()
+
+    def test_it_decides_by_ownership(self, authorizer: Authorizer) -> None:
+        own = resource(ResourceKind.FILE, fi=FI1, owner=ALICE)
+        assert authorizer.is_allowed(principal(fi=FI1), Action.DELETE, own)
+        assert not authorizer.is_allowed(principal("admin", fi=FI1, user=BOB), Action.READ, own)
 
 
 # -- Casbin adapter specifics ---------------------------------------------------------

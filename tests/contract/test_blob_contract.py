@@ -1,4 +1,8 @@
-"""The blob-store contract run against every adapter: memory, local disk, S3 (moto server)."""
+"""The shipped blob-store contract run against every adapter: memory, local disk, S3 (moto server).
+
+Each class subclasses :class:`docbinder.testing.BlobStoreContract` as a
+third-party store's tests would, setting the capability flags it has.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.ports.blobs import BlobStore
-from tests.contract.blob_suite import BlobStoreContract
+from docbinder.testing import BlobStoreContract
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -43,13 +47,16 @@ def _descriptors_under(root: Path) -> int:
 
 
 class TestLocalDiskBlobStore(BlobStoreContract):
+    supports_blob_and_prefix_key = False
+    durable = True
+
     @pytest.fixture
     def store(self, tmp_path: Path) -> BlobStore:
         return LocalDiskBlobStore(tmp_path / "blobs")
 
     @pytest.fixture
-    def supports_blob_and_prefix_key(self) -> bool:
-        return False
+    def reopen(self, tmp_path: Path) -> Callable[[], BlobStore]:
+        return lambda: LocalDiskBlobStore(tmp_path / "blobs")
 
     @pytest.fixture
     def open_streams(self, tmp_path: Path) -> Callable[[], int] | None:
@@ -86,11 +93,21 @@ def _count_open_bodies(client: S3Client) -> Iterator[Callable[[], int]]:
 
 @pytest.mark.s3
 class TestS3BlobStore(BlobStoreContract):
+    durable = True
+    options: dict[str, Any] = {}  # noqa: RUF012 - read only
+
     @pytest.fixture
-    def store(self, s3_endpoint: str, s3_client: S3Client, s3_bucket: str) -> BlobStore:
-        return S3BlobStore(
-            s3_bucket, f"contract/{uuid.uuid4().hex}", endpoint_url=s3_endpoint, client=s3_client
+    def reopen(
+        self, s3_endpoint: str, s3_client: S3Client, s3_bucket: str
+    ) -> Callable[[], BlobStore]:
+        prefix = f"contract/{uuid.uuid4().hex}"
+        return lambda: S3BlobStore(
+            s3_bucket, prefix, endpoint_url=s3_endpoint, client=s3_client, **self.options
         )
+
+    @pytest.fixture
+    def store(self, reopen: Callable[[], BlobStore]) -> BlobStore:
+        return reopen()
 
     @pytest.fixture
     def open_streams(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
@@ -98,21 +115,11 @@ class TestS3BlobStore(BlobStoreContract):
 
 
 @pytest.mark.s3
-class TestS3MultipartBlobStore(BlobStoreContract):
+class TestS3MultipartBlobStore(TestS3BlobStore):
     """Every upload above one byte goes multipart, in 5 MiB parts (the S3 minimum)."""
 
-    @pytest.fixture
-    def store(self, s3_endpoint: str, s3_client: S3Client, s3_bucket: str) -> BlobStore:
-        return S3BlobStore(
-            s3_bucket,
-            f"multipart/{uuid.uuid4().hex}",
-            endpoint_url=s3_endpoint,
-            client=s3_client,
-            multipart_threshold=1,
-            multipart_chunksize=5 << 20,
-            max_concurrency=2,
-        )
-
-    @pytest.fixture
-    def open_streams(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
-        yield from _count_open_bodies(s3_client)
+    options = {  # noqa: RUF012 - read only
+        "multipart_threshold": 1,
+        "multipart_chunksize": 5 << 20,
+        "max_concurrency": 2,
+    }

@@ -15,7 +15,8 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.contract.bridge_suite import BridgeContract, MakeBinder
+from docbinder.testing import BridgeContract
+from docbinder.testing.bridge_suite import MakeBinder
 from tests.contract.sql_backends import SqlBackend
 from tests.wiring import wire_binder
 

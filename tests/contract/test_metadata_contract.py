@@ -10,7 +10,7 @@ import pytest
 
 from docbinder.adapters.memory import MemoryMetadataStore
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.contract.metadata_suite import MetadataContract
+from docbinder.testing import MetadataContract
 from tests.contract.sql_backends import SqlBackend
 
 

@@ -6,15 +6,16 @@
 * no blob-store call happens while a writing unit of work is open;
 * a run cannot write into, or probe, a workflow its principal may not use,
   whatever workflow object its RunContext was built around;
-* the metadata port's new operations (confirm, marks, store identity, document
-  counts) behave the same on every backend.
+* a stored file records its blob store, and the database registers itself in it.
+
+The metadata port's operations for safety (confirm, marks, store identity,
+document counts) are part of :class:`docbinder.testing.MetadataContract`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -31,7 +32,6 @@ from docbinder.domain.errors import WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
-from tests.contract.metadata_suite import BASE_TIME, make_file, make_message, make_workflow
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -329,125 +329,13 @@ def test_a_run_of_a_workflow_deleted_meanwhile_fails_cleanly(stack: Stack) -> No
     assert binder.get_file(U1, produced.item.id) == produced.item
 
 
-# -- the metadata port's operations for safety ---------------------------------------------
-
-
-def test_confirm_sees_only_a_row_that_still_names_its_blob(stack: Stack) -> None:
-    item = make_file()
-    with stack.uow_factory() as uow:
-        uow.files.add(item)
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.confirm(item.id, item.blob_key) == item
-        assert uow.files.confirm(item.id, "other/key") is None
-        assert uow.files.confirm("no-such-file", item.blob_key) is None
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.get(item.id) == item  # the no-op changed nothing
-
-
-def test_missing_blob_marks_keep_their_first_time_and_go_with_the_row(stack: Stack) -> None:
-    item = make_file()
-    later = BASE_TIME + timedelta(hours=2)
-    with stack.uow_factory() as uow:
-        uow.files.add(item)
-        assert uow.files.mark_missing(item.id, item.blob_key, BASE_TIME) == BASE_TIME
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.mark_missing(item.id, item.blob_key, later) == BASE_TIME
-        assert uow.files.marks() == {item.id: (item.blob_key, BASE_TIME)}
-        # A mark for another blob of the row replaces the old one.
-        assert uow.files.mark_missing(item.id, "ne/new-key", later) == later
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.marks() == {item.id: ("ne/new-key", later)}
-        uow.files.clear_mark(item.id)
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.marks() == {}
-        uow.files.mark_missing(item.id, item.blob_key, BASE_TIME)
-        uow.rollback()
-    with stack.uow_factory() as uow:
-        assert uow.files.marks() == {}
-        uow.files.mark_missing(item.id, item.blob_key, BASE_TIME)
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.delete(item.id)
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.marks() == {}
-
-
-def test_the_store_identity_is_recorded_once_and_only_on_rows_without_one(stack: Stack) -> None:
-    legacy = make_file()
-    other = make_file(blob_store="store-b", file_name="other.pdf")
-    with stack.uow_factory() as uow:
-        uow.files.add(legacy)
-        uow.files.add(other)
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert not uow.files.set_blob_store(legacy.id, "wrong/key", "store-a")
-        assert uow.files.set_blob_store(legacy.id, legacy.blob_key, "store-a")
-        assert not uow.files.set_blob_store(legacy.id, legacy.blob_key, "store-c")
-        assert not uow.files.set_blob_store(other.id, other.blob_key, "store-a")
-        uow.commit()
-    with stack.uow_factory() as uow:
-        assert uow.files.get(legacy.id) == attrs.evolve(legacy, blob_store="store-a")
-        assert uow.files.get(other.id) == other
-
-
-def test_documents_referring_to_a_file_are_counted_across_workflows(stack: Stack) -> None:
-    item = make_file()
-    one, two = make_workflow(), make_workflow()
-    with stack.uow_factory() as uow:
-        uow.files.add(item)
-        uow.workflows.add_workflow(one)
-        uow.workflows.add_workflow(two)
-        uow.workflows.add_message(make_message(one.id, file_ids=[item.id, item.id]))
-        uow.workflows.add_message(make_message(two.id, file_ids=[item.id]))
-        uow.commit()
-    with stack.read_uow_factory() as uow:
-        assert uow.workflows.count_documents_for_file(item.id) == 3
-        assert uow.workflows.count_documents_for_file("no-such-file") == 0
-
-
-# -- blob-store identity: memory, local disk, S3 ----------------------------------------
-
-
-@pytest.fixture(params=["localdisk", "s3"])
-def fresh_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], BlobStore]:
-    """Makes new store objects over one and the same (initially empty) place."""
-    if request.param == "localdisk":
-        return lambda: LocalDiskBlobStore(tmp_path / "root")
-    from docbinder.adapters.s3 import S3BlobStore
-
-    bucket = request.getfixturevalue("s3_bucket")
-    endpoint = request.getfixturevalue("s3_endpoint")
-    return lambda: S3BlobStore(bucket, "blobs", endpoint_url=endpoint, region_name="us-east-1")
-
-
-def test_a_store_identity_is_made_once_and_only_when_asked(
-    fresh_store: Callable[[], BlobStore],
-) -> None:
-    assert fresh_store().identity() is None
-    assert fresh_store().identity(create=False) is None
-    stores = [fresh_store() for _ in range(8)]
-    found: list[str | None] = []
-    threads = [
-        threading.Thread(target=lambda s=s: found.append(s.identity(create=True))) for s in stores
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert len(found) == 8 and len(set(found)) == 1 and found[0]
-    assert fresh_store().identity() == found[0]
-    assert list(fresh_store().keys()) == []  # the identity is never a blob key
+# -- blob-store identity (the rest is in docbinder.testing.BlobStoreContract) ----------
 
 
 def test_each_memory_store_is_a_store_of_its_own() -> None:
     one, two = MemoryBlobStore(), MemoryBlobStore()
-    assert one.identity() and one.identity() == one.identity(create=True) != two.identity()
+    made = one.identity(create=True)
+    assert made and one.identity() == made != two.identity(create=True)
 
 
 def test_a_stored_file_records_its_store(stack: Stack) -> None:
@@ -467,14 +355,3 @@ def test_a_database_has_one_identity_and_registers_it_in_the_store(stack: Stack)
     assert stack.blobs.databases() == set()
     stack.binder().start_run(U1).store_file("a.txt", b"a")
     assert stack.blobs.databases() == {made}
-
-
-def test_databases_registered_in_a_store_are_listed_by_every_instance(
-    fresh_store: Callable[[], BlobStore],
-) -> None:
-    assert fresh_store().databases() == set()
-    fresh_store().register_database("db-1")
-    fresh_store().register_database("db-1")
-    fresh_store().register_database("db-2")
-    assert fresh_store().databases() == {"db-1", "db-2"}
-    assert list(fresh_store().keys()) == []

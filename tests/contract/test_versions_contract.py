@@ -11,8 +11,8 @@ import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
+from docbinder.testing import VersionsContract
 from tests.contract.sql_backends import SqlBackend
-from tests.contract.versions_suite import VersionsContract
 from tests.wiring import wire_binder
 
 

@@ -17,7 +17,7 @@ import pytest
 import docbinder.adapters.localdisk.blobs as localdisk
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
-from tests.contract.blob_suite import HOSTILE_KEYS, Boom, Generated, failing, pattern
+from docbinder.testing.blob_suite import HOSTILE_KEYS, Boom, Generated, failing, pattern
 
 MiB = 1 << 20
 

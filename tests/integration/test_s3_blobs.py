@@ -19,7 +19,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from tests.contract.blob_suite import Boom, Generated, pattern
+from docbinder.testing.blob_suite import Boom, Generated, pattern
 from tests.s3server import free_port, make_client
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from docbinder.adapters.s3.chunkreader import ChunkReader, SourceFailed
-from tests.contract.blob_suite import Boom, Generated, failing, pattern
+from docbinder.testing.blob_suite import Boom, Generated, failing, pattern
 
 
 def test_read_returns_exactly_the_amount_across_chunk_boundaries() -> None:

@@ -30,7 +30,7 @@ from docbinder.domain.errors import (
     WorkflowNotFound,
 )
 from docbinder.domain.model import FileItem, Scope, duplicate_key
-from tests.contract.metadata_suite import SHA_A, make_file, make_message, make_workflow
+from docbinder.testing.metadata_suite import SHA_A, make_file, make_message, make_workflow
 from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
 
 

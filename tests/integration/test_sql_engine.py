@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate, safe_url
 from docbinder.domain.errors import ConfigurationError, MissingExtra, StorageError
-from tests.contract.metadata_suite import make_file
+from docbinder.testing.metadata_suite import make_file
 from tests.contract.sql_backends import provision
 
 

@@ -146,7 +146,7 @@ def test_migrate_unreachable_server_raises_storage_error(url: str) -> None:
 
 def test_in_memory_sqlite_can_be_migrated_and_used() -> None:
     from docbinder.adapters.sql import SqlMetadata
-    from tests.contract.metadata_suite import make_file
+    from docbinder.testing.metadata_suite import make_file
 
     store = SqlMetadata.from_url("sqlite://")
     try:
@@ -170,7 +170,7 @@ def test_migration_scripts_ship_with_the_package() -> None:
 def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) -> None:
     from docbinder.adapters.memory import MemoryBlobStore
     from docbinder.domain.model import Principal
-    from tests.contract.metadata_suite import make_file
+    from docbinder.testing.metadata_suite import make_file
     from tests.wiring import wire_binder
 
     migrate(empty.engine, "0002")

@@ -61,7 +61,12 @@ class BrokenBlobs(MemoryBlobStore):
 
 @pytest.fixture
 def store() -> MemoryMetadataStore:
-    return MemoryMetadataStore()
+    """A store that has its database identity already, so the save's unit is the first writer."""
+    store = MemoryMetadataStore()
+    with store.unit_of_work() as uow:
+        uow.files.database_id(create=True)
+        uow.commit()
+    return store
 
 
 def _flaky(store: MemoryMetadataStore, mode: str, fail_commits: list[int]) -> object:

@@ -8,6 +8,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.testing.plugin import PrincipalFactory
 from tests.wiring import wire_binder
 
 
@@ -26,15 +27,16 @@ def make_memory_binder(
 
 
 @pytest.fixture
-def binder() -> DocBinder:
-    return make_memory_binder()
+def binder(docbinder_binder: DocBinder) -> DocBinder:
+    """The plugin's in-memory binder (``docbinder.testing.plugin``)."""
+    return docbinder_binder
 
 
 @pytest.fixture
-def u1() -> Principal:
-    return Principal("u1", "m1", "f1", roles=("member",))
+def u1(docbinder_principal_factory: PrincipalFactory) -> Principal:
+    return docbinder_principal_factory("u1", "m1", "f1")
 
 
 @pytest.fixture
-def u2() -> Principal:
-    return Principal("u2", "m2", None, roles=("member",))
+def u2(docbinder_principal_factory: PrincipalFactory) -> Principal:
+    return docbinder_principal_factory("u2", "m2")

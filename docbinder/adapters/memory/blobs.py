@@ -26,12 +26,17 @@ class MemoryBlobStore:
     time, and a reader that counts as open (:attr:`open_readers`) until it is
     closed or exhausted, so a host's tests can check that they close what
     they open.
+
+    Wherever the shipped contract (:class:`docbinder.testing.BlobStoreContract`)
+    can tell, it answers as the local-disk and S3 stores do: ``open`` refuses a
+    ``chunk_size`` below 1, the identity exists only once asked for with
+    ``create``, and database ids hold no ``/``.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._blobs: dict[str, tuple[bytes, datetime, str]] = {}
-        self._identity = str(uuid.uuid4())
+        self._blobs: dict[str, tuple[bytes, datetime, str | None]] = {}
+        self._identity: str | None = None
         self._databases: set[str] = set()
         self._open_readers = 0
 
@@ -50,9 +55,11 @@ class MemoryBlobStore:
         chunks = list(iter_chunks(data))
         blob = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         with self._lock:
-            # The provenance mark names the database only while one is registered.
+            # Marked once the store has its identity (as on disk); the mark names
+            # the database only while one is registered.
             writer = next(iter(self._databases)) if len(self._databases) == 1 else None
-            self._blobs[key] = (blob, datetime.now(UTC), blob_origin(self._identity, writer, key))
+            mark = None if self._identity is None else blob_origin(self._identity, writer, key)
+            self._blobs[key] = (blob, datetime.now(UTC), mark)
         return len(blob)
 
     def open(self, key: str, chunk_size: int = 1 << 20) -> ChunkReader:
@@ -99,11 +106,20 @@ class MemoryBlobStore:
             return iter(list(self._blobs))
 
     def identity(self, *, create: bool = False) -> str | None:
-        """A UUID made with the store: each ``memory://`` store is a store of its own."""
-        return self._identity
+        """A UUID made on the first call with ``create`` (``None`` before, as on disk and S3).
+
+        Each ``memory://`` store is a store of its own: two stores never share one.
+        """
+        with self._lock:
+            if self._identity is None and create:
+                self._identity = str(uuid.uuid4())
+            return self._identity
 
     def register_database(self, database_id: str) -> None:
+        """Record ``database_id``; :class:`InvalidInput` unless it is one key segment (no ``/``)."""
         check_blob_key(database_id)
+        if "/" in database_id:
+            raise InvalidInput(f"invalid database id {database_id!r}")
         with self._lock:
             self._databases.add(database_id)
 
@@ -112,11 +128,11 @@ class MemoryBlobStore:
             return set(self._databases)
 
 
-def _slices(data: bytes, step: int) -> Iterator[bytes]:
-    if len(data) <= step:
+def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
+    if len(data) <= chunk_size:
         if data:
             yield data
         return
     view = memoryview(data)
-    for start in range(0, len(data), step):
-        yield bytes(view[start : start + step])
+    for start in range(0, len(data), chunk_size):
+        yield bytes(view[start : start + chunk_size])

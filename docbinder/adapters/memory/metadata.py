@@ -57,7 +57,7 @@ class MemoryMetadataStore:
         self.by_file: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.doc_order: dict[str, list[str]] = defaultdict(list)
         self.marks: dict[str, tuple[str, datetime]] = {}
-        self.database_id = str(uuid.uuid4())
+        self.database_id: str | None = None
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
@@ -244,7 +244,17 @@ class MemoryFileRepository:
         return iter(items)
 
     def database_id(self, *, create: bool = False) -> str | None:
-        return self._s.database_id
+        """The store's UUID, made in this unit when ``create`` (gone again on rollback, as in SQL)."""
+        s = self._s
+        with s.lock:
+            if s.database_id is None and create:
+                s.database_id = str(uuid.uuid4())
+
+                def undo() -> None:
+                    s.database_id = None
+
+                self._undo.push(undo)
+            return s.database_id
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         # Writes apply at once here, so "held until the unit ends" is the

@@ -672,7 +672,8 @@ class SqlWorkflowRepository:
         return [_load(row, ChatDocument) for row in rows]
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
-        if limit <= 0:
+        _check_limit(limit)
+        if limit == 0:
             return []
         d = chat_documents.c
         stmt = (

@@ -185,7 +185,7 @@ class AdkServiceContract:
             await service.save_artifact(**other, filename="user:p.txt", artifact=blob(b"v1")) == 1
         )
         assert payload(await service.load_artifact(**WHERE, filename="user:p.txt")) == b"v1"
-        no_session = {"app_name": APP, "user_id": USER}
+        no_session: dict[str, Any] = {"app_name": APP, "user_id": USER}
         assert payload(await service.load_artifact(**no_session, filename="p.txt")) == b"v1"
         assert payload(await service.load_artifact(**no_session, filename="user:p.txt")) == b"v1"
         # A session-scoped name is not visible from another session.

@@ -1,12 +1,25 @@
 """The contract every :class:`~docbinder.ports.blobs.BlobStore` adapter passes (SPEC C13).
 
 Subclass :class:`BlobStoreContract` once per adapter (name the subclass
-``Test...``) and provide a ``store`` fixture that returns a fresh, empty store.
-Capabilities an adapter may lack are fixtures a subclass overrides
-(``supports_blob_and_prefix_key``), never ``isinstance`` branches here.
-``open_streams`` (optional) counts the streams the store holds open (file
-descriptors, HTTP responses), so the suite can see that every reader
-:meth:`~docbinder.ports.blobs.BlobStore.open` returned is closed.
+``Test...``) and provide a ``store`` fixture that returns a fresh, empty store::
+
+    class TestMyBlobStore(BlobStoreContract):
+        durable = True
+
+        @pytest.fixture
+        def store(self, tmp_path):
+            return MyBlobStore(tmp_path / "blobs")
+
+        @pytest.fixture
+        def reopen(self, tmp_path):
+            return lambda: MyBlobStore(tmp_path / "blobs")
+
+What an adapter may lack is a capability flag (a class attribute the subclass
+sets), never an ``isinstance`` branch here. ``open_streams`` (optional) counts
+the streams the store holds open (file descriptors, HTTP responses), so the
+suite can see that every reader :meth:`~docbinder.ports.blobs.BlobStore.open`
+returned is closed. Needs ``pytest`` and ``hypothesis``
+(``pip install docbinder[testing]``).
 """
 
 from __future__ import annotations
@@ -15,9 +28,12 @@ import abc
 import hashlib
 import io
 import random
+import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -123,7 +139,30 @@ def sha256_of(store: BlobStore, key: str) -> str:
 
 
 class BlobStoreContract(abc.ABC):
-    """Behaviour shared by every blob store; subclasses provide the ``store`` fixture."""
+    """Behaviour shared by every blob store; subclasses provide the ``store`` fixture.
+
+    Capability flags (class attributes; override in the subclass):
+
+    * :attr:`supports_blob_and_prefix_key` -- ``a`` and ``a/b`` can both be blobs;
+    * :attr:`durable` -- a second store object over the same place sees the blobs,
+      the identity and the registered databases (the subclass then provides the
+      ``reopen`` fixture);
+    * :attr:`supports_concurrency` -- ``put`` from several threads at once is safe;
+    * :attr:`large_blob_size` -- bytes of the large streaming round trip.
+    """
+
+    supports_blob_and_prefix_key: ClassVar[bool] = True
+    """Whether ``a`` and ``a/b`` can both be blobs (``False`` on a file tree, which then
+    refuses the second with :class:`StorageError`)."""
+
+    durable: ClassVar[bool] = False
+    """Whether what was stored outlives the store object (disk, S3); needs ``reopen``."""
+
+    supports_concurrency: ClassVar[bool] = True
+    """Whether threads may call ``put`` at once (docbinder's async API and worker threads do)."""
+
+    large_blob_size: ClassVar[int] = 20 * MiB
+    """Size in bytes of the large blob streamed through ``put`` and ``open``."""
 
     @pytest.fixture
     @abc.abstractmethod
@@ -131,9 +170,9 @@ class BlobStoreContract(abc.ABC):
         """A fresh, empty store."""
 
     @pytest.fixture
-    def supports_blob_and_prefix_key(self) -> bool:
-        """Whether ``a`` and ``a/b`` can both be blobs (not on a file tree)."""
-        return True
+    def reopen(self) -> Callable[[], BlobStore]:
+        """Makes new store objects over the place of ``store`` (only for :attr:`durable` stores)."""
+        raise NotImplementedError("a durable store's test class provides the reopen fixture")
 
     @pytest.fixture
     def open_streams(self, store: BlobStore) -> Callable[[], int] | None:
@@ -193,10 +232,11 @@ class BlobStoreContract(abc.ABC):
         assert list(store.keys()) == ["zero"]
 
     def test_large_round_trip_sha256(self, store: BlobStore) -> None:
-        source = Generated(20 * MiB)
-        assert store.put("large/blob", source) == 20 * MiB
-        assert source.produced == 20 * MiB
-        assert store.stat("large/blob").size == 20 * MiB
+        size = self.large_blob_size
+        source = Generated(size)
+        assert store.put("large/blob", source) == size
+        assert source.produced == size
+        assert store.stat("large/blob").size == size
         assert sha256_of(store, "large/blob") == source.sha256
 
     # -- open ----------------------------------------------------------------
@@ -295,6 +335,7 @@ class BlobStoreContract(abc.ABC):
             store.open("c", chunk_size)
         if open_streams is not None:
             assert open_streams() == before
+        assert read_all(store, "c") == b"x"
 
     def test_open_absent_key_raises_at_call_time(self, store: BlobStore) -> None:
         with pytest.raises(BlobMissing) as caught:
@@ -358,11 +399,9 @@ class BlobStoreContract(abc.ABC):
         store.delete(key)
         assert not store.exists(key)
 
-    def test_blob_and_prefix_key(
-        self, store: BlobStore, supports_blob_and_prefix_key: bool
-    ) -> None:
+    def test_blob_and_prefix_key(self, store: BlobStore) -> None:
         store.put("p", [b"parent"])
-        if supports_blob_and_prefix_key:
+        if self.supports_blob_and_prefix_key:
             store.put("p/child", [b"child"])
             assert read_all(store, "p") == b"parent"
             assert read_all(store, "p/child") == b"child"
@@ -471,7 +510,86 @@ class BlobStoreContract(abc.ABC):
     # -- url -----------------------------------------------------------------
 
     def test_url_names_a_scheme(self, store: BlobStore) -> None:
-        assert store.url.split("://", 1)[0] in {"memory", "file", "s3"}
+        scheme, separator, _ = store.url.partition("://")
+        assert separator == "://"
+        assert re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme), store.url
+
+    # -- identity and registered databases -------------------------------------
+
+    def test_identity_is_made_only_when_asked(self, store: BlobStore) -> None:
+        assert store.identity() is None
+        assert store.identity(create=False) is None
+        made = store.identity(create=True)
+        assert isinstance(made, str) and made
+        assert store.identity(create=True) == made
+        assert store.identity() == made
+        assert list(store.keys()) == []  # the identity is never a blob
+
+    def test_registered_databases_are_listed_and_are_never_blobs(self, store: BlobStore) -> None:
+        assert store.databases() == set()
+        store.register_database("db-1")
+        store.register_database("db-1")
+        store.register_database("db-2")
+        assert store.databases() == {"db-1", "db-2"}
+        assert list(store.keys()) == []
+        for bad in ("a/b", "../x", "", "a b", ".hidden"):
+            with pytest.raises(InvalidInput):
+                store.register_database(bad)
+        assert store.databases() == {"db-1", "db-2"}
+
+    # -- durability (flag: durable) -------------------------------------------
+
+    def test_a_new_store_object_sees_blobs_identity_and_databases(
+        self, store: BlobStore, request: pytest.FixtureRequest
+    ) -> None:
+        if not self.durable:
+            pytest.skip("not a durable store (durable = False)")
+        reopen: Callable[[], BlobStore] = request.getfixturevalue("reopen")
+        store.put("kept/blob", [b"kept"])
+        made = store.identity(create=True)
+        store.register_database("db-1")
+        again = reopen()
+        assert again is not store
+        assert read_all(again, "kept/blob") == b"kept"
+        assert again.identity() == made
+        assert again.databases() == {"db-1"}
+        assert list(again.keys()) == ["kept/blob"]
+        again.delete("kept/blob")
+        assert not store.exists("kept/blob")
+
+    def test_store_objects_creating_the_identity_at_once_agree_on_one(
+        self, store: BlobStore, request: pytest.FixtureRequest
+    ) -> None:
+        if not (self.durable and self.supports_concurrency):
+            pytest.skip("needs durable = True and supports_concurrency = True")
+        reopen: Callable[[], BlobStore] = request.getfixturevalue("reopen")
+        stores = [reopen() for _ in range(8)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            made = list(pool.map(lambda s: s.identity(create=True), stores))
+        assert len(set(made)) == 1 and made[0]
+        assert reopen().identity() == store.identity() == made[0]
+        assert list(reopen().keys()) == []
+
+    # -- concurrency (flag: supports_concurrency) -----------------------------
+
+    def test_concurrent_puts_of_one_key_leave_one_whole_blob(self, store: BlobStore) -> None:
+        if not self.supports_concurrency:
+            pytest.skip("put is not thread-safe (supports_concurrency = False)")
+        payloads = [pattern(100_000, seed=100 + n) for n in range(8)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            sizes = list(pool.map(lambda p: store.put("race", [p[:999], p[999:]]), payloads))
+        assert sizes == [100_000] * 8
+        assert read_all(store, "race") in payloads
+        assert list(store.keys()) == ["race"]
+
+    def test_concurrent_puts_of_distinct_keys_all_land(self, store: BlobStore) -> None:
+        if not self.supports_concurrency:
+            pytest.skip("put is not thread-safe (supports_concurrency = False)")
+        keys = [f"c{n % 4}/blob-{n:03d}" for n in range(32)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda k: store.put(k, [k.encode()]), keys))
+        assert sorted(store.keys()) == sorted(keys)
+        assert all(read_all(store, key) == key.encode() for key in keys)
 
     # -- properties ----------------------------------------------------------
 

@@ -3,7 +3,17 @@
 :class:`MetadataContract` is not collected by itself (no ``Test`` prefix).
 Each backend subclasses it once as ``Test<Backend>Metadata`` and provides the
 fixture ``make_uow_factory``: a fresh, empty store's ``UnitOfWorkFactory``
-(each call gives a new unit of work).
+(each call gives a new unit of work)::
+
+    class TestMyMetadata(MetadataContract):
+        @pytest.fixture
+        def make_uow_factory(self, tmp_path):
+            return MyMetadataStore(tmp_path / "meta").unit_of_work
+
+Capability flag: :attr:`MetadataContract.supports_concurrency`. The helpers
+:func:`make_file`, :func:`make_workflow` and :func:`make_message` build valid
+entities with fresh ids for a backend's own tests. Needs ``pytest`` and
+``hypothesis`` (``pip install docbinder[testing]``).
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import attrs
 import pytest
@@ -30,6 +40,7 @@ from docbinder.domain.errors import (
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
+    VersionTaken,
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
@@ -39,7 +50,9 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    FileVersion,
     Scope,
+    VersionSeries,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
@@ -77,23 +90,6 @@ PROPERTY_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
 )
-
-
-THREADS = 8
-"""Threads that race in the concurrency cases, each with its own unit of work."""
-
-
-def at_once(work: Callable[[int], T]) -> list[T]:
-    """Run ``work(i)`` in :data:`THREADS` threads released together; their results in order."""
-    barrier = threading.Barrier(THREADS)
-
-    def run(i: int) -> T:
-        barrier.wait(timeout=30)
-        return work(i)
-
-    with ThreadPoolExecutor(max_workers=THREADS) as pool:
-        futures = [pool.submit(run, i) for i in range(THREADS)]
-        return [f.result(timeout=120) for f in futures]
 
 
 def new_id(prefix: str = "id") -> str:
@@ -173,8 +169,37 @@ def make_message(
     return ChatMessage(**fields)  # type: ignore[arg-type]
 
 
+THREADS = 8
+"""Threads of the concurrency tests."""
+
+
+def at_once(work: Callable[[int], T], threads: int = THREADS) -> list[T | Exception]:
+    """Run ``work(i)`` in ``threads`` threads released together; their results or raised errors."""
+    barrier = threading.Barrier(threads)
+
+    def run(i: int) -> T | Exception:
+        barrier.wait(timeout=30)
+        try:
+            return work(i)
+        except Exception as err:
+            return err
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(run, i) for i in range(threads)]
+        return [f.result(timeout=120) for f in futures]
+
+
 class MetadataContract:
-    """Behaviour every metadata backend must show; subclasses provide ``make_uow_factory``."""
+    """Behaviour every metadata backend must show; subclasses provide ``make_uow_factory``.
+
+    Capability flag (a class attribute; override in the subclass):
+    :attr:`supports_concurrency`.
+    """
+
+    supports_concurrency: ClassVar[bool] = True
+    """Whether units of work in several threads at once are safe (uniqueness races end in
+    docbinder's own errors, sequence numbers stay distinct). docbinder's async API
+    and worker threads need it."""
 
     @pytest.fixture
     def make_uow_factory(self) -> UnitOfWorkFactory:
@@ -807,7 +832,8 @@ class MetadataContract:
     def test_concurrent_increments_are_never_lost(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = self.store_workflow(uow)
         outcomes = at_once(lambda _: self.advance(uow, workflow.id, CounterStep.next("action")))
-        assert sorted(c.action for c in outcomes) == list(range(1, THREADS + 1)), outcomes
+        advanced = [c for c in outcomes if isinstance(c, WorkflowCounters)]
+        assert sorted(c.action for c in advanced) == list(range(1, THREADS + 1)), outcomes
         assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, THREADS)
 
     def test_concurrent_absolute_steps_end_at_the_highest(
@@ -1029,6 +1055,19 @@ class MetadataContract:
             assert u.workflows.recent_documents(workflow.id, 0) == []
             assert u.workflows.recent_documents(new_id("wf"), 5) == []
 
+    def test_negative_limits_are_refused(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        self.store_messages(uow, make_message(workflow))
+        self.store_files(uow, make_file())
+        with uow() as u:
+            with pytest.raises(InvalidInput):
+                u.workflows.recent_documents(workflow.id, -1)
+            with pytest.raises(InvalidInput):
+                u.files.list("mandate-1", limit=-1)
+            with pytest.raises(InvalidInput):
+                u.workflows.list_workflows("mandate-1", limit=-1)
+            assert len(u.workflows.recent_documents(workflow.id, 1)) == 1
+
     def test_document_with_longest_unicode_name_round_trips(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:
@@ -1163,3 +1202,242 @@ class MetadataContract:
             assert u.files.get(after.id) == after
             assert u.workflows.list_messages(workflow.id) == [first, second]
             assert second.sequence_nr == 2
+
+    # -- maintenance and safety operations ------------------------------------------------
+
+    def test_confirm_sees_only_a_row_that_still_names_its_blob(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        with uow() as u:
+            assert u.files.confirm(item.id, item.blob_key) == item
+            assert u.files.confirm(item.id, "other/key") is None
+            assert u.files.confirm("no-such-file", item.blob_key) is None
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == item  # the no-op changed nothing
+
+    def test_missing_blob_marks_keep_their_first_time_and_go_with_the_row(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        later = BASE_TIME + timedelta(hours=2)
+        with uow() as u:
+            u.files.add(item)
+            assert u.files.mark_missing(item.id, item.blob_key, BASE_TIME) == BASE_TIME
+            u.commit()
+        with uow() as u:
+            assert u.files.mark_missing(item.id, item.blob_key, later) == BASE_TIME
+            assert u.files.marks() == {item.id: (item.blob_key, BASE_TIME)}
+            # A mark for another blob of the row replaces the old one.
+            assert u.files.mark_missing(item.id, "ne/new-key", later) == later
+            u.commit()
+        with uow() as u:
+            assert u.files.marks() == {item.id: ("ne/new-key", later)}
+            u.files.clear_mark(item.id)
+            u.files.clear_mark("no-such-file")
+            u.commit()
+        with uow() as u:
+            assert u.files.marks() == {}
+            u.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+            u.rollback()
+        with uow() as u:
+            assert u.files.marks() == {}
+            u.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+            u.commit()
+        with uow() as u:
+            assert u.files.delete(item.id)
+            u.commit()
+        with uow() as u:
+            assert u.files.marks() == {}
+
+    def test_the_store_identity_is_recorded_once_and_only_on_rows_without_one(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        legacy = make_file()
+        other = make_file(blob_store="store-b", file_name="other.pdf")
+        self.store_files(uow, legacy, other)
+        with uow() as u:
+            assert not u.files.set_blob_store(legacy.id, "wrong/key", "store-a")
+            assert u.files.set_blob_store(legacy.id, legacy.blob_key, "store-a")
+            assert not u.files.set_blob_store(legacy.id, legacy.blob_key, "store-c")
+            assert not u.files.set_blob_store(other.id, other.blob_key, "store-a")
+            u.commit()
+        with uow() as u:
+            assert u.files.get(legacy.id) == attrs.evolve(legacy, blob_store="store-a")
+            assert u.files.get(other.id) == other
+
+    def test_documents_referring_to_a_file_are_counted_across_workflows(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        one, two = make_workflow(), make_workflow()
+        with uow() as u:
+            u.files.add(item)
+            u.workflows.add_workflow(one)
+            u.workflows.add_workflow(two)
+            u.workflows.add_message(make_message(one.id, file_ids=[item.id, item.id]))
+            u.workflows.add_message(make_message(two.id, file_ids=[item.id]))
+            u.commit()
+        with uow() as u:
+            assert u.workflows.count_documents_for_file(item.id) == 3
+            assert u.workflows.count_documents_for_file("no-such-file") == 0
+
+    def test_the_database_identity_is_made_once_and_only_when_asked(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        with uow() as u:
+            assert u.files.database_id() is None
+            made = u.files.database_id(create=True)
+            assert made and u.files.database_id(create=True) == made
+            # left without commit: gone again
+        with uow() as u:
+            assert u.files.database_id() is None
+            made = u.files.database_id(create=True)
+            u.commit()
+        with uow() as u:
+            assert u.files.database_id() == made
+            assert u.files.database_id(create=True) == made
+
+    # -- file versions -------------------------------------------------------------------
+
+    def test_versions_number_a_series_and_go_with_their_file_item(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        series = VersionSeries(Scope("mandate-1"), "notes.txt", "app")
+        other = VersionSeries(Scope("mandate-1"), "other.txt", "app")
+        items = [make_file(file_name="notes.txt", sha256=f"{n:064x}") for n in range(4)]
+        self.store_files(uow, *items)
+        with uow() as u:
+            u.files.add_version(FileVersion(items[0].id, series, 0, user_metadata={"n": 0}))
+            u.files.add_version(FileVersion(items[1].id, series, 1, host_data={"kind": "text"}))
+            with pytest.raises(VersionTaken):
+                u.files.add_version(FileVersion(items[2].id, series, 1))
+            with pytest.raises(Conflict) as caught:
+                u.files.add_version(FileVersion(items[0].id, other, 0))
+            assert not isinstance(caught.value, VersionTaken)
+            u.files.add_version(FileVersion(items[3].id, other, 0))
+            u.commit()
+        with uow() as u:
+            assert u.files.latest_version(series.key) == FileVersion(
+                items[1].id, series, 1, host_data={"kind": "text"}
+            )
+            first = u.files.get_version(series.key, 0)
+            assert first is not None and first.user_metadata == {"n": 0}
+            assert u.files.get_version(series.key, 7) is None
+            assert [v.file_id for v in u.files.list_versions(series.key)] == [
+                items[0].id,
+                items[1].id,
+            ]
+            version = u.files.version_of(items[1].id)
+            assert version is not None and version.version == 1
+            assert u.files.version_of(items[2].id) is None
+            assert u.files.series_names(series.space_key) == ["notes.txt", "other.txt"]
+            assert u.files.latest_version(new_id("series")) is None
+            assert u.files.list_versions(new_id("series")) == []
+            assert u.files.delete(items[1].id)
+            u.commit()
+        with uow() as u:
+            latest = u.files.latest_version(series.key)
+            assert latest is not None and latest.file_id == items[0].id
+            assert u.files.version_of(items[1].id) is None
+
+    # -- concurrency (flag: supports_concurrency) ---------------------------------------
+
+    def _needs_concurrency(self) -> None:
+        if not self.supports_concurrency:
+            pytest.skip("units of work are not thread-safe (supports_concurrency = False)")
+
+    def test_same_duplicate_key_one_row_and_the_rest_duplicates(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self._needs_concurrency()
+        items = [make_file() for _ in range(THREADS)]  # distinct ids, one duplicate key
+
+        def add(i: int) -> str:
+            with uow() as u:
+                u.files.add(items[i])
+                u.commit()
+            return items[i].id
+
+        outcomes = at_once(add)
+        winners = [o for o in outcomes if isinstance(o, str)]
+        assert len(winners) == 1, outcomes
+        assert all(isinstance(o, DuplicateFileItem) for o in outcomes if o not in winners)
+        with uow() as u:
+            assert [f.id for f in u.files.iter_all()] == winners
+
+    def test_race_loser_finds_the_winner_in_the_same_unit(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self._needs_concurrency()
+        items = [make_file() for _ in range(THREADS)]
+
+        def find_or_add(i: int) -> tuple[str, str]:
+            item = items[i]
+            with uow() as u:
+                key = (item.sha256, item.file_name, item.created_by, item.scope)
+                found = u.files.find_duplicates(*key)
+                if found:
+                    return "found", found[0].id
+                try:
+                    u.files.add(item)
+                except DuplicateFileItem:
+                    again = u.files.find_duplicates(*key)
+                    assert len(again) == 1, "the winner must be visible to the loser's retry"
+                    return "raced", again[0].id
+                u.commit()
+                return "added", item.id
+
+        outcomes = at_once(find_or_add)
+        assert all(isinstance(o, tuple) for o in outcomes), outcomes
+        assert [o[0] for o in outcomes].count("added") == 1, outcomes  # type: ignore[index]
+        assert len({o[1] for o in outcomes}) == 1, outcomes  # type: ignore[index]
+
+    def test_same_label_one_message_and_the_rest_duplicate_labels(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
+        messages = [make_message(workflow, "datasource:sharepoint") for _ in range(THREADS)]
+
+        def add(i: int) -> ChatMessage:
+            with uow() as u:
+                stored = u.workflows.add_message(messages[i])
+                u.commit()
+            return stored
+
+        outcomes = at_once(add)
+        winners = [o for o in outcomes if isinstance(o, ChatMessage)]
+        assert len(winners) == 1, outcomes
+        assert all(isinstance(o, DuplicateLabel) for o in outcomes if o not in winners)
+        assert winners[0].sequence_nr == 1
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == winners
+
+    def test_distinct_labels_all_succeed_with_distinct_sequence_numbers(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
+
+        def add(i: int) -> ChatMessage:
+            with uow() as u:
+                # a read first, as the bridge does, before the write
+                assert u.workflows.get_workflow(workflow.id) is not None
+                stored = u.workflows.add_message(
+                    make_message(workflow, f"writeFile:{i}.txt", files=2)
+                )
+                u.commit()
+            return stored
+
+        outcomes = at_once(add)
+        stored = [o for o in outcomes if isinstance(o, ChatMessage)]
+        assert len(stored) == THREADS, outcomes
+        numbers = sorted(m.sequence_nr for m in stored)
+        assert numbers == list(range(1, THREADS + 1))
+        with uow() as u:
+            listed = u.workflows.list_messages(workflow.id)
+            assert [m.sequence_nr for m in listed] == numbers
+            assert len(u.workflows.recent_documents(workflow.id, 100)) == 2 * THREADS

@@ -1,0 +1,97 @@
+"""The worked example of docs/backends.md: a third-party blob store passes the shipped suites.
+
+:mod:`tests.thirdparty.sqlite_blobs` is registered the way ``pip install`` registers
+a distribution's entry points: a ``*.dist-info`` directory with an
+``entry_points.txt`` on ``sys.path`` (the format of the Python packaging
+specification "Entry points"). docbinder's container then finds it by the
+``blob_url`` scheme, as for any installed plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from docbinder.application import DocBinder
+from docbinder.container import build_binder
+from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.model import Principal
+from docbinder.ports.blobs import BlobStore
+from docbinder.testing import BlobStoreContract, BridgeContract
+from docbinder.testing.bridge_suite import MakeBinder
+from tests.thirdparty.sqlite_blobs import SCHEME, SqliteBlobStore, from_url
+
+ENTRY_POINTS = f"""\
+[docbinder.blob_stores]
+{SCHEME} = tests.thirdparty.sqlite_blobs:from_url
+"""
+
+
+def install_entry_points(site: Path) -> None:
+    """Write the metadata ``pip install`` would write for the example's distribution."""
+    dist_info = site / "docbinder_sqliteblob-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: docbinder-sqliteblob\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (dist_info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+
+
+@pytest.fixture
+def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The example store's distribution is installed (on ``sys.path``) for this test."""
+    site = tmp_path / "site-packages"
+    install_entry_points(site)
+    monkeypatch.syspath_prepend(str(site))
+    yield
+
+
+class TestSqliteBlobStore(BlobStoreContract):
+    """The shipped blob-store suite, by subclassing, with the flags this store has."""
+
+    durable = True
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> BlobStore:
+        return SqliteBlobStore(tmp_path / "blobs.db")
+
+    @pytest.fixture
+    def reopen(self, tmp_path: Path) -> Callable[[], BlobStore]:
+        return lambda: SqliteBlobStore(tmp_path / "blobs.db")
+
+
+class TestSqliteBlobBridge(BridgeContract):
+    """The whole bridge over the store, found through its entry point by ``build_binder``."""
+
+    @pytest.fixture
+    def make_binder(self, registered: None, tmp_path: Path) -> MakeBinder:
+        def make(max_file_size: int | None = None) -> DocBinder:
+            return build_binder(
+                database_url="memory://",
+                blob_url=f"{SCHEME}://{tmp_path}/bridge-blobs.db",
+                max_file_size=max_file_size,
+            )
+
+        return make
+
+
+def test_the_container_loads_the_store_by_its_url_scheme(registered: None, tmp_path: Path) -> None:
+    binder = build_binder(database_url="memory://", blob_url=f"{SCHEME}://{tmp_path}/b.db")
+    assert isinstance(binder.blobs, SqliteBlobStore)
+    assert binder.blobs.path == tmp_path / "b.db"
+    run = binder.start_new_run(Principal("u1", "m1", roles=("member",)))
+    produced = run.produce_file("a.txt", b"kept in SQLite")
+    assert b"".join(binder.blobs.open(produced.item.blob_key)) == b"kept in SQLite"
+    assert [p.text for p in run.get_content(produced.reference).parts] == ["kept in SQLite"]
+
+
+def test_without_the_distribution_the_scheme_names_the_entry_point_group(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match=r"docbinder\.blob_stores"):
+        build_binder(database_url="memory://", blob_url=f"{SCHEME}://{tmp_path}/b.db")
+
+
+def test_the_entry_point_refuses_a_url_without_a_path() -> None:
+    with pytest.raises(ConfigurationError, match="blob_url"):
+        from_url(f"{SCHEME}://")

@@ -1,0 +1,83 @@
+"""docbinder.testing: the plugin's fixtures, its registration, and imports that stay lazy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from docbinder.application import DocBinder, Run
+from docbinder.domain.model import Principal
+from docbinder.testing.plugin import PrincipalFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_run_fixture_is_bound_to_a_fresh_workflow(
+    docbinder_run: Run, docbinder_principal: Principal
+) -> None:
+    assert docbinder_run.workflow is not None and docbinder_run.workflow.messages == ()
+    assert docbinder_run.principal == docbinder_principal
+    produced = docbinder_run.produce_file("a.txt", b"abc")
+    assert [p.text for p in docbinder_run.get_content(produced.reference).parts] == ["abc"]
+
+
+def test_the_memory_binder_starts_empty(
+    docbinder_binder: DocBinder, docbinder_principal: Principal
+) -> None:
+    assert docbinder_binder.blobs.url == "memory://"
+    assert list(docbinder_binder.blobs.keys()) == []
+    assert docbinder_binder.get_file.list(docbinder_principal) == []
+
+
+def test_the_sqlite_binder_lives_under_the_tests_temporary_directory(
+    docbinder_sqlite_binder: DocBinder, docbinder_principal: Principal, tmp_path: Path
+) -> None:
+    home = tmp_path / "docbinder-home"
+    assert docbinder_sqlite_binder.blobs.url == (home / "blobs").as_uri()
+    run = docbinder_sqlite_binder.start_new_run(docbinder_principal)
+    run.produce_file("a.txt", b"abc")
+    assert (home / "docbinder.db").is_file()
+    assert [f.file_name for f in docbinder_sqlite_binder.get_file.list(docbinder_principal)] == [
+        "a.txt"
+    ]
+
+
+def test_the_principal_factory_fills_in_defaults(
+    docbinder_principal_factory: PrincipalFactory,
+) -> None:
+    assert docbinder_principal_factory() == Principal("user-1", "mandate-1", None, ("member",))
+    assert docbinder_principal_factory("bob", "m2", "fi-1", ["admin"]) == Principal(
+        "bob", "m2", "fi-1", ("admin",)
+    )
+
+
+def test_pyproject_registers_the_plugin_under_its_module_name() -> None:
+    """Same name and module: listing it in pytest_plugins too never registers it twice."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["entry-points"]["pytest11"] == {
+        "docbinder.testing.plugin": "docbinder.testing.plugin"
+    }
+    assert project["optional-dependencies"]["testing"] == ["pytest>=8", "hypothesis>=6.100"]
+
+
+def test_importing_docbinder_imports_neither_pytest_nor_the_suites() -> None:
+    code = (
+        "import sys, docbinder, docbinder.container, docbinder.application\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'hypothesis')"
+        " or m.startswith('docbinder.testing')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def test_the_plugin_loads_without_importing_the_suites() -> None:
+    code = (
+        "import sys, docbinder.testing.plugin\n"
+        "assert 'hypothesis' not in sys.modules\n"
+        "assert not [m for m in sys.modules if m.endswith('_suite')]\n"
+        "from docbinder.testing import BlobStoreContract\n"
+        "assert 'docbinder.testing.blob_suite' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
