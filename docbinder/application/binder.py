@@ -122,7 +122,7 @@ class DocBinder:
         self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)
         self.produce_file = ProduceFile(self.store_file, self.attach_files)
         self.workflows = Workflows(uow_factory, self.access, clock, ids, reader)
-        self.resolve = ResolveDocumentList(reader, blobs, self.access)
+        self.resolve = ResolveDocumentList(reader, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
         self.update_file = UpdateFileContent(
