@@ -70,6 +70,7 @@ SCAN_BATCH = 1000
 _INSERT_FILE = sa.insert(file_items)
 _GET_FILE = sa.select(file_items).where(file_items.c.id == sa.bindparam("id"))
 _INSERT_WORKFLOW = sa.insert(workflows)
+_GET_WORKFLOW = sa.select(workflows).where(workflows.c.id == sa.bindparam("id"))
 _INSERT_MESSAGE = sa.insert(chat_messages)
 _INSERT_DOCUMENTS = sa.insert(chat_documents)
 _BUMP_SEQUENCE = (
@@ -546,9 +547,7 @@ class SqlWorkflowRepository:
 
     def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
         with translating():
-            row = self._session.execute(
-                sa.select(workflows).where(workflows.c.id == workflow_id)
-            ).first()
+            row = self._session.execute(_GET_WORKFLOW, {"id": workflow_id}).first()
         return None if row is None else _load(row, ChatWorkflow)
 
     def update_workflow(self, workflow: ChatWorkflow) -> None:
