@@ -1,4 +1,4 @@
-"""Attaching a 1 KiB file on SQLite + local disk, against the raw floor (SPEC §6).
+"""Attaching a 1 KiB file on SQLite + local disk, against the raw floor (SPEC §6, issue 18).
 
 Usage::
 
@@ -26,7 +26,10 @@ both insert into identical tables and indexes; its connection uses WAL,
 Both stores get a warm-up batch first. Then each of ``--runs`` rounds times
 one batch of ``--ops`` attaches on each side (the order alternates between
 rounds); ops/s are medians over the rounds, and the ratio is docbinder's
-median over the floor's median, measured in the same process and run. A
+median over the floor's median, measured in the same process and run
+(target: at least 0.7 on disk); the CPU ratio is docbinder's median CPU time
+per attach (``time.process_time``, user + system) over the floor's (target:
+at most 1.6). A
 separate, untimed batch of docbinder's path runs under cProfile and with
 SQLAlchemy event counters (statements and commits per attach). Prints one
 JSON object on stdout and a summary table on stderr.
@@ -51,7 +54,10 @@ from typing import Any
 import attrs
 import benchlib
 
-TARGET_RATIO = 0.5
+TARGET_RATIO = 0.7
+"""docbinder's ops/s over the floor's, on disk (issue 18; SPEC section 6 asked for 0.5)."""
+TARGET_CPU_RATIO = 1.6
+"""docbinder's CPU time per attach over the floor's, at most (issue 18)."""
 SIZE = benchlib.KiB
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
@@ -440,6 +446,8 @@ def run_bench(ops: int, runs: int, chunk: int, parent: str | None, what_if: bool
 
     floor_median = benchlib.median(rates["floor"])
     ratios = {side: benchlib.median(rates[side]) / floor_median for side in sides}
+    floor_cpu = benchlib.median(cpu_ms["floor"])
+    cpu_ratios = {side: benchlib.median(cpu_ms[side]) / floor_cpu for side in sides}
     per_run = {
         side: [d / f for d, f in zip(rates[side], rates["floor"], strict=True)] for side in sides
     }
@@ -462,8 +470,11 @@ def run_bench(ops: int, runs: int, chunk: int, parent: str | None, what_if: bool
         "ratio_to_floor_per_run": {
             side: benchlib.summary(v) for side, v in per_run.items() if side != "floor"
         },
+        "cpu_ratio_to_floor": {side: round(r, 3) for side, r in cpu_ratios.items()},
         "target_ratio": TARGET_RATIO,
+        "target_cpu_ratio": TARGET_CPU_RATIO,
         "target_met": ratios["docbinder"] >= TARGET_RATIO,
+        "cpu_target_met": cpu_ratios["docbinder"] <= TARGET_CPU_RATIO,
         "docbinder_sql_per_attach": {
             "statements": round(statements["count"] / profile_ops, 2),
             "commits": round(statements["commits"] / profile_ops, 2),
@@ -493,7 +504,15 @@ def main(argv: list[str] | None = None) -> int:
     report = run_bench(args.ops, args.runs, args.chunk, args.dir, not args.no_what_if)
     benchlib.note(
         benchlib.table(
-            ["side", "median ops/s", "min", "max", "CPU ms/attach", "ratio to floor"],
+            [
+                "side",
+                "median ops/s",
+                "min",
+                "max",
+                "CPU ms/attach",
+                "ratio to floor",
+                "CPU ratio to floor",
+            ],
             [
                 [
                     side,
@@ -502,12 +521,15 @@ def main(argv: list[str] | None = None) -> int:
                     s["max"],
                     report["cpu_ms_per_attach"][side]["median"],
                     report["ratio_to_floor"][side],
+                    report["cpu_ratio_to_floor"][side],
                 ]
                 for side, s in report["ops_per_s"].items()
             ],
         )
-        + f"\ntarget docbinder >= {TARGET_RATIO} x floor: "
+        + f"\ntarget docbinder >= {TARGET_RATIO} x floor's ops/s: "
         + ("met" if report["target_met"] else "MISSED")
+        + f"\ntarget docbinder CPU <= {TARGET_CPU_RATIO} x floor's: "
+        + ("met" if report["cpu_target_met"] else "MISSED")
     )
     benchlib.emit(report, args.out)
     return 0

@@ -125,7 +125,7 @@ class DocBinder:
         self.produce_file = ProduceFile(self.store_file, self.attach_files)
         self.workflows = Workflows(uow_factory, self.access, clock, ids, reader)
         self.advance_counters = AdvanceCounters(uow_factory, self.access)
-        self.resolve = ResolveDocumentList(reader, blobs, self.access)
+        self.resolve = ResolveDocumentList(reader, self.access)
         self.get_content = GetContent(self.resolve, blobs, extractor)
         self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
         self.update_file = UpdateFileContent(

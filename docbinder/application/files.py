@@ -241,12 +241,18 @@ class CheckDuplicate:
             candidates = uow.files.find_duplicates(
                 sha256, file_name, principal.user_id, principal.scope
             )
-        return self._choose(principal, file_name, candidates)
+        return self.choose(principal, file_name, candidates)
 
-    def _choose(
+    def choose(
         self, principal: Principal, file_name: str, candidates: list[FileItem]
     ) -> DuplicateCheck:
-        """The first readable candidate whose blob is there (asked outside any transaction)."""
+        """The first readable candidate whose blob is there; call it outside any unit of work.
+
+        ``candidates`` come from
+        :meth:`~docbinder.ports.metadata.FileRepository.find_duplicates`; the
+        blob store is asked about each readable one, so no transaction may be
+        open while this runs (ADR 0012).
+        """
         for candidate in candidates:
             if not self._access.can_read_file(principal, candidate):
                 continue
@@ -324,10 +330,12 @@ class StoreFile:
     """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
 
     Streams the input once, computing SHA-256 and size while the blob is
-    written. Then the duplicate check reads in its own unit and probes the
-    blob store outside any transaction, and one writing unit either confirms
-    (locks) the readable duplicate and commits, after which the new blob is
-    removed, or inserts the FileItem and commits; a duplicate deleted or
+    written. Then one writing unit looks for duplicate candidates and, when
+    there are none (the usual case), inserts the FileItem and commits. When
+    there are, that unit ends, the candidates are checked (access, and the
+    blob store is probed) outside any transaction, and a second writing unit
+    either confirms (locks) the readable duplicate and commits, after which
+    the new blob is removed, or inserts the FileItem and commits; a duplicate deleted or
     changed between check and commit is noticed by the confirm and the check
     runs again, so the returned FileItem always exists with the produced bytes; :meth:`store_with` lets a caller add its own writes (the attach of
     :class:`~docbinder.application.produce.ProduceFile`) to that same
@@ -481,49 +489,77 @@ class StoreFile:
         )
         lost_race = False
         for _attempt in range(_STORE_ATTEMPTS):
-            # The check reads in its own unit and asks the blob store after it
-            # ended: the writing unit below makes no network call.
-            check = self._check(principal, sha, file_name)
-            reused: tuple[StoredFile, T | None] | None = None
+            # Candidates are looked up in the writing unit itself. Without any
+            # (the usual case) the FileItem goes into that same unit; with some,
+            # the unit ends before the blob store is asked about them (no
+            # writing unit waits on the blob store), and a second unit reuses
+            # the chosen duplicate or stores the fresh copy.
             with self._uow() as uow:
-                if check.item is not None:
-                    reused = self._reuse(uow, principal, check.item, key, then)
-                else:
-                    # After a lost race for the duplicate key with no readable
-                    # winner, store outside duplicate detection.
-                    deduplicate = not lost_race and not check.key_taken
-                    try:
-                        uow.files.add(item, deduplicate=deduplicate)
-                    except DuplicateFileItem:
-                        # Another writer stored the same file since the check:
-                        # look again in a fresh transaction and use theirs if readable.
-                        uow.rollback()
+                candidates = uow.files.find_duplicates(
+                    sha, file_name, principal.user_id, principal.scope
+                )
+                # After a lost race for the duplicate key whose winner is gone
+                # again, store outside duplicate detection.
+                if not candidates and not self._insert(uow, item, not lost_race, then, pending):
+                    lost_race = True
+                    continue
+            if candidates:
+                check = self._check.choose(principal, file_name, candidates)
+                reused: tuple[StoredFile, T | None] | None = None
+                with self._uow() as uow:
+                    if check.item is not None:
+                        reused = self._reuse(uow, principal, check.item, key, then)
+                    elif not self._insert(
+                        uow, item, not lost_race and not check.key_taken, then, pending
+                    ):
                         lost_race = True
                         continue
-                    if then is not None:
-                        pending.result = then(uow, item)
-                    pending.item = item
-                    uow.commit()
-            if check.item is not None:
-                if reused is None:
-                    continue  # the candidate was deleted or changed: look again
-                # The commit proved the candidate is there: only now does the fresh
-                # copy go (outside the transaction, like every blob-store call).
-                self._discard_blob(key)
-                return reused
-            log.info(
-                "stored file %s (%s, %d bytes) for user %s in scope %s",
-                item.id,
-                item.file_name,
-                item.size,
-                item.created_by,
-                item.scope,
-            )
+                if check.item is not None:
+                    if reused is None:
+                        continue  # the candidate was deleted or changed: look again
+                    # The commit proved the candidate is there: only now does the fresh
+                    # copy go (outside the transaction, like every blob-store call).
+                    self._discard_blob(key)
+                    return reused
+            if log.isEnabledFor(logging.INFO):
+                log.info(
+                    "stored file %s (%s, %d bytes) for user %s in scope %s",
+                    item.id,
+                    item.file_name,
+                    item.size,
+                    item.created_by,
+                    item.scope,
+                )
             return StoredFile(item, duplicate=False), pending.result
         raise StorageError(
             f"could not store {file_name!r}: its duplicate kept changing under "
             f"{_STORE_ATTEMPTS} attempts; nothing was stored"
         )
+
+    @staticmethod
+    def _insert(
+        uow: UnitOfWork,
+        item: FileItem,
+        deduplicate: bool,
+        then: Callable[[UnitOfWork, FileItem], T] | None,
+        pending: _Pending[T],
+    ) -> bool:
+        """Insert ``item``, run ``then`` and commit in ``uow``; ``False`` after a lost race.
+
+        A lost race is another writer storing the same file (same duplicate
+        key) since the candidates were read: the unit is rolled back and the
+        caller looks again in a fresh one, using theirs if readable.
+        """
+        try:
+            uow.files.add(item, deduplicate=deduplicate)
+        except DuplicateFileItem:
+            uow.rollback()
+            return False
+        if then is not None:
+            pending.result = then(uow, item)
+        pending.item = item
+        uow.commit()
+        return True
 
     def _reuse(
         self,

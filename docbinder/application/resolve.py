@@ -9,8 +9,15 @@ workflow is read again from storage and must be readable by the run's principal
 (otherwise every reference is ``not_in_workflow``, whether or not it exists: no
 existence oracle). Each document is read-checked through the same visibility
 decision as ``get_file``.
-Lookups are indexed, one batch per reference kind, so the cost grows with the
-number of references, not with the size of the workflow.
+Lookups are indexed, one batch per reference kind (``docItem`` ids, ``docList``
+labels, ``file`` ids with the bare ids no ChatDocument has, then the FileItems
+of every document found), so the cost grows with the number of references, not
+with the size of the workflow, and the number of queries does not grow with
+the number of references. Resolving reads metadata only: whether a document's
+bytes are still in the blob store is found out when they are read (ADR 0028):
+``GetContent`` reports ``blob_missing``, ``Run.open_file`` raises
+:class:`~docbinder.domain.errors.BlobMissing`. A deleted FileItem, a metadata
+fact, is reported here as ``file_missing``.
 """
 
 from __future__ import annotations
@@ -33,7 +40,6 @@ from docbinder.domain.references import (
     DocumentReferenceList,
     FileReference,
 )
-from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
@@ -43,7 +49,12 @@ DEFAULT_SUGGESTIONS = 10
 
 
 class UnresolvedReason(enum.StrEnum):
-    """Why a reference did not resolve (SPEC C7)."""
+    """Why a reference did not resolve (SPEC C7).
+
+    ``BLOB_MISSING``, ``STORAGE_FAULT`` and ``EXTRACTION_FAILED`` come from
+    reading a resolved document's content (``GetContent``), never from
+    resolving alone (ADR 0028).
+    """
 
     NO_ACTIVE_WORKFLOW = "no_active_workflow"
     NOT_IN_WORKFLOW = "not_in_workflow"
@@ -126,12 +137,10 @@ class ResolveDocumentList:
     def __init__(
         self,
         uow_factory: UnitOfWorkFactory,
-        blobs: BlobStore,
         access: AccessPolicy,
         suggestions: int = DEFAULT_SUGGESTIONS,
     ) -> None:
         self._uow = uow_factory
-        self._blobs = blobs
         self._access = access
         self._suggestions = suggestions
 
@@ -201,20 +210,33 @@ class ResolveDocumentList:
         workflow: ChatWorkflow,
         references: Sequence[DocumentReference],
     ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+        workflows = uow.workflows
         item_ids = [r.document_id for r in references if isinstance(r, DocumentItemReference)]
-        by_id = uow.workflows.get_documents(workflow.id, item_ids) if item_ids else {}
+        by_id = workflows.get_documents(workflow.id, item_ids) if item_ids else {}
+        labels = [r.label for r in references if isinstance(r, DocumentListReference)]
+        by_label = workflows.documents_by_labels(workflow.id, labels) if labels else {}
+        # A bare id that names no ChatDocument may be the FileItem id of the
+        # tool-result block: it is looked up with the ``file:`` references.
+        file_ids = [
+            r.file_id if isinstance(r, FileReference) else r.document_id
+            for r in references
+            if isinstance(r, FileReference)
+            or (isinstance(r, DocumentItemReference) and r.bare and r.document_id not in by_id)
+        ]
+        by_file = workflows.documents_by_files(workflow.id, file_ids) if file_ids else {}
         matches: list[tuple[str, list[ChatDocument]]] = []
         for ref in references:
             if isinstance(ref, DocumentItemReference):
-                found = [by_id[ref.document_id]] if ref.document_id in by_id else []
-                if not found and ref.bare:
-                    # A bare id may be the FileItem id of the tool-result block.
-                    found = uow.workflows.documents_by_file(workflow.id, ref.document_id)
+                doc = by_id.get(ref.document_id)
+                if doc is not None:
+                    found = [doc]
+                else:
+                    found = by_file.get(ref.document_id, []) if ref.bare else []
             elif isinstance(ref, DocumentListReference):
-                found = uow.workflows.documents_by_label(workflow.id, ref.label)
+                found = by_label.get(ref.label, [])
             else:
                 assert isinstance(ref, FileReference)
-                found = uow.workflows.documents_by_file(workflow.id, ref.file_id)
+                found = by_file.get(ref.file_id, [])
             matches.append((str(ref), found))
         # One batch of FileItem lookups for every document found.
         files = uow.files.get_many([doc.file_id for _, found in matches for doc in found])
@@ -243,9 +265,6 @@ class ResolveDocumentList:
             return UnresolvedReason.FILE_MISSING
         if not self._access.can_read_file(ctx.principal, item):
             return UnresolvedReason.ACCESS_DENIED
-        if not self._blobs.exists(item.blob_key):
-            log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
-            return UnresolvedReason.BLOB_MISSING
         return None
 
     def _suggest(
@@ -256,10 +275,6 @@ class ResolveDocumentList:
         out: list[DocumentSuggestion] = []
         for doc in recent:
             item = files.get(doc.file_id)
-            if (
-                item is not None
-                and self._access.can_read_file(ctx.principal, item)
-                and self._blobs.exists(item.blob_key)
-            ):
+            if item is not None and self._access.can_read_file(ctx.principal, item):
                 out.append(DocumentSuggestion(doc.reference, doc.file_name))
         return tuple(out)

@@ -225,6 +225,31 @@ class WorkflowRepository(Protocol):
         """Documents of that workflow that point at ``file_id``, oldest first."""
         ...
 
+    def documents_by_labels(
+        self, workflow_id: str, labels: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """The documents of the messages with these ``documents_label``s, keyed by label.
+
+        One batch for the whole list (SQL: one query per 500 labels): each
+        label maps to what :meth:`documents_by_label` gives for it; labels no
+        message of the workflow carries are left out, and so are labels whose
+        message has no documents. Labels compare exactly (case, spaces,
+        Unicode form). Keys are in the order of ``labels``; repeats count once.
+        """
+        ...
+
+    def documents_by_files(
+        self, workflow_id: str, file_ids: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """Documents of that workflow pointing at each of ``file_ids``, keyed by file id.
+
+        One batch for the whole list (SQL: one query per 500 ids): each id
+        maps to what :meth:`documents_by_file` gives for it (oldest first);
+        ids no document of the workflow points at are left out. Keys are in
+        the order of ``file_ids``; repeats count once.
+        """
+        ...
+
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         """The workflow's newest documents, newest first, at most ``limit``.
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from docbinder.application import DocBinder, UnresolvedReason
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
+    BlobMissing,
     CountersWouldGoBack,
     FileItemNotFound,
     FileStillReferenced,
@@ -389,12 +391,24 @@ class BridgeContract:
             third.document_id
         ]
 
-    def test_missing_blob_is_reported_not_raised(self, binder: DocBinder, u1: Principal) -> None:
+    def test_missing_blob_is_reported_when_the_content_is_read(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        # Resolving reads metadata only (ADR 0028); the content read reports the gap.
         run = binder.start_new_run(u1)
         produced = run.produce_file("a.txt", b"a")
+        kept = run.produce_file("b.txt", b"b")
         binder.blobs.delete(produced.item.blob_key)
-        resolution = run.resolve(produced.reference)
-        assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.BLOB_MISSING]
+        resolution = run.resolve([produced.reference, kept.reference])
+        assert resolution.ok
+        assert [d.file.id for d in resolution.documents] == [produced.item.id, kept.item.id]
+        content = run.get_content([produced.reference, kept.reference])
+        assert [u.reason for u in content.unresolved] == [UnresolvedReason.BLOB_MISSING]
+        assert [u.document_id for u in content.unresolved] == [produced.document_id]
+        assert "missing from the blob store" in content.unresolved[0].message
+        assert [d.file_id for d in content.documents] == [kept.item.id]
+        with pytest.raises(BlobMissing, match=re.escape(produced.item.blob_key)):
+            b"".join(run.open_file(produced.item.id))
 
     def test_resolve_keeps_order_and_drops_repeats(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_new_run(u1)

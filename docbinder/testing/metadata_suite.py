@@ -1037,6 +1037,79 @@ class MetadataContract:
             assert u.workflows.documents_by_file(other.id, file_id) == list(stored[1].documents)
             assert u.workflows.documents_by_file(workflow.id, new_id("file")) == []
 
+    def test_documents_by_labels_is_documents_by_label_for_each(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        labels = ["task:a", "task:A", "task:a ", "x:é", "x:e\u0301", "note"]
+        files = {"note": 0, "task:a": 4}
+        stored = self.store_messages(
+            uow,
+            *(make_message(workflow, label, files=files.get(label, 2)) for label in labels),
+            make_message(other, "task:b", files=3),
+        )
+        mine = {m.documents_label: list(m.documents) for m in stored[:-1] if m.documents}
+        asked = ["x:é", "unknown", "task:b", "task:a", "note", "x:é", "task:a ", "task:A"]
+        with uow() as u:
+            got = u.workflows.documents_by_labels(workflow.id, asked)
+            for label in asked:
+                assert got.get(label, []) == u.workflows.documents_by_label(workflow.id, label)
+            assert got == {label: mine[label] for label in ["x:é", "task:a", "task:a ", "task:A"]}
+            assert list(got) == ["x:é", "task:a", "task:a ", "task:A"]
+            assert u.workflows.documents_by_labels(other.id, asked) == {
+                "task:b": list(stored[-1].documents)
+            }
+            assert u.workflows.documents_by_labels(workflow.id, []) == {}
+            assert u.workflows.documents_by_labels(new_id("wf"), labels) == {}
+
+    def test_documents_by_labels_handles_many_labels(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        stored = self.store_messages(
+            uow, *(make_message(workflow, f"task:{n}", files=2) for n in range(30))
+        )
+        asked = [f"missing:{n}" for n in range(1200)] + [m.documents_label for m in stored][::-1]
+        with uow() as u:
+            got = u.workflows.documents_by_labels(workflow.id, asked)
+        assert got == {m.documents_label: list(m.documents) for m in stored[::-1]}
+
+    def test_documents_by_files_is_documents_by_file_for_each(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        a, b, c = new_id("file"), new_id("file"), new_id("file")
+        stored = self.store_messages(
+            uow,
+            make_message(workflow, file_ids=[a, b, a]),
+            make_message(other, file_ids=[a, c]),
+            make_message(workflow, file_ids=[b]),
+            make_message(workflow, file_ids=[a]),
+        )
+        asked = [b, new_id("file"), c, a, b]
+        with uow() as u:
+            got = u.workflows.documents_by_files(workflow.id, asked)
+            for file_id in asked:
+                assert got.get(file_id, []) == u.workflows.documents_by_file(workflow.id, file_id)
+            assert got == {
+                b: [stored[0].documents[1], stored[2].documents[0]],
+                a: [stored[0].documents[0], stored[0].documents[2], stored[3].documents[0]],
+            }
+            assert list(got) == [b, a]
+            assert u.workflows.documents_by_files(other.id, asked) == {
+                c: [stored[1].documents[1]],
+                a: [stored[1].documents[0]],
+            }
+            assert u.workflows.documents_by_files(workflow.id, []) == {}
+
+    def test_documents_by_files_handles_many_ids(self, uow: Callable[[], UnitOfWork]) -> None:
+        workflow = self.store_workflow(uow)
+        [message] = self.store_messages(uow, make_message(workflow, files=30))
+        asked = [new_id("missing") for _ in range(1200)] + [d.file_id for d in message.documents]
+        with uow() as u:
+            got = u.workflows.documents_by_files(workflow.id, asked)
+        assert got == {d.file_id: [d] for d in message.documents}
+
     def test_recent_documents_newest_first_with_limit(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = self.store_workflow(uow)
         other = self.store_workflow(uow)

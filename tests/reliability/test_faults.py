@@ -311,9 +311,9 @@ COMMON: list[Scenario] = [
     ),
     # -- metadata stage of store
     Scenario("duplicate-check-fails", (Fault("files.find_duplicates"),), Expect.ERROR),
-    # The duplicate check reads in unit 1; unit 2 records the FileItem and the
-    # message; a third one (opened only after a failed commit) checks whether
-    # the commit took effect.
+    # Unit 1 looks for duplicates and records the FileItem and the message; a
+    # second one (opened only after a failed commit) checks whether the commit
+    # took effect.
     Scenario("metadata-unit-cannot-open", (Fault("uow.open", (1,)),), Expect.ERROR),
     Scenario("metadata-insert-fails", (Fault("files.add"),), Expect.ERROR),
     Scenario(
@@ -331,13 +331,13 @@ COMMON: list[Scenario] = [
     ),
     Scenario(
         "commit-took-effect-but-failed-and-check-fails",
-        (Fault("commit", after=True), Fault("uow.open", (3,))),
+        (Fault("commit", after=True), Fault("uow.open", (2,))),
         Expect.ERROR,
         rows=1,
     ),
     Scenario(
         "commit-fails-and-check-fails",
-        (Fault("commit"), Fault("uow.open", (3,))),
+        (Fault("commit"), Fault("uow.open", (2,))),
         Expect.ERROR,
         leftovers=1,
     ),
@@ -402,7 +402,7 @@ COMMON: list[Scenario] = [
     ),
     Scenario(
         "strict-attach-unit-cannot-open",
-        (Fault("uow.open", (3,)),),
+        (Fault("uow.open", (2,)),),
         Expect.ERROR,
         stage="strict",
         rows=1,

@@ -1,7 +1,9 @@
 """The producer path records the FileItem and the ChatMessage in one writing unit of work.
 
-The duplicate check reads in a unit of its own before it (and asks the blob
-store after that unit ended), so a produce opens two units and commits once.
+A new file is looked up among the duplicates, stored and attached in one unit
+with one commit. When duplicate candidates exist, that unit ends before the blob
+store is asked about them, and a second unit reuses the duplicate: two units,
+one commit.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def test_a_new_file_is_stored_and_attached_with_one_unit_and_one_commit(rig: Rig
     rig.plan.arm()
     result = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
     assert result.document_id is not None
-    assert rig.counts() == (2, 1)  # the check's reading unit, then one writing unit
+    assert rig.counts() == (1, 1)  # the duplicate lookup happens in the writing unit
     assert run.resolve([result.reference]).documents[0].file == result.item
 
 
@@ -59,18 +61,19 @@ def test_a_duplicate_is_attached_with_one_unit_and_one_commit(rig: Rig) -> None:
     again = run.produce_file("a.txt", b"alpha")
     assert again.duplicate and again.item == first.item
     assert again.document_id not in (None, first.document_id)
-    assert rig.counts() == (2, 1)  # the check's reading unit, then one writing unit
+    # The unit that found the candidate ends before the blob store is asked; one more reuses it.
+    assert rig.counts() == (2, 1)
     assert len(list(rig.binder.blobs.keys())) == 1
 
 
 def test_a_refused_commit_keeps_neither_the_file_nor_the_message(rig: Rig) -> None:
     run = rig.binder.start_new_run(U1)
-    # The commit is refused; the check in a second unit finds no FileItem, so the blob goes too.
+    # The commit is refused; the lookup in a second unit finds no FileItem, so the blob goes too.
     rig.plan.arm(Fault("commit"))
     with pytest.raises(StorageError):
         run.produce_file("a.txt", b"alpha")
     rig.plan.disarm()
-    assert rig.counts() == (3, 1)  # check, the refused writing unit, the lookup after it
+    assert rig.counts() == (2, 1)  # the refused writing unit, the lookup after it
     assert list(rig.binder.blobs.keys()) == []
     assert rig.store.files == {}
     assert rig.store.documents == {}

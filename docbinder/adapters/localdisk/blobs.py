@@ -213,8 +213,28 @@ class LocalDiskBlobStore:
     # -- paths --------------------------------------------------------------
 
     def _path(self, key: str) -> Path:
-        """The file for ``key``; :class:`StorageError` if it resolves outside the root."""
-        path = self._root.joinpath(*check_blob_key(key).split("/"))
+        """The file for ``key``; :class:`StorageError` if it resolves outside the root.
+
+        The root was resolved when the store was made, so only the entries
+        below it can be symlinks: each existing one is ``lstat``-ed (two
+        system calls for docbinder's own keys), and only when one of them is
+        a symlink is the whole path resolved and checked against the root.
+        """
+        parts = check_blob_key(key).split("/")
+        path = self._root.joinpath(*parts)
+        current = os.fspath(self._root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                linked = stat_mod.S_ISLNK(os.lstat(current).st_mode)
+            except OSError:
+                break  # absent (or unreadable) here: nothing below it to follow
+            if linked:
+                return self._checked_real_path(key, path)
+        return path
+
+    def _checked_real_path(self, key: str, path: Path) -> Path:
+        """``path`` if, symlinks resolved, it stays inside the root; else :class:`StorageError`."""
         real = os.path.realpath(path)
         root = os.fspath(self._root)
         if real != os.fspath(path) and os.path.commonpath([real, root]) != root:

@@ -473,6 +473,28 @@ class MemoryWorkflowRepository:
             ids = self._s.by_file.get((workflow_id, file_id), [])
             return [self._s.documents[i] for i in ids]
 
+    def documents_by_labels(
+        self, workflow_id: str, labels: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        out: dict[str, list[ChatDocument]] = {}
+        with self._s.lock:
+            for label in dict.fromkeys(labels):
+                msg = self._s.labels.get((workflow_id, label))
+                if msg is not None and msg.documents:
+                    out[label] = list(msg.documents)
+        return out
+
+    def documents_by_files(
+        self, workflow_id: str, file_ids: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        out: dict[str, list[ChatDocument]] = {}
+        with self._s.lock:
+            for file_id in dict.fromkeys(file_ids):
+                ids = self._s.by_file.get((workflow_id, file_id))
+                if ids:
+                    out[file_id] = [self._s.documents[i] for i in ids]
+        return out
+
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         _check_limit(limit)
         with self._s.lock:

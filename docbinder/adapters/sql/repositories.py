@@ -71,6 +71,7 @@ SCAN_BATCH = 1000
 _INSERT_FILE = sa.insert(file_items)
 _GET_FILE = sa.select(file_items).where(file_items.c.id == sa.bindparam("id"))
 _INSERT_WORKFLOW = sa.insert(workflows)
+_GET_WORKFLOW = sa.select(workflows).where(workflows.c.id == sa.bindparam("id"))
 _INSERT_MESSAGE = sa.insert(chat_messages)
 _INSERT_DOCUMENTS = sa.insert(chat_documents)
 _BUMP_SEQUENCE = (
@@ -105,6 +106,23 @@ _SERIES_NAMES = (
 _READ_SEQUENCE = sa.select(workflows.c.last_sequence_nr).where(workflows.c.id == sa.bindparam("wf"))
 _COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
 _READ_COUNTERS = sa.select(*_COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
+_DOCUMENTS_BY_LABELS = (
+    sa.select(
+        chat_documents,
+        chat_messages.c.label_hash.label("message_label_hash"),
+        chat_messages.c.documents_label.label("message_label"),
+    )
+    .join(chat_messages, chat_documents.c.message_id == chat_messages.c.id)
+    .where(
+        chat_messages.c.workflow_id == sa.bindparam("wf"),
+        chat_messages.c.label_hash.in_(sa.bindparam("hashes", expanding=True)),
+    )
+)
+# No ORDER BY (see ``documents_by_file``): the rows are put in order in Python.
+_DOCUMENTS_BY_FILES = sa.select(chat_documents).where(
+    chat_documents.c.workflow_id == sa.bindparam("wf"),
+    chat_documents.c.file_id.in_(sa.bindparam("files", expanding=True)),
+)
 
 
 def _find_duplicates_statement(with_feature: bool) -> sa.Select[Any]:
@@ -532,9 +550,7 @@ class SqlWorkflowRepository:
 
     def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
         with translating():
-            row = self._session.execute(
-                sa.select(workflows).where(workflows.c.id == workflow_id)
-            ).first()
+            row = self._session.execute(_GET_WORKFLOW, {"id": workflow_id}).first()
         return None if row is None else _load(row, ChatWorkflow)
 
     def update_workflow(self, workflow: ChatWorkflow) -> None:
@@ -670,6 +686,48 @@ class SqlWorkflowRepository:
             rows = list(self._session.execute(stmt).all())
         rows.sort(key=lambda row: (row.sequence_nr, row.position))
         return [_load(row, ChatDocument) for row in rows]
+
+    def documents_by_labels(
+        self, workflow_id: str, labels: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """One query per :data:`IN_CHUNK` labels on the ``(workflow_id, label_hash)`` index.
+
+        The label itself is compared in Python against the one asked for, as
+        :meth:`documents_by_label` compares it in SQL.
+        """
+        wanted = {label_hash(label): label for label in dict.fromkeys(labels)}
+        hashes = list(wanted)
+        rows: list[sa.Row[Any]] = []
+        for start in range(0, len(hashes), IN_CHUNK):
+            params = {"wf": workflow_id, "hashes": hashes[start : start + IN_CHUNK]}
+            with translating():
+                rows.extend(self._session.execute(_DOCUMENTS_BY_LABELS, params).all())
+        found: dict[str, list[tuple[int, ChatDocument]]] = {}
+        for row in rows:
+            label = row.message_label
+            if wanted.get(row.message_label_hash) == label:
+                found.setdefault(label, []).append((row.position, _load(row, ChatDocument)))
+        return {
+            label: [doc for _, doc in sorted(found[label], key=lambda pair: pair[0])]
+            for label in wanted.values()
+            if label in found
+        }
+
+    def documents_by_files(
+        self, workflow_id: str, file_ids: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """One query per :data:`IN_CHUNK` ids on the ``(workflow_id, file_id)`` index."""
+        wanted = list(dict.fromkeys(file_ids))
+        rows: list[sa.Row[Any]] = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            params = {"wf": workflow_id, "files": wanted[start : start + IN_CHUNK]}
+            with translating():
+                rows.extend(self._session.execute(_DOCUMENTS_BY_FILES, params).all())
+        rows.sort(key=lambda row: (row.sequence_nr, row.position))
+        found: dict[str, list[ChatDocument]] = {}
+        for row in rows:
+            found.setdefault(row.file_id, []).append(_load(row, ChatDocument))
+        return {file_id: found[file_id] for file_id in wanted if file_id in found}
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         _check_limit(limit)
