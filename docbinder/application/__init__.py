@@ -2,9 +2,11 @@
 
 from docbinder.application.attach import AttachFiles, attach_file_as_chat_document
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.content import ContentResult, DocumentContent, GetContent
 from docbinder.application.context import RunContext
-from docbinder.application.files import CheckDuplicate, DeleteFile, GetFile, StoredFile, StoreFile
+from docbinder.application.delete_file import DeleteFile
+from docbinder.application.get_file import GetFile
 from docbinder.application.produce import ProducedFile, ProduceFile
 from docbinder.application.resolve import (
     Resolution,
@@ -14,6 +16,7 @@ from docbinder.application.resolve import (
     UnresolvedReference,
 )
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.store_file import StoredFile, StoreFile
 from docbinder.application.versions import FileVersions, StoredVersion
 from docbinder.application.workflows import Workflows
 

@@ -36,10 +36,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from docbinder.application.attach import DEFAULT_LABEL
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.check_duplicate import DuplicateCheck
 from docbinder.application.content import ContentResult
-from docbinder.application.files import DuplicateCheck, FileData, StoredFile
+from docbinder.application.hashing import FileData
 from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
 from docbinder.application.resolve import Resolution
+from docbinder.application.store_file import StoredFile
 from docbinder.application.update import FileUpdate
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
@@ -268,7 +270,7 @@ class AsyncDocBinder:
         folder: str | None = None,
         tags: tuple[str, ...] = (),
     ) -> StoredFile:
-        """As :class:`~docbinder.application.files.StoreFile`; ``data`` may be async chunks."""
+        """As :class:`~docbinder.application.store_file.StoreFile`; ``data`` may be async chunks."""
 
         def work(chunks: FileData) -> StoredFile:
             return self.sync.store_file(
@@ -280,7 +282,7 @@ class AsyncDocBinder:
     async def check_duplicate(
         self, principal: Principal, sha256: str, file_name: str
     ) -> DuplicateCheck:
-        """As :class:`~docbinder.application.files.CheckDuplicate`."""
+        """As :class:`~docbinder.application.check_duplicate.CheckDuplicate`."""
         return await self._run(self.sync.check_duplicate, principal, sha256, file_name)
 
     async def get_file(self, principal: Principal, file_id: str) -> FileItem:

@@ -17,21 +17,18 @@ import attrs
 
 from docbinder.application.access import AccessPolicy
 from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
+from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
+from docbinder.application.delete_file import DeleteFile
 from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
-from docbinder.application.files import (
-    CheckDuplicate,
-    DeleteFile,
-    FileData,
-    GetFile,
-    StoredFile,
-    StoreFile,
-)
+from docbinder.application.get_file import GetFile
+from docbinder.application.hashing import FileData
 from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.store_file import StoredFile, StoreFile
 from docbinder.application.update import UpdateFileContent
 from docbinder.application.versions import FileVersions
 from docbinder.application.workflows import Workflows

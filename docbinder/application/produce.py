@@ -22,7 +22,8 @@ from docbinder.application.attach import (
     log_attach_failure,
 )
 from docbinder.application.context import RunContext
-from docbinder.application.files import FileData, StoredFile, StoreFile, WorkNotCommitted
+from docbinder.application.hashing import FileData
+from docbinder.application.store_file import StoredFile, StoreFile, WorkNotCommitted
 from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 

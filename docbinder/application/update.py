@@ -21,12 +21,9 @@ import logging
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import (
-    FileData,
-    HashingStream,
-    StoreRegistration,
-    blob_key_for,
-)
+from docbinder.application.blob_rules import blob_key_for
+from docbinder.application.hashing import FileData, HashingStream
+from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,

@@ -25,14 +25,9 @@ from typing import Any, TypeVar
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import (
-    FileData,
-    HashingStream,
-    StoreRegistration,
-    blob_key_for,
-    detect_mime_type,
-    discard_blob,
-)
+from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
+from docbinder.application.hashing import FileData, HashingStream
+from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import (
     AccessDenied,

@@ -26,7 +26,7 @@ from typing import Any, Concatenate, ParamSpec
 
 from docbinder.application.attach import DEFAULT_LABEL
 from docbinder.application.binder import Run
-from docbinder.application.files import FileData
+from docbinder.application.hashing import FileData
 from docbinder.domain.errors import InvalidInput
 from docbinder.ports.blobs import CHUNK_SIZE
 from docbinder.tools.results import ToolResult, produce_all

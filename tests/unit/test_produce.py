@@ -115,7 +115,7 @@ def test_a_context_of_another_workflow_ignores_foreign_messages(rig: Rig) -> Non
 def test_large_chunks_hash_like_hashlib_in_order() -> None:
     import hashlib
 
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     chunks = [bytes([n]) * (OVERLAP_MIN_BYTES + n) for n in range(4)] + [b"tail", b"x" * 10]
     stream = HashingStream(iter(chunks))
@@ -128,7 +128,7 @@ def test_a_forked_child_hashes_large_chunks() -> None:
     import hashlib
     import os
 
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     big = b"z" * (OVERLAP_MIN_BYTES * 2)
     list(HashingStream([big]))  # the parent's pool exists now
@@ -150,8 +150,8 @@ def test_large_chunks_hash_inline_when_the_pool_takes_no_more_work(
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
-    import docbinder.application.files as files
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    import docbinder.application.hashing as files
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     closed = ThreadPoolExecutor(max_workers=1)
     closed.shutdown()  # as at interpreter exit: submit raises RuntimeError
