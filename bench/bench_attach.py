@@ -279,7 +279,7 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
         return item, message, stream
 
     def one_unit() -> Attach:
-        ctx = RunContext(principal, binder.workflows.create(principal))
+        ctx = RunContext(principal, binder.create_workflow(principal))
 
         def attach(data: bytes) -> None:
             item, message, stream = prepare(ctx, data)
@@ -309,7 +309,7 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
     insert_document = sa.insert(chat_documents)
 
     def core() -> Attach:
-        ctx = RunContext(principal, binder.workflows.create(principal))
+        ctx = RunContext(principal, binder.create_workflow(principal))
 
         def attach(data: bytes) -> None:
             item, message, _ = prepare(ctx, data)

@@ -34,7 +34,6 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from docbinder.application.attach import DEFAULT_LABEL
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
 from docbinder.application.check_duplicate import DuplicateCheck
 from docbinder.application.content import ContentResult
@@ -44,7 +43,14 @@ from docbinder.application.resolve import Resolution
 from docbinder.application.store_file import StoredFile
 from docbinder.application.update import FileUpdate
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
-from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.domain.model import (
+    DEFAULT_LABEL,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Principal,
+)
 
 T = TypeVar("T")
 
@@ -296,7 +302,7 @@ class AsyncDocBinder:
 
         Raises (at the ``await``) :class:`FileItemNotFound`, :class:`BlobMissing`.
         """
-        chunks = await self._run(self.sync.get_file.open, principal, file_id, chunk_size)
+        chunks = await self._run(self.sync.open_file, principal, file_id, chunk_size)
         reader = AsyncChunks(chunks, self._run)
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -311,8 +317,8 @@ class AsyncDocBinder:
         return b"".join(parts)
 
     async def list_files(self, principal: Principal, *, limit: int | None = None) -> list[FileItem]:
-        """As :meth:`GetFile.list`: readable FileItems of the mandate, newest first."""
-        return await self._run(self.sync.get_file.list, principal, limit=limit)
+        """As :class:`ListFiles`: readable FileItems of the mandate, newest first."""
+        return await self._run(self.sync.list_files, principal, limit=limit)
 
     async def delete_file(
         self, principal: Principal, file_id: str, *, force: bool = False
@@ -346,22 +352,22 @@ class AsyncDocBinder:
         return await self._run.with_data(data, self.buffer_chunks, work)
 
     async def create_workflow(self, principal: Principal) -> ChatWorkflow:
-        """As :meth:`Workflows.create`; :class:`AccessDenied`."""
-        return await self._run(self.sync.workflows.create, principal)
+        """As :class:`CreateWorkflow`; :class:`AccessDenied`."""
+        return await self._run(self.sync.create_workflow, principal)
 
     async def get_workflow(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
-        """As :meth:`Workflows.get`; :class:`WorkflowNotFound`."""
-        return await self._run(self.sync.workflows.get, principal, workflow_id)
+        """As :class:`GetWorkflow`; :class:`WorkflowNotFound`."""
+        return await self._run(self.sync.get_workflow, principal, workflow_id)
 
     async def workflow_messages(self, principal: Principal, workflow_id: str) -> list[ChatMessage]:
-        """As :meth:`Workflows.messages`: all messages of a readable workflow."""
-        return await self._run(self.sync.workflows.messages, principal, workflow_id)
+        """As :class:`ListMessages`: all messages of a readable workflow."""
+        return await self._run(self.sync.list_messages, principal, workflow_id)
 
     async def list_workflows(
         self, principal: Principal, *, limit: int | None = None
     ) -> list[ChatWorkflow]:
-        """As :meth:`Workflows.list`: readable workflows of the mandate, newest first."""
-        return await self._run(self.sync.workflows.list, principal, limit=limit)
+        """As :class:`ListWorkflows`: readable workflows of the mandate, newest first."""
+        return await self._run(self.sync.list_workflows, principal, limit=limit)
 
     async def collect_garbage(
         self, *, dry_run: bool = True, grace_seconds: float = DEFAULT_GRACE_SECONDS

@@ -31,21 +31,16 @@ class DeleteFile:
     """
 
     def __init__(
-        self, uow_factory: UnitOfWorkFactory, blobs: BlobStore, access: AccessPolicy
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        get_file: GetFile,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
-        self._get = GetFile(uow_factory, blobs, access)
-
-    def references(self, principal: Principal, file_id: str) -> int:
-        """How many ChatDocuments (in any workflow) point at the readable FileItem ``file_id``.
-
-        Raises :class:`FileItemNotFound` if it is absent or not readable.
-        """
-        item = self._get(principal, file_id)
-        with self._uow() as uow:
-            return uow.workflows.count_documents_for_file(item.id)
+        self._get = get_file
 
     def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
         """Delete and return the FileItem.

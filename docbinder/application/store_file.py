@@ -11,7 +11,7 @@ import attrs
 from docbinder.application.access import AccessPolicy
 from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
 from docbinder.application.check_duplicate import CheckDuplicate
-from docbinder.application.hashing import FileData, HashingStream
+from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import ResourceKind
 from docbinder.domain.errors import DuplicateFileItem, StorageError
@@ -79,6 +79,10 @@ class StoreFile:
     still report a fault: found, the store succeeded; not found, the blob is
     removed; unknown, the blob is left for ``gc``. A FileItem never names a
     missing blob.
+
+    ``check_duplicate`` (reading through the read-only units) and
+    ``registration`` are handed in by the composition root
+    (:mod:`docbinder.container`), which shares them with the other use cases.
     """
 
     def __init__(
@@ -90,7 +94,10 @@ class StoreFile:
         ids: IdFactory,
         mime: MimeDetector | None = None,
         max_size: int | None = None,
-        read_uow_factory: UnitOfWorkFactory | None = None,
+        *,
+        check_duplicate: CheckDuplicate,
+        registration: StoreRegistration,
+        hash_workers: HashWorkers | None = None,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
@@ -99,8 +106,9 @@ class StoreFile:
         self._ids = ids
         self._mime = mime
         self._max_size = max_size
-        self._check = CheckDuplicate(read_uow_factory or uow_factory, access, blobs)
-        self.registration = StoreRegistration(uow_factory, read_uow_factory or uow_factory, blobs)
+        self._hash_workers = hash_workers
+        self._check = check_duplicate
+        self.registration = registration
 
     def __call__(
         self,
@@ -157,7 +165,7 @@ class StoreFile:
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
-        stream = HashingStream(data, self._max_size)
+        stream = HashingStream(data, self._max_size, self._hash_workers)
         self._blobs.put(key, stream)
         pending: _Pending[T] = _Pending()
         try:

@@ -522,9 +522,9 @@ class AccessModel(RuleBasedStateMachine):
                         record.owner,
                         record.item.sha256,
                     )
-                    assert b"".join(self.binder.get_file.open(principal, record.id)) == record.data
+                    assert b"".join(self.binder.open_file(principal, record.id)) == record.data
                     continue
-                for call in (self.binder.get_file, self.binder.get_file.open):
+                for call in (self.binder.get_file, self.binder.open_file):
                     with pytest.raises(NotFound) as caught:
                         call(principal, record.id)
                     assert type(caught.value) is expected_type

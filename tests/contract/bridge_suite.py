@@ -91,7 +91,7 @@ class BridgeContract:
         assert message.documents[0].id == result.document_id
         assert message.documents[0].file_id == item.id
         # and the stored workflow has it too
-        [stored] = binder.workflows.messages(u1, run.workflow.id)
+        [stored] = binder.list_messages(u1, run.workflow.id)
         assert stored.id == message.id and stored.sequence_nr == 1
 
     def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
@@ -194,7 +194,7 @@ class BridgeContract:
         assert one.item.id != two.item.id
         assert (one.item.created_by, two.item.created_by) == ("u1", "u2")
         binder.delete_file(u2, two.item.id)
-        assert b"".join(binder.get_file.open(u1, one.item.id)) == b"bytes"
+        assert b"".join(binder.open_file(u1, one.item.id)) == b"bytes"
         with pytest.raises(FileItemNotFound):
             binder.get_file(u2, two.item.id)
 
@@ -454,12 +454,12 @@ class BridgeContract:
         assert len({r.item.id for r in results}) == 1
         assert all(r.document_id is not None for r in results)
         assert sum(not r.duplicate for r in results) == 1
-        messages = binder.workflows.messages(u1, workflow.id)
+        messages = binder.list_messages(u1, workflow.id)
         assert len(messages) == 8
         assert len({m.documents_label for m in messages}) == 8
         assert sorted(m.sequence_nr for m in messages) == list(range(1, 9))
         item = results[0].item
-        assert binder.get_file.list(u1) == [item]
+        assert binder.list_files(u1) == [item]
         assert list(binder.blobs.keys()) == [item.blob_key]
         resolved = binder.start_run(u1, workflow.id).resolve([r.reference for r in results])
         assert len(resolved.documents) == 8 and resolved.ok
@@ -584,7 +584,7 @@ class BridgeContract:
         assert list(binder.blobs.keys()) == []
         assert run.list_files() == []
         assert run.workflow is not None
-        assert binder.workflows.messages(u1, run.workflow.id) == []
+        assert binder.list_messages(u1, run.workflow.id) == []
 
     @pytest.mark.parametrize(
         ("field", "kwargs"),
@@ -618,7 +618,7 @@ class BridgeContract:
         )
         run.attach(stored, label="writeFile:x", user_message=text)
         assert run.workflow is not None
-        [message] = binder.workflows.messages(u1, run.workflow.id)
+        [message] = binder.list_messages(u1, run.workflow.id)
         assert message.message == text
         [item] = run.list_files()
         assert item.file_name == "\U0001f600 r\u00e9sum\u00e9\t.txt"

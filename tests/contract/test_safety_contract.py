@@ -120,7 +120,7 @@ def test_a_duplicate_deleted_between_check_and_commit_is_never_returned(
     assert racy.fired == 1
     assert not duplicate and item.id != first.item.id
     assert writer.get_file(U1, item.id) == item
-    assert b"".join(writer.get_file.open(U1, item.id)) == b"alpha"
+    assert b"".join(writer.open_file(U1, item.id)) == b"alpha"
     assert set(stack.blobs.keys()) == {item.blob_key}
 
 
@@ -134,8 +134,8 @@ def test_a_duplicate_changed_between_check_and_commit_is_never_returned(stack: S
 
     assert racy.fired == 1
     assert not stored.duplicate and stored.item.id != first.id
-    assert b"".join(writer.get_file.open(U1, stored.item.id)) == b"alpha"
-    assert b"".join(writer.get_file.open(U1, first.id)) == b"beta"
+    assert b"".join(writer.open_file(U1, stored.item.id)) == b"alpha"
+    assert b"".join(writer.open_file(U1, first.id)) == b"beta"
 
 
 def test_a_duplicate_still_there_at_commit_is_reused_and_the_fresh_blob_goes(
@@ -280,7 +280,7 @@ def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: 
     with pytest.raises(WorkflowNotFound):
         run.persist_action_result([produced.item], label="task:1")
     assert run.attach_safely(produced.item) is None
-    messages = binder.workflows.messages(ALICE, alice.workflow.id)
+    messages = binder.list_messages(ALICE, alice.workflow.id)
     assert [m.documents[0].id for m in messages] == [mine.document_id]
 
 

@@ -76,7 +76,7 @@ def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     assert report.orphan_rows == () and report.marked_rows == () and report.orphan_blobs == ()
     current = binder.get_file(U1, item.id)
     assert current.blob_key != item.blob_key
-    assert b"".join(binder.get_file.open(U1, item.id)) == b"# v2\n"
+    assert b"".join(binder.open_file(U1, item.id)) == b"# v2\n"
     check_consistent(uow_factory, blobs)
     LEDGER.survived["gc.scan-vs-update"] += 1
 
@@ -91,14 +91,14 @@ def test_gc_still_removes_a_row_whose_blob_is_really_gone(
     blobs.delete(lost.blob_key)  # an operator removed it by hand
     dry = binder.collect_garbage(dry_run=True, grace_seconds=0)
     assert dry.orphan_rows == () and dry.marked_rows == (lost.id,)
-    assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
+    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
     # One run only marks it: a run can never remove a row it has just seen without blob.
     first = binder.collect_garbage(dry_run=False, grace_seconds=0)
     assert first.orphan_rows == () and first.marked_rows == (lost.id,)
-    assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
+    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
     done = binder.collect_garbage(dry_run=False, grace_seconds=0)
     assert done.orphan_rows == (lost.id,)
-    assert [i.id for i in binder.get_file.list(U1)] == [kept.id]
+    assert [i.id for i in binder.list_files(U1)] == [kept.id]
 
 
 def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
@@ -139,7 +139,7 @@ def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
         thread.join(60)
     assert report.orphan_blobs == () and len(report.young_blobs) == 1
     [result] = outcome
-    assert b"".join(collector.get_file.open(U1, result.item.id)) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
+    assert b"".join(collector.open_file(U1, result.item.id)) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
     check_consistent(uow_factory, blobs)
 
 
