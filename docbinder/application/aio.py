@@ -229,7 +229,8 @@ class AsyncDocBinder:
     :data:`DEFAULT_BUFFER_CHUNKS`, >= 0) the chunks of an async-iterable
     upload read ahead of the blob write. Errors are those of the sync API,
     plus :class:`InvalidInput` for bad options. ``sync`` is the wrapped
-    :class:`DocBinder`.
+    :class:`DocBinder`. ``await binder.aclose()`` (or ``async with binder:``)
+    closes it.
     """
 
     def __init__(
@@ -253,6 +254,25 @@ class AsyncDocBinder:
     def limiter(self) -> anyio.CapacityLimiter:
         """The capacity limiter of this binder's worker threads (its ``total_tokens`` can change)."""
         return self._run.limiter
+
+    async def aclose(self) -> None:
+        """Close the wrapped :class:`DocBinder` in a worker thread (see :meth:`DocBinder.close`).
+
+        Idempotent. Afterwards every call raises
+        :class:`~docbinder.domain.errors.BinderClosed`.
+        """
+        await self._run(self.sync.close)
+
+    async def __aenter__(self) -> AsyncDocBinder:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     async def start_run(self, principal: Principal, workflow_id: str | None = None) -> AsyncRun:
         """As :meth:`DocBinder.start_run`; :class:`WorkflowNotFound`."""
