@@ -226,8 +226,9 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
         label_hash,
         workflows,
     )
+    from docbinder.application.blob_rules import blob_key_for
     from docbinder.application.context import RunContext
-    from docbinder.application.files import HashingStream, blob_key_for
+    from docbinder.application.hashing import HashingStream
     from docbinder.domain.access import Action, ResourceKind
     from docbinder.domain.model import ChatDocument, ChatMessage, FileItem, duplicate_key
 
@@ -284,7 +285,7 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
         return item, message, stream
 
     def one_unit() -> Attach:
-        ctx = RunContext(principal, binder.workflows.create(principal))
+        ctx = RunContext(principal, binder.create_workflow(principal))
 
         def attach(data: bytes) -> None:
             item, message, stream = prepare(ctx, data)
@@ -314,7 +315,7 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
     insert_document = sa.insert(chat_documents)
 
     def core() -> Attach:
-        ctx = RunContext(principal, binder.workflows.create(principal))
+        ctx = RunContext(principal, binder.create_workflow(principal))
 
         def attach(data: bytes) -> None:
             item, message, _ = prepare(ctx, data)

@@ -98,7 +98,7 @@ def one_round(binder: Any, threads: int, ops: int, tag: str) -> dict[str, Any]:
         thread.join()
     seconds = time.perf_counter() - started
     for run in runs:
-        messages = binder.workflows.messages(run.principal, run.workflow.id)
+        messages = binder.list_messages(run.principal, run.workflow.id)
         numbers = [m.sequence_nr for m in messages]
         if numbers != list(range(1, per_thread + 1)):
             errors.append(f"workflow {run.workflow.id}: sequence numbers {numbers[:5]}...")

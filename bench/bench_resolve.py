@@ -84,7 +84,7 @@ def _fill(binder: Any, principal: Any, size: int, per_message: int) -> dict[str,
     """A workflow of ``size`` documents; returns its id, the target references and the fill time."""
     from docbinder.domain.model import ChatDocument, ChatMessage
 
-    workflow = binder.workflows.create(principal)
+    workflow = binder.create_workflow(principal)
     run = binder.start_run(principal, workflow.id)
     filler = run.store_file(f"filler-{workflow.id}.txt", b"filler\n").item
     targets = [

@@ -1,8 +1,25 @@
-"""docbinder: make files produced by AI-agent tools usable by the tools that come after them."""
+"""docbinder: make files produced by AI-agent tools usable by the tools that come after them.
 
+What a host needs is importable from here: :func:`build_binder` (from
+:class:`Settings`) or :func:`compose_binder` (over its own ports) give a
+:class:`DocBinder`; ``binder.start_run(principal, workflow_id)`` gives a
+:class:`Run`; close the binder with ``with build_binder(...) as binder:``.
+``build_binder`` and ``compose_binder`` are loaded on first use, so
+``import docbinder`` builds no adapter and imports no optional dependency.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.content import ContentResult
+from docbinder.application.resolve import Resolution, UnresolvedReason
+from docbinder.application.store_file import StoredFile
+from docbinder.config import Settings
+from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.counters import CounterLevel, WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
+    BinderClosed,
     BlobMissing,
     ConfigurationError,
     CountersWouldGoBack,
@@ -33,13 +50,31 @@ from docbinder.domain.parsing import coerce_document_references
 from docbinder.domain.references import (
     DocumentItemReference,
     DocumentListReference,
+    DocumentReference,
     DocumentReferenceList,
     FileReference,
     RejectedReference,
 )
 
+if TYPE_CHECKING:
+    from docbinder.container import build_binder, compose_binder
+
+_LAZY = {"build_binder", "compose_binder"}
+
+
+def __getattr__(name: str) -> Any:
+    """``build_binder`` and ``compose_binder``, imported from :mod:`docbinder.container` on first use."""
+    if name in _LAZY:
+        from docbinder import container
+
+        return getattr(container, name)
+    raise AttributeError(f"module 'docbinder' has no attribute {name!r}")
+
+
 __all__ = [
     "AccessDenied",
+    "Action",
+    "BinderClosed",
     "BlobMissing",
     "ChatDocument",
     "ChatMessage",
@@ -47,11 +82,14 @@ __all__ = [
     "ConfigurationError",
     "ContentKind",
     "ContentPart",
+    "ContentResult",
     "CounterLevel",
     "CountersWouldGoBack",
+    "DocBinder",
     "DocbinderError",
     "DocumentItemReference",
     "DocumentListReference",
+    "DocumentReference",
     "DocumentReferenceList",
     "FileItem",
     "FileItemNotFound",
@@ -63,12 +101,22 @@ __all__ = [
     "NotFound",
     "Principal",
     "RejectedReference",
+    "Resolution",
+    "Resource",
+    "ResourceKind",
+    "Run",
     "Scope",
+    "Settings",
     "SizeLimitExceeded",
     "StorageError",
+    "StoredFile",
+    "ToolFileResult",
+    "UnresolvedReason",
     "VersionSeries",
     "VersionTaken",
     "WorkflowCounters",
     "WorkflowNotFound",
+    "build_binder",
     "coerce_document_references",
+    "compose_binder",
 ]

@@ -53,6 +53,8 @@ async def build_async_binder(
     mean there (migrating SQLite runs in a worker thread); ``max_threads`` and
     ``buffer_chunks`` are those of :class:`AsyncDocBinder`. Raises
     :class:`ConfigurationError`, :class:`MissingExtra`, :class:`InvalidInput`.
+    Close it with ``await binder.aclose()``, or use
+    ``async with await build_async_binder(...) as binder:``.
     """
     build = functools.partial(
         build_binder, settings, prepare=prepare, authorizer=authorizer, **overrides

@@ -1,4 +1,11 @@
-"""Wiring: a dependency-injector container that builds docbinder from :class:`Settings` (SPEC C14).
+"""The composition root: dependency-injector containers that build docbinder (SPEC C14).
+
+:class:`UseCases` builds every use case, and the :class:`DocBinder` facade
+from them, over a given set of ports; no use case builds another.
+:class:`Container` builds the adapters from :class:`Settings` and feeds them to
+:class:`UseCases`. :func:`build_binder` (from settings) and
+:func:`compose_binder` (over ports a host built itself) are the two ways in;
+the CLI's ``doctor`` uses them too.
 
 Adapters are chosen with ``providers.Selector`` keyed by the configuration
 (metadata URL scheme, blob URL scheme, authorizer name). Third-party adapters
@@ -32,11 +39,40 @@ from docbinder.adapters.memory import (
 )
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
-from docbinder.application import DocBinder
+from docbinder.application.access import AccessPolicy
+from docbinder.application.advance_counters import AdvanceCounters
+from docbinder.application.attach_file import AttachFile
+from docbinder.application.attaching import Attacher
+from docbinder.application.binder import DocBinder
+from docbinder.application.check_duplicate import CheckDuplicate
+from docbinder.application.content import GetContent
+from docbinder.application.count_file_references import CountFileReferences
+from docbinder.application.create_workflow import CreateWorkflow
+from docbinder.application.delete_file import DeleteFile
+from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
+from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_file import GetFile
+from docbinder.application.get_workflow import GetWorkflow
+from docbinder.application.hashing import HashWorkers
+from docbinder.application.list_files import ListFiles
+from docbinder.application.list_messages import ListMessages
+from docbinder.application.list_workflows import ListWorkflows
+from docbinder.application.maintenance import CollectGarbage
+from docbinder.application.open_file import OpenFile
+from docbinder.application.persist_action_result import PersistActionResult
+from docbinder.application.produce import ProduceFile
+from docbinder.application.resolve import ResolveDocumentList
+from docbinder.application.store_file import StoreFile
+from docbinder.application.store_registration import StoreRegistration
+from docbinder.application.update import UpdateFileContent
+from docbinder.application.versions import FileVersions
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
+from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
 
 
 def _sql_metadata(url: str) -> Any:
@@ -52,11 +88,8 @@ def _sql_extraction_cache(metadata: Any) -> Any:
 
 
 def _read_factory(metadata: Any) -> Any:
-    """The metadata store's read-only unit-of-work factory, if it has one (SQL), else ``None``.
-
-    ``None`` makes the use cases read through ``unit_of_work`` as well.
-    """
-    return getattr(metadata, "read_unit_of_work", None)
+    """The metadata store's read-only unit-of-work factory (SQL), else its ``unit_of_work``."""
+    return getattr(metadata, "read_unit_of_work", None) or metadata.unit_of_work
 
 
 def _localdisk(settings: Settings) -> BlobStore:
@@ -114,8 +147,195 @@ def _plugin_authorizer(settings: Settings) -> Authorizer:
     return authorizer
 
 
+def _extractor_for(extractor: ContentExtractor, cache: ExtractionCache | None) -> ContentExtractor:
+    """The extractor the use cases see: wrapped in the cache when there is one."""
+    return extractor if cache is None else CachingExtractor(extractor, cache)
+
+
+def _pruner(
+    read_uow_factory: UnitOfWorkFactory, cache: ExtractionCache | None
+) -> PruneExtractionCache | None:
+    return None if cache is None else PruneExtractionCache(read_uow_factory, cache)
+
+
+def _closing(owned: Any, hash_workers: HashWorkers) -> tuple[object, ...]:
+    """What the binder closes, in construction order: the owned adapters, then the hash pool."""
+    return (*owned, hash_workers)
+
+
+class UseCases(containers.DeclarativeContainer):
+    """Builds every use case and the :class:`DocBinder` over the given ports.
+
+    Every dependency must be given (``None`` where optional): ``uow_factory``
+    and ``read_uow_factory`` (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`),
+    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``extractor``, ``mime``,
+    ``max_file_size`` (bytes or ``None``), ``extraction_cache`` and ``owned``
+    (the adapters the binder closes, in construction order). Use cases that
+    share a rule share one instance (the duplicate check, the store
+    registration, the attacher, the hash worker pool).
+    """
+
+    uow_factory: providers.Dependency[Any] = providers.Dependency()
+    read_uow_factory: providers.Dependency[Any] = providers.Dependency()
+    blobs: providers.Dependency[Any] = providers.Dependency()
+    authorizer: providers.Dependency[Any] = providers.Dependency()
+    clock: providers.Dependency[Any] = providers.Dependency()
+    ids: providers.Dependency[Any] = providers.Dependency()
+    raw_extractor: providers.Dependency[Any] = providers.Dependency()
+    mime: providers.Dependency[Any] = providers.Dependency()
+    max_file_size: providers.Dependency[Any] = providers.Dependency()
+    extraction_cache: providers.Dependency[Any] = providers.Dependency()
+    owned: providers.Dependency[Any] = providers.Dependency()
+
+    access = providers.Singleton(AccessPolicy, authorizer)
+    extractor = providers.Singleton(_extractor_for, raw_extractor, extraction_cache)
+    hash_workers = providers.Singleton(HashWorkers)
+
+    registration = providers.Singleton(StoreRegistration, uow_factory, read_uow_factory, blobs)
+    check_duplicate = providers.Singleton(CheckDuplicate, read_uow_factory, access, blobs)
+    store_file = providers.Singleton(
+        StoreFile,
+        uow_factory,
+        blobs,
+        access,
+        clock,
+        ids,
+        mime,
+        max_file_size,
+        check_duplicate=check_duplicate,
+        registration=registration,
+        hash_workers=hash_workers,
+    )
+    get_file = providers.Singleton(GetFile, read_uow_factory, access)
+    open_file = providers.Singleton(OpenFile, get_file, blobs)
+    list_files = providers.Singleton(ListFiles, read_uow_factory, access)
+    delete_file = providers.Singleton(DeleteFile, uow_factory, blobs, access, get_file)
+    count_file_references = providers.Singleton(CountFileReferences, uow_factory, get_file)
+
+    attacher = providers.Singleton(Attacher, access, clock, ids)
+    persist_action_result = providers.Singleton(PersistActionResult, uow_factory, attacher)
+    attach_file = providers.Singleton(AttachFile, persist_action_result)
+    produce_file = providers.Singleton(ProduceFile, store_file, attacher)
+
+    create_workflow = providers.Singleton(CreateWorkflow, uow_factory, access, clock, ids)
+    get_workflow = providers.Singleton(GetWorkflow, read_uow_factory, access)
+    list_workflows = providers.Singleton(ListWorkflows, read_uow_factory, access)
+    list_messages = providers.Singleton(ListMessages, read_uow_factory, get_workflow)
+    find_deleted_files = providers.Singleton(FindDeletedFiles, read_uow_factory)
+    advance_counters = providers.Singleton(AdvanceCounters, uow_factory, access)
+
+    resolve = providers.Singleton(ResolveDocumentList, read_uow_factory, access)
+    get_content = providers.Singleton(GetContent, resolve, blobs, extractor)
+    collect_garbage = providers.Singleton(CollectGarbage, uow_factory, blobs, clock)
+    update_file = providers.Singleton(
+        UpdateFileContent,
+        uow_factory,
+        blobs,
+        access,
+        ids,
+        max_file_size,
+        registration,
+        hash_workers=hash_workers,
+    )
+    versions = providers.Singleton(
+        FileVersions,
+        uow_factory,
+        blobs,
+        access,
+        clock,
+        ids,
+        mime,
+        max_file_size,
+        read_uow_factory,
+        registration=registration,
+        hash_workers=hash_workers,
+    )
+    prune_extraction_cache = providers.Singleton(_pruner, read_uow_factory, extraction_cache)
+
+    binder = providers.Singleton(
+        DocBinder,
+        store_file=store_file,
+        check_duplicate=check_duplicate,
+        get_file=get_file,
+        open_file=open_file,
+        list_files=list_files,
+        delete_file=delete_file,
+        count_file_references=count_file_references,
+        attacher=attacher,
+        attach_file=attach_file,
+        persist_action_result=persist_action_result,
+        produce_file=produce_file,
+        create_workflow=create_workflow,
+        get_workflow=get_workflow,
+        list_workflows=list_workflows,
+        list_messages=list_messages,
+        find_deleted_files=find_deleted_files,
+        advance_counters=advance_counters,
+        resolve=resolve,
+        get_content=get_content,
+        collect_garbage=collect_garbage,
+        update_file=update_file,
+        versions=versions,
+        prune_extraction_cache=prune_extraction_cache,
+        uow_factory=uow_factory,
+        read_uow_factory=read_uow_factory,
+        blobs=blobs,
+        authorizer=authorizer,
+        clock=clock,
+        ids=ids,
+        extractor=extractor,
+        access=access,
+        extraction_cache=extraction_cache,
+        max_file_size=max_file_size,
+        resources=providers.Callable(_closing, owned, hash_workers),
+    )
+
+
+def compose_binder(
+    *,
+    uow_factory: UnitOfWorkFactory,
+    blobs: BlobStore,
+    authorizer: Authorizer,
+    clock: Clock,
+    ids: IdFactory,
+    extractor: ContentExtractor,
+    mime: MimeDetector | None = None,
+    max_file_size: int | None = None,
+    read_uow_factory: UnitOfWorkFactory | None = None,
+    extraction_cache: ExtractionCache | None = None,
+    owned: tuple[object, ...] = (),
+) -> DocBinder:
+    """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCases`.
+
+    ``uow_factory`` makes the units of work that write; ``read_uow_factory``
+    (default: the same) those of the read-only use cases (with SQL metadata pass
+    ``SqlMetadata.read_unit_of_work`` so SQLite reads do not wait for the write
+    lock). ``max_file_size`` is in bytes (``None``: no limit). With an
+    ``extraction_cache`` the extractor is wrapped in
+    :class:`~docbinder.application.extraction_cache.CachingExtractor` and
+    ``binder.prune_extraction_cache`` is set. The binder's :meth:`~DocBinder.close`
+    closes its own hash worker threads and the objects in ``owned`` (anything
+    with ``close()``), not the ports passed in otherwise: the caller owns those.
+    """
+    use_cases = UseCases(
+        uow_factory=uow_factory,
+        read_uow_factory=read_uow_factory or uow_factory,
+        blobs=blobs,
+        authorizer=authorizer,
+        clock=clock,
+        ids=ids,
+        raw_extractor=extractor,
+        mime=mime,
+        max_file_size=max_file_size,
+        extraction_cache=extraction_cache,
+        owned=owned,
+    )
+    binder: DocBinder = use_cases.binder()
+    return binder
+
+
 class Container(containers.DeclarativeContainer):
-    """Builds every adapter and the :class:`DocBinder` facade from ``settings``."""
+    """Builds every adapter from ``settings`` and the :class:`DocBinder` through :class:`UseCases`."""
 
     settings = providers.Dependency(instance_of=Settings)
 
@@ -160,19 +380,27 @@ class Container(containers.DeclarativeContainer):
     )
     mime = providers.Singleton(SniffingMimeDetector)
 
-    binder = providers.Singleton(
-        DocBinder,
+    owned = providers.Callable(
+        lambda *adapters: adapters, metadata, blobs, authorizer, extractor, extraction_cache
+    )
+    """The adapters this container built, which the binder closes (in reverse order)."""
+
+    use_cases = providers.Container(
+        UseCases,
         uow_factory=metadata.provided.unit_of_work,
         read_uow_factory=providers.Callable(_read_factory, metadata),
         blobs=blobs,
         authorizer=authorizer,
         clock=clock,
         ids=ids,
-        extractor=extractor,
-        extraction_cache=extraction_cache,
+        raw_extractor=extractor,
         mime=mime,
         max_file_size=providers.Callable(lambda s: s.max_file_size, settings),
+        extraction_cache=extraction_cache,
+        owned=owned,
     )
+
+    binder = use_cases.binder
 
 
 def build_container(settings: Settings) -> Container:
@@ -209,6 +437,11 @@ def build_binder(
     migrated, a server schema is checked). Raises :class:`ConfigurationError` (naming
     the setting or the command to run, an unknown setting, or an ``authorizer`` object
     without ``is_allowed``) or :class:`MissingExtra` (naming the pip extra).
+
+    The binder owns what was built for it: ``binder.close()`` (or ``with
+    build_binder(...) as binder:``) disposes the SQL connection pools, closes an
+    S3 client it made and stops the hash worker threads; an ``authorizer``
+    object handed in is left to the host.
     """
     own: Authorizer | None = None
     if isinstance(authorizer, str):
@@ -236,6 +469,16 @@ def build_binder(
     container = build_container(resolved)
     if own is not None:
         container.authorizer.override(providers.Object(own))
+        # The host's own authorizer is the host's to close.
+        container.owned.override(
+            providers.Callable(
+                lambda *adapters: adapters,
+                container.metadata,
+                container.blobs,
+                container.extractor,
+                container.extraction_cache,
+            )
+        )
     binder: DocBinder = container.binder()
     return binder
 

@@ -1,4 +1,4 @@
-"""One way for tests to wire a DocBinder over given ports (as the container does)."""
+"""One way for tests to wire a DocBinder over given ports, through the composition root."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDete
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
+from docbinder.container import compose_binder
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 
@@ -19,8 +20,8 @@ def wire_binder(
     **options: Any,
 ) -> DocBinder:
     """A binder over ``uow_factory`` and ``blobs`` with the role table, UTC clock, UUID ids,
-    the default extractor and the sniffing MIME detector; ``options`` go to ``DocBinder``
-    (``max_file_size``, ``authorizer``, ...)."""
+    the default extractor and the sniffing MIME detector; ``options`` go to
+    :func:`~docbinder.container.compose_binder` (``max_file_size``, ``authorizer``, ...)."""
     wiring: dict[str, Any] = {
         "authorizer": RoleTableAuthorizer(),
         "clock": UtcClock(),
@@ -29,6 +30,6 @@ def wire_binder(
         "mime": SniffingMimeDetector(),
     }
     wiring.update(options)
-    return DocBinder(
+    return compose_binder(
         uow_factory=uow_factory, blobs=blobs, read_uow_factory=read_uow_factory, **wiring
     )

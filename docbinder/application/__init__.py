@@ -1,10 +1,29 @@
-"""Use cases of docbinder, written against the ports only."""
+"""Use cases of docbinder, written against the ports only: one use case per module.
 
-from docbinder.application.attach import AttachFiles, attach_file_as_chat_document
+Each use case is a class named as the design names it, in a module of the same
+name (:class:`StoreFile` in ``store_file.py``), callable with one entry point.
+The composition root (:mod:`docbinder.container`) builds them and the
+:class:`DocBinder` facade from them.
+"""
+
+from docbinder.application.attach_file import AttachFile, attach_file_as_chat_document
+from docbinder.application.attaching import Attacher
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.check_duplicate import CheckDuplicate, DuplicateCheck
 from docbinder.application.content import ContentResult, DocumentContent, GetContent
 from docbinder.application.context import RunContext
-from docbinder.application.files import CheckDuplicate, DeleteFile, GetFile, StoredFile, StoreFile
+from docbinder.application.count_file_references import CountFileReferences
+from docbinder.application.create_workflow import CreateWorkflow
+from docbinder.application.delete_file import DeleteFile
+from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_file import GetFile
+from docbinder.application.get_workflow import GetWorkflow
+from docbinder.application.list_files import ListFiles
+from docbinder.application.list_messages import ListMessages
+from docbinder.application.list_workflows import ListWorkflows
+from docbinder.application.maintenance import CollectGarbage
+from docbinder.application.open_file import OpenFile
+from docbinder.application.persist_action_result import PersistActionResult
 from docbinder.application.produce import ProducedFile, ProduceFile
 from docbinder.application.resolve import (
     Resolution,
@@ -14,19 +33,32 @@ from docbinder.application.resolve import (
     UnresolvedReference,
 )
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.store_file import StoredFile, StoreFile
+from docbinder.application.update import UpdateFileContent
 from docbinder.application.versions import FileVersions, StoredVersion
-from docbinder.application.workflows import Workflows
 
 __all__ = [
-    "AttachFiles",
+    "AttachFile",
+    "Attacher",
     "CheckDuplicate",
+    "CollectGarbage",
     "ContentResult",
+    "CountFileReferences",
+    "CreateWorkflow",
     "DeleteFile",
     "DocBinder",
     "DocumentContent",
+    "DuplicateCheck",
     "FileVersions",
+    "FindDeletedFiles",
     "GetContent",
     "GetFile",
+    "GetWorkflow",
+    "ListFiles",
+    "ListMessages",
+    "ListWorkflows",
+    "OpenFile",
+    "PersistActionResult",
     "ProduceFile",
     "ProducedFile",
     "Resolution",
@@ -40,7 +72,7 @@ __all__ = [
     "ToolFileResult",
     "UnresolvedReason",
     "UnresolvedReference",
-    "Workflows",
+    "UpdateFileContent",
     "attach_file_as_chat_document",
     "format_tool_file_result",
 ]

@@ -34,16 +34,24 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from docbinder.application.attach import DEFAULT_LABEL
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.check_duplicate import DuplicateCheck
 from docbinder.application.content import ContentResult
-from docbinder.application.files import DuplicateCheck, FileData, StoredFile
+from docbinder.application.hashing import FileData
 from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
 from docbinder.application.resolve import Resolution
+from docbinder.application.store_file import StoredFile
 from docbinder.application.update import FileUpdate
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
-from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.domain.model import (
+    DEFAULT_LABEL,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Principal,
+)
 from docbinder.ports.blobs import BlobReader
 
 T = TypeVar("T")
@@ -221,7 +229,8 @@ class AsyncDocBinder:
     :data:`DEFAULT_BUFFER_CHUNKS`, >= 0) the chunks of an async-iterable
     upload read ahead of the blob write. Errors are those of the sync API,
     plus :class:`InvalidInput` for bad options. ``sync`` is the wrapped
-    :class:`DocBinder`.
+    :class:`DocBinder`. ``await binder.aclose()`` (or ``async with binder:``)
+    closes it.
     """
 
     def __init__(
@@ -246,6 +255,25 @@ class AsyncDocBinder:
         """The capacity limiter of this binder's worker threads (its ``total_tokens`` can change)."""
         return self._run.limiter
 
+    async def aclose(self) -> None:
+        """Close the wrapped :class:`DocBinder` in a worker thread (see :meth:`DocBinder.close`).
+
+        Idempotent. Afterwards every call raises
+        :class:`~docbinder.domain.errors.BinderClosed`.
+        """
+        await self._run(self.sync.close)
+
+    async def __aenter__(self) -> AsyncDocBinder:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
     async def start_run(self, principal: Principal, workflow_id: str | None = None) -> AsyncRun:
         """As :meth:`DocBinder.start_run`; :class:`WorkflowNotFound`."""
         return AsyncRun(self, await self._run(self.sync.start_run, principal, workflow_id))
@@ -268,7 +296,7 @@ class AsyncDocBinder:
         folder: str | None = None,
         tags: tuple[str, ...] = (),
     ) -> StoredFile:
-        """As :class:`~docbinder.application.files.StoreFile`; ``data`` may be async chunks."""
+        """As :class:`~docbinder.application.store_file.StoreFile`; ``data`` may be async chunks."""
 
         def work(chunks: FileData) -> StoredFile:
             return self.sync.store_file(
@@ -280,7 +308,7 @@ class AsyncDocBinder:
     async def check_duplicate(
         self, principal: Principal, sha256: str, file_name: str
     ) -> DuplicateCheck:
-        """As :class:`~docbinder.application.files.CheckDuplicate`."""
+        """As :class:`~docbinder.application.check_duplicate.CheckDuplicate`."""
         return await self._run(self.sync.check_duplicate, principal, sha256, file_name)
 
     async def get_file(self, principal: Principal, file_id: str) -> FileItem:
@@ -294,7 +322,7 @@ class AsyncDocBinder:
 
         Raises (at the ``await``) :class:`FileItemNotFound`, :class:`BlobMissing`.
         """
-        chunks = await self._run(self.sync.get_file.open, principal, file_id, chunk_size)
+        chunks = await self._run(self.sync.open_file, principal, file_id, chunk_size)
         reader = AsyncChunks(chunks, self._run)
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -309,8 +337,8 @@ class AsyncDocBinder:
         return b"".join(parts)
 
     async def list_files(self, principal: Principal, *, limit: int | None = None) -> list[FileItem]:
-        """As :meth:`GetFile.list`: readable FileItems of the mandate, newest first."""
-        return await self._run(self.sync.get_file.list, principal, limit=limit)
+        """As :class:`ListFiles`: readable FileItems of the mandate, newest first."""
+        return await self._run(self.sync.list_files, principal, limit=limit)
 
     async def delete_file(
         self, principal: Principal, file_id: str, *, force: bool = False
@@ -344,22 +372,22 @@ class AsyncDocBinder:
         return await self._run.with_data(data, self.buffer_chunks, work)
 
     async def create_workflow(self, principal: Principal) -> ChatWorkflow:
-        """As :meth:`Workflows.create`; :class:`AccessDenied`."""
-        return await self._run(self.sync.workflows.create, principal)
+        """As :class:`CreateWorkflow`; :class:`AccessDenied`."""
+        return await self._run(self.sync.create_workflow, principal)
 
     async def get_workflow(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
-        """As :meth:`Workflows.get`; :class:`WorkflowNotFound`."""
-        return await self._run(self.sync.workflows.get, principal, workflow_id)
+        """As :class:`GetWorkflow`; :class:`WorkflowNotFound`."""
+        return await self._run(self.sync.get_workflow, principal, workflow_id)
 
     async def workflow_messages(self, principal: Principal, workflow_id: str) -> list[ChatMessage]:
-        """As :meth:`Workflows.messages`: all messages of a readable workflow."""
-        return await self._run(self.sync.workflows.messages, principal, workflow_id)
+        """As :class:`ListMessages`: all messages of a readable workflow."""
+        return await self._run(self.sync.list_messages, principal, workflow_id)
 
     async def list_workflows(
         self, principal: Principal, *, limit: int | None = None
     ) -> list[ChatWorkflow]:
-        """As :meth:`Workflows.list`: readable workflows of the mandate, newest first."""
-        return await self._run(self.sync.workflows.list, principal, limit=limit)
+        """As :class:`ListWorkflows`: readable workflows of the mandate, newest first."""
+        return await self._run(self.sync.list_workflows, principal, limit=limit)
 
     async def collect_garbage(
         self, *, dry_run: bool = True, grace_seconds: float = DEFAULT_GRACE_SECONDS

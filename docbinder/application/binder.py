@@ -1,4 +1,4 @@
-"""The public facade: a :class:`DocBinder` built from ports, and a :class:`Run` per agent run.
+"""The public facade: a :class:`DocBinder` over the use cases, and a :class:`Run` per agent run.
 
 A host framework builds one ``DocBinder`` (usually through
 :func:`docbinder.container.build_binder`), then per agent run::
@@ -11,38 +11,57 @@ A host framework builds one ``DocBinder`` (usually through
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
+from types import TracebackType
 
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.attach import DEFAULT_LABEL, AttachFiles, attach_file_as_chat_document
+from docbinder.application.advance_counters import AdvanceCounters
+from docbinder.application.attach_file import AttachFile, attach_file_as_chat_document
+from docbinder.application.attaching import Attacher
+from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
-from docbinder.application.counters import AdvanceCounters
-from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
-from docbinder.application.files import (
-    CheckDuplicate,
-    DeleteFile,
-    FileData,
-    GetFile,
-    StoredFile,
-    StoreFile,
-)
+from docbinder.application.count_file_references import CountFileReferences
+from docbinder.application.create_workflow import CreateWorkflow
+from docbinder.application.delete_file import DeleteFile
+from docbinder.application.extraction_cache import PruneExtractionCache
+from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_file import GetFile
+from docbinder.application.get_workflow import GetWorkflow
+from docbinder.application.hashing import FileData
+from docbinder.application.list_files import ListFiles
+from docbinder.application.list_messages import ListMessages
+from docbinder.application.list_workflows import ListWorkflows
 from docbinder.application.maintenance import CollectGarbage
+from docbinder.application.open_file import OpenFile
+from docbinder.application.persist_action_result import PersistActionResult
 from docbinder.application.produce import ProduceFile
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.store_file import StoredFile, StoreFile
 from docbinder.application.update import UpdateFileContent
 from docbinder.application.versions import FileVersions
-from docbinder.application.workflows import Workflows
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
-from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem, Principal
+from docbinder.domain.errors import BinderClosed
+from docbinder.domain.model import (
+    DEFAULT_LABEL,
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Principal,
+)
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobReader, BlobStore
-from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
+from docbinder.ports.extractor import ContentExtractor, ExtractionCache
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -68,107 +87,188 @@ class ToolFileResult:
 
 
 class DocBinder:
-    """All use cases over one set of adapters. Thread-safe if the adapters are.
+    """The facade over every use case, built by the composition root (:mod:`docbinder.container`).
 
-    ``uow_factory`` makes the units of work that write; ``read_uow_factory``
-    (default: the same) those of the read-only use cases: resolving, content,
-    getting and listing files, the standalone duplicate check and workflow
-    reads. With SQL metadata pass ``SqlMetadata.read_unit_of_work``, so that on
-    SQLite reads do not wait for the write lock (the container does).
-    ``max_file_size`` is in bytes (``None``: no limit). With an
-    ``extraction_cache`` the extractor is wrapped in
-    :class:`~docbinder.application.extraction_cache.CachingExtractor` and
-    ``prune_extraction_cache`` removes entries of hashes no FileItem has (a
-    ``gc`` step); without one it is ``None``.
+    A host gets one from :func:`docbinder.build_binder` (from settings) or
+    :func:`docbinder.container.compose_binder` (over ports it built itself);
+    the constructor takes the use cases ready-made and builds none of them.
+    Thread-safe if the adapters are.
+
+    The use cases are attributes named after them (``store_file``,
+    ``check_duplicate``, ``get_file``, ``open_file``, ``list_files``,
+    ``delete_file``, ``count_file_references``, ``attach_file``,
+    ``persist_action_result``, ``produce_file``, ``create_workflow``,
+    ``get_workflow``, ``list_workflows``, ``list_messages``,
+    ``find_deleted_files``, ``advance_counters``, ``resolve``, ``get_content``, ``collect_garbage``,
+    ``update_file``, ``versions``, ``prune_extraction_cache``), each callable
+    with the principal (or the run context) first. The ports they were built
+    over stay readable for diagnostics (``uow_factory``, ``read_uow_factory``,
+    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``extractor``,
+    ``extraction_cache``, ``access``; ``max_file_size`` in bytes or ``None``).
+
+    :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
+    ``resources`` are closed in reverse order, each once (any object with a
+    ``close()`` method: the SQL metadata store's connection pools, an S3
+    client, the hash worker threads, ...). Afterwards :meth:`start_run`,
+    :meth:`start_new_run` and every :class:`Run` method raise
+    :class:`~docbinder.domain.errors.BinderClosed`.
     """
 
     def __init__(
         self,
         *,
+        store_file: StoreFile,
+        check_duplicate: CheckDuplicate,
+        get_file: GetFile,
+        open_file: OpenFile,
+        list_files: ListFiles,
+        delete_file: DeleteFile,
+        count_file_references: CountFileReferences,
+        attacher: Attacher,
+        attach_file: AttachFile,
+        persist_action_result: PersistActionResult,
+        produce_file: ProduceFile,
+        create_workflow: CreateWorkflow,
+        get_workflow: GetWorkflow,
+        list_workflows: ListWorkflows,
+        list_messages: ListMessages,
+        find_deleted_files: FindDeletedFiles,
+        advance_counters: AdvanceCounters,
+        resolve: ResolveDocumentList,
+        get_content: GetContent,
+        collect_garbage: CollectGarbage,
+        update_file: UpdateFileContent,
+        versions: FileVersions,
+        prune_extraction_cache: PruneExtractionCache | None,
         uow_factory: UnitOfWorkFactory,
+        read_uow_factory: UnitOfWorkFactory,
         blobs: BlobStore,
         authorizer: Authorizer,
         clock: Clock,
         ids: IdFactory,
         extractor: ContentExtractor,
-        mime: MimeDetector | None = None,
-        max_file_size: int | None = None,
-        read_uow_factory: UnitOfWorkFactory | None = None,
+        access: AccessPolicy,
         extraction_cache: ExtractionCache | None = None,
+        max_file_size: int | None = None,
+        resources: Sequence[object] = (),
     ) -> None:
-        reader = read_uow_factory or uow_factory
-        if extraction_cache is not None:
-            extractor = CachingExtractor(extractor, extraction_cache)
+        self.store_file = store_file
+        self.check_duplicate = check_duplicate
+        self.get_file = get_file
+        self.open_file = open_file
+        self.list_files = list_files
+        self.delete_file = delete_file
+        self.count_file_references = count_file_references
+        self.attacher = attacher
+        self.attach_file = attach_file
+        self.persist_action_result = persist_action_result
+        self.produce_file = produce_file
+        self.create_workflow = create_workflow
+        self.get_workflow = get_workflow
+        self.list_workflows = list_workflows
+        self.list_messages = list_messages
+        self.find_deleted_files = find_deleted_files
+        self.advance_counters = advance_counters
+        self.resolve = resolve
+        self.get_content = get_content
+        self.collect_garbage = collect_garbage
+        self.update_file = update_file
+        self.versions = versions
+        self.prune_extraction_cache = prune_extraction_cache
         self.uow_factory = uow_factory
-        self.read_uow_factory = reader
+        self.read_uow_factory = read_uow_factory
         self.blobs = blobs
         self.authorizer = authorizer
-        self.ids = ids
         self.clock = clock
+        self.ids = ids
         self.extractor = extractor
-        self.max_file_size = max_file_size
-        self.access = AccessPolicy(authorizer)
-        self.store_file = StoreFile(
-            uow_factory,
-            blobs,
-            self.access,
-            clock,
-            ids,
-            mime,
-            max_file_size,
-            reader,
-        )
-        self.check_duplicate = CheckDuplicate(reader, self.access, blobs)
-        self.get_file = GetFile(reader, blobs, self.access)
-        self.delete_file = DeleteFile(uow_factory, blobs, self.access)
-        self.attach_files = AttachFiles(uow_factory, self.access, clock, ids)
-        self.produce_file = ProduceFile(self.store_file, self.attach_files)
-        self.workflows = Workflows(uow_factory, self.access, clock, ids, reader)
-        self.advance_counters = AdvanceCounters(uow_factory, self.access)
-        self.resolve = ResolveDocumentList(reader, self.access)
-        self.get_content = GetContent(self.resolve, blobs, extractor)
-        self.collect_garbage = CollectGarbage(uow_factory, blobs, clock)
-        self.update_file = UpdateFileContent(
-            uow_factory, blobs, self.access, ids, max_file_size, self.store_file.registration
-        )
-        self.versions = FileVersions(
-            uow_factory,
-            blobs,
-            self.access,
-            clock,
-            ids,
-            mime,
-            max_file_size,
-            reader,
-            self.store_file.registration,
-        )
+        self.access = access
         self.extraction_cache = extraction_cache
-        self.prune_extraction_cache = (
-            PruneExtractionCache(reader, extraction_cache) if extraction_cache is not None else None
-        )
+        self.max_file_size = max_file_size
+        self._resources = tuple(resources)
+        self._closed = False
+        self._close_lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def require_open(self) -> None:
+        """Raise :class:`~docbinder.domain.errors.BinderClosed` if :meth:`close` was called."""
+        if self._closed:
+            raise BinderClosed("this DocBinder was closed; build a new one (build_binder)")
+
+    def close(self) -> None:
+        """Release connection pools, clients and worker threads; idempotent.
+
+        Every resource is closed once, in reverse order of construction, even
+        when an earlier one fails; the first failure is raised afterwards.
+        Stored data is not touched. Runs of this binder stop working
+        (:class:`~docbinder.domain.errors.BinderClosed`).
+        """
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        failure: Exception | None = None
+        for resource in reversed(self._resources):
+            close = getattr(resource, "close", None)
+            if not callable(close):
+                continue
+            try:
+                close()
+            except Exception as exc:  # close the others before reporting
+                log.warning("closing %s failed: %s", type(resource).__name__, exc)
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> DocBinder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def start_run(self, principal: Principal, workflow_id: str | None = None) -> Run:
         """Bind ``principal`` and, if given, the workflow ``workflow_id`` for one agent run.
 
         Raises :class:`WorkflowNotFound` if the workflow is absent or not
-        readable by ``principal``. With no ``workflow_id`` the run has no
-        workflow: producers still store files, and resolving answers
-        ``no_active_workflow``.
+        readable by ``principal``, :class:`BinderClosed` after :meth:`close`.
+        With no ``workflow_id`` the run has no workflow: producers still store
+        files, and resolving answers ``no_active_workflow``.
         """
-        workflow = self.workflows.get(principal, workflow_id) if workflow_id is not None else None
+        self.require_open()
+        workflow = self.get_workflow(principal, workflow_id) if workflow_id is not None else None
         return Run(self, RunContext(principal, workflow))
 
     def start_new_run(self, principal: Principal) -> Run:
         """Create a workflow for ``principal`` and bind it; :class:`AccessDenied` if not allowed."""
-        return Run(self, RunContext(principal, self.workflows.create(principal)))
+        self.require_open()
+        return Run(self, RunContext(principal, self.create_workflow(principal)))
 
 
 class Run:
-    """One agent run: a :class:`DocBinder` plus the bound :class:`RunContext`."""
+    """One agent run: a :class:`DocBinder` plus the bound :class:`RunContext`.
+
+    Every method raises :class:`~docbinder.domain.errors.BinderClosed` once the
+    binder was closed.
+    """
 
     def __init__(self, binder: DocBinder, context: RunContext) -> None:
-        self.binder = binder
+        self._binder = binder
         self.context = context
+
+    @property
+    def binder(self) -> DocBinder:
+        """The run's binder; :class:`~docbinder.domain.errors.BinderClosed` after its close."""
+        self._binder.require_open()
+        return self._binder
 
     @property
     def principal(self) -> Principal:
@@ -186,7 +286,7 @@ class Run:
 
         Seen at the start of the run, and stored by this run's last
         :meth:`advance` or attach; another run of the workflow may have moved
-        them on since (``binder.workflows.get(...).counters`` reads them).
+        them on since (``binder.get_workflow(...).counters`` reads them).
         """
         workflow = self.context.bound_workflow
         return workflow.counters if workflow is not None else None
@@ -246,20 +346,20 @@ class Run:
         Raises :class:`NoActiveWorkflow`, :class:`AccessDenied`,
         :class:`FileItemNotFound`, :class:`InvalidInput`, :class:`StorageError`.
         """
-        return self.binder.attach_files.attach(
+        return self.binder.attach_file(
             self.context, _file_item(item), label=label, user_message=user_message
         )
 
     def can_attach(self) -> bool:
         """Whether this run has a workflow that its principal may add documents to."""
-        return self.binder.attach_files.can_attach(self.context)
+        return self.binder.attacher.can_attach(self.context)
 
     def attach_safely(
         self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
     ) -> str | None:
         """Attach and return the ChatDocument id, or ``None`` with one logged warning (C3)."""
         return attach_file_as_chat_document(
-            self.binder.attach_files,
+            self.binder.attach_file,
             self.context,
             _file_item(item),
             label=label,
@@ -270,7 +370,7 @@ class Run:
         self, items: Sequence[FileItem | StoredFile], *, label: str, user_message: str = ""
     ) -> ChatMessage:
         """Attach several FileItems (or :meth:`store_file` results) as one message (C9)."""
-        return self.binder.attach_files.persist_action_result(
+        return self.binder.persist_action_result(
             self.context, [_file_item(i) for i in items], label=label, user_message=user_message
         )
 
@@ -322,7 +422,7 @@ class Run:
         Chunks hold at most ``chunk_size`` bytes. Raises
         :class:`FileItemNotFound` and :class:`BlobMissing` at call time.
         """
-        return self.binder.get_file.open(self.principal, file_id, chunk_size)
+        return self.binder.open_file(self.principal, file_id, chunk_size)
 
     def read_file(self, file_id: str) -> bytes:
         """The whole content of a readable file, in memory (for small files).
@@ -334,7 +434,7 @@ class Run:
 
     def list_files(self, *, limit: int | None = None) -> list[FileItem]:
         """FileItems the principal may read in its mandate, newest first."""
-        return self.binder.get_file.list(self.principal, limit=limit)
+        return self.binder.list_files(self.principal, limit=limit)
 
 
 def _file_item(value: FileItem | StoredFile) -> FileItem:

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import attrs
 
-from docbinder.application.attach import (
-    AttachFiles,
-    AttachPlan,
-    log_attach_failure,
-)
+from docbinder.application.attaching import Attacher, AttachPlan, log_attach_failure
 from docbinder.application.context import RunContext
-from docbinder.application.files import FileData, StoredFile, StoreFile, WorkNotCommitted
+from docbinder.application.hashing import FileData
+from docbinder.application.store_file import StoredFile, StoreFile, WorkNotCommitted
 from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
@@ -47,11 +44,12 @@ class ProducedFile:
 class ProduceFile:
     """Store a file and attach it to the run's workflow in one transaction.
 
-    Built from the :class:`StoreFile` and :class:`AttachFiles` use cases, so
+    Built from the :class:`StoreFile` use case and the
+    :class:`~docbinder.application.attaching.Attacher` every attach uses, so
     both keep one source of truth for their rules.
     """
 
-    def __init__(self, store: StoreFile, attach: AttachFiles) -> None:
+    def __init__(self, store: StoreFile, attach: Attacher) -> None:
         self._store = store
         self._attach = attach
 

@@ -21,12 +21,9 @@ import logging
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import (
-    FileData,
-    HashingStream,
-    StoreRegistration,
-    blob_key_for,
-)
+from docbinder.application.blob_rules import blob_key_for
+from docbinder.application.hashing import FileData, HashingStream, HashWorkers
+from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,
@@ -79,12 +76,14 @@ class UpdateFileContent:
         ids: IdFactory,
         max_size: int | None = None,
         registration: StoreRegistration | None = None,
+        hash_workers: HashWorkers | None = None,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
         self._ids = ids
         self._max_size = max_size
+        self._hash_workers = hash_workers
         self._registration = registration
 
     def load_for_update(self, principal: Principal, file_id: str) -> FileItem:
@@ -135,7 +134,7 @@ class UpdateFileContent:
             if self._registration is not None
             else self._blobs.identity(create=True)
         )
-        stream = HashingStream(chunks, self._max_size)
+        stream = HashingStream(chunks, self._max_size, self._hash_workers)
         self._blobs.put(new_key, stream)
         updated = attrs.evolve(
             item,

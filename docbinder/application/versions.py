@@ -25,14 +25,9 @@ from typing import Any, TypeVar
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.files import (
-    FileData,
-    HashingStream,
-    StoreRegistration,
-    blob_key_for,
-    detect_mime_type,
-    discard_blob,
-)
+from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
+from docbinder.application.hashing import FileData, HashingStream, HashWorkers
+from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action, ResourceKind
 from docbinder.domain.errors import (
     AccessDenied,
@@ -90,12 +85,12 @@ class FileVersions:
         mime: MimeDetector | None = None,
         max_size: int | None = None,
         read_uow_factory: UnitOfWorkFactory | None = None,
-        registration: StoreRegistration | None = None,
+        *,
+        registration: StoreRegistration,
+        hash_workers: HashWorkers | None = None,
     ) -> None:
         self._uow = uow_factory
-        self._registration = registration or StoreRegistration(
-            uow_factory, read_uow_factory or uow_factory, blobs
-        )
+        self._registration = registration
         self._read = read_uow_factory or uow_factory
         self._blobs = blobs
         self._access = access
@@ -103,6 +98,7 @@ class FileVersions:
         self._ids = ids
         self._mime = mime
         self._max_size = max_size
+        self._hash_workers = hash_workers
 
     def series(self, principal: Principal, name: str, namespace: str = "") -> VersionSeries:
         """The series of ``name`` in the principal's scope; :class:`InvalidInput` if malformed."""
@@ -141,7 +137,7 @@ class FileVersions:
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
         store_id = self._registration.ensure()
-        stream = HashingStream(data, self._max_size)
+        stream = HashingStream(data, self._max_size, self._hash_workers)
         self._blobs.put(key, stream)
         item = FileItem(
             id=file_id,

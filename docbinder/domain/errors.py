@@ -136,3 +136,13 @@ class SizeLimitExceeded(DocbinderError, ValueError):
         super().__init__(f"{what} the size limit of {limit} bytes; nothing was stored")
         self.limit = limit
         self.name = name
+
+
+class BinderClosed(DocbinderError, RuntimeError):
+    """The binder (or the store behind it) was closed; build a new one to go on.
+
+    Raised by :class:`~docbinder.application.binder.DocBinder` and its runs after
+    :meth:`~docbinder.application.binder.DocBinder.close`, and by a closed SQL
+    metadata store for every new unit of work. Closing releases connection
+    pools and worker threads; nothing stored is affected.
+    """

@@ -15,6 +15,7 @@ import enum
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +39,41 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 SURROGATES = re.compile(r"[\ud800-\udfff]")
 """Lone surrogate code points: valid in a Python ``str``, storable by no backend (not UTF-8)."""
+
+DEFAULT_LABEL = "agent_tool_output"
+"""``documents_label`` used when a producer gives none."""
+
+LABEL_SUFFIX_DIGITS = 8
+"""Hex digits of the suffix a taken ``documents_label`` gets (``<label>#<8 hex>``, ADR 0004)."""
+
+
+def clean_label(label: object) -> str:
+    """A usable ``documents_label``: control characters become spaces, the length leaves room for a suffix.
+
+    Labels are derived from file names (``writeFile:<name>``), which may hold a
+    tab; the label rule forbids control characters, so they are replaced
+    rather than letting the attach fail. A lone surrogate becomes U+FFFD; a
+    label longer than ``MAX_LABEL_LENGTH - 9`` characters is cut so that
+    :func:`suffixed_label` still fits; a non-string or blank label becomes
+    :data:`DEFAULT_LABEL`.
+    """
+    if not isinstance(label, str):
+        return DEFAULT_LABEL
+    cleaned = CONTROL_CHARACTERS.sub(" ", label)
+    # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
+    cleaned = SURROGATES.sub("\ufffd", cleaned)
+    cleaned = cleaned[: MAX_LABEL_LENGTH - LABEL_SUFFIX_DIGITS - 1]
+    return cleaned if cleaned.strip() else DEFAULT_LABEL
+
+
+def suffixed_label(label: str, token: str) -> str:
+    """``<label>#<first 8 hex digits of token>``: the label of a message whose label was taken.
+
+    ``token`` is a fresh random id (its dashes are dropped); see ADR 0004 for
+    why a random suffix and not a counter.
+    """
+    return f"{label}#{token.replace('-', '')[:LABEL_SUFFIX_DIGITS]}"
+
 
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
 
@@ -315,6 +351,28 @@ class ChatDocument:
         """The canonical reference for ``documentList``: ``docItem:<id>``."""
         return f"docItem:{self.id}"
 
+    @classmethod
+    def for_file(
+        cls, item: FileItem, *, document_id: str, message_id: str, workflow: ChatWorkflow
+    ) -> ChatDocument:
+        """The ChatDocument that attaches ``item`` to message ``message_id`` of ``workflow``.
+
+        It records the file's name, size and MIME type as they are now, and the
+        workflow's current round, task and action numbers (SPEC C3).
+        """
+        return cls(
+            id=document_id,
+            message_id=message_id,
+            workflow_id=workflow.id,
+            file_id=item.id,
+            file_name=item.file_name,
+            file_size=item.size,
+            mime_type=item.mime_type,
+            round_number=workflow.current_round,
+            task_number=workflow.current_task,
+            action_number=workflow.current_action,
+        )
+
 
 @attrs.frozen
 class ChatMessage:
@@ -341,6 +399,52 @@ class ChatMessage:
         for doc in self.documents:
             if doc.message_id != self.id or doc.workflow_id != self.workflow_id:
                 raise InvalidInput("a ChatDocument must name its own message and workflow")
+
+    @classmethod
+    def attaching(
+        cls,
+        workflow: ChatWorkflow,
+        items: Sequence[FileItem],
+        *,
+        message_id: str,
+        document_ids: Sequence[str],
+        label: str,
+        published_at: datetime,
+        role: str = "assistant",
+        user_message: str = "",
+    ) -> ChatMessage:
+        """A ``step`` message of ``workflow`` that attaches ``items``, one ChatDocument each.
+
+        ``document_ids`` gives one new id per item, in order; the documents are
+        built by :meth:`ChatDocument.for_file`, and the message carries the
+        workflow's current round, task and action numbers. Raises
+        :class:`InvalidInput` when the numbers of ids and items differ or a
+        field breaks its rule.
+        """
+        if len(document_ids) != len(items):
+            raise InvalidInput("a ChatMessage needs one document id per attached file")
+        return cls(
+            id=message_id,
+            workflow_id=workflow.id,
+            documents_label=label,
+            published_at=published_at,
+            role=role,
+            status="step",
+            message=user_message,
+            documents=tuple(
+                ChatDocument.for_file(
+                    item, document_id=document_id, message_id=message_id, workflow=workflow
+                )
+                for item, document_id in zip(items, document_ids, strict=True)
+            ),
+            round_number=workflow.current_round,
+            task_number=workflow.current_task,
+            action_number=workflow.current_action,
+        )
+
+    def with_label_suffix(self, token: str) -> ChatMessage:
+        """This message under :func:`suffixed_label` ``(documents_label, token)`` (ADR 0004)."""
+        return attrs.evolve(self, documents_label=suffixed_label(self.documents_label, token))
 
 
 @attrs.frozen

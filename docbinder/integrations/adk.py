@@ -353,13 +353,13 @@ class DocbinderArtifactService(BaseArtifactService):
     def _attacher(
         self, context: RunContext, filename: str
     ) -> Callable[[UnitOfWork, StoredVersion], None]:
-        attach_files = self.binder.attach_files
+        attacher = self.binder.attacher
 
         def attach(uow: UnitOfWork, stored: StoredVersion) -> None:
             label = f"artifact:{filename[:400]}#v{stored.number}"
             try:
-                plan = attach_files.plan(context, label=label)
-                attach_files.add_message(uow, plan, [stored.item])
+                plan = attacher.plan(context, label=label)
+                attacher.add_message(uow, plan, [stored.item])
             except Exception as exc:  # the save goes on without the ChatDocument
                 log.warning(
                     "artifact %r version %d saved but not attached to workflow %s: %s",
@@ -388,14 +388,14 @@ class DocbinderArtifactService(BaseArtifactService):
             if cached is not None:
                 self._workflows.move_to_end(workflow_id)
                 return cached
-        workflows = self.binder.workflows
+        binder = self.binder
         try:
-            workflow = workflows.get(scope.principal, workflow_id)
+            workflow = binder.get_workflow(scope.principal, workflow_id)
         except WorkflowNotFound:
             try:
-                workflow = workflows.create(scope.principal, workflow_id)
+                workflow = binder.create_workflow(scope.principal, workflow_id)
             except Conflict:  # created by a concurrent save meanwhile
-                workflow = workflows.get(scope.principal, workflow_id)
+                workflow = binder.get_workflow(scope.principal, workflow_id)
         with self._workflows_lock:
             self._workflows[workflow_id] = workflow
             while len(self._workflows) > WORKFLOW_CACHE_SIZE:

@@ -13,7 +13,7 @@ role table's rules written out again, predict every answer.
 After every step the invariants check, for every principal:
 
 * ``list_files`` shows exactly the live files it may read, and ``get_file`` /
-  ``get_file.open`` give each of them (with the stored bytes) and refuse every
+  ``open_file`` give each of them (with the stored bytes) and refuse every
   other one (deleted, other feature instance, other mandate);
 * a refusal looks exactly like the answer for a random id that never existed:
   same exception type and same message apart from the id (no existence oracle);
@@ -499,7 +499,7 @@ class AccessModel(RuleBasedStateMachine):
 
     @invariant()
     def files_visible_exactly_within_rights(self) -> None:
-        """list, get_file and get_file.open agree with the model for every principal."""
+        """list_files, get_file and open_file agree with the model for every principal."""
         self.stats.checks += 1
         self.stats.most_files = max(self.stats.most_files, len(self.files))
         self.stats.most_documents = max(self.stats.most_documents, len(self.documents))
@@ -522,10 +522,10 @@ class AccessModel(RuleBasedStateMachine):
                         record.owner,
                         record.item.sha256,
                     )
-                    with self.binder.get_file.open(principal, record.id) as chunks:
+                    with self.binder.open_file(principal, record.id) as chunks:
                         assert b"".join(chunks) == record.data
                     continue
-                for call in (self.binder.get_file, self.binder.get_file.open):
+                for call in (self.binder.get_file, self.binder.open_file):
                     with pytest.raises(NotFound) as caught:
                         call(principal, record.id)
                     assert type(caught.value) is expected_type

@@ -115,7 +115,7 @@ class BridgeContract:
         assert message.documents[0].id == result.document_id
         assert message.documents[0].file_id == item.id
         # and the stored workflow has it too
-        [stored] = binder.workflows.messages(u1, run.workflow.id)
+        [stored] = binder.list_messages(u1, run.workflow.id)
         assert stored.id == message.id and stored.sequence_nr == 1
 
     def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
@@ -170,7 +170,7 @@ class BridgeContract:
         assert run.counters == WorkflowCounters(2, 0, 4)
         run.attach(run.store_file("late.md", b"2"), label="late")
         assert run.workflow is not None
-        stored = binder.workflows.messages(u1, run.workflow.id)
+        stored = binder.list_messages(u1, run.workflow.id)
         assert [
             (m.documents_label, m.round_number, m.task_number, m.action_number) for m in stored
         ] == [
@@ -215,7 +215,7 @@ class BridgeContract:
         assert (doc.document.round_number, doc.document.task_number) == (3, 2)
         assert doc.document.action_number == 1
         assert first.counters == WorkflowCounters(3, 2, 1)
-        assert binder.workflows.get(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
+        assert binder.get_workflow(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
         with pytest.raises(CountersWouldGoBack):
             first.advance(task=1)
         assert binder.start_run(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
@@ -240,7 +240,7 @@ class BridgeContract:
         assert run.workflow is not None
         with pytest.raises(InvalidInput):
             run.advance(**values)  # type: ignore[arg-type]
-        assert binder.workflows.get(u1, run.workflow.id).counters == WorkflowCounters(1, 0, 0)
+        assert binder.get_workflow(u1, run.workflow.id).counters == WorkflowCounters(1, 0, 0)
 
     def test_advancing_needs_a_workflow_and_update_on_it(
         self, binder: DocBinder, u1: Principal
@@ -254,7 +254,7 @@ class BridgeContract:
             reader.next_round()
         with pytest.raises(AccessDenied):
             reader.advance(round=5)
-        assert binder.workflows.get(u1, owner.workflow.id).counters == WorkflowCounters(1, 0, 0)
+        assert binder.get_workflow(u1, owner.workflow.id).counters == WorkflowCounters(1, 0, 0)
 
     def test_labels_stay_unique_within_a_workflow(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_new_run(u1)
@@ -322,7 +322,7 @@ class BridgeContract:
         assert one.item.id != two.item.id
         assert (one.item.created_by, two.item.created_by) == ("u1", "u2")
         binder.delete_file(u2, two.item.id)
-        with binder.get_file.open(u1, one.item.id) as chunks:
+        with binder.open_file(u1, one.item.id) as chunks:
             assert b"".join(chunks) == b"bytes"
         with pytest.raises(FileItemNotFound):
             binder.get_file(u2, two.item.id)
@@ -597,12 +597,12 @@ class BridgeContract:
         assert len({r.item.id for r in results}) == 1
         assert all(r.document_id is not None for r in results)
         assert sum(not r.duplicate for r in results) == 1
-        messages = binder.workflows.messages(u1, workflow.id)
+        messages = binder.list_messages(u1, workflow.id)
         assert len(messages) == 8
         assert len({m.documents_label for m in messages}) == 8
         assert sorted(m.sequence_nr for m in messages) == list(range(1, 9))
         item = results[0].item
-        assert binder.get_file.list(u1) == [item]
+        assert binder.list_files(u1) == [item]
         assert list(binder.blobs.keys()) == [item.blob_key]
         resolved = binder.start_run(u1, workflow.id).resolve([r.reference for r in results])
         assert len(resolved.documents) == 8 and resolved.ok
@@ -727,7 +727,7 @@ class BridgeContract:
         assert list(binder.blobs.keys()) == []
         assert run.list_files() == []
         assert run.workflow is not None
-        assert binder.workflows.messages(u1, run.workflow.id) == []
+        assert binder.list_messages(u1, run.workflow.id) == []
 
     @pytest.mark.parametrize(
         ("field", "kwargs"),
@@ -761,7 +761,7 @@ class BridgeContract:
         )
         run.attach(stored, label="writeFile:x", user_message=text)
         assert run.workflow is not None
-        [message] = binder.workflows.messages(u1, run.workflow.id)
+        [message] = binder.list_messages(u1, run.workflow.id)
         assert message.message == text
         [item] = run.list_files()
         assert item.file_name == "\U0001f600 r\u00e9sum\u00e9\t.txt"

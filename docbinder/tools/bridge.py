@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec
 
-from docbinder.application.attach import DEFAULT_LABEL
 from docbinder.application.binder import Run
-from docbinder.application.files import FileData
+from docbinder.application.hashing import FileData
 from docbinder.domain.errors import InvalidInput
+from docbinder.domain.model import DEFAULT_LABEL
 from docbinder.ports.blobs import CHUNK_SIZE
 from docbinder.tools.results import ToolResult, produce_all
 

@@ -15,9 +15,9 @@ from typing import Final
 
 import attrs
 
-from docbinder.adapters.extract.mime import is_textual_mime
 from docbinder.application.binder import Run
 from docbinder.domain.errors import BlobMissing, InvalidInput
+from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.tools.arguments import coerce_int
 

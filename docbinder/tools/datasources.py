@@ -38,13 +38,13 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from docbinder.adapters.extract.mime import normalize_mime
 from docbinder.domain.errors import (
     ConfigurationError,
     InvalidInput,
     MissingExtra,
     SizeLimitExceeded,
 )
+from docbinder.domain.mime import normalize_mime
 from docbinder.tools.errors import DataSourceError, DataSourceNotFound, is_retryable_status
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from docbinder.application.binder import Run
-from docbinder.application.files import FileData
+from docbinder.application.hashing import FileData
 from docbinder.application.results import format_tool_file_result
 from docbinder.domain.errors import (
     AccessDenied,

@@ -361,7 +361,7 @@ def workflow_documents(
     workflow_id = run.context.workflow_id
     if workflow_id is None or limit < 1:
         return ()
-    messages = run.binder.workflows.messages(run.principal, workflow_id)
+    messages = run.binder.list_messages(run.principal, workflow_id)
     newest: list[str] = []
     for message in reversed(messages):
         for document in reversed(message.documents):

@@ -29,6 +29,7 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.application.resolve import UnresolvedReason
+from docbinder.container import compose_binder
 from docbinder.domain.errors import FileItemNotFound
 from docbinder.domain.model import Principal
 from docbinder.ports.authorizer import Authorizer
@@ -65,7 +66,7 @@ RUN_POSTGRES = IN_CI or os.environ.get("DOCBINDER_TEST_POSTGRES_MODEL", "") == "
 
 def binder(uow_factory: UnitOfWorkFactory, blobs: BlobStore, authorizer: Authorizer) -> DocBinder:
     """A binder over the given adapters, wired as the container wires it."""
-    return DocBinder(
+    return compose_binder(
         uow_factory=uow_factory,
         blobs=blobs,
         authorizer=authorizer,

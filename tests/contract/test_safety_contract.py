@@ -120,7 +120,7 @@ def test_a_duplicate_deleted_between_check_and_commit_is_never_returned(
     assert racy.fired == 1
     assert not duplicate and item.id != first.item.id
     assert writer.get_file(U1, item.id) == item
-    with writer.get_file.open(U1, item.id) as chunks:
+    with writer.open_file(U1, item.id) as chunks:
         assert b"".join(chunks) == b"alpha"
     assert set(stack.blobs.keys()) == {item.blob_key}
 
@@ -135,9 +135,9 @@ def test_a_duplicate_changed_between_check_and_commit_is_never_returned(stack: S
 
     assert racy.fired == 1
     assert not stored.duplicate and stored.item.id != first.id
-    with writer.get_file.open(U1, stored.item.id) as chunks:
+    with writer.open_file(U1, stored.item.id) as chunks:
         assert b"".join(chunks) == b"alpha"
-    with writer.get_file.open(U1, first.id) as chunks:
+    with writer.open_file(U1, first.id) as chunks:
         assert b"".join(chunks) == b"beta"
 
 
@@ -283,7 +283,7 @@ def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: 
     with pytest.raises(WorkflowNotFound):
         run.persist_action_result([produced.item], label="task:1")
     assert run.attach_safely(produced.item) is None
-    messages = binder.workflows.messages(ALICE, alice.workflow.id)
+    messages = binder.list_messages(ALICE, alice.workflow.id)
     assert [m.documents[0].id for m in messages] == [mine.document_id]
 
 
@@ -297,7 +297,7 @@ def test_a_forged_run_context_cannot_advance_another_tenants_counters(stack: Sta
         run.next_round()
     with pytest.raises(WorkflowNotFound):
         run.advance(round=7)
-    assert binder.workflows.get(ALICE, alice.workflow.id).counters.as_tuple() == (2, 0, 0)
+    assert binder.get_workflow(ALICE, alice.workflow.id).counters.as_tuple() == (2, 0, 0)
 
 
 def test_a_forged_run_context_learns_nothing_from_resolve(stack: Stack) -> None:

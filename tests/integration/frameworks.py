@@ -49,7 +49,7 @@ def assert_stored_and_attached(binder: DocBinder, run: Run, document_id: str, fi
     item = run.get_file(file_id)
     assert item.file_name == "notes.md"
     assert run.read_file(file_id) == NOTES.encode()
-    messages = binder.workflows.messages(ALICE, run.workflow.id)
+    messages = binder.list_messages(ALICE, run.workflow.id)
     documents = [d for m in messages for d in m.documents]
     assert [(d.id, d.file_id) for d in documents] == [(document_id, file_id)]
     assert [m.documents_label for m in messages] == ["writeFile:notes.md"]

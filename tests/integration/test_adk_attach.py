@@ -52,7 +52,7 @@ async def test_a_save_without_a_session_workflow_still_stores_the_version(
     assert version == 0
     assert await service.load_artifact(**WHERE, filename="a.txt") == types.Part(text="kept")
     assert "will not be attached" in caplog.text
-    assert binder.workflows.list(Principal("alice", "adk", "app1")) == []
+    assert binder.list_workflows(Principal("alice", "adk", "app1")) == []
 
 
 async def test_session_saves_are_attached_to_one_workflow_per_session() -> None:
@@ -64,13 +64,13 @@ async def test_session_saves_are_attached_to_one_workflow_per_session() -> None:
         )
     await service.save_artifact(**WHERE, filename="user:u.txt", artifact=types.Part(text="u"))
     principal = Principal("alice", "acme", "app1")
-    workflows = binder.workflows.list(principal)
+    workflows = binder.list_workflows(principal)
     assert len(workflows) == 2
     labels = sorted(
-        m.documents_label for w in workflows for m in binder.workflows.messages(principal, w.id)
+        m.documents_label for w in workflows for m in binder.list_messages(principal, w.id)
     )
     assert labels == ["artifact:a.txt#v0", "artifact:a.txt#v0", "artifact:a.txt#v1"]
     # A second service (another process) finds the same workflow for the session.
     other = DocbinderArtifactService(binder, mandate_id="acme")
     await other.save_artifact(**WHERE, filename="b.txt", artifact=types.Part(text="y"))
-    assert len(binder.workflows.list(principal)) == 2
+    assert len(binder.list_workflows(principal)) == 2

@@ -119,12 +119,10 @@ async def exercise(binder: DocBinder) -> list[int]:
     assert first is not None and first.inline_data is not None
     assert first.inline_data.data == b"# Q3\nfirst"
     principal = Principal(USER, "acme", APP)
-    workflows = binder.workflows.list(principal)
+    workflows = binder.list_workflows(principal)
     assert len(workflows) == 1
     run = binder.start_run(principal, workflows[0].id)
-    documents = [
-        d for m in binder.workflows.messages(principal, workflows[0].id) for d in m.documents
-    ]
+    documents = [d for m in binder.list_messages(principal, workflows[0].id) for d in m.documents]
     assert [d.file_name for d in documents] == ["report.md", "report.md"]
     content = run.get_content([f"docItem:{documents[-1].id}"])
     assert content.documents[0].parts[0].text == "# Q3\nsecond"

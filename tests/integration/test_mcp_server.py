@@ -69,7 +69,7 @@ def test_one_workflow_per_session_shared_by_its_calls(binder: DocBinder, mode: s
     written, listed = run_client(server, mode, body)
     ref = re.search(r"docItem:[0-9a-f-]{36}", written)
     assert ref and ref[0] in listed
-    [workflow] = binder.workflows.list(ALICE)
+    [workflow] = binder.list_workflows(ALICE)
     assert listed.splitlines()[0] == f"Active workflow: {workflow.id}"
 
 
@@ -130,7 +130,7 @@ def test_joining_a_workflow_and_refusing_one_out_of_reach(binder: DocBinder, mod
     result = run_client(outsider, mode, refused)
     assert result.is_error
     assert first_text(result) == f"workflow {workflow_id} not found"
-    assert binder.get_file.list(OUTSIDER) == []
+    assert binder.list_files(OUTSIDER) == []
 
 
 def test_tool_list_carries_schemas_and_hints(binder: DocBinder) -> None:

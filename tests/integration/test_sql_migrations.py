@@ -217,7 +217,7 @@ def test_counters_stored_at_the_first_revision_carry_on_after_upgrading(
     assert run.counters is not None and run.counters.as_tuple() == (3, 2, 1)
     assert run.next_action().as_tuple() == (3, 2, 2)
     produced = run.produce_file("new.md", b"n")
-    [old, new] = binder.workflows.messages(alice, workflow.id)
+    [old, new] = binder.list_messages(alice, workflow.id)
     assert (old.round_number, old.task_number, old.action_number) == (3, 2, 1)
     assert new.documents[0].id == produced.document_id
     assert (new.round_number, new.task_number, new.action_number) == (3, 2, 2)

@@ -54,7 +54,7 @@ def test_reads_answer_while_another_connection_holds_the_write_lock(
         assert again.get_file(produced.item.id) == produced.item
         assert [f.id for f in again.list_files()] == [produced.item.id]
         assert binder.check_duplicate(U1, produced.item.sha256, "notes.md").item == (produced.item)
-        assert len(binder.workflows.messages(U1, run.workflow.id)) == 1
+        assert len(binder.list_messages(U1, run.workflow.id)) == 1
         # A write still waits for the lock, and says so when the timeout ends.
         with pytest.raises(StorageError):
             again.produce_file("more.md", b"more")
@@ -99,7 +99,7 @@ def test_a_forked_child_starts_with_an_empty_pool_and_works(
     assert os.waitstatus_to_exitcode(status) == 0
     assert id(engine.pool) == parent_pool
     assert run.produce_file("after.md", b"parent again").document_id is not None
-    assert sorted(f.file_name for f in binder.get_file.list(U1)) == [
+    assert sorted(f.file_name for f in binder.list_files(U1)) == [
         "after.md",
         "before.md",
         "child.md",

@@ -80,5 +80,5 @@ def test_task_result_on_sqlite(binder: DocBinder) -> None:
     assert result.message is not None
     assert [p.text for p in run.get_content("docList:task:1").parts] == ["A", "B"]
     assert run.workflow is not None
-    [stored] = binder.workflows.messages(ALICE, run.workflow.id)
+    [stored] = binder.list_messages(ALICE, run.workflow.id)
     assert [d.file_name for d in stored.documents] == ["a.txt", "b.txt"]

@@ -38,7 +38,7 @@ CHILD = textwrap.dedent(
     from docbinder.adapters.rbac import RoleTableAuthorizer
     from docbinder.adapters.sql import SqlMetadata
     from docbinder.adapters.system import UtcClock, UuidIdFactory
-    from docbinder.application import DocBinder
+    from docbinder.container import compose_binder
     from docbinder.domain.model import Principal
 
     database_url, blob_root, marker, moment, size_mib = sys.argv[1:6]
@@ -74,7 +74,7 @@ CHILD = textwrap.dedent(
         def rollback(self):
             self._inner.rollback()
 
-    binder = DocBinder(
+    binder = compose_binder(
         uow_factory=lambda: Unit(metadata.unit_of_work()),
         blobs=LocalDiskBlobStore(blob_root),
         authorizer=RoleTableAuthorizer(),

@@ -178,14 +178,14 @@ def test_direct_lookups_of_foreign_ids_fail_like_random_ids(binder: DocBinder, w
     random_id = str(uuid.uuid4())
     operations: list[tuple[str, Callable[[str], object], type[NotFound]]] = [
         ("get_file", lambda i: binder.get_file(attacker, i), FileItemNotFound),
-        ("open", lambda i: binder.get_file.open(attacker, i), FileItemNotFound),
+        ("open", lambda i: binder.open_file(attacker, i), FileItemNotFound),
         ("delete", lambda i: binder.delete_file(attacker, i), FileItemNotFound),
         ("replace", lambda i: binder.update_file.replace(attacker, i, b"x"), FileItemNotFound),
         ("append", lambda i: binder.update_file.append(attacker, i, b"x"), FileItemNotFound),
     ]
     workflow_ops: list[tuple[str, Callable[[str], object], type[NotFound]]] = [
         ("start_run", lambda i: binder.start_run(attacker, i), WorkflowNotFound),
-        ("messages", lambda i: binder.workflows.messages(attacker, i), WorkflowNotFound),
+        ("messages", lambda i: binder.list_messages(attacker, i), WorkflowNotFound),
     ]
     foreign_files = secrets.outside(secrets.files, attacker)
     foreign_workflows = secrets.outside(secrets.workflows, attacker)
@@ -202,8 +202,8 @@ def test_direct_lookups_of_foreign_ids_fail_like_random_ids(binder: DocBinder, w
                 ), name
                 LEDGER.hostile["foreign ids in direct lookups"] += 1
     # and no listing the attacker can make shows them
-    assert {i.id for i in binder.get_file.list(attacker)}.isdisjoint(foreign_files)
-    assert {w.id for w in binder.workflows.list(attacker)}.isdisjoint(foreign_workflows)
+    assert {i.id for i in binder.list_files(attacker)}.isdisjoint(foreign_files)
+    assert {w.id for w in binder.list_workflows(attacker)}.isdisjoint(foreign_workflows)
 
 
 SLOPPY = st.sampled_from(

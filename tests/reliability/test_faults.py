@@ -589,7 +589,7 @@ def test_update_whose_commit_took_effect_keeps_its_blob(local_rig: Rig) -> None:
     # The commit took effect although it reported a fault: the update counts as done.
     update = local_rig.binder.update_file.replace(U1, item.id, b"# v2\n")
     local_rig.plan.disarm()
-    with local_rig.binder.get_file.open(U1, item.id) as chunks:
+    with local_rig.binder.open_file(U1, item.id) as chunks:
         assert b"".join(chunks) == b"# v2\n"
     assert update.item.size == 5
     assert local_rig.plan.fired == ["commit"]

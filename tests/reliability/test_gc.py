@@ -17,7 +17,7 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
-from docbinder.application.files import blob_key_for
+from docbinder.application.blob_rules import blob_key_for
 from docbinder.application.maintenance import MIN_GRACE_SECONDS, GcReport
 from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
@@ -92,7 +92,7 @@ def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     assert report.orphan_rows == () and report.marked_rows == () and report.orphan_blobs == ()
     current = binder.get_file(U1, item.id)
     assert current.blob_key != item.blob_key
-    with binder.get_file.open(U1, item.id) as chunks:
+    with binder.open_file(U1, item.id) as chunks:
         assert b"".join(chunks) == b"# v2\n"
     check_consistent(uow_factory, blobs)
     LEDGER.survived["gc.scan-vs-update"] += 1
@@ -108,14 +108,14 @@ def test_gc_still_removes_a_row_whose_blob_is_really_gone(
     blobs.delete(lost.blob_key)  # an operator removed it by hand
     dry = binder.collect_garbage(dry_run=True, grace_seconds=0)
     assert dry.orphan_rows == () and dry.marked_rows == (lost.id,)
-    assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
+    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
     # One run only marks it: a run can never remove a row it has just seen without blob.
     first = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert first.orphan_rows == () and first.marked_rows == (lost.id,)
-    assert {i.id for i in binder.get_file.list(U1)} == {kept.id, lost.id}
+    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
     done = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert done.orphan_rows == (lost.id,)
-    assert [i.id for i in binder.get_file.list(U1)] == [kept.id]
+    assert [i.id for i in binder.list_files(U1)] == [kept.id]
 
 
 def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
@@ -156,7 +156,7 @@ def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
         thread.join(60)
     assert report.orphan_blobs == () and len(report.young_blobs) == 1
     [result] = outcome
-    with collector.get_file.open(U1, result.item.id) as chunks:
+    with collector.open_file(U1, result.item.id) as chunks:
         assert b"".join(chunks) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
     check_consistent(uow_factory, blobs)
 
@@ -251,7 +251,7 @@ def test_gc_keeps_a_blob_whose_file_commits_between_its_scan_and_the_removal(
         thread.join(60)
     assert report.orphan_blobs == ()
     [result] = outcome
-    assert b"".join(collector.get_file.open(U1, result.item.id)) == b"a,b\n1,2\n"
+    assert b"".join(collector.open_file(U1, result.item.id)) == b"a,b\n1,2\n"
     assert all(collector.get_file(U1, s.item.id) for s in seeds)
     check_consistent(uow_factory, blobs)
 
@@ -269,7 +269,7 @@ def test_gc_below_the_grace_floor_is_refused_even_with_force(
     assert binder.collect_garbage(dry_run=True, grace_seconds=0).dry_run
     report = binder.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
     assert not report.short_grace and report.orphan_blobs == ()
-    assert b"".join(binder.get_file.open(U1, item.id)) == b"a"
+    assert b"".join(binder.open_file(U1, item.id)) == b"a"
 
 
 def test_the_cli_refuses_a_grace_below_the_floor_and_names_the_option(tmp_path: Path) -> None:
@@ -374,9 +374,9 @@ def test_gc_in_a_loop_beside_concurrent_attaches_loses_nothing(
     assert failures == []
     assert len(produced) == 80 and len(refused) == len(reports) >= 2
     for file_id, data in produced:
-        assert b"".join(collector.get_file.open(U1, file_id)) == data
+        assert b"".join(collector.open_file(U1, file_id)) == data
     for item in seeds:
-        assert b"".join(collector.get_file.open(U1, item.id)) == bytes([int(item.file_name[4])])
+        assert b"".join(collector.open_file(U1, item.id)) == bytes([int(item.file_name[4])])
     assert all(not blobs.exists(key) for key in planted)
     assert sorted(k for r in reports for k in r.orphan_blobs) == sorted(planted)
     state = check_consistent(uow_factory, blobs)

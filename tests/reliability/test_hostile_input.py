@@ -385,4 +385,4 @@ def test_listing_workflows_with_a_negative_limit_is_rejected(stack: Stack) -> No
     for _ in range(2):
         stack.binder.start_new_run(U1)
     with pytest.raises(InvalidInput, match="limit"):
-        stack.binder.workflows.list(U1, limit=-1)
+        stack.binder.list_workflows(U1, limit=-1)

@@ -120,7 +120,7 @@ def test_sixteen_threads_attach_into_one_workflow(backend: SqlBackend, tmp_path:
     assert all(op.document_id is not None for op in ops)
 
     # every attach is a message with a unique label and a gapless sequence number
-    messages = binder.workflows.messages(OWNER, workflow.id)
+    messages = binder.list_messages(OWNER, workflow.id)
     assert len(messages) == len(ops)
     assert len({m.documents_label for m in messages}) == len(messages)
     assert [m.sequence_nr for m in messages] == list(range(1, len(ops) + 1))

@@ -147,7 +147,7 @@ class Stack:
         ids = {i.id for i in items}
         messages = 0
         for workflow_id in workflow_ids:
-            for message in self.binder.workflows.messages(U1, workflow_id):
+            for message in self.binder.list_messages(U1, workflow_id):
                 messages += 1
                 assert message.documents, "a ChatMessage without its ChatDocument"
                 assert all(d.file_id in ids for d in message.documents)

@@ -18,9 +18,9 @@ from docbinder.adapters.extract.mime import (
     PPTX,
     XLSX,
     file_extension,
-    normalize_mime,
     text_encoding,
 )
+from docbinder.domain.mime import normalize_mime
 from docbinder.ports.extractor import SNIFF_BYTES, MimeDetector
 
 MIME_SYNTAX = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")

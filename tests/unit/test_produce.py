@@ -118,7 +118,7 @@ def test_a_context_of_another_workflow_ignores_foreign_messages(rig: Rig) -> Non
 def test_large_chunks_hash_like_hashlib_in_order() -> None:
     import hashlib
 
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     chunks = [bytes([n]) * (OVERLAP_MIN_BYTES + n) for n in range(4)] + [b"tail", b"x" * 10]
     stream = HashingStream(iter(chunks))
@@ -131,7 +131,7 @@ def test_a_forked_child_hashes_large_chunks() -> None:
     import hashlib
     import os
 
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     big = b"z" * (OVERLAP_MIN_BYTES * 2)
     list(HashingStream([big]))  # the parent's pool exists now
@@ -147,20 +147,22 @@ def test_a_forked_child_hashes_large_chunks() -> None:
     assert os.waitstatus_to_exitcode(status) == 0, os.waitstatus_to_exitcode(status)
 
 
-def test_large_chunks_hash_inline_when_the_pool_takes_no_more_work(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.parametrize("how", ["interpreter-shutdown", "closed"])
+def test_large_chunks_hash_inline_when_the_pool_takes_no_more_work(how: str) -> None:
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
-    import docbinder.application.files as files
-    from docbinder.application.files import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream, HashWorkers
 
-    closed = ThreadPoolExecutor(max_workers=1)
-    closed.shutdown()  # as at interpreter exit: submit raises RuntimeError
-    monkeypatch.setattr(files, "_hash_workers", closed)
+    workers = HashWorkers(max_workers=1)
+    if how == "closed":
+        workers.close()
+    else:
+        refusing = ThreadPoolExecutor(max_workers=1)
+        refusing.shutdown()  # as at interpreter exit: submit raises RuntimeError
+        workers._pool = refusing
     chunks = [b"a" * OVERLAP_MIN_BYTES, b"b" * (OVERLAP_MIN_BYTES + 1)]
-    stream = HashingStream(chunks)
+    stream = HashingStream(chunks, workers=workers)
     assert list(stream) == chunks
     assert stream.sha256 == hashlib.sha256(b"".join(chunks)).hexdigest()
 

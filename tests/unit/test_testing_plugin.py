@@ -28,7 +28,7 @@ def test_the_memory_binder_starts_empty(
 ) -> None:
     assert docbinder_binder.blobs.url == "memory://"
     assert list(docbinder_binder.blobs.keys()) == []
-    assert docbinder_binder.get_file.list(docbinder_principal) == []
+    assert docbinder_binder.list_files(docbinder_principal) == []
 
 
 def test_the_sqlite_binder_lives_under_the_tests_temporary_directory(
@@ -39,7 +39,7 @@ def test_the_sqlite_binder_lives_under_the_tests_temporary_directory(
     run = docbinder_sqlite_binder.start_new_run(docbinder_principal)
     run.produce_file("a.txt", b"abc")
     assert (home / "docbinder.db").is_file()
-    assert [f.file_name for f in docbinder_sqlite_binder.get_file.list(docbinder_principal)] == [
+    assert [f.file_name for f in docbinder_sqlite_binder.list_files(docbinder_principal)] == [
         "a.txt"
     ]
 

@@ -89,7 +89,7 @@ def block(verb: str, name: str, size: int, document_id: str | None, file_id: str
 
 def stored_message_count(binder: DocBinder, run: Run) -> int:
     assert run.workflow is not None
-    return len(binder.workflows.messages(ALICE, run.workflow.id))
+    return len(binder.list_messages(ALICE, run.workflow.id))
 
 
 def only_text(run: Run, document_list: object) -> list[tuple[str, str, str | None]]:

@@ -365,22 +365,22 @@ def _human(size: int) -> str:
 
 
 def _self_tests(authorizer: Any) -> list[Check]:
-    """Run the bridge on in-memory adapters with the configured authorizer."""
-    from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
-    from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
-    from docbinder.adapters.system import UtcClock, UuidIdFactory
-    from docbinder.application import DocBinder, UnresolvedReason
+    """Run the bridge on in-memory adapters with the configured authorizer.
 
-    store = MemoryMetadataStore()
-    binder = DocBinder(
-        uow_factory=store.unit_of_work,
-        blobs=MemoryBlobStore(),
-        authorizer=authorizer,
-        clock=UtcClock(),
-        ids=UuidIdFactory(),
-        extractor=DefaultContentExtractor(),
-        mime=SniffingMimeDetector(),
-    )
+    The binder comes from the composition root (:func:`docbinder.container.build_binder`
+    with ``memory://`` metadata and blobs), wired exactly as a host's, and is
+    closed afterwards.
+    """
+    from docbinder.application import UnresolvedReason
+    from docbinder.container import build_binder
+
+    with build_binder(
+        database_url="memory://", blob_url="memory://", authorizer=authorizer, prepare=False
+    ) as binder:
+        return _bridge_self_tests(binder, UnresolvedReason)
+
+
+def _bridge_self_tests(binder: Any, UnresolvedReason: Any) -> list[Check]:
     checks: list[Check] = []
     f1 = Principal("doctor-user", "doctor-mandate", "f1", roles=("member",))
     f2 = Principal("doctor-user", "doctor-mandate", "f2", roles=("member",))

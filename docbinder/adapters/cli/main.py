@@ -486,7 +486,7 @@ def resolve(
 @handles_errors
 def workflow_new(json_flag: JsonOpt = False) -> None:
     """Create a workflow for the current identity; print its id."""
-    wf = STATE.binder().workflows.create(STATE.principal)
+    wf = STATE.binder().create_workflow(STATE.principal)
     if _json(json_flag):
         emit_json({"id": wf.id, "workflow": wf})
     else:
@@ -498,9 +498,9 @@ def workflow_new(json_flag: JsonOpt = False) -> None:
 def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
     """Show a workflow's messages and their documents."""
     binder = STATE.binder()
-    wf = binder.workflows.get(STATE.principal, workflow_id)
-    messages = binder.workflows.messages(STATE.principal, workflow_id)
-    deleted = binder.workflows.deleted_files(STATE.principal, messages)
+    wf = binder.get_workflow(STATE.principal, workflow_id)
+    messages = binder.list_messages(STATE.principal, workflow_id)
+    deleted = binder.find_deleted_files(STATE.principal, messages)
     if _json(json_flag):
         import attrs
 
@@ -584,7 +584,7 @@ def workflow_advance(
 @handles_errors
 def workflow_ls(json_flag: JsonOpt = False) -> None:
     """List the workflows of the current mandate that the identity may read."""
-    workflows = STATE.binder().workflows.list(STATE.principal)
+    workflows = STATE.binder().list_workflows(STATE.principal)
     if _json(json_flag):
         # The listing reads no messages: leave the field out rather than show it empty
         # (``workflow show ID --json`` has them).
@@ -607,7 +607,7 @@ def files_ls(
     json_flag: JsonOpt = False,
 ) -> None:
     """List the files the identity may read, newest first."""
-    items = STATE.binder().get_file.list(STATE.principal, limit=limit)
+    items = STATE.binder().list_files(STATE.principal, limit=limit)
     if _json(json_flag):
         emit_json(items)
         return
@@ -667,12 +667,12 @@ def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
         import base64
 
         item = binder.get_file(STATE.principal, file_id)
-        with binder.get_file.open(STATE.principal, file_id) as chunks:
+        with binder.open_file(STATE.principal, file_id) as chunks:
             data = b"".join(chunks)
         emit_json({"file": item, "base64": base64.b64encode(data).decode("ascii")})
         return
     sink: BinaryIO = sys.stdout.buffer
-    with binder.get_file.open(STATE.principal, file_id) as chunks:
+    with binder.open_file(STATE.principal, file_id) as chunks:
         for chunk in chunks:
             sink.write(chunk)
     sink.flush()
@@ -695,7 +695,7 @@ def files_rm(
     """Delete one file (metadata, then its blob); refuses while documents refer to it."""
     file_id = file_id_of(file_id)
     binder = STATE.binder()
-    references = binder.delete_file.references(STATE.principal, file_id)
+    references = binder.count_file_references(STATE.principal, file_id)
     item = binder.delete_file(STATE.principal, file_id, force=force)
     if _json(json_flag):
         emit_json({"deleted": item.id, "references": references})
@@ -981,7 +981,7 @@ def mcp(
         image_generator=generator,
     )
     if workflow is not None and token_map is None:
-        STATE.binder().workflows.get(STATE.principal, workflow)  # fail now, not at the first call
+        STATE.binder().get_workflow(STATE.principal, workflow)  # fail now, not at the first call
     if transport == "stdio":
         anyio.run(server.run_stdio)
         return

@@ -42,10 +42,9 @@ from docbinder.adapters.extract.mime import (
     PPTX,
     XLS,
     XLSX,
-    is_textual_mime,
-    mime_essence,
 )
 from docbinder.domain.errors import InvalidInput
+from docbinder.domain.mime import is_textual_mime, mime_essence
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 
 logger = logging.getLogger(__name__)
@@ -353,7 +352,7 @@ class DefaultContentExtractor:
     Decides by the essence of ``item.mime_type`` (sniffed when the file was stored):
 
     * textual types (``text/*``, JSON, XML, YAML and ``+json``/``+xml``
-      suffixes, see :func:`~docbinder.adapters.extract.mime.is_textual_mime`)
+      suffixes, see :func:`~docbinder.domain.mime.is_textual_mime`)
       give one text part with the text as stored, decoded with the encoding
       :func:`~docbinder.adapters.extract.encoding.choose_encoding` picks (byte
       order mark, declared ``charset``, UTF-8, detected, Windows-1252); the

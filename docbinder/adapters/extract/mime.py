@@ -43,6 +43,8 @@ from typing import Final
 
 import filetype
 
+from docbinder.domain.mime import is_textual_mime, normalize_mime
+
 OCTET_STREAM: Final = "application/octet-stream"
 """The answer when nothing better is known."""
 
@@ -122,8 +124,6 @@ EMPTY_FILE_EXTENSIONS: Final[dict[str, str]] = {
 """MIME type by lowercase extension for zero-byte files."""
 
 # RFC 6838 §4.2 restricted-name: type "/" subtype, 1..127 characters each.
-_MIME_RE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$")
-
 _CHARSET_PARAM = re.compile(
     r";\s*charset\s*=\s*\"?([A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})", re.IGNORECASE
 )
@@ -147,44 +147,6 @@ BYTE_ORDER_MARKS: Final = (
 
 UTF-32 LE comes before UTF-16 LE: its mark starts with the UTF-16 LE mark.
 """
-
-
-def normalize_mime(value: object) -> str | None:
-    """Return ``value`` as a lowercase ``type/subtype`` if it is a valid MIME type, else ``None``.
-
-    Parameters after ``;`` (``text/plain; charset=utf-8``) are dropped. The
-    syntax is RFC 6838 §4.2 (restricted names of at most 127 characters).
-    Never raises.
-    """
-    if not isinstance(value, str):
-        return None
-    candidate = value.split(";", 1)[0].strip().lower()
-    if _MIME_RE.match(candidate):
-        return candidate
-    return None
-
-
-def mime_essence(value: str) -> str:
-    """The lowercase ``type/subtype`` of a MIME type, without parameters (``; charset=...``)."""
-    return value.split(";", 1)[0].strip().lower()
-
-
-def is_textual_mime(mime: str) -> bool:
-    """Whether a (normalised) MIME type names a text format.
-
-    True for ``text/*``, JSON, XML, YAML and JavaScript types, and the
-    structured-syntax suffixes ``+json``, ``+xml`` and ``+yaml`` (RFC 6839).
-    """
-    if mime.startswith("text/"):
-        return True
-    return mime in {
-        "application/json",
-        "application/xml",
-        "application/yaml",
-        "application/x-yaml",
-        "application/javascript",
-        "application/x-ndjson",
-    } or mime.endswith(("+json", "+xml", "+yaml"))
 
 
 def file_extension(file_name: str) -> str:

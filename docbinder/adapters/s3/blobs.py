@@ -240,6 +240,7 @@ class S3BlobStore:
         from botocore.exceptions import BotoCoreError, ClientError
 
         self._boto_errors: tuple[type[Exception], ...] = (ClientError, BotoCoreError)
+        self._owns_client = client is None
         if client is None:
             config = Config(
                 retries={"mode": "standard", "total_max_attempts": max_attempts},
@@ -329,6 +330,16 @@ class S3BlobStore:
     def client(self) -> S3Client:
         """The boto3 S3 client in use."""
         return self._client
+
+    def close(self) -> None:
+        """Close the HTTP connection pool of the boto3 client this store built; idempotent.
+
+        A ``client`` handed to the constructor belongs to the caller and is
+        left open. A later call on this store opens new connections (botocore
+        allows it), so close only when done with the store.
+        """
+        if self._owns_client:
+            self._client.close()
 
     @property
     def url(self) -> str:

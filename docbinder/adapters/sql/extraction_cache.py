@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
-from docbinder.adapters.memory.extraction_cache import (
+from docbinder.adapters.cache_bounds import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ENTRIES,
     check_bounds,

@@ -21,7 +21,7 @@ from docbinder.adapters.sql.repositories import (
     SqlFileRepository,
     SqlWorkflowRepository,
 )
-from docbinder.domain.errors import StorageError
+from docbinder.domain.errors import BinderClosed, StorageError
 from docbinder.ports.metadata import FileRepository, WorkflowRepository
 
 
@@ -115,6 +115,7 @@ class SqlMetadata:
         self._engine = engine
         self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
         self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        self._closed = False
 
     @classmethod
     def from_url(cls, url: str | URL, **engine_options: Any) -> SqlMetadata:
@@ -137,6 +138,7 @@ class SqlMetadata:
         On SQLite its transaction starts with ``BEGIN IMMEDIATE``: it takes the
         write lock at its first statement (waiting up to the busy timeout).
         """
+        self._require_open()
         return SqlUnitOfWork(self._writer)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
@@ -148,8 +150,28 @@ class SqlMetadata:
         with :class:`~docbinder.domain.errors.StorageError` ("database is
         locked") when another writer got there first.
         """
+        self._require_open()
         return SqlUnitOfWork(self._reader)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
         self._engine.dispose()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Dispose of the connection pool for good; idempotent.
+
+        Units already open finish with their connection; a new one raises
+        :class:`~docbinder.domain.errors.BinderClosed` (without this, the engine
+        would quietly open a new pool).
+        """
+        self._closed = True
+        self._engine.dispose()
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise BinderClosed(f"the SQL metadata store {self.url} was closed")

@@ -36,9 +36,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 
-from docbinder.adapters.extract.mime import is_textual_mime
 from docbinder.application.binder import DocBinder
 from docbinder.domain.errors import ConfigurationError, DocbinderError
+from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import Principal
 from docbinder.integrations.mcp.tokens import BearerTokens
 from docbinder.tools.datasources import DataSource

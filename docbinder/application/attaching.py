@@ -1,9 +1,15 @@
-"""The bridge: FileItems become ChatDocuments in a ChatMessage of the active workflow (SPEC C3, C9).
+"""The steps every attach shares (SPEC C3, C9): :class:`Attacher`.
 
-:class:`AttachFiles` is the single source of truth for every producer: one
-agent tool output (:meth:`AttachFiles.attach`), a workflow action returning
-several documents (:meth:`AttachFiles.persist_action_result`), and any other
-producer all end in ChatMessage -> ChatDocument -> file id.
+:class:`~docbinder.application.attach_file.AttachFile`,
+:class:`~docbinder.application.persist_action_result.PersistActionResult` and
+:class:`~docbinder.application.produce.ProduceFile` all end in ChatMessage ->
+ChatDocument -> file id through this one object, the single source of truth of
+the bridge: check up front (:meth:`Attacher.plan`), add the message inside a
+unit of work (:meth:`Attacher.add_message`), and record it in the run
+(:meth:`Attacher.finish`). The message itself is built by the domain
+(:meth:`~docbinder.domain.model.ChatMessage.attaching`), and so is the label
+rule (:func:`~docbinder.domain.model.clean_label`,
+:func:`~docbinder.domain.model.suffixed_label`, ADR 0004).
 """
 
 from __future__ import annotations
@@ -27,99 +33,41 @@ from docbinder.domain.errors import (
     WorkflowNotFound,
 )
 from docbinder.domain.model import (
-    CONTROL_CHARACTERS,
-    MAX_LABEL_LENGTH,
-    SURROGATES,
-    ChatDocument,
     ChatMessage,
     ChatWorkflow,
     FileItem,
     check_message_text,
+    clean_label,
 )
-from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork
 from docbinder.ports.system import Clock, IdFactory
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LABEL = "agent_tool_output"
-"""Label used when a producer gives none."""
-
 _LABEL_ATTEMPTS = 4
+"""Tries at a unique ``documents_label``: the label itself, then suffixed ones (ADR 0004)."""
 
 
-class AttachFiles:
+class Attacher:
     """Bind FileItems to the active workflow as ChatDocuments of one new ChatMessage.
 
     The message has role ``assistant`` (unless given), status ``step``, the
     workflow's current round/task/action numbers, and a ``documents_label``
     unique within the workflow: the ``label`` argument itself, or, if that is
     taken, ``<label>#<8 hex digits>``. Needs ``update`` permission on the
-    workflow and ``read`` on every FileItem. The stored message is appended to
-    the run's in-memory workflow at once.
+    workflow and ``read`` on every FileItem. Not a use case itself: the use
+    cases that attach are built around it.
     """
 
     def __init__(
         self,
-        uow_factory: UnitOfWorkFactory,
         access: AccessPolicy,
         clock: Clock,
         ids: IdFactory,
     ) -> None:
-        self._uow = uow_factory
         self._access = access
         self._clock = clock
         self._ids = ids
-
-    def attach(
-        self,
-        ctx: RunContext,
-        item: FileItem,
-        *,
-        label: str = DEFAULT_LABEL,
-        user_message: str = "",
-        role: str = "assistant",
-    ) -> ChatDocument:
-        """Attach one FileItem; return its new ChatDocument.
-
-        Raises :class:`NoActiveWorkflow`, :class:`AccessDenied`,
-        :class:`FileItemNotFound` (file not readable), :class:`InvalidInput`
-        (bad label), :class:`StorageError`.
-        """
-        message = self.persist_action_result(
-            ctx, [item], label=label, user_message=user_message, role=role
-        )
-        return message.documents[0]
-
-    def persist_action_result(
-        self,
-        ctx: RunContext,
-        items: Sequence[FileItem],
-        *,
-        label: str,
-        user_message: str = "",
-        role: str = "assistant",
-    ) -> ChatMessage:
-        """Attach several FileItems as one ChatMessage (the task-result path, SPEC C9).
-
-        Returns the stored message (with ``sequence_nr``); errors as :meth:`attach`.
-        One unit of work reads the FileItems, checks them and adds the message.
-        """
-        ctx.require_workflow("attaching a file")
-        if not items:
-            raise InvalidInput("an action result needs at least one file")
-        for item in items:
-            if not isinstance(item, FileItem):
-                raise InvalidInput(
-                    f"expected a FileItem, got {type(item).__name__}"
-                    + (" (pass its .item)" if hasattr(item, "item") else "")
-                )
-        plan = self.plan(ctx, label=label, user_message=user_message, role=role)
-        with self._uow() as uow:
-            rows = self._stored(uow, ctx, items)
-            stored = self.add_message(uow, plan, rows)
-            uow.commit()
-        self.finish(ctx, stored)
-        return stored
 
     def plan(
         self, ctx: RunContext, *, label: str, user_message: str = "", role: str = "assistant"
@@ -129,7 +77,7 @@ class AttachFiles:
         Raises :class:`InvalidInput` (``user_message`` breaks the text rule of
         :func:`~docbinder.domain.model.check_text_field`), :class:`NoActiveWorkflow` (no workflow bound) and
         :class:`AccessDenied` (no ``update`` right on the workflow); the label
-        is cleaned (:func:`_clean_label`).
+        is cleaned (:func:`~docbinder.domain.model.clean_label`).
         """
         check_message_text(user_message, "user_message")
         workflow = ctx.require_workflow("attaching a file")
@@ -137,7 +85,7 @@ class AttachFiles:
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
-        return AttachPlan(ctx, workflow, _clean_label(label), user_message, role)
+        return AttachPlan(ctx, workflow, clean_label(label), user_message, role)
 
     def add_message(
         self, uow: UnitOfWork, plan: AttachPlan, items: Sequence[FileItem]
@@ -160,33 +108,15 @@ class AttachFiles:
                 raise FileItemNotFound(f"file {item.id} not found")
         workflow = self._stored_workflow(uow, plan)
         message_id = self._ids.new_id()
-        documents = tuple(
-            ChatDocument(
-                id=self._ids.new_id(),
-                message_id=message_id,
-                workflow_id=workflow.id,
-                file_id=item.id,
-                file_name=item.file_name,
-                file_size=item.size,
-                mime_type=item.mime_type,
-                round_number=workflow.current_round,
-                task_number=workflow.current_task,
-                action_number=workflow.current_action,
-            )
-            for item in items
-        )
-        message = ChatMessage(
-            id=message_id,
-            workflow_id=workflow.id,
-            documents_label=plan.label,
+        message = ChatMessage.attaching(
+            workflow,
+            items,
+            message_id=message_id,
+            document_ids=[self._ids.new_id() for _ in items],
+            label=plan.label,
             published_at=self._clock.now(),
             role=plan.role,
-            status="step",
-            message=plan.user_message,
-            documents=documents,
-            round_number=workflow.current_round,
-            task_number=workflow.current_task,
-            action_number=workflow.current_action,
+            user_message=plan.user_message,
         )
         candidate = message
         for attempt in range(_LABEL_ATTEMPTS):
@@ -195,8 +125,7 @@ class AttachFiles:
             except DuplicateLabel:
                 if attempt == _LABEL_ATTEMPTS - 1:
                     raise
-                suffix = self._ids.new_id().replace("-", "")[:8]
-                candidate = attrs.evolve(message, documents_label=f"{plan.label}#{suffix}")
+                candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _stored_workflow(self, uow: UnitOfWork, plan: AttachPlan) -> ChatWorkflow:
@@ -232,7 +161,7 @@ class AttachFiles:
             stored.documents_label,
         )
 
-    def _stored(
+    def stored_rows(
         self, uow: UnitOfWork, ctx: RunContext, items: Sequence[FileItem]
     ) -> list[FileItem]:
         """The stored rows of ``items``, each read-checked; the caller's copies are not trusted.
@@ -259,51 +188,13 @@ class AttachFiles:
 
 @attrs.frozen
 class AttachPlan:
-    """An attach checked up front by :meth:`AttachFiles.plan`: run, workflow, clean label."""
+    """An attach checked up front by :meth:`Attacher.plan`: run, workflow, clean label."""
 
     context: RunContext
     workflow: ChatWorkflow
     label: str
     user_message: str
     role: str
-
-
-def _clean_label(label: object) -> str:
-    """A usable ``documents_label``: control characters become spaces, the length leaves room for a suffix.
-
-    Labels are derived from file names (``writeFile:<name>``), which may hold a
-    tab; the label rule forbids control characters, so they are replaced
-    rather than letting the attach fail.
-    """
-    if not isinstance(label, str):
-        return DEFAULT_LABEL
-    cleaned = CONTROL_CHARACTERS.sub(" ", label)
-    # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
-    cleaned = SURROGATES.sub("\ufffd", cleaned)
-    cleaned = cleaned[: MAX_LABEL_LENGTH - 9]
-    return cleaned if cleaned.strip() else DEFAULT_LABEL
-
-
-def attach_file_as_chat_document(
-    attach: AttachFiles,
-    ctx: RunContext,
-    item: FileItem,
-    *,
-    label: str = DEFAULT_LABEL,
-    user_message: str = "",
-    role: str = "assistant",
-) -> str | None:
-    """Tool-facing bridge that never raises (SPEC C3).
-
-    Returns the new ChatDocument id, or ``None`` after logging one warning
-    that names the cause: no workflow bound, permission denied, or a storage
-    fault.
-    """
-    try:
-        return attach.attach(ctx, item, label=label, user_message=user_message, role=role).id
-    except Exception as exc:  # a host adapter may raise anything; the tool must not see it
-        log_attach_failure(item.id, exc)
-    return None
 
 
 def log_attach_failure(file_id: str, exc: Exception) -> None:

@@ -1,0 +1,98 @@
+"""The duplicate check that respects access (SPEC C2): :class:`CheckDuplicate`."""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+
+from docbinder.application.access import AccessPolicy
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class DuplicateCheck:
+    """Result of :class:`CheckDuplicate`.
+
+    ``item`` is a readable duplicate or ``None``; ``key_taken`` says a
+    candidate exists that the caller cannot read (a ghost duplicate), so a
+    fresh copy must be stored outside duplicate detection.
+    """
+
+    item: FileItem | None
+    key_taken: bool
+
+
+class CheckDuplicate:
+    """The duplicate check that respects access (SPEC C2, the ghost-duplicate fix).
+
+    Candidates match SHA-256 + file name + creator + the caller's scope
+    exactly (feature instance when the caller has one, else the mandate). A
+    candidate counts only if the caller can read it through
+    :meth:`AccessPolicy.can_read_file`, the same decision :class:`GetFile` uses,
+    and, when a blob store is given, only if its blob is still there: a
+    duplicate whose bytes are gone would hand back a FileItem that cannot be
+    read, so a fresh copy is stored instead.
+
+    The blob store is asked only after the unit of work that read the
+    candidates has ended, so no transaction (and on SQLite no write lock)
+    ever waits on the blob store's network. The answer is a snapshot: a
+    caller that reuses the candidate confirms it inside its own writing unit
+    (:meth:`~docbinder.ports.metadata.FileRepository.confirm`).
+    """
+
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, blobs: BlobStore | None = None
+    ) -> None:
+        self._uow = uow_factory
+        self._access = access
+        self._blobs = blobs
+
+    def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
+        """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``."""
+        with self._uow() as uow:
+            candidates = uow.files.find_duplicates(
+                sha256, file_name, principal.user_id, principal.scope
+            )
+        return self.choose(principal, file_name, candidates)
+
+    def choose(
+        self, principal: Principal, file_name: str, candidates: list[FileItem]
+    ) -> DuplicateCheck:
+        """The first readable candidate whose blob is there; call it outside any unit of work.
+
+        ``candidates`` come from
+        :meth:`~docbinder.ports.metadata.FileRepository.find_duplicates`; the
+        blob store is asked about each readable one, so no transaction may be
+        open while this runs (ADR 0012). :class:`StoreFile` calls it with the
+        candidates its writing unit found, after that unit ended.
+        """
+        for candidate in candidates:
+            if not self._access.can_read_file(principal, candidate):
+                continue
+            if self._blobs is not None and not self._blobs.exists(candidate.blob_key):
+                log.warning(
+                    "blob missing: duplicate candidate %s has no blob %s; storing a fresh copy",
+                    candidate.id,
+                    candidate.blob_key,
+                )
+                continue
+            log.info(
+                "duplicate detected for user %s: file %s (%s) in scope %s",
+                principal.user_id,
+                candidate.id,
+                file_name,
+                principal.scope,
+            )
+            return DuplicateCheck(candidate, key_taken=True)
+        if candidates:
+            log.info(
+                "duplicate candidate not usable by user %s in scope %s; storing a fresh copy",
+                principal.user_id,
+                principal.scope,
+            )
+        return DuplicateCheck(None, key_taken=bool(candidates))

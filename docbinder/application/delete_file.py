@@ -1,0 +1,75 @@
+"""Deleting a FileItem and its blob: :class:`DeleteFile`."""
+
+from __future__ import annotations
+
+import logging
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.get_file import GetFile
+from docbinder.domain.access import Action
+from docbinder.domain.errors import (
+    AccessDenied,
+    FileItemNotFound,
+    FileStillReferenced,
+    StorageError,
+)
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+
+class DeleteFile:
+    """Delete a FileItem and its blob: metadata first, then the blob.
+
+    Each FileItem owns its blob, so removing one never removes bytes another
+    FileItem needs (SPEC C2). A blob that cannot be removed is left for ``gc``.
+    A FileItem that ChatDocuments refer to is deleted only with ``force``:
+    those documents stay in their workflows and resolve as ``file_missing``
+    (ADR 0012).
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        get_file: GetFile,
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._get = get_file
+
+    def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
+        """Delete and return the FileItem.
+
+        Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
+        :class:`~docbinder.domain.errors.FileStillReferenced` (with the number
+        of referring documents; nothing deleted) when documents refer to the
+        file and ``force`` is false. The count and the delete are one unit of
+        work.
+        """
+        item = self._get(principal, file_id)
+        if not self._access.can_on_file(principal, Action.DELETE, item):
+            raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
+        with self._uow() as uow:
+            references = uow.workflows.count_documents_for_file(item.id)
+            if references and not force:
+                raise FileStillReferenced(item.id, references)
+            if not uow.files.delete(item.id):
+                raise FileItemNotFound(f"file {file_id} not found")
+            uow.commit()
+        try:
+            self._blobs.delete(item.blob_key)
+        except StorageError as exc:
+            log.warning("orphan blob left for gc: %s could not be removed (%s)", item.blob_key, exc)
+        log.info(
+            "deleted file %s (%s) by user %s%s",
+            item.id,
+            item.file_name,
+            principal.user_id,
+            f"; {references} document(s) now resolve as file_missing" if references else "",
+        )
+        return item

@@ -1,0 +1,50 @@
+"""MIME type rules every layer shares: the syntax of a MIME type and which ones are text.
+
+Pure functions (RFC 6838 §4.2 names, RFC 6839 structured-syntax suffixes); the
+sniffing detector (:mod:`docbinder.adapters.extract.mime`), the tools and the
+integrations use them.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MIME_RE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$")
+
+
+def normalize_mime(value: object) -> str | None:
+    """Return ``value`` as a lowercase ``type/subtype`` if it is a valid MIME type, else ``None``.
+
+    Parameters after ``;`` (``text/plain; charset=utf-8``) are dropped. The
+    syntax is RFC 6838 §4.2 (restricted names of at most 127 characters).
+    Never raises.
+    """
+    if not isinstance(value, str):
+        return None
+    candidate = value.split(";", 1)[0].strip().lower()
+    if _MIME_RE.match(candidate):
+        return candidate
+    return None
+
+
+def mime_essence(value: str) -> str:
+    """The lowercase ``type/subtype`` of a MIME type, without parameters (``; charset=...``)."""
+    return value.split(";", 1)[0].strip().lower()
+
+
+def is_textual_mime(mime: str) -> bool:
+    """Whether a (normalised) MIME type names a text format.
+
+    True for ``text/*``, JSON, XML, YAML and JavaScript types, and the
+    structured-syntax suffixes ``+json``, ``+xml`` and ``+yaml`` (RFC 6839).
+    """
+    if mime.startswith("text/"):
+        return True
+    return mime in {
+        "application/json",
+        "application/xml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/javascript",
+        "application/x-ndjson",
+    } or mime.endswith(("+json", "+xml", "+yaml"))

@@ -1,0 +1,166 @@
+"""Closing a binder releases its pools and worker threads, once, and refuses use afterwards."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from docbinder import BinderClosed, DocBinder, Principal, build_binder
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.sql import SqlMetadata
+from docbinder.aio import AsyncDocBinder
+from docbinder.application.hashing import OVERLAP_MIN_BYTES
+from tests.wiring import wire_binder
+
+U1 = Principal("u1", "m1", "f1", roles=("member",))
+
+
+def _sqlite_binder(tmp_path: Path) -> DocBinder:
+    return build_binder(
+        database_url=f"sqlite:///{tmp_path / 'meta.db'}", blob_url=(tmp_path / "blobs").as_uri()
+    )
+
+
+def _metadata(binder: DocBinder) -> SqlMetadata:
+    metadata = binder.uow_factory.__self__  # type: ignore[attr-defined]
+    assert isinstance(metadata, SqlMetadata)
+    return metadata
+
+
+def test_close_disposes_the_sql_pool_and_refuses_new_units(tmp_path: Path) -> None:
+    binder = _sqlite_binder(tmp_path)
+    metadata = _metadata(binder)
+    opened: list[sqlite3.Connection] = []
+    event.listen(metadata.engine, "connect", lambda conn, _record: opened.append(conn))
+    run = binder.start_new_run(U1)
+    run.produce_file("a.txt", b"alpha")
+    assert run.list_files() and opened
+    binder.close()
+    assert binder.closed and metadata.closed
+    for conn in opened:  # the pooled DBAPI connections were really closed
+        with pytest.raises(sqlite3.ProgrammingError):
+            conn.execute("select 1")
+    with pytest.raises(BinderClosed, match="was closed"):
+        metadata.unit_of_work()
+    with pytest.raises(BinderClosed, match="was closed"):
+        metadata.read_unit_of_work()
+
+
+def test_a_closed_binder_and_its_runs_raise_a_clear_error(tmp_path: Path) -> None:
+    binder = _sqlite_binder(tmp_path)
+    run = binder.start_new_run(U1)
+    stored = run.store_file("a.txt", b"alpha")
+    binder.close()
+    with pytest.raises(BinderClosed, match="build a new one"):
+        binder.start_new_run(U1)
+    with pytest.raises(BinderClosed):
+        binder.start_run(U1)
+    with pytest.raises(BinderClosed):
+        run.produce_file("b.txt", b"beta")
+    with pytest.raises(BinderClosed):
+        run.get_file(stored.item.id)
+    # The data stays: a new binder over the same storage reads it.
+    with _sqlite_binder(tmp_path) as again:
+        assert again.get_file(U1, stored.item.id) == stored.item
+
+
+def test_close_is_idempotent_and_the_context_manager_closes(tmp_path: Path) -> None:
+    with _sqlite_binder(tmp_path) as binder:
+        metadata = _metadata(binder)
+        binder.start_new_run(U1).produce_file("a.txt", b"alpha")
+        assert not binder.closed
+    assert binder.closed and metadata.closed
+    binder.close()  # a second close does nothing and raises nothing
+    assert binder.closed
+
+
+def test_close_stops_the_hash_worker_threads() -> None:
+    binder = wire_binder(MemoryMetadataStore().unit_of_work, MemoryBlobStore())
+    run = binder.start_new_run(U1)
+    run.produce_file("big.bin", [b"x" * OVERLAP_MIN_BYTES, b"y" * OVERLAP_MIN_BYTES])
+    workers = next(r for r in binder._resources if type(r).__name__ == "HashWorkers")
+    assert workers.started
+    threads = list(workers._pool._threads)
+    assert threads and all(t.is_alive() for t in threads)
+    binder.close()
+    assert workers.closed and not workers.started
+    assert not any(t.is_alive() for t in threads)
+
+
+def test_compose_binder_closes_what_it_owns_and_leaves_the_callers_ports_open(
+    tmp_path: Path,
+) -> None:
+    from docbinder.adapters.extract import DefaultContentExtractor
+    from docbinder.adapters.rbac import RoleTableAuthorizer
+    from docbinder.adapters.system import UtcClock, UuidIdFactory
+    from docbinder.container import compose_binder
+
+    kept = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'kept.db'}")
+    owned = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'owned.db'}")
+    binder = compose_binder(
+        uow_factory=kept.unit_of_work,
+        blobs=MemoryBlobStore(),
+        authorizer=RoleTableAuthorizer(),
+        clock=UtcClock(),
+        ids=UuidIdFactory(),
+        extractor=DefaultContentExtractor(),
+        owned=(owned,),
+    )
+    binder.close()
+    assert owned.closed and not kept.closed
+    kept.close()
+
+
+def test_a_host_authorizer_is_not_closed_with_the_binder(tmp_path: Path) -> None:
+    class HostAuthorizer:
+        name = "host"
+        closed = False
+
+        def is_allowed(self, principal: Any, action: Any, resource: Any) -> bool:
+            return True
+
+        def close(self) -> None:
+            self.closed = True
+
+    host = HostAuthorizer()
+    binder = build_binder(
+        database_url=f"sqlite:///{tmp_path / 'meta.db'}",
+        blob_url=(tmp_path / "blobs").as_uri(),
+        authorizer=host,
+    )
+    metadata = _metadata(binder)
+    binder.close()
+    assert metadata.closed and not host.closed
+
+
+@pytest.mark.anyio
+async def test_the_async_binder_closes_with_async_with(tmp_path: Path) -> None:
+    sync = _sqlite_binder(tmp_path)
+    async with AsyncDocBinder(sync) as binder:
+        run = await binder.start_new_run(U1)
+        assert (await run.produce_file("a.txt", b"alpha")).document_id is not None
+    assert sync.closed and _metadata(sync).closed
+    with pytest.raises(BinderClosed):
+        await binder.start_new_run(U1)
+    with pytest.raises(BinderClosed):
+        await run.store_file("b.txt", b"beta")
+    await binder.aclose()  # idempotent
+
+
+def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
+    """The container builds each use case once and hands it in; none builds another."""
+    with build_binder(database_url="memory://", blob_url="memory://") as binder:
+        assert binder.store_file._check is binder.check_duplicate
+        assert binder.store_file.registration is binder.versions._registration
+        assert binder.update_file._registration is binder.store_file.registration
+        assert binder.open_file._get is binder.get_file
+        assert binder.delete_file._get is binder.get_file
+        assert binder.attach_file._persist is binder.persist_action_result
+        assert binder.produce_file._attach is binder.attacher
+        assert binder.produce_file._store is binder.store_file
+        assert binder.list_messages._get_workflow is binder.get_workflow
+        assert binder.get_content._resolve is binder.resolve
