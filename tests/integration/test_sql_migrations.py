@@ -196,7 +196,7 @@ def test_counters_stored_at_the_first_revision_carry_on_after_upgrading(
     """Round/task/action live in ``workflows`` since revision 0001: no migration adds them (ADR 0026)."""
     from docbinder.adapters.memory import MemoryBlobStore
     from docbinder.domain.model import Principal, Scope
-    from tests.contract.metadata_suite import make_message, make_workflow
+    from docbinder.testing.metadata_suite import make_message, make_workflow
     from tests.wiring import wire_binder
 
     migrate(empty.engine, "0001")
