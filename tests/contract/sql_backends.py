@@ -12,7 +12,7 @@ are used.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -111,3 +111,44 @@ def _serve(name: str, url: URL, migrated: bool) -> Iterator[SqlBackend]:
 def binder_over(store: SqlMetadata, blobs: BlobStore, **options: Any) -> DocBinder:
     """A binder wired as the container wires SQL metadata: writer and read units."""
     return wire_binder(store.unit_of_work, blobs, store.read_unit_of_work, **options)
+
+
+def statements_sent(engine: Engine, action: Callable[[], object]) -> list[tuple[str, Any]]:
+    """The ``(statement, parameters)`` pairs ``engine`` sent to its database while ``action`` ran.
+
+    Captured with SQLAlchemy's ``before_cursor_execute`` event, in order.
+    """
+    seen: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
+        seen.append((statement, params))
+
+    sa.event.listen(engine, "before_cursor_execute", capture)
+    try:
+        action()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", capture)
+    return seen
+
+
+def query_plan(backend: SqlBackend, statement: str, params: Any) -> str:
+    """The database's plan for ``statement`` on one line.
+
+    SQLite: ``EXPLAIN QUERY PLAN``; PostgreSQL: ``EXPLAIN`` with sequential
+    scans disabled (a usable index is chosen even on a tiny table); MariaDB:
+    ``EXPLAIN`` as ``table=... possible_keys=...`` per row.
+    """
+    with backend.engine.connect() as conn:
+        if backend.name == "sqlite":
+            rows = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
+            return " | ".join(str(row[-1]) for row in rows)
+        if backend.name == "postgresql":
+            conn.exec_driver_sql("SET enable_seqscan = off")
+            rows = conn.exec_driver_sql("EXPLAIN " + statement, params).all()
+            return " | ".join(str(row[0]) for row in rows)
+        result = conn.exec_driver_sql("EXPLAIN " + statement, params)
+        keys = list(result.keys())
+        return " | ".join(
+            f"table={row[keys.index('table')]} possible_keys={row[keys.index('possible_keys')]}"
+            for row in result
+        )

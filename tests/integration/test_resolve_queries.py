@@ -17,12 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
-from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
+from tests.contract.sql_backends import (
+    SQL_BACKENDS,
+    SqlBackend,
+    provision,
+    query_plan,
+    statements_sent,
+)
 from tests.wiring import wire_binder
 
 ALICE = Principal("alice", "m1", "app1")
@@ -52,37 +57,6 @@ class RecordingBlobStore(MemoryBlobStore):
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlBackend]:
     with provision(request.param, tmp_path) as db:
         yield db
-
-
-def _statements(engine: sa.Engine, action: Any) -> list[tuple[str, Any]]:
-    seen: list[tuple[str, Any]] = []
-
-    def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
-        seen.append((statement, params))
-
-    sa.event.listen(engine, "before_cursor_execute", capture)
-    try:
-        action()
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", capture)
-    return seen
-
-
-def _plan(backend: SqlBackend, statement: str, params: Any) -> str:
-    with backend.engine.connect() as conn:
-        if backend.name == "sqlite":
-            rows = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
-            return " | ".join(str(row[-1]) for row in rows)
-        if backend.name == "postgresql":
-            conn.exec_driver_sql("SET enable_seqscan = off")
-            rows = conn.exec_driver_sql("EXPLAIN " + statement, params).all()
-            return " | ".join(str(row[0]) for row in rows)
-        result = conn.exec_driver_sql("EXPLAIN " + statement, params)
-        keys = list(result.keys())
-        return " | ".join(
-            f"table={row[keys.index('table')]} possible_keys={row[keys.index('possible_keys')]}"
-            for row in result
-        )
 
 
 def _references(binder: DocBinder, count: int) -> tuple[Any, dict[str, list[str]]]:
@@ -116,7 +90,7 @@ def test_queries_do_not_grow_with_the_number_of_references(backend: SqlBackend, 
             resolution = run.resolve(refs)
             assert resolution.ok and len(resolution.documents) == size
 
-        counts.append(len(_statements(backend.engine, resolve)))
+        counts.append(len(statements_sent(backend.engine, resolve)))
         probes += blobs.calls
     assert counts[0] == counts[1], counts
     # BEGIN (SQLite), the workflow, the documents (twice for bare ids), the FileItems.
@@ -135,13 +109,13 @@ def test_one_resolve_of_every_kind_uses_indexes(backend: SqlBackend) -> None:
 
     statements = [
         (sql, params)
-        for sql, params in _statements(backend.engine, resolve)
+        for sql, params in statements_sent(backend.engine, resolve)
         if "chat_documents" in sql
     ]
     # get_documents, documents_by_labels, documents_by_files
     assert len(statements) == 3, statements
     for statement, params in statements:
-        plan = _plan(backend, statement, params)
+        plan = query_plan(backend, statement, params)
         if backend.name == "sqlite":
             assert "SCAN chat_documents" not in plan, (statement, plan)
             assert "SCAN chat_messages" not in plan, (statement, plan)

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.domain.model import Principal
-from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, provision
+from tests.contract.sql_backends import (
+    SQL_BACKENDS,
+    SqlBackend,
+    provision,
+    query_plan,
+    statements_sent,
+)
 from tests.wiring import wire_binder
 
 ALICE = Principal("alice", "m1", "app1")
@@ -30,38 +34,6 @@ ALICE = Principal("alice", "m1", "app1")
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlBackend]:
     with provision(request.param, tmp_path) as db:
         yield db
-
-
-def _captured(engine: sa.Engine, action: Any) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-
-    def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT") and "file_versions" in statement:
-            seen.setdefault(statement, params)
-
-    sa.event.listen(engine, "before_cursor_execute", capture)
-    try:
-        action()
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", capture)
-    return seen
-
-
-def _plan(backend: SqlBackend, statement: str, params: Any) -> str:
-    with backend.engine.connect() as conn:
-        if backend.name == "sqlite":
-            rows = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
-            return " | ".join(str(row[-1]) for row in rows)
-        if backend.name == "postgresql":
-            conn.exec_driver_sql("SET enable_seqscan = off")
-            rows = conn.exec_driver_sql("EXPLAIN " + statement, params).all()
-            return " | ".join(str(row[0]) for row in rows)
-        result = conn.exec_driver_sql("EXPLAIN " + statement, params)
-        keys = list(result.keys())
-        return " | ".join(
-            f"table={row[keys.index('table')]} possible_keys={row[keys.index('possible_keys')]}"
-            for row in result
-        )
 
 
 def test_version_reads_and_saves_use_an_index(backend: SqlBackend) -> None:
@@ -77,10 +49,14 @@ def test_version_reads_and_saves_use_an_index(backend: SqlBackend) -> None:
         assert len(versions.list(ALICE, "a.txt", "ns")) == 4
         assert versions.names(ALICE, "ns") == ["a.txt"]
 
-    statements = _captured(backend.engine, reads_and_a_save)
+    statements = {
+        sql: params
+        for sql, params in statements_sent(backend.engine, reads_and_a_save)
+        if sql.lstrip().upper().startswith("SELECT") and "file_versions" in sql
+    }
     assert len(statements) >= 4
     for statement, params in statements.items():
-        plan = _plan(backend, statement, params)
+        plan = query_plan(backend, statement, params)
         if backend.name == "sqlite":
             assert "SCAN file_versions" not in plan, (statement, plan)
             assert "INDEX" in plan, (statement, plan)
