@@ -230,7 +230,7 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
     from docbinder.application.context import RunContext
     from docbinder.application.hashing import HashingStream
     from docbinder.domain.access import Action, ResourceKind
-    from docbinder.domain.model import ChatDocument, ChatMessage, FileItem, duplicate_key
+    from docbinder.domain.model import ChatMessage, FileItem, duplicate_key
 
     mime = SniffingMimeDetector()
     access = binder.access
@@ -259,28 +259,13 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
             raise SystemExit("no update right on the workflow")
         if not access.can_read_file(principal, item):
             raise SystemExit("file not readable")
-        message_id = binder.ids.new_id()
-        document = ChatDocument(
-            id=binder.ids.new_id(),
-            message_id=message_id,
-            workflow_id=workflow.id,
-            file_id=item.id,
-            file_name=item.file_name,
-            file_size=item.size,
-            mime_type=item.mime_type,
-            round_number=workflow.current_round,
-            task_number=workflow.current_task,
-            action_number=workflow.current_action,
-        )
-        message = ChatMessage(
-            id=message_id,
-            workflow_id=workflow.id,
-            documents_label=f"writeFile:{name}",
+        message = ChatMessage.attaching(
+            workflow,
+            [item],
+            message_id=binder.ids.new_id(),
+            document_ids=[binder.ids.new_id()],
+            label=f"writeFile:{name}",
             published_at=binder.clock.now(),
-            documents=(document,),
-            round_number=workflow.current_round,
-            task_number=workflow.current_task,
-            action_number=workflow.current_action,
         )
         return item, message, stream
 
