@@ -115,9 +115,37 @@ class FileVersions:
         mime_type: str | None = None,
         user_metadata: dict[str, Any] | None = None,
         host_data: dict[str, Any] | None = None,
+    ) -> StoredVersion:
+        """Store ``data`` as the next version of ``name`` and return it with its number.
+
+        Arguments and errors as :meth:`save_with` (without ``then``).
+        """
+        stored, _ = self.save_with(
+            principal,
+            name,
+            data,
+            namespace=namespace,
+            file_name=file_name,
+            mime_type=mime_type,
+            user_metadata=user_metadata,
+            host_data=host_data,
+        )
+        return stored
+
+    def save_with(
+        self,
+        principal: Principal,
+        name: str,
+        data: FileData,
+        *,
+        namespace: str = "",
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        user_metadata: dict[str, Any] | None = None,
+        host_data: dict[str, Any] | None = None,
         then: Callable[[UnitOfWork, StoredVersion], T] | None = None,
     ) -> tuple[StoredVersion, T | None]:
-        """Store ``data`` as the next version of ``name``; return it (and ``then``'s result).
+        """Store ``data`` as the next version of ``name``; return it and ``then``'s result.
 
         ``file_name`` (default ``name``) is the FileItem's file name.
         ``mime_type`` as in ``StoreFile`` (declared, else detected, else

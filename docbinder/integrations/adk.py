@@ -335,7 +335,7 @@ class DocbinderArtifactService(BaseArtifactService):
             else:
                 attach = self._attacher(RunContext(scope.principal, workflow), filename)
         try:
-            stored, _ = self.binder.versions.save(
+            stored, _ = self.binder.versions.save_with(
                 scope.principal,
                 scope.name,
                 data,

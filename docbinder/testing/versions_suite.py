@@ -27,7 +27,7 @@ class VersionsContract:
     def test_versions_are_numbered_from_zero_in_save_order(self, binder: DocBinder) -> None:
         v = binder.versions
         numbers = [
-            v.save(ALICE, "notes.txt", f"rev {i}".encode(), mime_type="text/plain")[0].number
+            v.save(ALICE, "notes.txt", f"rev {i}".encode(), mime_type="text/plain").number
             for i in range(3)
         ]
         assert numbers == [0, 1, 2]
@@ -41,15 +41,15 @@ class VersionsContract:
         assert first.item.created_at <= latest.item.created_at
 
     def test_identical_bytes_give_two_versions_and_two_file_items(self, binder: DocBinder) -> None:
-        a, _ = binder.versions.save(ALICE, "same.bin", b"x" * 10)
-        b, _ = binder.versions.save(ALICE, "same.bin", b"x" * 10)
+        a = binder.versions.save(ALICE, "same.bin", b"x" * 10)
+        b = binder.versions.save(ALICE, "same.bin", b"x" * 10)
         assert (a.number, b.number) == (0, 1)
         assert a.item.id != b.item.id
         assert a.item.sha256 == b.item.sha256
 
     def test_user_metadata_is_kept_as_a_json_object(self, binder: DocBinder) -> None:
         meta = {"author": "alice", "n": 3, "nested": {"ok": True}, "list": [1, "2"]}
-        stored, _ = binder.versions.save(ALICE, "m.txt", b"1", user_metadata=meta)
+        stored = binder.versions.save(ALICE, "m.txt", b"1", user_metadata=meta)
         meta["author"] = "changed"
         got = binder.versions.get(ALICE, "m.txt", 0)
         assert got is not None
@@ -103,13 +103,13 @@ class VersionsContract:
 
     def test_delete_removes_every_version_and_numbering_restarts(self, binder: DocBinder) -> None:
         v = binder.versions
-        saved = [v.save(ALICE, "d.txt", f"{i}".encode())[0] for i in range(3)]
+        saved = [v.save(ALICE, "d.txt", f"{i}".encode()) for i in range(3)]
         assert v.delete(ALICE, "d.txt") == 3
         assert v.list(ALICE, "d.txt") == []
         assert v.names(ALICE) == []
         for s in saved:
             assert not binder.blobs.exists(s.item.blob_key)
-        assert v.save(ALICE, "d.txt", b"again")[0].number == 0
+        assert v.save(ALICE, "d.txt", b"again").number == 0
         assert v.delete(ALICE, "never.txt") == 0
 
     def test_delete_needs_the_delete_right(self, binder: DocBinder) -> None:
@@ -121,14 +121,14 @@ class VersionsContract:
     def test_deleting_a_version_file_item_removes_its_version(self, binder: DocBinder) -> None:
         v = binder.versions
         v.save(ALICE, "x.txt", b"0")
-        one, _ = v.save(ALICE, "x.txt", b"1")
+        one = v.save(ALICE, "x.txt", b"1")
         binder.delete_file(ALICE, one.item.id)
         assert [s.number for s in v.list(ALICE, "x.txt")] == [0]
         latest = v.latest(ALICE, "x.txt")
         assert latest is not None and latest.number == 0
 
     def test_versioned_saves_leave_the_duplicate_check_alone(self, binder: DocBinder) -> None:
-        version, _ = binder.versions.save(ALICE, "dup.txt", b"same")
+        version = binder.versions.save(ALICE, "dup.txt", b"same")
         stored = binder.store_file(ALICE, "dup.txt", b"same")
         assert not stored.duplicate and stored.item.id != version.item.id
         again = binder.store_file(ALICE, "dup.txt", b"same")
@@ -140,7 +140,7 @@ class VersionsContract:
 
         def save(i: int) -> int:
             barrier.wait()
-            return binder.versions.save(ALICE, "race.txt", f"writer {i}".encode())[0].number
+            return binder.versions.save(ALICE, "race.txt", f"writer {i}".encode()).number
 
         with ThreadPoolExecutor(workers) as pool:
             numbers = list(pool.map(save, range(workers)))

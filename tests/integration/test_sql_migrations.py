@@ -186,7 +186,7 @@ def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) 
         assert u.files.version_of(item.id) is None
     binder = wire_binder(empty.store.unit_of_work, MemoryBlobStore())
     principal = Principal("alice", "m1")
-    numbers = [binder.versions.save(principal, "a.txt", b"x")[0].number for _ in range(2)]
+    numbers = [binder.versions.save(principal, "a.txt", b"x").number for _ in range(2)]
     assert numbers == [0, 1]
 
 

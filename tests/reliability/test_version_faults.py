@@ -91,13 +91,13 @@ def test_commit_failing_before_it_takes_effect_keeps_nothing(store: MemoryMetada
         binder.versions.save(ALICE, "a.txt", b"lost")
     assert list(_blob_keys(blobs)) == []
     assert binder.versions.list(ALICE, "a.txt") == []
-    assert binder.versions.save(ALICE, "a.txt", b"kept")[0].number == 0
+    assert binder.versions.save(ALICE, "a.txt", b"kept").number == 0
 
 
 def test_commit_failing_after_it_took_effect_keeps_the_version(store: MemoryMetadataStore) -> None:
     blobs = MemoryBlobStore()
     binder = wire_binder(_flaky(store, "after", [0]), blobs, store.unit_of_work)  # type: ignore[arg-type]
-    stored, _ = binder.versions.save(ALICE, "a.txt", b"kept")
+    stored = binder.versions.save(ALICE, "a.txt", b"kept")
     assert stored.number == 0
     latest = binder.versions.latest(ALICE, "a.txt")
     assert latest is not None and binder.versions.read(ALICE, latest) == b"kept"
