@@ -6,8 +6,14 @@ What a host needs is importable from here: :func:`build_binder` (from
 :class:`Run`; close the binder with ``with build_binder(...) as binder:``.
 ``build_binder`` and ``compose_binder`` are loaded on first use, so
 ``import docbinder`` builds no adapter and imports no optional dependency.
+
+docbinder logs through the ``docbinder`` logger and, as a library, prints
+nothing unless the host configures logging (a ``NullHandler`` is attached, as
+the Python logging HOWTO advises for libraries); the command line shows
+warnings itself.
 """
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
@@ -120,3 +126,5 @@ __all__ = [
     "coerce_document_references",
     "compose_binder",
 ]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())

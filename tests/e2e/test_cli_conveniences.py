@@ -105,6 +105,14 @@ def test_version(home: list[str]) -> None:
     assert result.stdout.startswith("docbinder ")
 
 
+def test_help_names_the_install_command_of_the_mcp_extra(home: list[str]) -> None:
+    # The help is rendered by rich: a bracketed word there is markup unless escaped.
+    for args in (["--help"], ["mcp", "--help"]):
+        result = invoke_cli(args)
+        assert result.exit_code == 0
+        assert "docbinder[mcp]" in result.stdout, args
+
+
 def test_files_show_with_a_document_reference_explains_it(home: list[str]) -> None:
     result = invoke_cli([*home, "files", "show", "docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70"])
     assert result.exit_code == 1

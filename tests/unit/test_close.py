@@ -164,3 +164,21 @@ def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
         assert binder.produce_file._store is binder.store_file
         assert binder.list_messages._get_workflow is binder.get_workflow
         assert binder.get_content._resolve is binder.resolve
+
+
+def test_a_host_without_logging_configured_sees_no_docbinder_output() -> None:
+    """A library prints nothing by itself: unresolved references only go to the logger."""
+    import subprocess
+    import sys
+
+    code = (
+        "from docbinder import Principal, build_binder\n"
+        "with build_binder(database_url='memory://', blob_url='memory://') as binder:\n"
+        "    run = binder.start_new_run(Principal('alice', 'acme'))\n"
+        "    assert not run.resolve(['docItem:nope', 'docList:missing']).ok\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

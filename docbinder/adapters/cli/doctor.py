@@ -39,18 +39,20 @@ class Check:
 
 
 GUARDS = {
-    "listing returns FileItems": "'dict' object has no attribute 'fileName'",
-    "every FileItem has its blob": "File with ID ... not found",
-    "blob store identity": "gc deleted every FileItem of another blob store",
-    "blob store registration": "gc of one database removed another database's blobs",
-    "leftovers of interrupted writes": "1.8 GB of temp files after a killed attach",
-    "every ChatDocument has its FileItem": "0 valid ContentParts",
-    "a run without workflow is named": "No workflow available",
-    "tolerant documentList parsing": "Invalid documentList type: dict",
-    "attach yields content": "0 valid ContentParts",
-    "duplicate check respects access": "File with ID ... not found right after Duplicate detected",
+    "listing returns FileItems": "a tool listing files crashes on the answer",
+    "every FileItem has its blob": "reading such a file fails with 'file not found'",
+    "blob store identity": "gc could take another blob store's FileItems for garbage",
+    "blob store registration": "gc of one database could remove another database's blobs",
+    "leftovers of interrupted writes": "disk space stays held by temp files of killed writes",
+    "every ChatDocument has its FileItem": "a consuming tool gets no content for that document",
+    "a run without workflow is named": "attaching fails with 'no workflow available'",
+    "tolerant documentList parsing": "a model's references in an unexpected shape are refused",
+    "attach yields content": "a consuming tool gets no content for a file just attached",
+    "duplicate check respects access": (
+        "a reused duplicate the caller cannot read: 'file not found' right after 'duplicate'"
+    ),
 }
-"""Check name -> the failure mode of SPEC section 4 it looks for, as the original log line said it."""
+"""Check name -> what a user meets when the check fails (the failure modes of SPEC section 4)."""
 
 
 def run_doctor(state: State) -> list[Check]:

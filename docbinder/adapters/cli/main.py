@@ -905,7 +905,7 @@ def doctor(json_flag: JsonOpt = False) -> None:
             line.append(" " + clean(f"{check.name}: {check.detail}", multiline=False))
             out.print(line)
             if check.status != "ok" and check.guards:
-                out.print(f"       (the failure mode behind it: {check.guards})")
+                out.print(f"       (if this fails: {check.guards})")
     if failed:
         raise typer.Exit(1)
 
@@ -949,7 +949,7 @@ def mcp(
         str, typer.Option(envvar="DOCBINDER_IMAGE_MODEL", help="Image model name.")
     ] = "dall-e-2",
 ) -> None:
-    """Serve the docbinder tools and the workflow's documents over MCP (extra [mcp])."""
+    """Serve the docbinder tools and the workflow's documents over MCP (needs the mcp extra: pip install 'docbinder\\[mcp]')."""
     import anyio
 
     from docbinder.integrations.mcp import BearerTokens, DocbinderMcpServer, check_http_host

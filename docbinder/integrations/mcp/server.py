@@ -4,8 +4,9 @@ Tools are the tool set's (:mod:`docbinder.toolset`): same names, descriptions
 and JSON schemas as in every other integration. Each MCP session gets its own
 :class:`~docbinder.toolset.DocbinderToolset` over its own run: over stdio the
 process serves one session; over streamable HTTP the session is the
-``Mcp-Session-Id`` the SDK assigns (a request without one, in the stateless
-2026 protocol era, shares one run per principal). Each run joins
+``Mcp-Session-Id`` the SDK assigns at ``initialize`` (the SDK refuses a later
+request without it; a request the SDK lets through without a session shares
+one run per principal). Each run joins
 ``workflow_id`` when given, else creates a new workflow on the session's first
 call.
 
