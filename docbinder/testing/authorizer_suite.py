@@ -154,7 +154,7 @@ class AuthorizerContract:
     @pytest.fixture
     def authorizer(self) -> Iterator[Authorizer]:
         """The adapter under test; every subclass must override this fixture."""
-        raise NotImplementedError("an AuthorizerContract subclass must provide `authorizer`")
+        pytest.fail("an AuthorizerContract subclass must provide `authorizer`")
         yield  # pragma: no cover - makes this a generator like the overrides
 
     # -- identity -------------------------------------------------------------

@@ -172,7 +172,7 @@ class BlobStoreContract(abc.ABC):
     @pytest.fixture
     def reopen(self) -> Callable[[], BlobStore]:
         """Makes new store objects over the place of ``store`` (only for :attr:`durable` stores)."""
-        raise NotImplementedError("a durable store's test class provides the reopen fixture")
+        pytest.fail("a durable store's test class provides the reopen fixture")
 
     @pytest.fixture
     def open_streams(self, store: BlobStore) -> Callable[[], int] | None:

@@ -34,7 +34,7 @@ class ExtractionCacheContract:
     @pytest.fixture
     def make_cache(self) -> MakeCache:
         """``make_cache(max_entries=..., max_bytes=...)``: a fresh, empty cache."""
-        raise NotImplementedError("an ExtractionCacheContract subclass provides make_cache")
+        pytest.fail("an ExtractionCacheContract subclass provides make_cache")
 
     def test_miss_then_hit_returns_the_bytes(self, make_cache: MakeCache) -> None:
         cache = make_cache()

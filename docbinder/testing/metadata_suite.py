@@ -203,7 +203,7 @@ class MetadataContract:
 
     @pytest.fixture
     def make_uow_factory(self) -> UnitOfWorkFactory:
-        raise NotImplementedError("a backend's test class provides make_uow_factory")
+        pytest.fail("a backend's test class provides make_uow_factory")
 
     @pytest.fixture
     def uow(self, make_uow_factory: UnitOfWorkFactory) -> Callable[[], UnitOfWork]:

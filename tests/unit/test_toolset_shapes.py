@@ -142,8 +142,14 @@ def _content_name(example: object) -> str:
 
 
 @pytest.mark.parametrize("example", ARGUMENT_SHAPES["write_file.content"].examples)
-def test_every_content_example_is_stored(toolset: DocbinderToolset, example: Any) -> None:
-    ok(toolset.call("write_file", {"name": _content_name(example), "content": example}))
+def test_every_content_example_is_stored(
+    toolset: DocbinderToolset, run: Run, example: Any
+) -> None:
+    name = _content_name(example)
+    outcome = ok(toolset.call("write_file", {"name": name, "content": example}))
+    [item] = run.list_files()
+    assert item.file_name == name and item.size > 0
+    assert f"file id: {item.id}" in outcome.text
 
 
 @pytest.mark.parametrize("example", ARGUMENT_SHAPES["create_chart.spec"].examples)
@@ -167,9 +173,12 @@ def test_every_chart_example_is_drawn(toolset: DocbinderToolset, example: Any) -
 def test_every_example_of_the_other_arguments_is_accepted(
     toolset: DocbinderToolset, key: str, call: Any
 ) -> None:
-    for example in ARGUMENT_SHAPES[key].examples:
+    examples = ARGUMENT_SHAPES[key].examples
+    assert examples, key
+    for example in examples:
         tool, arguments = call(example)
-        ok(toolset.call(tool, arguments))
+        outcome = ok(toolset.call(tool, arguments))
+        assert outcome.text, (key, example)
 
 
 def _doc(**changes: Any) -> dict[str, Any]:
