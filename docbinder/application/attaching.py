@@ -168,8 +168,12 @@ class Attacher:
 
         A deleted or forged FileItem gives the same :class:`FileItemNotFound`
         as a file of another tenant, so attaching reveals nothing about ids.
+        The rows are held until ``uow`` ends
+        (:meth:`~docbinder.ports.metadata.FileRepository.lock_shared`): a
+        delete that counts the file's references waits for this attach and
+        counts it, and one that committed first leaves the file absent here.
         """
-        rows = uow.files.get_many([item.id for item in items])
+        rows = uow.files.lock_shared([item.id for item in items])
         checked: list[FileItem] = []
         for item in items:
             row = rows.get(item.id)

@@ -27,7 +27,9 @@ class DeleteFile:
     FileItem needs (SPEC C2). A blob that cannot be removed is left for ``gc``.
     A FileItem that ChatDocuments refer to is deleted only with ``force``:
     those documents stay in their workflows and resolve as ``file_missing``
-    (ADR 0012).
+    (ADR 0012). The row is locked before the references are counted, so an
+    attach of the file either commits first and is counted, or waits and then
+    fails with :class:`FileItemNotFound`.
     """
 
     def __init__(
@@ -48,13 +50,19 @@ class DeleteFile:
         Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
         :class:`~docbinder.domain.errors.FileStillReferenced` (with the number
         of referring documents; nothing deleted) when documents refer to the
-        file and ``force`` is false. The count and the delete are one unit of
-        work.
+        file and ``force`` is false. The lock of the row
+        (:meth:`~docbinder.ports.metadata.FileRepository.lock`), the count and
+        the delete are one unit of work; the blob removed is the one the
+        locked row names.
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         with self._uow() as uow:
+            locked = uow.files.lock(item.id)
+            if locked is None:
+                raise FileItemNotFound(f"file {file_id} not found")
+            item = locked
             references = uow.workflows.count_documents_for_file(item.id)
             if references and not force:
                 raise FileStillReferenced(item.id, references)

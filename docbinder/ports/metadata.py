@@ -109,6 +109,29 @@ class FileRepository(Protocol):
         """
         ...
 
+    def lock(self, file_id: str) -> FileItem | None:
+        """The item, locked against other units until this one ends; ``None`` if absent.
+
+        Taken before deleting an item whose references were counted
+        (:class:`~docbinder.application.delete_file.DeleteFile`): a unit holding
+        the item with :meth:`lock_shared` (an attach of it) makes this wait for
+        its commit, so the count that follows sees its documents; and a later
+        :meth:`lock_shared` waits for this unit. SQL: ``SELECT ... FOR UPDATE``
+        (PostgreSQL, InnoDB); SQLite's writing units are serialized already.
+        """
+        ...
+
+    def lock_shared(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        """As :meth:`get_many`, each item found held against :meth:`lock` until this unit ends.
+
+        Used by an attach of stored items: a unit that holds an item with
+        :meth:`lock` makes this wait for its end and then read the row as it
+        left it (absent after a committed delete). Shared holds do not block
+        each other. SQL: ``SELECT ... FOR SHARE`` (PostgreSQL; ``LOCK IN SHARE
+        MODE`` on MariaDB); SQLite's writing units are serialized already.
+        """
+        ...
+
     def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
         """Record ``blob_store`` on an item that has none yet and still names ``blob_key``.
 

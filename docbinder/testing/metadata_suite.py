@@ -1291,6 +1291,31 @@ class MetadataContract:
         with uow() as u:
             assert u.files.get(item.id) == item  # the no-op changed nothing
 
+    def test_lock_and_lock_shared_read_the_rows_as_get_and_get_many_do(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        items = [make_file(file_name=f"{n}.pdf") for n in range(3)]
+        self.store_files(uow, *items)
+        missing = new_id("file")
+        asked = [items[2].id, missing, items[0].id, items[2].id]
+        with uow() as u:
+            shared = u.files.lock_shared(asked)
+            assert list(shared) == [items[2].id, items[0].id]
+            assert shared == u.files.get_many(asked)
+            assert u.files.lock_shared([]) == {}
+            # A unit may take the exclusive lock of a row it holds shared.
+            assert u.files.lock(items[0].id) == items[0]
+            assert u.files.lock(missing) is None
+            assert u.files.delete(items[0].id)
+            u.rollback()
+        with uow() as u:
+            assert u.files.lock(items[0].id) == items[0]
+            assert u.files.delete(items[0].id)
+            u.commit()
+        with uow() as u:
+            assert u.files.lock(items[0].id) is None
+            assert u.files.lock_shared([items[0].id, items[1].id]) == {items[1].id: items[1]}
+
     def test_missing_blob_marks_keep_their_first_time_and_go_with_the_row(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:

@@ -6,7 +6,9 @@
 * no blob-store call happens while a writing unit of work is open;
 * a run cannot write into, or probe, a workflow its principal may not use,
   whatever workflow object its RunContext was built around;
-* a stored file records its blob store, and the database registers itself in it.
+* a stored file records its blob store, and the database registers itself in it;
+* ``files rm`` and an attach of the same file never both commit: the attach
+  is counted as a reference, or it fails with ``FileItemNotFound``.
 
 The metadata port's operations for safety (confirm, marks, store identity,
 document counts) are part of :class:`docbinder.testing.MetadataContract`.
@@ -15,23 +17,27 @@ document counts) are part of :class:`docbinder.testing.MetadataContract`.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
 import attrs
 import pytest
+import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
 from docbinder.application.resolve import UnresolvedReason
-from docbinder.domain.errors import WorkflowNotFound
+from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from tests.contract.sql_backends import SqlBackend
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -48,23 +54,63 @@ class Stack:
     uow_factory: UnitOfWorkFactory
     read_uow_factory: UnitOfWorkFactory
     blobs: BlobStore
+    lock_waits: Callable[[], int] | None = None
+    """How many units wait for a FileItem lock now; ``None`` where writing units are serialized."""
 
-    def binder(self, blobs: BlobStore | None = None) -> DocBinder:
-        return wire_binder(self.uow_factory, blobs or self.blobs, self.read_uow_factory)
+    def binder(
+        self, blobs: BlobStore | None = None, uow_factory: UnitOfWorkFactory | None = None
+    ) -> DocBinder:
+        return wire_binder(
+            uow_factory or self.uow_factory, blobs or self.blobs, self.read_uow_factory
+        )
 
 
 @pytest.fixture(params=BACKENDS)
 def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Stack:
     if request.param == "memory":
         store = MemoryMetadataStore()
-        return Stack(store.unit_of_work, store.unit_of_work, MemoryBlobStore())
+        return Stack(
+            store.unit_of_work, store.unit_of_work, MemoryBlobStore(), lambda: store.lock_waits
+        )
     backend = request.getfixturevalue(f"{request.param}_backend")
     backend.clean()
     return Stack(
         backend.store.unit_of_work,
         backend.store.read_unit_of_work,
         LocalDiskBlobStore(tmp_path / "blobs"),
+        _row_lock_waits(backend),
     )
+
+
+# Statements that wait for a row lock on this database's own ``file_items`` (other
+# test runs share the server): PostgreSQL's waiters hold a lock on the table (the OID
+# resolves through the private schema's search_path) and are blocked by some backend;
+# InnoDB lists the requested lock with its table.
+_POSTGRES_WAITS = sa.text(
+    "SELECT count(*) FROM pg_stat_activity a"
+    " WHERE cardinality(pg_blocking_pids(a.pid)) > 0 AND EXISTS ("
+    " SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation = 'file_items'::regclass)"
+)
+_MARIADB_WAITS = sa.text(
+    "SELECT count(*) FROM information_schema.INNODB_LOCK_WAITS w"
+    " JOIN information_schema.INNODB_LOCKS l ON l.lock_id = w.requested_lock_id"
+    " WHERE l.lock_table = :table"
+)
+
+
+def _row_lock_waits(backend: SqlBackend) -> Callable[[], int] | None:
+    if backend.name == "postgresql":
+        statement, params = _POSTGRES_WAITS, {}
+    elif backend.name == "mariadb":
+        statement, params = _MARIADB_WAITS, {"table": f"`{backend.url.database}`.`file_items`"}
+    else:
+        return None  # SQLite: a writing unit holds the database write lock from its start
+
+    def waits() -> int:
+        with backend.engine.connect() as conn:
+            return int(conn.execute(statement, params).scalar_one())
+
+    return waits
 
 
 class _ActAfterProbe:
@@ -327,6 +373,153 @@ def test_a_run_of_a_workflow_deleted_meanwhile_fails_cleanly(stack: Stack) -> No
     produced = run.produce_file("x.txt", b"x")
     assert produced.document_id is None
     assert binder.get_file(U1, produced.item.id) == produced.item
+
+
+# -- files rm against a concurrent attach of the same file ------------------------------
+
+
+class _Gate:
+    """Stops the first call of ``repository.method`` in a writing unit until :meth:`open`.
+
+    Armed by :meth:`arm`; the stopped thread sets :attr:`reached`. Wraps a
+    unit-of-work factory with :meth:`wrap`.
+    """
+
+    def __init__(self, repository: str, method: str) -> None:
+        self.repository = repository
+        self.method = method
+        self.armed = False
+        self.reached = threading.Event()
+        self._open = threading.Event()
+
+    def arm(self) -> None:
+        self.armed = True
+
+    def open(self) -> None:
+        self._open.set()
+
+    def pass_through(self) -> None:
+        self.armed = False
+        self.reached.set()
+        assert self._open.wait(60), "the test never opened the gate"
+
+    def wrap(self, factory: UnitOfWorkFactory) -> UnitOfWorkFactory:
+        def make() -> UnitOfWork:
+            return _GatedUnit(factory(), self)  # type: ignore[return-value]
+
+        return make
+
+
+class _GatedRepository:
+    def __init__(self, inner: object, gate: _Gate, name: str) -> None:
+        self._inner = inner
+        self._gate = gate
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        found = getattr(self._inner, attr)
+        gate = self._gate
+        if (self._name, attr) != (gate.repository, gate.method) or not gate.armed:
+            return found
+
+        def stopped(*args: Any, **kwargs: Any) -> Any:
+            gate.pass_through()
+            return found(*args, **kwargs)
+
+        return stopped
+
+
+class _GatedUnit:
+    def __init__(self, inner: UnitOfWork, gate: _Gate) -> None:
+        self._inner = inner
+        self.files = _GatedRepository(inner.files, gate, "files")
+        self.workflows = _GatedRepository(inner.workflows, gate, "workflows")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> _GatedUnit:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._inner.__exit__(exc_type, exc, tb)
+
+
+def _waits_or_finishes(stack: Stack, other: Future[Any]) -> None:
+    """Return once ``other`` has finished or waits for a FileItem lock.
+
+    Without row locks the other side runs to its end while the gate is shut
+    (the race the test is about); with them it waits. Where writing units are
+    serialized (SQLite) it can do nothing until the gated unit ends either way.
+    Polls every 0.2 s: InnoDB refreshes its lock tables only for a reader that
+    left them alone for 0.1 s.
+    """
+    deadline = time.monotonic() + 60
+    while not other.done():
+        if stack.lock_waits is None or stack.lock_waits() > 0:
+            return
+        assert time.monotonic() < deadline, "the other side neither finished nor waited"
+        time.sleep(0.2)
+
+
+def test_files_rm_counts_an_attach_that_read_the_file_before_it(stack: Stack) -> None:
+    """The attach has read the file and is about to add its message when the delete starts."""
+    plain = stack.binder()
+    gate = _Gate("workflows", "add_message")
+    run = stack.binder(uow_factory=gate.wrap(stack.uow_factory)).start_new_run(U1)
+    item = run.store_file("a.txt", b"alpha").item
+    assert run.workflow is not None
+    gate.arm()
+    with ThreadPoolExecutor(2) as pool:
+        attach = pool.submit(run.attach, item)
+        assert gate.reached.wait(60)
+        delete = pool.submit(plain.delete_file, U1, item.id)
+        _waits_or_finishes(stack, delete)
+        gate.open()
+        document = attach.result(60)
+        with pytest.raises(FileStillReferenced) as refused:
+            delete.result(60)
+
+    assert refused.value.references == 1
+    assert plain.get_file(U1, item.id) == item
+    [message] = plain.list_messages(U1, run.workflow.id)
+    assert [d.id for d in message.documents] == [document.id]
+    [resolved] = run.resolve([f"docItem:{document.id}"]).documents
+    assert resolved.file == item
+    assert set(stack.blobs.keys()) == {item.blob_key}
+
+
+def test_an_attach_of_a_file_that_files_rm_counted_fails_cleanly(stack: Stack) -> None:
+    """The delete has locked and counted the file (no references) when the attach starts."""
+    plain = stack.binder()
+    run = plain.start_new_run(U1)
+    item = run.store_file("a.txt", b"alpha").item
+    assert run.workflow is not None
+    gate = _Gate("files", "delete")
+    deleter = stack.binder(uow_factory=gate.wrap(stack.uow_factory))
+    gate.arm()
+    with ThreadPoolExecutor(2) as pool:
+        delete = pool.submit(deleter.delete_file, U1, item.id)
+        assert gate.reached.wait(60)
+        attach = pool.submit(run.attach, item)
+        _waits_or_finishes(stack, attach)
+        gate.open()
+        assert delete.result(60) == item
+        with pytest.raises(FileItemNotFound):
+            attach.result(60)
+
+    assert plain.list_messages(U1, run.workflow.id) == []
+    with stack.read_uow_factory() as uow:
+        assert uow.workflows.count_documents_for_file(item.id) == 0
+        assert uow.files.get(item.id) is None
+    assert run.attach_safely(item) is None
+    assert list(stack.blobs.keys()) == []
 
 
 # -- blob-store identity (the rest is in docbinder.testing.BlobStoreContract) ----------

@@ -4,13 +4,16 @@ Isolation: writes apply to the shared store at once (under a lock) and are
 recorded in an undo log; leaving the unit without ``commit()`` replays the log
 backwards. Other threads may therefore see uncommitted writes (read
 uncommitted); uniqueness rules hold at every moment. Good enough for tests and
-``memory://``; the SQL adapter gives real transactions.
+``memory://``; the SQL adapter gives real transactions. The one exception are
+FileItem locks (``lock``, ``lock_shared``, ``confirm``): they are held until
+the unit ends, as row locks are in SQL, and a conflicting one waits.
 """
 
 from __future__ import annotations
 
 import builtins
 import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +30,7 @@ from docbinder.domain.errors import (
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
+    StorageError,
     VersionTaken,
     WorkflowNotFound,
 )
@@ -40,12 +44,29 @@ from docbinder.domain.model import (
     duplicate_key,
 )
 
+LOCK_WAIT_SECONDS = 60.0
+"""How long a memory unit waits for another unit's FileItem lock (seconds) before
+:class:`StorageError` (the SQL servers have their own lock wait timeouts)."""
+
+
+class _Holds:
+    """The FileItem locks one memory unit of work holds until it ends."""
+
+    def __init__(self) -> None:
+        self.exclusive: set[str] = set()
+        self.shared: set[str] = set()
+
 
 class MemoryMetadataStore:
     """The shared state of all memory units of work; one per ``memory://`` binder."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.released = threading.Condition(self.lock)
+        self.exclusive: dict[str, _Holds] = {}
+        self.shared: dict[str, set[_Holds]] = defaultdict(set)
+        self.lock_waits = 0
+        """Units waiting for a FileItem lock right now (a diagnostic)."""
         self.files: dict[str, FileItem] = {}
         self.dedup: dict[str, str] = {}
         self.dedup_of: dict[str, str] = {}
@@ -87,6 +108,52 @@ class MemoryMetadataStore:
         names[version.series.name] -= 1
         if names[version.series.name] <= 0:
             del names[version.series.name]
+
+    def wait_for_files(self, holds: _Holds, file_ids: Sequence[str], *, exclusive: bool) -> None:
+        """Wait (caller holds the lock) until no other unit's hold conflicts with ``file_ids``.
+
+        An exclusive request conflicts with any hold of another unit, a shared
+        one only with another unit's exclusive hold. Raises
+        :class:`StorageError` after :data:`LOCK_WAIT_SECONDS`.
+        """
+
+        def free() -> bool:
+            for file_id in file_ids:
+                if self.exclusive.get(file_id, holds) is not holds:
+                    return False
+                if exclusive and self.shared.get(file_id, set()) - {holds}:
+                    return False
+            return True
+
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while not free():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise StorageError(
+                    f"waited {LOCK_WAIT_SECONDS:g} s for another unit of work's lock on a FileItem"
+                )
+            self.lock_waits += 1
+            try:
+                self.released.wait(remaining)
+            finally:
+                self.lock_waits -= 1
+
+    def release(self, holds: _Holds) -> None:
+        """Drop every FileItem lock of ``holds`` and wake the units waiting for one."""
+        with self.lock:
+            if not (holds.exclusive or holds.shared):
+                return
+            for file_id in holds.exclusive:
+                self.exclusive.pop(file_id, None)
+            for file_id in holds.shared:
+                holders = self.shared.get(file_id)
+                if holders is not None:
+                    holders.discard(holds)
+                    if not holders:
+                        del self.shared[file_id]
+            holds.exclusive.clear()
+            holds.shared.clear()
+            self.released.notify_all()
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         """A fresh unit of work over this store (the ``UnitOfWorkFactory``)."""
@@ -131,9 +198,10 @@ class _Undo:
 class MemoryFileRepository:
     """:class:`~docbinder.ports.metadata.FileRepository` over a :class:`MemoryMetadataStore`."""
 
-    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo, holds: _Holds) -> None:
         self._s = store
         self._undo = undo
+        self._holds = holds
 
     def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
         s = self._s
@@ -257,11 +325,30 @@ class MemoryFileRepository:
             return s.database_id
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
-        # Writes apply at once here, so "held until the unit ends" is the
-        # check under the store lock; the SQL adapter holds a row lock.
-        with self._s.lock:
-            item = self._s.files.get(file_id)
-            return item if item is not None and item.blob_key == blob_key else None
+        # Held against ``lock`` (a delete that counts references) until the
+        # unit ends; a content update does not wait here, unlike SQL's row lock.
+        item = self.lock_shared([file_id]).get(file_id)
+        return item if item is not None and item.blob_key == blob_key else None
+
+    def lock(self, file_id: str) -> FileItem | None:
+        s = self._s
+        with s.lock:
+            s.wait_for_files(self._holds, [file_id], exclusive=True)
+            item = s.files.get(file_id)
+            if item is not None:
+                s.exclusive[file_id] = self._holds
+                self._holds.exclusive.add(file_id)
+            return item
+
+    def lock_shared(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        s = self._s
+        with s.lock:
+            s.wait_for_files(self._holds, file_ids, exclusive=False)
+            found = self.get_many(file_ids)
+            for file_id in found:
+                s.shared[file_id].add(self._holds)
+                self._holds.shared.add(file_id)
+            return found
 
     def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
         s = self._s
@@ -528,7 +615,8 @@ class MemoryUnitOfWork:
     def __init__(self, store: MemoryMetadataStore) -> None:
         self._store = store
         self._undo = _Undo()
-        self.files = MemoryFileRepository(store, self._undo)
+        self._holds = _Holds()
+        self.files = MemoryFileRepository(store, self._undo, self._holds)
         self.workflows = MemoryWorkflowRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
@@ -544,7 +632,9 @@ class MemoryUnitOfWork:
 
     def commit(self) -> None:
         self._undo.clear()
+        self._store.release(self._holds)
 
     def rollback(self) -> None:
         with self._store.lock:
             self._undo.replay()
+            self._store.release(self._holds)

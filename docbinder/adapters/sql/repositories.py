@@ -72,6 +72,12 @@ SCAN_BATCH = 1000
 # key instead of coercing a new statement on every call.
 _INSERT_FILE = sa.insert(file_items)
 _GET_FILE = sa.select(file_items).where(file_items.c.id == sa.bindparam("id"))
+_LOCK_FILE = _GET_FILE.with_for_update()
+_SHARE_FILES = (
+    sa.select(file_items)
+    .where(file_items.c.id.in_(sa.bindparam("ids", expanding=True)))
+    .with_for_update(read=True)
+)
 _INSERT_WORKFLOW = sa.insert(workflows)
 _GET_WORKFLOW = sa.select(workflows).where(workflows.c.id == sa.bindparam("id"))
 _INSERT_MESSAGE = sa.insert(chat_messages)
@@ -554,6 +560,26 @@ class SqlFileRepository:
             return None
         item = self.get(file_id)
         return item if item is not None and item.blob_key == blob_key else None
+
+    def lock(self, file_id: str) -> FileItem | None:
+        """``SELECT ... FOR UPDATE`` of the row (SQLAlchemy renders no clause on SQLite)."""
+        with translating():
+            row = self._session.execute(_LOCK_FILE, {"id": file_id}).first()
+        return None if row is None else _load(row, FileItem)
+
+    def lock_shared(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        """``SELECT ... FOR SHARE`` / ``LOCK IN SHARE MODE``, :data:`IN_CHUNK` ids per query."""
+        wanted = list(dict.fromkeys(file_ids))
+        found: dict[str, FileItem] = {}
+        for start in range(0, len(wanted), IN_CHUNK):
+            with translating():
+                rows = self._session.execute(
+                    _SHARE_FILES, {"ids": wanted[start : start + IN_CHUNK]}
+                ).all()
+            for row in rows:
+                item = _load(row, FileItem)
+                found[item.id] = item
+        return {file_id: found[file_id] for file_id in wanted if file_id in found}
 
     def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
         fi = file_items.c
