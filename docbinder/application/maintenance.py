@@ -18,7 +18,9 @@ belong to a store that is still running.
   it for this database (or for no named database, while no other database is
   registered): a file somebody else put into the layout, a blob of another
   database sharing the store, or one copied from another store is reported,
-  never removed (ADR 0022);
+  never removed (ADR 0022); a blob marked with an id this database had
+  before it was copied or moved (``former_database_ids``) is not provably
+  its own either: the copy it came from may still use that id;
 * it never runs with a grace period below :data:`MIN_GRACE_SECONDS` unless
   told that no store is running (``allow_short_grace``), and reads the rows
   again right before removing blobs, so a store that committed meanwhile
@@ -30,7 +32,9 @@ belong to a store that is still running.
   mistake: a store without identity facing rows, rows of another store
   identity whose blobs are in this store (its identity file was deleted or
   replaced), this database missing from the store's registrations while
-  blobs of uncertain owner are there, an empty database facing a store with
+  blobs of uncertain owner are there, one of the newest FileItems of this
+  store without its blob (the store is an older copy: a backup or snapshot
+  configured by mistake), an empty database facing a store with
   blobs, unnamed blobs without database mark in a store that another
   metadata database also writes into, an empty store facing its rows, or
   more than ``max_share`` of the rows or blobs at once. ``force`` overrides
@@ -69,6 +73,15 @@ upload itself on S3, whose ``LastModified`` is the start of a multipart upload;
 the default grace (:data:`DEFAULT_GRACE_SECONDS`) is for that.
 """
 
+NEWEST_ROWS_CHECKED = 3
+"""How many of this store's newest FileItems must have their blobs before gc marks or removes rows.
+
+A store is written before its rows commit (SPEC section 5), so the newest
+rows' blobs are the last a store can lack: when one of them is missing, the
+connected store is most likely an older copy of the real one (a backup, a
+restored snapshot), in which every row stored since looks blob-less.
+"""
+
 DEFAULT_MAX_SHARE = 0.5
 """Largest share (0..1) of this store's rows, or of its blobs, one run may mark or remove."""
 
@@ -99,6 +112,11 @@ class GcReport:
     by store identity, rows of another store whose blobs are in this one
     (the store's identity file was deleted or replaced); ``short_grace`` is
     true when the grace floor was lowered on request.
+    ``former_database_blobs`` counts unnamed blobs marked with an id this
+    database had before it was copied or moved (the copy it came from may
+    still use that id; never touched); ``database_moved`` is true when the
+    database was copied or moved since its last write (a new id is made on
+    the next write).
     """
 
     orphan_blobs: tuple[str, ...]
@@ -118,12 +136,15 @@ class GcReport:
     unproven_blobs: tuple[str, ...] = ()
     displaced_rows: tuple[tuple[str, int], ...] = ()
     short_grace: bool = False
+    former_database_blobs: int = 0
+    database_moved: bool = False
 
 
 @attrs.frozen
 class _Scan:
     store_id: str | None
     database_id: str | None
+    former_ids: tuple[str, ...]
     registered: bool
     other_databases: int
     mine: list[FileItem]
@@ -136,6 +157,7 @@ class _Scan:
     anonymous: list[str]
     other_database: list[str]
     unproven: list[str]
+    former: list[str]
     displaced: Counter[str]
     young: list[str]
     freed: int
@@ -202,7 +224,7 @@ class CollectGarbage:
             and mark[0] == i.blob_key
             and mark[1] <= cutoff_marks
         ]
-        refusal = self._refusal(scan, len(missing), max_share)
+        refusal = self._refusal(scan, missing, max_share)
         if refusal is not None and not dry_run and not force:
             raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
         removed_rows: list[str] = []
@@ -239,6 +261,8 @@ class CollectGarbage:
             unproven_blobs=tuple(scan.unproven),
             displaced_rows=tuple(sorted(scan.displaced.items())),
             short_grace=short_grace and not dry_run,
+            former_database_blobs=len(scan.former),
+            database_moved=scan.database_id is None and bool(scan.former_ids),
         )
 
     def _remove_blobs(self, orphans: list[str]) -> list[str]:
@@ -277,6 +301,7 @@ class CollectGarbage:
         with self._uow() as uow:
             items = list(uow.files.iter_all())
             database_id = uow.files.database_id()
+            former_ids = uow.files.former_database_ids()
         databases = self._blobs.databases()
         other_databases = len(databases - {database_id})
         mine = [i for i in items if store_id is not None and i.blob_store == store_id]
@@ -299,6 +324,7 @@ class CollectGarbage:
         anonymous: list[str] = []
         other_database: list[str] = []
         unproven: list[str] = []
+        former: list[str] = []
         young: list[str] = []
         freed = 0
         for key in sorted(own_keys - named):
@@ -313,6 +339,11 @@ class CollectGarbage:
             if origin is None or store_id is None or origin.store_id != store_id:
                 unproven.append(key)  # not provably written by this store: never removed
                 continue
+            if origin.database_id is not None and origin.database_id in former_ids:
+                # Marked with an id this database had before it was copied or moved:
+                # the copy it came from may still use that id and name the blob.
+                former.append(key)
+                continue
             if origin.database_id is None:
                 anonymous.append(key)  # this store's, database unknown: see the refusals
             elif origin.database_id != database_id:
@@ -324,6 +355,7 @@ class CollectGarbage:
         return _Scan(
             store_id=store_id,
             database_id=database_id,
+            former_ids=former_ids,
             registered=database_id is not None and database_id in databases,
             other_databases=other_databases,
             mine=mine,
@@ -336,6 +368,7 @@ class CollectGarbage:
             anonymous=anonymous,
             other_database=other_database,
             unproven=unproven,
+            former=former,
             displaced=displaced,
             young=young,
             freed=freed,
@@ -343,9 +376,13 @@ class CollectGarbage:
             total_rows=len(items),
         )
 
-    def _refusal(self, scan: _Scan, missing: int, max_share: float) -> str | None:
-        """Why removing what ``scan`` found looks like a configuration mistake, or ``None``."""
+    def _refusal(self, scan: _Scan, lacking: list[FileItem], max_share: float) -> str | None:
+        """Why removing what ``scan`` found looks like a configuration mistake, or ``None``.
+
+        ``lacking``: this store's FileItems whose blob is missing.
+        """
         url = self._blobs.url
+        missing = len(lacking)
         if scan.displaced:
             return self._identity_lost(scan)
         if scan.store_id is None and scan.total_rows:
@@ -357,7 +394,9 @@ class CollectGarbage:
                 "points at the wrong place"
             )
         rows_here = len(scan.mine) + len(scan.adopt)
-        uncertain = len(scan.anonymous) + len(scan.other_database) + len(scan.unproven)
+        uncertain = (
+            len(scan.anonymous) + len(scan.other_database) + len(scan.unproven) + len(scan.former)
+        )
         if (
             not scan.registered
             and scan.database_id is not None
@@ -386,6 +425,16 @@ class CollectGarbage:
             )
         if not scan.orphans and not missing:
             return None
+        stale = _newest_without_blob(scan.mine, lacking)
+        if stale:
+            return (
+                f"{len(stale)} of the {NEWEST_ROWS_CHECKED} newest FileItem(s) of blob store "
+                f"{url} have no blob ({', '.join(stale)}), and a store always holds the blobs "
+                "of its newest FileItems: blob_url (DOCBINDER_BLOB_URL) probably points at an "
+                "older copy of the store (a backup or restored snapshot), in which every file "
+                "stored since looks lost; check it (use --force only if these blobs were "
+                "really deleted)"
+            )
         if scan.anonymous and scan.other_databases:
             return (
                 f"blob store {url} is also written by {scan.other_databases} other metadata "
@@ -481,3 +530,10 @@ class CollectGarbage:
                     uow.files.clear_mark(file_id)
             uow.commit()
         return removed, marked
+
+
+def _newest_without_blob(rows: list[FileItem], lacking: list[FileItem]) -> list[str]:
+    """Ids of the :data:`NEWEST_ROWS_CHECKED` newest ``rows`` (``created_at``, id) in ``lacking``."""
+    newest = sorted(rows, key=lambda i: (i.created_at, i.id), reverse=True)
+    without = {i.id for i in lacking}
+    return [i.id for i in newest[:NEWEST_ROWS_CHECKED] if i.id in without]

@@ -16,7 +16,12 @@ class StoreRegistration:
     run from another database sharing the store knows these blobs are not
     its orphans. Blob-store calls happen outside any unit of work; the
     database identity is read in a reading unit, and made in a writing unit
-    only the first time ever.
+    only the first time ever, or when the database was copied or moved: a
+    copy must not mark its blobs with the id of the database it was copied
+    from (whose ``gc`` would take them for its own orphans), so
+    :meth:`~docbinder.ports.metadata.FileRepository.database_id` gives
+    ``None`` there and the writing unit makes a new id, keeping the old one
+    as a former id (ADR 0022).
     """
 
     def __init__(
@@ -31,7 +36,9 @@ class StoreRegistration:
     def ensure(self) -> str | None:
         """The store's identity, after this database was registered in the store.
 
-        Raises :class:`StorageError` when the store or the database fails.
+        Raises :class:`StorageError` when the store or the database fails,
+        :class:`Conflict` when another process changed the database identity
+        at the same moment (try again).
         """
         store_id = self._blobs.identity(create=True)
         if self._registered:

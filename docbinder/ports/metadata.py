@@ -91,11 +91,32 @@ class FileRepository(Protocol):
         ...
 
     def database_id(self, *, create: bool = False) -> str | None:
-        """The metadata database's own identity (a UUID), made on first use when ``create``.
+        """The metadata database's own identity (a UUID) where it lives now; made when ``create``.
 
         Blob stores record the databases that write into them
-        (:meth:`~docbinder.ports.blobs.BlobStore.register_database`). Creating
-        writes in this unit (commit it); two creators end with one identity.
+        (:meth:`~docbinder.ports.blobs.BlobStore.register_database`) and mark
+        every blob with the writer's id, so a copy of the database must not
+        keep the id (ADR 0022): the id is stored beside a fingerprint of where
+        the database lives (SQLite: the file's resolved path; PostgreSQL: the
+        cluster's system identifier, database, its OID and schema; MariaDB:
+        server host name, port, data directory and database; memory: the
+        store object). When the stored fingerprint differs from the current
+        one (the database was copied, restored elsewhere or moved), or none
+        was stored, the stored id is not this database's any more: ``None``
+        is returned, and ``create`` makes a new id, keeps the old one as a
+        former id (:meth:`former_database_ids`) and records the fingerprint.
+        Creating writes in this unit (commit it); two creators end with one
+        identity.
+        """
+        ...
+
+    def former_database_ids(self) -> tuple[str, ...]:
+        """Ids this database had before it was copied or moved (see :meth:`database_id`).
+
+        Includes the stored id while it no longer matches where the database
+        lives and no new one was made yet. ``gc`` never counts a blob marked
+        with one of them as this database's own: the copy it came from may
+        still use that id. Sorted; empty for a database never copied or moved.
         """
         ...
 

@@ -55,6 +55,10 @@ class Cli:
         assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
         return result
 
+    def with_env(self, env: dict[str, str]) -> Cli:
+        """The same CLI with ``env`` added to its environment."""
+        return Cli(self.home, {**self.env, **env})
+
     def json(self, *args: str, env: dict[str, str] | None = None) -> Any:
         return json.loads(self.ok("--json", *args, env=env).stdout)
 
@@ -190,6 +194,20 @@ class Store:
             os.setxattr(path, ORIGIN_XATTR, mark)
         os.utime(path, OLD)
 
+    def copy(self, name: str) -> str:
+        """Copy the whole store with its hidden files and marks (``cp -a``); return its URL."""
+        if isinstance(self.blobs, S3BlobStore):
+            client = self.blobs.client
+            for item in client.list_objects_v2(Bucket=self.bucket, Prefix="blobs/")["Contents"]:
+                client.copy_object(
+                    Bucket=self.bucket,
+                    Key=f"{name}/{item['Key'].removeprefix('blobs/')}",
+                    CopySource={"Bucket": self.bucket, "Key": item["Key"]},
+                )
+            return f"s3://{self.bucket}/{name}"
+        shutil.copytree(self.root, self.root.parent / name, copy_function=shutil.copy2)
+        return (self.root.parent / name).as_uri()
+
     def leftover(self, env: dict[str, str] | None = None) -> str:
         """A blob this database wrote whose FileItem never committed (a crash's leftover)."""
         environ = {"DOCBINDER_HOME": str(self.cli.home), **self.cli.env, **(env or {})}
@@ -310,6 +328,92 @@ def test_a_deleted_store_identity_is_recognised_and_gc_refuses(
     assert contents == {ids[0]: b"A", ids[1]: b"B", later: b"L"}
 
 
+def _copy_database(source: Path, target: Path) -> None:
+    """``cp source target`` of a SQLite database whose last changes may still be in its WAL
+    (the in-process CLI keeps its connections open): SQLite's online backup copies both."""
+    import sqlite3
+
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+
+
+def _database_id(path: Path) -> str:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        [(value,)] = conn.execute("SELECT value FROM docbinder_meta WHERE name = 'database_id'")
+    return str(value)
+
+
+def test_a_copied_database_gets_its_own_id_and_neither_gc_takes_the_others_blobs(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """``cp a.db b.db``, both writing into one store: the copy shared the database id, so
+    ``gc --apply`` from a.db removed the blobs b.db stored since (marked with that id).
+    The copy now gets its own id before its first write, and keeps the old one as former."""
+    a = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}"}
+    b = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'b.db'}"}
+    first = {_attach(cli.with_env(a), tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)}
+    original = _database_id(tmp_path / "a.db")
+    _copy_database(tmp_path / "a.db", tmp_path / "b.db")  # cp a.db b.db
+    left_by_a = store.leftover(env=a)  # a.db's own crash leftover, marked with its id
+
+    # Before its first write the copy's gc already takes no blob marked with a.db's id.
+    pending = cli.json("gc", "--apply", *NO_GRACE, env=b)
+    assert pending["databaseMoved"] is True and pending["formerDatabaseBlobs"] == 1
+    assert pending["orphanBlobs"] == [] and store.blobs.exists(left_by_a)
+    checks = {c["name"]: c["detail"] for c in cli.json("doctor", env=b)["checks"]}
+    assert "copied or moved" in checks["database identity"]
+    assert original in checks["database identity"]
+
+    (tmp_path / "b.txt").write_bytes(b"only in b")
+    only_b = cli.json("attach", str(tmp_path / "b.txt"), env=b)["fileId"]
+    copy_id = _database_id(tmp_path / "b.db")
+    assert copy_id != original and _database_id(tmp_path / "a.db") == original
+    checks = {c["name"]: c["detail"] for c in cli.json("doctor", env=b)["checks"]}
+    assert copy_id in checks["database identity"] and original in checks["database identity"]
+    if isinstance(store.blobs, LocalDiskBlobStore):  # the issue's aging step
+        for path in store.root.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                os.utime(path, OLD)
+
+    from_a = cli.json("gc", "--apply", *NO_GRACE, env=a)
+    assert from_a["orphanBlobs"] == [left_by_a] and from_a["otherDatabaseBlobs"] == 1
+    assert cli.files(env=b) == {**{i: cli.files(env=a)[i] for i in first}, only_b: b"only in b"}
+    from_b = cli.json("gc", "--apply", *NO_GRACE, env=b)
+    assert from_b["orphanBlobs"] == [] and from_b["refusal"] is None
+    assert set(cli.files(env=a)) == first and set(cli.files(env=b)) == {*first, only_b}
+
+
+def test_gc_against_an_older_copy_of_the_store_refuses_and_loses_nothing(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """A backup of the blob store (same identity) configured by mistake: the files stored
+    since look blob-less there; two runs used to mark, then remove their FileItems, and
+    a later gc on the real store their then orphaned blobs."""
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(4)]
+    backup = store.copy("backup")  # cp -a S S2
+    newer = _attach(cli, tmp_path, "n.txt", b"newer")
+    everything = cli.files()
+    assert set(everything) == {*ids, newer}
+
+    for args in (NO_GRACE, NO_GRACE, ()):
+        refused = cli("--blob-url", backup, "gc", "--apply", *args)
+        assert refused.exit_code == 1
+        [line] = error_lines(refused)
+        assert line.startswith("error: gc refused") and newer in line
+        assert "blob_url" in line and "older copy" in line and "--force" in line
+    dry = cli.json("--blob-url", backup, "gc")
+    assert dry["markedRows"] == [newer] and "older copy" in dry["refusal"]
+    detail = {c["name"]: c["detail"] for c in cli.json("--blob-url", backup, "doctor")["checks"]}
+    assert "older copy" in detail["every FileItem has its blob"]
+
+    for _round in range(2):
+        report = cli.json("gc", "--apply", *NO_GRACE)
+        assert report["orphanRows"] == [] and report["orphanBlobs"] == []
+    assert cli.files() == everything
+
+
 def test_gc_leaves_files_docbinder_never_wrote_on_local_disk(cli: Cli, tmp_path: Path) -> None:
     kept = _attach(cli, tmp_path, "a.txt", b"a")
     root = cli.home / "blobs"
@@ -373,24 +477,24 @@ def test_readme_s3_walkthrough_then_gc_against_each_store_loses_nothing(
 def test_one_gc_run_never_removes_a_row_and_more_than_half_is_refused(
     cli: Cli, tmp_path: Path
 ) -> None:
-    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(7)]
     blobs = cli.home / "blobs"
-    for file_id in ids[:2]:  # an operator removes two of three blobs
+    for file_id in ids[:4]:  # an operator removes the four oldest of seven blobs
         (blobs / file_id[:2] / file_id).unlink()
 
     refused = cli("gc", "--apply", *NO_GRACE)
-    assert refused.exit_code == 1 and "2 of 3" in refused.stderr and "blob_url" in refused.stderr
+    assert refused.exit_code == 1 and "4 of 7" in refused.stderr and "blob_url" in refused.stderr
     first = cli.json("gc", "--apply", "--force", *NO_GRACE)
-    assert first["orphanRows"] == [] and sorted(first["markedRows"]) == sorted(ids[:2])
+    assert first["orphanRows"] == [] and sorted(first["markedRows"]) == sorted(ids[:4])
     assert first["forced"] is True
-    assert len(cli.json("files", "ls")) == 3  # marked, not removed
+    assert len(cli.json("files", "ls")) == 7  # marked, not removed
     second = cli.json("gc", "--apply", "--force", *NO_GRACE)
-    assert sorted(second["orphanRows"]) == sorted(ids[:2])
-    assert cli.files() == {ids[2]: b"C"}
+    assert sorted(second["orphanRows"]) == sorted(ids[:4])
+    assert cli.files() == {i: bytes([65 + n]) for n, i in enumerate(ids) if n >= 4}
 
 
 def test_a_mark_is_dropped_when_the_blob_comes_back(cli: Cli, tmp_path: Path) -> None:
-    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(3)]
+    ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(4)]
     path = cli.home / "blobs" / ids[0][:2] / ids[0]
     saved = path.read_bytes()
     path.unlink()

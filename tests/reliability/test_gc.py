@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
@@ -23,7 +24,7 @@ from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStat, BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
-from tests.contract.sql_backends import SqlBackend, provision
+from tests.contract.sql_backends import SqlBackend, binder_over, provision
 from tests.reliability.harness import (
     LEDGER,
     check_consistent,
@@ -103,19 +104,19 @@ def test_gc_still_removes_a_row_whose_blob_is_really_gone(
 ) -> None:
     uow_factory, blobs = stack
     binder = make_binder(uow_factory, blobs)
-    kept = binder.start_run(U1).store_file("kept.txt", b"kept").item
     lost = binder.start_run(U1).store_file("lost.txt", b"lost").item
-    blobs.delete(lost.blob_key)  # an operator removed it by hand
+    kept = {binder.start_run(U1).store_file(f"kept{n}.txt", b"kept").item.id for n in range(3)}
+    blobs.delete(lost.blob_key)  # an operator removed it by hand (not one of the newest)
     dry = binder.collect_garbage(dry_run=True, grace_seconds=0)
-    assert dry.orphan_rows == () and dry.marked_rows == (lost.id,)
-    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
+    assert dry.orphan_rows == () and dry.marked_rows == (lost.id,) and dry.refusal is None
+    assert {i.id for i in binder.list_files(U1)} == {*kept, lost.id}
     # One run only marks it: a run can never remove a row it has just seen without blob.
     first = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert first.orphan_rows == () and first.marked_rows == (lost.id,)
-    assert {i.id for i in binder.list_files(U1)} == {kept.id, lost.id}
+    assert {i.id for i in binder.list_files(U1)} == {*kept, lost.id}
     done = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
     assert done.orphan_rows == (lost.id,)
-    assert [i.id for i in binder.list_files(U1)] == [kept.id]
+    assert {i.id for i in binder.list_files(U1)} == kept
 
 
 def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
@@ -381,3 +382,62 @@ def test_gc_in_a_loop_beside_concurrent_attaches_loses_nothing(
     assert sorted(k for r in reports for k in r.orphan_blobs) == sorted(planted)
     state = check_consistent(uow_factory, blobs)
     assert len(state.items) == 84
+
+
+def _restore(source: SqlBackend, target: SqlBackend) -> None:
+    """Every row of ``source`` into ``target`` (a dump restored into another database)."""
+    from docbinder.adapters.sql.schema import TABLES
+
+    with source.engine.connect() as src, target.engine.begin() as dst:
+        for table in TABLES:
+            rows = [dict(row._mapping) for row in src.execute(sa.select(table))]
+            if rows:
+                dst.execute(sa.insert(table), rows)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_a_database_restored_elsewhere_gets_its_own_id_and_gc_keeps_its_blobs(
+    backend: str, tmp_path: Path
+) -> None:
+    """A dump of database A restored into database B (another file, schema or database)
+    carried A's id: B's blobs were marked as A's, and A's gc removed them. B now makes
+    its own id before its first write and keeps A's as a former id."""
+    root = tmp_path / "blobs"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with (
+        provision(backend, tmp_path / "a") as a,
+        provision(backend, tmp_path / "b") as b,
+    ):
+        first = binder_over(a.store, LocalDiskBlobStore(root))
+        seeds = [first.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(3)]
+        with a.store.unit_of_work() as uow:
+            original = uow.files.database_id()
+        assert original is not None
+        b.clean()
+        _restore(a, b)
+        with b.store.read_unit_of_work() as uow:
+            assert uow.files.database_id() is None  # not B's: a new one on the first write
+            assert uow.files.former_database_ids() == (original,)
+        second = binder_over(b.store, LocalDiskBlobStore(root))
+        late = second.start_run(U1).store_file("late.txt", b"only in b").item
+        with b.store.read_unit_of_work() as uow:
+            copy_id = uow.files.database_id()
+            assert copy_id not in (None, original)
+            assert uow.files.former_database_ids() == (original,)
+        with a.store.read_unit_of_work() as uow:
+            assert uow.files.database_id() == original
+            assert uow.files.former_database_ids() == ()
+
+        ahead = wire_binder(
+            a.store.unit_of_work,
+            LocalDiskBlobStore(root),
+            a.store.read_unit_of_work,
+            clock=_AheadClock(),
+        )
+        report = ahead.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert report.orphan_blobs == () and report.other_database_blobs == 1
+        with second.open_file(U1, late.id) as chunks:
+            assert b"".join(chunks) == b"only in b"
+        for item in seeds:
+            assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])

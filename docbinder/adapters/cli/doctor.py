@@ -223,6 +223,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
             documents = list(uow.workflows.iter_documents())
             listed = uow.files.list(principal.mandate_id, limit=50)
             database_id = uow.files.database_id()
+            former_ids = uow.files.former_database_ids()
     except DocbinderError as exc:
         return [Check("stored data", "fail", str(exc))]
     wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]
@@ -243,6 +244,15 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     others = len(items) - len(mine)
     missing_blobs = [i.id for i in mine if not binder.blobs.exists(i.blob_key)]
     elsewhere = f"; {others} FileItem(s) belong to another blob store" if others else ""
+    from docbinder.application.maintenance import NEWEST_ROWS_CHECKED
+
+    newest = sorted(mine, key=lambda i: (i.created_at, i.id), reverse=True)[:NEWEST_ROWS_CHECKED]
+    if any(i.id in missing_blobs for i in newest):
+        # A store holds the blobs of its newest rows: lacking them, it is an older copy.
+        elsewhere += (
+            "; among them the newest, so blob_url probably points at an older copy of the "
+            "store (a backup or snapshot)"
+        )
     # A wrong blob_url produces exactly this state: name the setting, never a removal.
     checks.append(
         Check(
@@ -291,6 +301,23 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
                 f"this database holds {rows_here} FileItem(s) of {url} but is missing from its "
                 f"registrations (.docbinder-databases/{database_id}): they were probably lost by "
                 "a move or copy; restore .docbinder-databases from the original store",
+            )
+        )
+    if former_ids:
+        # A copied or moved database does not keep its id (ADR 0022): report the rotation.
+        pending = database_id is None
+        checks.append(
+            Check(
+                "database identity",
+                "ok",
+                (
+                    "this database was copied or moved since its last write: the next write "
+                    "gives it a new database id"
+                    if pending
+                    else f"this database has id {database_id}"
+                )
+                + f"; former id(s) {', '.join(former_ids)} (from before it was copied or moved) "
+                "stay with the original: gc never removes blobs marked with them",
             )
         )
     ids = {i.id for i in items}

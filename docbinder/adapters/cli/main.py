@@ -809,6 +809,8 @@ def gc(
                 "unprovenBlobs": list(report.unproven_blobs),
                 "displacedRows": dict(report.displaced_rows),
                 "belowGraceFloor": report.short_grace,
+                "formerDatabaseBlobs": report.former_database_blobs,
+                "databaseMoved": report.database_moved,
             }
         )
         return
@@ -850,6 +852,17 @@ def gc(
         out.print(
             f"not touched: {report.other_database_blobs} blob(s) written by another metadata "
             "database sharing this store (its own gc collects them)"
+        )
+    if report.former_database_blobs:
+        out.print(
+            f"not touched: {report.former_database_blobs} blob(s) marked with an id this "
+            "database had before it was copied or moved (the database it was copied from "
+            "may still use them)"
+        )
+    if report.database_moved:
+        out.print(
+            "note: this database was copied or moved since its last write: it gets a new "
+            "database id on the next write"
         )
     if report.unproven_blobs:
         out.print(

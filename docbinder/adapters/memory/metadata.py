@@ -79,6 +79,9 @@ class MemoryMetadataStore:
         self.doc_order: dict[str, list[str]] = defaultdict(list)
         self.marks: dict[str, tuple[str, datetime]] = {}
         self.database_id: str | None = None
+        self.database_location: str | None = None
+        """Where :attr:`database_id` was made: ``id()`` of this object (a copy is another one)."""
+        self.former_database_ids: set[str] = set()
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
@@ -312,17 +315,37 @@ class MemoryFileRepository:
         return iter(items)
 
     def database_id(self, *, create: bool = False) -> str | None:
-        """The store's UUID, made in this unit when ``create`` (gone again on rollback, as in SQL)."""
+        """The store's UUID, made in this unit when ``create`` (gone again on rollback, as in SQL).
+
+        A store copied (``copy.deepcopy``, pickling) is another object: the
+        copy does not keep the id; ``create`` makes it a new one and keeps the
+        old one as former.
+        """
+        s = self._s
+        here = f"memory {id(s)}"
+        with s.lock:
+            if s.database_id is not None and s.database_location == here:
+                return s.database_id
+            if not create:
+                return None
+            before = (s.database_id, s.database_location, set(s.former_database_ids))
+            if s.database_id is not None:
+                s.former_database_ids.add(s.database_id)
+            s.database_id, s.database_location = str(uuid.uuid4()), here
+
+            def undo() -> None:
+                s.database_id, s.database_location, s.former_database_ids = before
+
+            self._undo.push(undo)
+            return s.database_id
+
+    def former_database_ids(self) -> tuple[str, ...]:
         s = self._s
         with s.lock:
-            if s.database_id is None and create:
-                s.database_id = str(uuid.uuid4())
-
-                def undo() -> None:
-                    s.database_id = None
-
-                self._undo.push(undo)
-            return s.database_id
+            former = set(s.former_database_ids)
+            if s.database_id is not None and s.database_location != f"memory {id(s)}":
+                former.add(s.database_id)
+        return tuple(sorted(former))
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         # Held against ``lock`` (a delete that counts references) until the

@@ -14,7 +14,9 @@ work stays usable, so the caller can look again and retry in the same unit.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
+import os
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
@@ -437,6 +439,61 @@ def _check_limit(limit: int | None) -> None:
         raise InvalidInput("limit must be a non-negative integer or None")
 
 
+_DATABASE_ID = "database_id"
+_LOCATION = "database_location"
+_FORMER = "former_database_id:"
+
+
+class _Replaced(Exception):
+    """Another unit replaced the stale database id first."""
+
+
+def database_location(session: LazyConnection) -> str:
+    """A fingerprint (SHA-256 hex) of where the connected database lives, for ADR 0022.
+
+    SQLite: the inode number of the main database file (a copy is a new
+    file; a move or rename keeps it; an in-memory database: the engine
+    object). PostgreSQL: the cluster's ``system_identifier``
+    (``pg_control_system()``; without the right to read it, the server's
+    address and port), ``current_database()``, its OID and
+    ``current_schema()``, so a ``pg_dump``/restore into another database,
+    schema or cluster differs. MariaDB/MySQL: ``@@hostname``, ``@@port``,
+    ``@@datadir`` and ``DATABASE()``. Others: the URL without password.
+    Only server-side facts, never the client's connection string, so two
+    clients that reach one database by different host names agree.
+    """
+    conn = session.connection()
+    dialect = session.dialect.name
+    if dialect == "sqlite":
+        files = [row[2] for row in conn.exec_driver_sql("PRAGMA database_list") if row[1] == "main"]
+        if not files or not files[0]:
+            where = f"sqlite memory {id(conn.engine)}"
+        else:
+            where = f"sqlite inode {os.stat(files[0]).st_ino}"
+    elif dialect == "postgresql":
+        system: object = None
+        try:
+            with session.begin_nested():
+                system = conn.exec_driver_sql(
+                    "SELECT system_identifier FROM pg_control_system()"
+                ).scalar()
+        except sa_exc.DBAPIError:
+            system = None  # not allowed to read it: the server's own address instead
+        row = conn.exec_driver_sql(
+            "SELECT current_database(), current_schema(), "
+            "(SELECT oid FROM pg_database WHERE datname = current_database()), "
+            "inet_server_addr(), inet_server_port()"
+        ).one()
+        server = f"cluster {system}" if system is not None else f"server {row[3]}:{row[4]}"
+        where = f"postgresql {server} database {row[0]} oid {row[2]} schema {row[1]}"
+    elif dialect in ("mysql", "mariadb"):
+        row = conn.exec_driver_sql("SELECT @@hostname, @@port, @@datadir, DATABASE()").one()
+        where = f"mysql {row[0]}:{row[1]} {row[2]} database {row[3]}"
+    else:
+        where = conn.engine.url.set(password=None).render_as_string(hide_password=True)
+    return hashlib.sha256(where.encode()).hexdigest()
+
+
 class SqlFileRepository:
     """FileItems in table ``file_items``; see the port for the contract."""
 
@@ -521,23 +578,75 @@ class SqlFileRepository:
         return deleted
 
     def database_id(self, *, create: bool = False) -> str | None:
-        """The value of ``docbinder_meta`` row ``database_id``; inserted (a UUID) when ``create``."""
-        dm = docbinder_meta.c
-        read = sa.select(dm.value).where(dm.name == "database_id")
+        """``docbinder_meta`` row ``database_id`` if row ``database_location`` matches this database.
+
+        See :func:`database_location` for the fingerprint. With ``create`` a
+        missing id is inserted (a UUID), and a stale one (copied or moved
+        database) is replaced by compare-and-set, the old one kept as row
+        ``former_database_id:<id>``. Raises :class:`Conflict` when another
+        unit replaced it meanwhile and the result still does not match.
+        """
         with translating():
-            found = self._session.execute(read).scalar_one_or_none()
-            if found is not None or not create:
-                return None if found is None else str(found)
+            here = database_location(self._session)
+            meta = self._meta()
+            found = meta.get(_DATABASE_ID)
+            if found is not None and meta.get(_LOCATION) == here:
+                return found
+            if not create:
+                return None
+            made = str(uuid.uuid4())
             try:
                 with self._session.begin_nested():
-                    self._session.execute(
-                        sa.insert(docbinder_meta),
-                        {"name": "database_id", "value": str(uuid.uuid4())},
-                    )
-            except sa_exc.IntegrityError:
-                pass  # another unit made it first: read theirs
-            again = self._session.execute(read).scalar_one_or_none()
-        return None if again is None else str(again)
+                    if found is None:
+                        self._session.execute(
+                            sa.insert(docbinder_meta), {"name": _DATABASE_ID, "value": made}
+                        )
+                    else:
+                        self._replace_database_id(found, made)
+                    self._set_meta(_LOCATION, here)
+            except (sa_exc.IntegrityError, _Replaced):
+                pass  # another unit made or replaced it first: read theirs
+            meta = self._meta()
+        again = meta.get(_DATABASE_ID)
+        if again is None or meta.get(_LOCATION) != here:
+            raise Conflict("the database identity was changed meanwhile; try again")
+        return again
+
+    def former_database_ids(self) -> tuple[str, ...]:
+        """Values of the ``former_database_id:*`` rows, and the stored id if it is stale."""
+        with translating():
+            here = database_location(self._session)
+            meta = self._meta()
+        former = {value for name, value in meta.items() if name.startswith(_FORMER)}
+        found = meta.get(_DATABASE_ID)
+        if found is not None and meta.get(_LOCATION) != here:
+            former.add(found)
+        return tuple(sorted(former))
+
+    def _meta(self) -> dict[str, str]:
+        dm = docbinder_meta.c
+        rows = self._session.execute(sa.select(dm.name, dm.value)).all()
+        return {str(row.name): str(row.value) for row in rows}
+
+    def _set_meta(self, name: str, value: str) -> None:
+        dm = docbinder_meta.c
+        changed = self._session.execute(
+            sa.update(docbinder_meta).where(dm.name == name).values(value=value)
+        )
+        if _rowcount(changed) == 0:
+            self._session.execute(sa.insert(docbinder_meta), {"name": name, "value": value})
+
+    def _replace_database_id(self, stale: str, made: str) -> None:
+        """Compare-and-set ``database_id`` from ``stale`` to ``made``; keep ``stale`` as former."""
+        dm = docbinder_meta.c
+        changed = self._session.execute(
+            sa.update(docbinder_meta)
+            .where(dm.name == _DATABASE_ID, dm.value == stale)
+            .values(value=made)
+        )
+        if _rowcount(changed) == 0:
+            raise _Replaced
+        self._set_meta(_FORMER + stale, stale)
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         """Lock the row with a no-op ``UPDATE`` (compare-and-set on the blob key), then read it.
