@@ -33,7 +33,11 @@ What is accepted, per argument:
 * base64 (:func:`coerce_base64`): standard or URL-safe, padding optional;
 * file names (:func:`coerce_file_name`): a directory part (``/`` or ``\\``) is
   dropped, a repeated extension (``data.json.json``) is kept once, a missing
-  extension is added when the content decides it;
+  extension is added when the content decides it; invisible format characters
+  and trailing dots are removed (``x.png.`` is ``x.png``); a name that is only
+  an extension (``.json``) is refused;
+* JSON text (:func:`load_json`): strict RFC 8259, at most
+  :data:`MAX_JSON_DEPTH` levels deep;
 * file content for ``write_file`` (:func:`coerce_file_content`): see there.
 
 :data:`ARGUMENT_SHAPES` lists these shapes per tool argument, each with a tiny
@@ -50,7 +54,9 @@ import csv
 import io
 import json
 import math
+import mimetypes
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 from urllib.parse import unquote_to_bytes
@@ -58,6 +64,7 @@ from urllib.parse import unquote_to_bytes
 import attrs
 
 from docbinder.domain.errors import InvalidInput
+from docbinder.domain.mime import is_textual_mime
 
 _PREVIEW_CHARS: Final = 80
 
@@ -83,7 +90,10 @@ def preview(value: object) -> str:
     """
     if isinstance(value, bytes | bytearray | memoryview):
         return f"{len(bytes(value))} bytes"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deep to show"
     if len(text) > _PREVIEW_CHARS:
         text = text[: _PREVIEW_CHARS - 3] + "..."
     return f"{text} ({type(value).__name__})"
@@ -117,6 +127,122 @@ def fence_language(text: str) -> str | None:
     """The language word of a code fence around all of ``text`` (``""`` without one), else ``None``."""
     fenced = _FENCE_RE.match(text)
     return fenced.group(2).lower() if fenced else None
+
+
+MAX_JSON_DEPTH: Final = 100
+"""Deepest nesting of arrays and objects accepted in JSON (file content and arguments).
+
+RFC 8259 §9 lets a parser limit nesting depth; 100 (as Ruby's JSON parser) is far
+beyond what documents and tool arguments need and far below the interpreter's
+recursion limit, so that reading or writing JSON never runs out of stack.
+"""
+
+MAX_JSON_NUMBER_DIGITS: Final = 4300
+"""Most digits of one number in JSON text: Python's limit for converting text to an int
+(``sys.int_info.default_max_str_digits``); RFC 8259 §6 lets a parser limit the range."""
+
+
+class JsonRefused(ValueError):
+    """JSON text that :func:`load_json` does not accept; the message says why."""
+
+
+_JSON_STRING_RE: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_BRACKET_RE: Final = re.compile(r"[\[\]{}]")
+
+
+def json_text_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (``[1]`` is 1), brackets in strings ignored.
+
+    Counted by a scan without parsing, so that it is safe for any depth; for
+    text that is not JSON the count may be higher than a parser would reach.
+    """
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET_RE.finditer(_JSON_STRING_RE.sub('""', text)):
+        if bracket.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def value_depth_exceeds(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether dicts, lists and tuples nest in ``value`` deeper than ``limit`` (``[1]`` is 1).
+
+    Walks without recursion, so it is safe for any depth; a value that contains
+    itself counts as too deep.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _json_int(text: str) -> int:
+    _check_json_number(text)
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    _check_json_number(text)
+    return float(text)
+
+
+def _check_json_number(text: str) -> None:
+    digits = sum(ch.isdigit() for ch in text)
+    if digits > MAX_JSON_NUMBER_DIGITS:
+        raise JsonRefused(
+            f"a number of {digits} digits, more than the {MAX_JSON_NUMBER_DIGITS} accepted"
+        )
+
+
+def _json_constant(word: str) -> object:
+    raise JsonRefused(f"{word} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
+def load_json(text: str) -> object:
+    """The value of strict JSON ``text`` (RFC 8259); raises :class:`ValueError` saying why not.
+
+    Stricter than :func:`json.loads`: ``NaN``, ``Infinity`` and ``-Infinity``
+    are refused (they are not JSON), so are arrays and objects nested deeper
+    than :data:`MAX_JSON_DEPTH` and numbers of more than
+    :data:`MAX_JSON_NUMBER_DIGITS` digits. Raises :class:`JsonRefused` for
+    those and :class:`json.JSONDecodeError` for text that is no JSON; both are
+    :class:`ValueError`.
+    """
+    depth = json_text_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise JsonRefused(
+            f"arrays and objects nested {depth} deep, more than the {MAX_JSON_DEPTH} accepted"
+        )
+    try:
+        return json.loads(
+            text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant
+        )
+    except RecursionError as exc:  # pragma: no cover - the depth check comes first
+        raise JsonRefused(f"nested deeper than the {MAX_JSON_DEPTH} levels accepted") from exc
+
+
+def encode_text(text: str, what: str) -> bytes:
+    """``text`` as UTF-8; :class:`InvalidInput` for a lone surrogate, which UTF-8 cannot hold.
+
+    A surrogate code point (U+D800..U+DFFF) alone is no character (The Unicode
+    Standard §3.8); models send one when they cut a ``\\ud83d\\ude00`` pair.
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        raise InvalidInput(
+            f"{what}: got text with a lone surrogate U+{code:04X} at character {exc.start}, "
+            "which is no character and cannot be stored as UTF-8; accepted: text of Unicode "
+            'characters (a surrogate pair such as "\\ud83d\\ude00" is one); example: "hello"'
+        ) from exc
 
 
 def coerce_text(value: object, what: str, *, example: str, allow_empty: bool = False) -> str:
@@ -225,8 +351,8 @@ def coerce_choices(
         text = strip_fence(value)
         if text.startswith("["):
             try:
-                parsed = json.loads(text)
-            except json.JSONDecodeError:
+                parsed = load_json(text)
+            except ValueError:
                 parsed = None
             items = parsed if isinstance(parsed, list) else _CHOICE_SPLIT_RE.split(text[1:-1])
         else:
@@ -285,8 +411,8 @@ def coerce_string_list(value: object, what: str, *, example: str) -> tuple[str, 
         parsed: object = None
         if text.startswith("["):
             try:
-                parsed = json.loads(text)
-            except json.JSONDecodeError:
+                parsed = load_json(text)
+            except ValueError:
                 parsed = None
         items = parsed if isinstance(parsed, list) else _LIST_SPLIT_RE.split(text.strip("[]"))
     elif isinstance(value, list | tuple):
@@ -329,21 +455,44 @@ def split_extension(name: str) -> tuple[str, str]:
     return name[:dot], name[dot:].lower()
 
 
+def _is_known_extension(name: str) -> bool:
+    """Whether ``name`` (lowercase, with its dot) is an extension docbinder knows a type of."""
+    return (
+        name in BINARY_TYPES
+        or name in TEXT_EXTENSIONS
+        or _BUILTIN_MIME_TYPES.guess_type(f"x{name}", strict=False)[0] is not None
+    )
+
+
 def coerce_file_name(value: object, what: str = "the file name", *, example: str) -> str:
     """``value`` as a file name: no directory part, an extension repeated at the end kept once.
 
     Surrounding whitespace, quotes and a code fence are removed; ``reports/q3.md``
     and ``C:\\tmp\\q3.md`` give ``q3.md``; ``data.json.json`` gives ``data.json``
-    (compared case-insensitively; the last spelling is kept). Raises
-    :class:`InvalidInput` for a non-string or a name with nothing but a
-    directory part.
+    (compared case-insensitively; the last spelling is kept). Invisible
+    format characters (Unicode category Cf: zero-width spaces and joiners, the
+    BOM, bidirectional controls) are removed and trailing dots and spaces
+    dropped (Windows drops them too), so that ``x.png.`` and ``x.png\\u200b``
+    are ``x.png`` and cannot pass as a different type than they show. Raises
+    :class:`InvalidInput` for a non-string, a name with nothing but a directory
+    part, a name that is only a known extension (``.json``, ``.png``; dot
+    files such as ``.gitignore`` are kept) and a lone surrogate.
     """
     if not isinstance(value, str):
         raise refusal(what, value, "a file name as text", example)
-    name = strip_fence(value).strip("'\"` ").strip()
-    name = re.split(r"[/\\]", name)[-1].strip()
+    name = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
+    name = strip_fence(name).strip("'\"` ").strip()
+    name = re.split(r"[/\\]", name)[-1].strip().rstrip(". ").strip()
     if name in ("", ".", ".."):
         raise refusal(what, value, "a file name, optionally after a directory part", example)
+    encode_text(name, what)
+    if name[0] == "." and _is_known_extension(name.lower()):
+        raise refusal(
+            f"{what} has nothing before its extension {name!r}",
+            value,
+            "a name before the extension",
+            f"data{name}",
+        )
     stem, extension = split_extension(name)
     while extension:
         inner_stem, inner = split_extension(stem)
@@ -364,6 +513,25 @@ JSON_LINES_EXTENSIONS: Final = (".jsonl", ".ndjson")
 
 DELIMITED_EXTENSIONS: Final = {".csv": ",", ".tsv": "\t"}
 """Extensions for delimited rows (RFC 4180 for CSV) and their delimiter."""
+
+TEXT_EXTENSIONS: Final = frozenset(
+    {
+        *JSON_EXTENSIONS,
+        *JSON_LINES_EXTENSIONS,
+        *DELIMITED_EXTENSIONS,
+        *(".txt", ".text", ".log", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".tex"),
+        *(".html", ".htm", ".xhtml", ".xml", ".svg", ".css", ".yaml", ".yml", ".toml"),
+        *(".ini", ".cfg", ".conf", ".properties", ".sql", ".py", ".js", ".mjs"),
+        *(".ts", ".tsx", ".jsx", ".sh", ".bat", ".ps1", ".rb", ".go", ".rs", ".java", ".c"),
+        *(".h", ".cpp", ".hpp", ".cs", ".kt", ".swift", ".php", ".r", ".ics", ".vcf"),
+        *(".srt", ".vtt", ".eml"),
+    }
+)
+"""Extensions of text formats: their content must be UTF-8 text without NUL (see
+:func:`coerce_file_content`); more come from Python's MIME table (:func:`is_text_name`)."""
+
+_BUILTIN_MIME_TYPES: Final = mimetypes.MimeTypes()
+"""Python's built-in MIME table only (an instance does not read the system's files)."""
 
 
 @attrs.frozen
@@ -529,15 +697,23 @@ def _decode_base64(text: str) -> bytes | None:
 
 
 def _json_bytes(value: object, name: str) -> bytes:
+    if value_depth_exceeds(value):
+        raise refusal(
+            f"the content for {name!r}",
+            value,
+            f"JSON values with arrays and objects nested at most {MAX_JSON_DEPTH} deep",
+            '{"a": {"b": [1, 2]}}',
+        )
     try:
-        return (json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    except (TypeError, ValueError, RecursionError) as exc:
         raise refusal(
             f"the content for {name!r}",
             value,
             "JSON values (objects, arrays, strings, finite numbers, true/false/null)",
             '{"a": 1}',
         ) from exc
+    return encode_text(text, f"the content for {name!r}")
 
 
 def _cell(value: object) -> str:
@@ -575,17 +751,106 @@ def _delimited_bytes(rows: object, name: str, delimiter: str) -> bytes:
             writer.writerow([_cell(cell) for cell in row])
     else:
         raise refusal(f"the content for {name!r}", rows, accepted, example)
-    return buffer.getvalue().encode("utf-8")
+    return encode_text(buffer.getvalue(), f"the content for {name!r}")
 
 
-def _check_json_text(text: str, name: str) -> None:
+_JSON_EXAMPLE: Final = 'example: {"a": 1}'
+
+
+def _check_json_text(text: str, name: str, origin: str) -> None:
     try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
+        load_json(text)
+    except ValueError as exc:
         raise InvalidInput(
-            f"the content for {name!r}: got text that is not JSON ({exc}): {preview(text)}; "
-            'accepted: a JSON object or array, as text or as a value; example: {"a": 1}'
+            f"the content for {name!r}: got text{origin} that is not JSON ({exc}): "
+            f"{preview(text)}; accepted: one JSON value (RFC 8259), as text, as an object or "
+            f"list, or as base64 / a data: URI of UTF-8 JSON; {_JSON_EXAMPLE}"
         ) from exc
+
+
+def _check_json_lines(text: str, name: str, origin: str) -> None:
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            load_json(line)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"the content for {name!r}: got text{origin} whose line {number} is not JSON "
+                f"({exc}): {preview(line)}; accepted: one JSON value per line (JSON Lines), "
+                'or a list of values; example: {"a": 1}\\n{"a": 2}'
+            ) from exc
+
+
+def is_text_name(name: str) -> bool:
+    """Whether ``name``'s extension names a text format (:data:`TEXT_EXTENSIONS`).
+
+    Also true for extensions Python's built-in MIME table (:mod:`mimetypes`,
+    without the system's files) maps to a text type
+    (:func:`~docbinder.domain.mime.is_textual_mime`), such as ``.py`` or ``.vcf``.
+    """
+    _stem, extension = split_extension(name)
+    if not extension or extension in BINARY_TYPES:
+        return False
+    if extension in TEXT_EXTENSIONS:
+        return True
+    guessed, _encoding = _BUILTIN_MIME_TYPES.guess_type(f"x{extension}", strict=False)
+    return guessed is not None and is_textual_mime(guessed)
+
+
+def _checked_text(name: str, text: str, origin: str = "", *, whole: bool = True) -> bytes:
+    """The UTF-8 bytes of ``text`` for ``name``, after the checks of the name's text type.
+
+    A text name (:func:`is_text_name`) refuses NUL characters; ``.json`` text
+    must be strict JSON (:func:`load_json`; only when ``whole``, not for a part
+    appended) and each non-empty line of ``.jsonl``/``.ndjson`` text too.
+    """
+    what = f"the content for {name!r}"
+    data = encode_text(text, what)
+    if not is_text_name(name):
+        return data
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise InvalidInput(
+            f"{what}: got text{origin} with a NUL character at character {nul}: "
+            f"{preview(text)}; a {split_extension(name)[1]} file is text, and text holds no NUL "
+            "(it would be stored as binary data, unreadable as text); accepted: text without "
+            'NUL, or name the file .bin for binary data; example: "hello"'
+        )
+    _stem, extension = split_extension(name)
+    if extension in JSON_EXTENSIONS and whole:
+        _check_json_text(text, name, origin)
+    elif extension in JSON_LINES_EXTENSIONS:
+        _check_json_lines(text, name, origin)
+    return data
+
+
+def checked_text_bytes(name: str, data: bytes, origin: str = "", *, whole: bool = True) -> bytes:
+    """``data`` for ``name``: for a text name (:func:`is_text_name`) it must be UTF-8 text.
+
+    The text must then pass the checks of the name's type: no NUL character;
+    strict JSON for ``.json`` when ``whole`` (``False`` for a part appended to a
+    file); JSON on each non-empty line of ``.jsonl``/``.ndjson``. ``origin``
+    (``" (decoded from base64)"``) goes into messages. Other names take any
+    bytes. Raises :class:`InvalidInput` with what was received, what is
+    accepted and an example.
+    """
+    if not is_text_name(name):
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        found = identify(data)
+        what = f", they are {found}" if found else ""
+        raise InvalidInput(
+            f"the content for {name!r} is not UTF-8 text: its {len(data)} bytes{origin} have "
+            f"byte 0x{data[exc.start]:02X} at position {exc.start}, which is not UTF-8{what}; "
+            f"a {split_extension(name)[1]} file is text; accepted: UTF-8 text, as text or as "
+            "base64 / a data: URI of UTF-8 bytes, or a name with the extension of the bytes' "
+            "type; example: data:text/plain;base64,aGVsbG8="
+        ) from exc
+    _checked_text(name, text, origin, whole=whole)
+    return data
 
 
 def coerce_file_content(name: str, content: object) -> FileContent:
@@ -606,6 +871,17 @@ def coerce_file_content(name: str, content: object) -> FileContent:
       other text is refused, never stored;
     * any other name: text is stored as UTF-8 as given; a ``data:`` URI is
       decoded; a dict or list is refused (name the file ``.json``).
+
+    Whatever shape the content arrives in (text, bytes, base64 decoded by the
+    tool set, a ``data:`` URI), the bytes are then checked against the name:
+    ``.json`` must be strict JSON (:func:`load_json`: no ``NaN``/``Infinity``,
+    at most :data:`MAX_JSON_DEPTH` levels, numbers of at most
+    :data:`MAX_JSON_NUMBER_DIGITS` digits), each non-empty line of ``.jsonl``/
+    ``.ndjson`` too, and a text name (:func:`is_text_name`: ``.md``, ``.txt``,
+    ``.csv``, ...) must be UTF-8 without NUL characters — a NUL makes text
+    binary to every reader (POSIX defines a text file as one without NUL) and
+    the file would be stored as ``application/octet-stream``. Text with a
+    lone surrogate (``"\\ud800"``) is refused everywhere: UTF-8 cannot hold it.
 
     A name without an extension gets one when the content decides it: ``.json``
     for a dict or list, the type of a ``data:`` URI or of decoded bytes.
@@ -671,9 +947,7 @@ def coerce_file_content(name: str, content: object) -> FileContent:
                 f"example: data:{binary.mime_type};base64,<base64 of the file>"
             )
         return _binary_checked(name, extension, data_or_none, None, " (decoded from base64)")
-    if extension in JSON_EXTENSIONS:
-        _check_json_text(text, name)
-    return FileContent(name, text.encode("utf-8"), None)
+    return FileContent(name, _checked_text(name, text), None)
 
 
 def _binary_checked(
@@ -706,7 +980,7 @@ def _binary_checked(
             f"fit the name's extension {extension}; accepted: a name with the file's own "
             f"extension; example: {split_extension(name)[0]}{_EXTENSION_FOR_MIME[declared]}"
         )
-    return FileContent(name, data, None)
+    return FileContent(name, checked_text_bytes(name, data, origin), None)
 
 
 # -- descriptions for tool schemas ------------------------------------------------------------
@@ -822,8 +1096,10 @@ ARGUMENT_SHAPES: Final[Mapping[str, ArgumentShapes]] = {
                 "data:image/png;base64,iVBORw0KGgo=",
             ),
         ),
-        "The bytes must match the name's type (PNG bytes for .png), else the call is refused "
-        "with the reason; plain text under a binary name is refused, not stored.",
+        "The bytes must match the name's type (PNG bytes for .png; strict JSON for .json, "
+        "one JSON value per line for .jsonl, UTF-8 text without NUL for text names), else "
+        "the call is refused with the reason; plain text under a binary name is refused, "
+        "not stored.",
     ),
     "write_file.encoding": ArgumentShapes(
         (Shape('"base64" when base64 content is to be decoded under a text name', "base64"),),

@@ -27,8 +27,9 @@ Dialects (first match wins):
   when it is a list of numbers), a list of rows
   (``{"label": ..., "value": ...}``, ``["label", value]`` pairs, or records such
   as ``{"region": "North", "2025": 61, "2026": 70}`` with one series per numeric
-  column), or ``{"North": 61, "South": 48}``; alone or under ``data`` next to
-  ``kind``/``title``; a table without a kind is a bar chart.
+  column), or ``{"North": 61, "South": 48}`` (label -> number, every value a
+  number or numeric string); alone or under ``data`` next to ``kind``/``title``;
+  a table without a kind is a bar chart.
 
 Chart kinds are read loosely by :func:`chart_kind`. Anything else raises
 :class:`~docbinder.domain.errors.InvalidInput` starting ``chart spec``, with
@@ -37,13 +38,12 @@ what was received, the accepted shapes and an example.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from docbinder.domain.errors import InvalidInput
-from docbinder.tools.arguments import preview, strip_fence
+from docbinder.tools.arguments import load_json, preview, strip_fence
 
 CHART_KIND_SYNONYMS: Final[Mapping[str, str]] = {
     "bar": "bar",
@@ -179,8 +179,8 @@ def to_docbinder_spec(spec: object) -> tuple[str, object]:
     if isinstance(spec, str):
         text = strip_fence(spec)
         try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as exc:
+            spec = load_json(text)
+        except ValueError as exc:
             raise InvalidInput(
                 f"chart spec: not valid JSON ({exc}); got {preview(spec)}; "
                 f"accepted: a JSON object such as {DOCBINDER_EXAMPLE}"
@@ -202,6 +202,8 @@ def to_docbinder_spec(spec: object) -> tuple[str, object]:
         return "Plotly", _plotly(data, spec.get("layout"))
     if "labels" in spec or "values" in spec or "rows" in spec or data is not None:
         return "table", _table(spec)
+    if spec and all(_is_number(value) for value in spec.values()):
+        return "table", _table({"data": spec})
     raise _unrecognised(spec)
 
 

@@ -36,12 +36,14 @@ from docbinder.domain.model import check_file_name
 from docbinder.tools.arguments import (
     DELIMITED_EXTENSIONS,
     JSON_LINES_EXTENSIONS,
+    checked_text_bytes,
     coerce_choice,
     coerce_choices,
     coerce_file_content,
     coerce_file_name,
     coerce_int,
     coerce_text,
+    encode_text,
     fence_language,
     refusal,
     split_extension,
@@ -97,10 +99,19 @@ def download_from_data_source(
 
 
 def _append_bytes(name: str, content: object) -> bytes:
-    """Bytes to append to ``name``: text or bytes as given, rows for CSV/TSV, values for JSON Lines."""
+    """Bytes to append to ``name``: text or bytes as given, rows for CSV/TSV, values for JSON Lines.
+
+    Text or bytes for a text name must be UTF-8 without NUL, and each line
+    for JSON Lines must be JSON (:func:`~docbinder.tools.arguments.checked_text_bytes`).
+    """
     _stem, extension = split_extension(name)
     if isinstance(content, str | bytes | bytearray | memoryview):
-        return content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        data = (
+            encode_text(content, f"the content to append to {name!r}")
+            if isinstance(content, str)
+            else bytes(content)
+        )
+        return checked_text_bytes(name, data, whole=False)
     if isinstance(content, list | tuple) and (
         extension in JSON_LINES_EXTENSIONS
         or (extension in DELIMITED_EXTENSIONS and all(isinstance(r, list | tuple) for r in content))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
@@ -42,6 +41,7 @@ from docbinder.tools.arguments import (
     coerce_int,
     coerce_string_list,
     coerce_text,
+    load_json,
     refusal,
     strip_fence,
 )
@@ -551,22 +551,32 @@ def _arguments(spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dic
     if isinstance(arguments, str):
         text = strip_fence(arguments)
         try:
-            arguments = json.loads(text) if text else {}
-        except ValueError:
-            raise InvalidInput(f"the arguments of {spec.name} are not a JSON object") from None
+            parsed: Any = load_json(text) if text else {}
+        except ValueError as exc:
+            raise InvalidInput(
+                f"the arguments of {spec.name} are not a JSON object ({exc})"
+            ) from None
+        arguments = parsed
     if not isinstance(arguments, Mapping):
         raise InvalidInput(f"the arguments of {spec.name} must be a JSON object")
     properties = spec.parameters.get("properties", {})
+    chart_keys: list[str] = []
     if spec.name == "create_chart" and arguments.get("spec") is None:
         flat = {k: v for k, v in arguments.items() if k not in properties and v is not None}
-        if flat and set(flat) <= _CHART_KEYS:
+        chart_keys = [str(key) for key in flat if key in _CHART_KEYS]
+        if flat and len(chart_keys) == len(flat):
             arguments = {"spec": _without_nulls(flat), "name": arguments.get("name")}
-    unknown = [str(key) for key in arguments if key not in properties]
+    unknown = [str(key) for key in arguments if key not in properties and key not in chart_keys]
     if unknown:
         expected = ", ".join(properties) or "none"
+        read_as = (
+            f" ({', '.join(map(repr, chart_keys))} would be read as the chart spec)"
+            if chart_keys
+            else ""
+        )
         raise InvalidInput(
-            f"unknown argument(s) {', '.join(repr(u) for u in unknown)} for {spec.name}; "
-            f"expected: {expected}"
+            f"unknown argument(s) {', '.join(repr(u) for u in unknown)} for {spec.name}"
+            f"{read_as}; expected: {expected}"
         )
     optional = S.OPTIONAL.get(spec.name, frozenset())
     args: dict[str, Any] = {}

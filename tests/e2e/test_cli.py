@@ -352,3 +352,16 @@ def test_tables_keep_each_id_on_one_line(
     assert listed.stdout.startswith(f"{attached['fileId']}  a rather long file name")  # type: ignore[index]
     rows = [line for line in workflows.stdout.splitlines() if line[:1] in "┃│┏┡└"]
     assert rows and max(len(line) for line in rows) <= 80
+
+
+def test_workflow_advance_next_reads_the_level_in_any_case(cli) -> None:  # type: ignore[no-untyped-def]
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    assert _json(cli("--json", "workflow", "advance", wf, "--next", "TASK")) == {
+        "id": wf,
+        "currentRound": 1,
+        "currentTask": 1,
+        "currentAction": 0,
+    }
+    moved = cli("workflow", "advance", wf, "--next", " Round ")
+    assert moved.exit_code == 0
+    assert moved.stdout == f"workflow {wf} now at round 2, task 0, action 0\n"

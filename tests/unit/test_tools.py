@@ -677,7 +677,9 @@ def test_replace_in_file_rules(binder: DocBinder, run: Run) -> None:
     chart = create_chart(run, {"kind": "pie", "series": [{"labels": ["a"], "values": [1]}]})
     with pytest.raises(InvalidInput, match="is not a text file"):
         replace_in_file(run, chart.files[0].item.id, "a", "b")
-    latin = write_file(run, "l.txt", "caf\xe9 au lait ".encode("latin-1") * 3).files[0].item
+    # write_file refuses non-UTF-8 text names; a file from elsewhere can still be Latin-1.
+    latin_bytes = "caf\xe9 au lait ".encode("latin-1") * 3
+    latin = run.produce_file("l.txt", latin_bytes, verb="Stored", label="latin").item
     with pytest.raises(InvalidInput, match="is not UTF-8 text"):
         replace_in_file(run, latin.id, "au", "ou")
     assert run.read_file(item.id) == b"\xef\xbb\xbfyy-yy-yy"

@@ -441,7 +441,8 @@ def test_bad_calls_are_one_line_errors(toolset: DocbinderToolset) -> None:
     assert toolset.call("read_file", {}).text == "missing argument 'file_id' for read_file"
     assert toolset.call("read_file", {"file_id": "x", "max_chars": "many"}).is_error
     assert toolset.call("list_files", "not json").text == (
-        "the arguments of list_files are not a JSON object"
+        "the arguments of list_files are not a JSON object "
+        "(Expecting value: line 1 column 1 (char 0))"
     )
     for outcome in (unknown, extra):
         assert "\n" not in outcome.text and "Traceback" not in outcome.text

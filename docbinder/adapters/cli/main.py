@@ -546,7 +546,8 @@ def workflow_advance(
         str | None,
         typer.Option(
             "--next",
-            help="Start the next round, task or action (one more; the levels below back to 0).",
+            help="Start the next round, task or action (one more; the levels below back to 0;"
+            " any case).",
             metavar="round|task|action",
         ),
     ] = None,
@@ -563,7 +564,7 @@ def workflow_advance(
         raise typer.Exit(2)
     run = start_run(workflow_id)
     if next_level is not None:
-        step = CounterStep.next(next_level)
+        step = CounterStep.next(next_level.strip().lower())
     else:
         step = CounterStep.to(round=round_, task=task, action=action)
     counters = run.binder.advance_counters(run.context, step)
