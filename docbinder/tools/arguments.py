@@ -681,6 +681,10 @@ def _decode_data_uri(text: str, name: str) -> tuple[bytes, str | None] | None:
 
 
 def _decode_base64(text: str) -> bytes | None:
+    # MIME base64 is wrapped with line breaks only: words separated by spaces
+    # on one line ("just some text") are prose, not base64.
+    if re.search(r"\S[ \t]+\S", text):
+        return None
     compact = re.sub(r"\s+", "", text)
     if not compact or not _BASE64_RE.match(compact):
         return None

@@ -14,7 +14,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_python_example_runs(tmp_path: Path) -> None:
-    blocks = python_blocks()
+    blocks = python_blocks("Python API")
     assert blocks, "the README has no Python example"
     lines = run_script(tmp_path, blocks[0]).splitlines()
     assert lines[0] == "Wrote 'summary.csv' (24 bytes)"
@@ -22,6 +22,15 @@ def test_python_example_runs(tmp_path: Path) -> None:
     assert re.fullmatch(r"  file id: [0-9a-f-]{36}", lines[2])
     assert lines[3] == "text text/csv region,revenue"
     assert (tmp_path / "docbinder.db").exists() and (tmp_path / "blobs").is_dir()
+
+
+def test_tools_example_runs(tmp_path: Path) -> None:
+    [block] = python_blocks("Tools and the arguments they accept")
+    assert run_script(tmp_path, block).splitlines() == [
+        "Created chart 'chart.png'",
+        "application/json",
+        "True the content for 'x.png'",
+    ]
 
 
 def test_workflow_counters_example_runs(tmp_path: Path) -> None:

@@ -146,6 +146,18 @@ def test_plain_base64_for_a_binary_name_is_decoded(run: Run) -> None:
     assert stored(run, produced.item.id) == png
 
 
+def test_wrapped_base64_is_decoded_but_words_on_one_line_are_text(run: Run) -> None:
+    png = png_bytes()
+    text = base64.b64encode(png).decode()
+    wrapped = "\n".join(text[i : i + 8] for i in range(0, len(text), 8))
+    [produced] = write_file(run, "w.png", wrapped).files
+    assert stored(run, produced.item.id) == png
+    # "just text" is valid base64 once its space is dropped; it is prose all the same.
+    with pytest.raises(InvalidInput, match=r"got plain text \('just text'"):
+        write_file(run, "x.png", "just text")
+    assert run.list_files() == [produced.item]
+
+
 def test_a_name_without_extension_takes_the_type_of_the_content(run: Run) -> None:
     png = png_bytes()
     uri = "data:image/png;base64," + base64.b64encode(png).decode()

@@ -142,9 +142,7 @@ def _content_name(example: object) -> str:
 
 
 @pytest.mark.parametrize("example", ARGUMENT_SHAPES["write_file.content"].examples)
-def test_every_content_example_is_stored(
-    toolset: DocbinderToolset, run: Run, example: Any
-) -> None:
+def test_every_content_example_is_stored(toolset: DocbinderToolset, run: Run, example: Any) -> None:
     name = _content_name(example)
     outcome = ok(toolset.call("write_file", {"name": name, "content": example}))
     [item] = run.list_files()
