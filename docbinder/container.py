@@ -45,6 +45,7 @@ from docbinder.application.attach_file import AttachFile
 from docbinder.application.attaching import Attacher
 from docbinder.application.binder import DocBinder
 from docbinder.application.check_duplicate import CheckDuplicate
+from docbinder.application.closing import UnitOfWorkGate
 from docbinder.application.content import GetContent
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
@@ -158,9 +159,18 @@ def _pruner(
     return None if cache is None else PruneExtractionCache(read_uow_factory, cache)
 
 
-def _closing(owned: Any, hash_workers: HashWorkers) -> tuple[object, ...]:
-    """What the binder closes, in construction order: the owned adapters, then the hash pool."""
-    return (*owned, hash_workers)
+def _guarded(gate: UnitOfWorkGate, factory: UnitOfWorkFactory) -> UnitOfWorkFactory:
+    """``factory`` behind ``gate``: what the use cases get, so closing the binder stops them all."""
+    return gate.guard(factory)
+
+
+def _closing(owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate) -> tuple[object, ...]:
+    """What the binder closes, in construction order: the owned adapters, the hash pool, the gate.
+
+    Closed in reverse order, so the gate shuts first and no use case starts a
+    unit of work on a store being closed.
+    """
+    return (*owned, hash_workers, gate)
 
 
 class UseCases(containers.DeclarativeContainer):
@@ -187,15 +197,20 @@ class UseCases(containers.DeclarativeContainer):
     extraction_cache: providers.Dependency[Any] = providers.Dependency()
     owned: providers.Dependency[Any] = providers.Dependency()
 
+    gate = providers.Singleton(UnitOfWorkGate)
+    """Every use case's units of work pass it; the binder closes it first (BinderClosed after)."""
+    units = providers.Singleton(_guarded, gate, uow_factory)
+    read_units = providers.Singleton(_guarded, gate, read_uow_factory)
+
     access = providers.Singleton(AccessPolicy, authorizer)
     extractor = providers.Singleton(_extractor_for, raw_extractor, extraction_cache)
     hash_workers = providers.Singleton(HashWorkers)
 
-    registration = providers.Singleton(StoreRegistration, uow_factory, read_uow_factory, blobs)
-    check_duplicate = providers.Singleton(CheckDuplicate, read_uow_factory, access, blobs)
+    registration = providers.Singleton(StoreRegistration, units, read_units, blobs)
+    check_duplicate = providers.Singleton(CheckDuplicate, read_units, access, blobs)
     store_file = providers.Singleton(
         StoreFile,
-        uow_factory,
+        units,
         blobs,
         access,
         clock,
@@ -206,30 +221,30 @@ class UseCases(containers.DeclarativeContainer):
         registration=registration,
         hash_workers=hash_workers,
     )
-    get_file = providers.Singleton(GetFile, read_uow_factory, access)
+    get_file = providers.Singleton(GetFile, read_units, access)
     open_file = providers.Singleton(OpenFile, get_file, blobs)
-    list_files = providers.Singleton(ListFiles, read_uow_factory, access)
-    delete_file = providers.Singleton(DeleteFile, uow_factory, blobs, access, get_file)
-    count_file_references = providers.Singleton(CountFileReferences, uow_factory, get_file)
+    list_files = providers.Singleton(ListFiles, read_units, access)
+    delete_file = providers.Singleton(DeleteFile, units, blobs, access, get_file)
+    count_file_references = providers.Singleton(CountFileReferences, units, get_file)
 
     attacher = providers.Singleton(Attacher, access, clock, ids)
-    persist_action_result = providers.Singleton(PersistActionResult, uow_factory, attacher)
+    persist_action_result = providers.Singleton(PersistActionResult, units, attacher)
     attach_file = providers.Singleton(AttachFile, persist_action_result)
     produce_file = providers.Singleton(ProduceFile, store_file, attacher)
 
-    create_workflow = providers.Singleton(CreateWorkflow, uow_factory, access, clock, ids)
-    get_workflow = providers.Singleton(GetWorkflow, read_uow_factory, access)
-    list_workflows = providers.Singleton(ListWorkflows, read_uow_factory, access)
-    list_messages = providers.Singleton(ListMessages, read_uow_factory, get_workflow)
-    find_deleted_files = providers.Singleton(FindDeletedFiles, read_uow_factory)
-    advance_counters = providers.Singleton(AdvanceCounters, uow_factory, access)
+    create_workflow = providers.Singleton(CreateWorkflow, units, access, clock, ids)
+    get_workflow = providers.Singleton(GetWorkflow, read_units, access)
+    list_workflows = providers.Singleton(ListWorkflows, read_units, access)
+    list_messages = providers.Singleton(ListMessages, read_units, get_workflow)
+    find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
+    advance_counters = providers.Singleton(AdvanceCounters, units, access)
 
-    resolve = providers.Singleton(ResolveDocumentList, read_uow_factory, access)
+    resolve = providers.Singleton(ResolveDocumentList, read_units, access)
     get_content = providers.Singleton(GetContent, resolve, blobs, extractor)
-    collect_garbage = providers.Singleton(CollectGarbage, uow_factory, blobs, clock)
+    collect_garbage = providers.Singleton(CollectGarbage, units, blobs, clock)
     update_file = providers.Singleton(
         UpdateFileContent,
-        uow_factory,
+        units,
         blobs,
         access,
         ids,
@@ -239,18 +254,19 @@ class UseCases(containers.DeclarativeContainer):
     )
     versions = providers.Singleton(
         FileVersions,
-        uow_factory,
+        units,
         blobs,
         access,
         clock,
         ids,
         mime,
         max_file_size,
-        read_uow_factory,
+        read_units,
         registration=registration,
         hash_workers=hash_workers,
+        gate=gate,
     )
-    prune_extraction_cache = providers.Singleton(_pruner, read_uow_factory, extraction_cache)
+    prune_extraction_cache = providers.Singleton(_pruner, read_units, extraction_cache)
 
     binder = providers.Singleton(
         DocBinder,
@@ -287,7 +303,7 @@ class UseCases(containers.DeclarativeContainer):
         access=access,
         extraction_cache=extraction_cache,
         max_file_size=max_file_size,
-        resources=providers.Callable(_closing, owned, hash_workers),
+        resources=providers.Callable(_closing, owned, hash_workers, gate),
     )
 
 

@@ -22,7 +22,6 @@ import attrs
 from docbinder.application.access import AccessPolicy
 from docbinder.application.context import RunContext
 from docbinder.domain.access import Action
-from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
     DocbinderError,
@@ -93,8 +92,11 @@ class Attacher:
         """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.
 
         The workflow is read again in ``uow`` and the rights are checked on the
-        stored one (:class:`WorkflowNotFound`, :class:`AccessDenied`); its
-        stored round/task/action numbers go on the message.
+        stored one (:class:`WorkflowNotFound`, :class:`AccessDenied`). The
+        round/task/action numbers on the returned message and its documents are
+        the ones the repository read together with its ``sequence_nr`` (on the
+        locked workflow row), not those of this earlier read: another run may
+        advance in between (ADR 0026).
 
         ``items`` must be stored rows read in this unit (or just inserted by
         it), not copies a caller handed in. Each is read-checked for the
@@ -150,9 +152,7 @@ class Attacher:
     def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
         """After the commit: append ``stored`` to the run's in-memory workflow and log it."""
         ctx.append_message(stored)
-        ctx.set_counters(
-            WorkflowCounters(stored.round_number, stored.task_number, stored.action_number)
-        )
+        ctx.set_counters(stored.counters)
         log.info(
             "attached %d document(s) to workflow %s as message %s (label %s)",
             len(stored.documents),

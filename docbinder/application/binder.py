@@ -23,6 +23,7 @@ from docbinder.application.advance_counters import AdvanceCounters
 from docbinder.application.attach_file import AttachFile, attach_file_as_chat_document
 from docbinder.application.attaching import Attacher
 from docbinder.application.check_duplicate import CheckDuplicate
+from docbinder.application.closing import CLOSED_MESSAGE
 from docbinder.application.content import ContentResult, GetContent
 from docbinder.application.context import RunContext
 from docbinder.application.count_file_references import CountFileReferences
@@ -110,8 +111,12 @@ class DocBinder:
     ``resources`` are closed in reverse order, each once (any object with a
     ``close()`` method: the SQL metadata store's connection pools, an S3
     client, the hash worker threads, ...). Afterwards :meth:`start_run`,
-    :meth:`start_new_run` and every :class:`Run` method raise
-    :class:`~docbinder.domain.errors.BinderClosed`.
+    :meth:`start_new_run`, every :class:`Run` method and every use case
+    attribute raise :class:`~docbinder.domain.errors.BinderClosed`, on every
+    backend: the composition root hands the use cases their units of work
+    through a :class:`~docbinder.application.closing.UnitOfWorkGate` that is
+    among ``resources`` and closes first. The ``uow_factory`` and
+    ``read_uow_factory`` attributes are the ports themselves, not gated.
     """
 
     def __init__(
@@ -197,7 +202,7 @@ class DocBinder:
     def require_open(self) -> None:
         """Raise :class:`~docbinder.domain.errors.BinderClosed` if :meth:`close` was called."""
         if self._closed:
-            raise BinderClosed("this DocBinder was closed; build a new one (build_binder)")
+            raise BinderClosed(CLOSED_MESSAGE)
 
     def close(self) -> None:
         """Release connection pools, clients and worker threads; idempotent.

@@ -163,11 +163,15 @@ class PruneExtractionCache:
         self._cache = cache
 
     def __call__(self, *, dry_run: bool = True) -> CachePruneReport:
-        """Scan the cached hashes and every FileItem's hash once; remove the stale entries."""
-        cached = self._cache.hashes()
-        if not cached:
-            return CachePruneReport((), 0, dry_run)
+        """Scan the cached hashes and every FileItem's hash once; remove the stale entries.
+
+        The unit of work opens first, so a closed binder refuses (``BinderClosed``)
+        even when the cache is empty.
+        """
         with self._uow() as uow:
+            cached = self._cache.hashes()
+            if not cached:
+                return CachePruneReport((), 0, dry_run)
             live = {item.sha256 for item in uow.files.iter_all()}
         stale = tuple(sorted(cached - live))
         removed = 0 if dry_run or not stale else self._cache.remove(stale)

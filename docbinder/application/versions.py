@@ -26,6 +26,7 @@ import attrs
 
 from docbinder.application.access import AccessPolicy
 from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
+from docbinder.application.closing import UnitOfWorkGate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action, ResourceKind
@@ -72,7 +73,10 @@ class FileVersions:
     A series lives in the principal's scope (``principal.scope``); the
     ``namespace`` argument picks a sub-space of it (``""`` by default).
     Versions the principal may not read (:meth:`AccessPolicy.can_read_file`)
-    are treated as absent by every read.
+    are treated as absent by every read. With a ``gate`` (the binder's
+    :class:`~docbinder.application.closing.UnitOfWorkGate`), :meth:`open` and
+    :meth:`read`, which open no unit of work, raise ``BinderClosed`` once it
+    is closed, like every other method.
     """
 
     def __init__(
@@ -88,8 +92,10 @@ class FileVersions:
         *,
         registration: StoreRegistration,
         hash_workers: HashWorkers | None = None,
+        gate: UnitOfWorkGate | None = None,
     ) -> None:
         self._uow = uow_factory
+        self._gate = gate
         self._registration = registration
         self._read = read_uow_factory or uow_factory
         self._blobs = blobs
@@ -287,8 +293,11 @@ class FileVersions:
         Use it in a ``with`` block so the stream is closed however reading ends.
 
         Raises :class:`AccessDenied` if the principal may not read it,
-        :class:`BlobMissing` if its blob is gone.
+        :class:`BlobMissing` if its blob is gone, ``BinderClosed`` after the
+        binder's close.
         """
+        if self._gate is not None:
+            self._gate.require_open()  # the one read that opens no unit of work
         if not self._access.can_read_file(principal, stored.item):
             raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
         return self._blobs.open(stored.item.blob_key, chunk_size)

@@ -442,6 +442,34 @@ class ChatMessage:
             action_number=workflow.current_action,
         )
 
+    @property
+    def counters(self) -> WorkflowCounters:
+        """The round, task and action numbers this message carries."""
+        return WorkflowCounters(self.round_number, self.task_number, self.action_number)
+
+    def placed(self, sequence_nr: int, counters: WorkflowCounters) -> ChatMessage:
+        """This message as stored: number ``sequence_nr`` at the workflow position ``counters``.
+
+        The message and each of its documents carry ``counters`` (ADR 0026:
+        what is attached carries the workflow's position at the moment its
+        message got its number); documents that already do are kept as they are.
+        """
+        r, t, a = counters.as_tuple()
+        documents = tuple(
+            doc
+            if (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
+            else attrs.evolve(doc, round_number=r, task_number=t, action_number=a)
+            for doc in self.documents
+        )
+        return attrs.evolve(
+            self,
+            documents=documents,
+            sequence_nr=sequence_nr,
+            round_number=r,
+            task_number=t,
+            action_number=a,
+        )
+
     def with_label_suffix(self, token: str) -> ChatMessage:
         """This message under :func:`suffixed_label` ``(documents_label, token)`` (ADR 0004)."""
         return attrs.evolve(self, documents_label=suffixed_label(self.documents_label, token))

@@ -246,12 +246,19 @@ class WorkflowRepository(Protocol):
         ...
 
     def add_message(self, message: ChatMessage) -> ChatMessage:
-        """Insert a message with its documents; return it with ``sequence_nr`` assigned.
+        """Insert a message with its documents; return it as stored, numbered and placed.
 
         ``sequence_nr`` is one more than the highest of the workflow so far.
-        Raises :class:`DuplicateLabel` if the workflow already has a message
-        with that ``documents_label``, :class:`WorkflowNotFound` if the workflow
-        does not exist.
+        The message and each of its documents get the workflow's round, task
+        and action numbers as stored at the moment the number is taken, read
+        atomically with it (SQL: the same statement on the same locked row;
+        see :meth:`ChatMessage.placed <docbinder.domain.model.ChatMessage.placed>`);
+        the numbers the given message carries are ignored. So, against
+        concurrent :meth:`advance_counters`, the counters of a workflow's
+        messages never go down in ``sequence_nr`` order (ADR 0026). Raises
+        :class:`DuplicateLabel` if the workflow already has a message with that
+        ``documents_label``, :class:`WorkflowNotFound` if the workflow does not
+        exist.
         """
         ...
 

@@ -22,6 +22,7 @@ Capability flag: :attr:`BridgeContract.supports_concurrency`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import re
 import threading
@@ -219,6 +220,50 @@ class BridgeContract:
         with pytest.raises(CountersWouldGoBack):
             first.advance(task=1)
         assert binder.start_run(u1, first.workflow.id).counters == WorkflowCounters(3, 2, 1)
+
+    def test_counters_never_go_back_in_message_order_while_runs_advance_and_attach(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """Runs on one workflow: half advance the task, half produce files, all at once."""
+        if not self.supports_concurrency:
+            pytest.skip("the backends are not thread-safe (supports_concurrency = False)")
+        workflow = binder.start_new_run(u1).workflow
+        assert workflow is not None
+        threads, rounds = 6, 12
+        barrier = threading.Barrier(threads)
+        errors: list[BaseException] = []
+
+        def work(i: int) -> None:
+            run = binder.start_run(u1, workflow.id)
+            barrier.wait(timeout=30)
+            try:
+                for n in range(rounds):
+                    if i % 2:
+                        run.next_task()
+                    else:
+                        assert run.produce_file(f"f{i}-{n}.md", f"{i}/{n}".encode()).document_id
+            except BaseException as exc:
+                errors.append(exc)
+
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=120)
+        assert errors == []
+        assert binder.get_workflow(u1, workflow.id).counters == WorkflowCounters(
+            1, rounds * threads // 2, 0
+        )
+        messages = binder.list_messages(u1, workflow.id)
+        assert len(messages) == rounds * threads // 2
+        positions = [(m.sequence_nr, m.counters.as_tuple()) for m in messages]
+        behind = [(a, b) for a, b in itertools.pairwise(positions) if b[1] < a[1]]
+        assert behind == []
+        assert all(
+            (d.round_number, d.task_number, d.action_number) == m.counters.as_tuple()
+            for m in messages
+            for d in m.documents
+        )
 
     @pytest.mark.parametrize(
         "values",

@@ -136,8 +136,15 @@ def make_message(
     file_ids: list[str] | None = None,
     **overrides: object,
 ) -> ChatMessage:
-    """A message of ``workflow`` carrying ``files`` documents (or one per id in ``file_ids``)."""
-    wf_id = workflow if isinstance(workflow, str) else workflow.id
+    """A message of ``workflow`` carrying ``files`` documents (or one per id in ``file_ids``).
+
+    Message and documents carry the workflow's counters (those of a new
+    workflow when only its id is given), as ``add_message`` stores them.
+    """
+    if isinstance(workflow, str):
+        wf_id, counters = workflow, WorkflowCounters(1, 0, 0)
+    else:
+        wf_id, counters = workflow.id, workflow.counters
     msg_id = new_id("msg")
     ids = file_ids if file_ids is not None else [new_id("file") for _ in range(files)]
     docs = tuple(
@@ -149,9 +156,9 @@ def make_message(
             file_name=f"file-{n}.txt",
             file_size=100 + n,
             mime_type="text/plain",
-            round_number=1,
-            task_number=2,
-            action_number=3,
+            round_number=counters.round,
+            task_number=counters.task,
+            action_number=counters.action,
         )
         for n, file_id in enumerate(ids)
     )
@@ -161,9 +168,9 @@ def make_message(
         "documents_label": label if label is not None else f"label-{next(_counter)}",
         "published_at": BASE_TIME,
         "documents": docs,
-        "round_number": 1,
-        "task_number": 2,
-        "action_number": 3,
+        "round_number": counters.round,
+        "task_number": counters.task,
+        "action_number": counters.action,
     }
     fields.update(overrides)
     return ChatMessage(**fields)  # type: ignore[arg-type]
@@ -854,6 +861,69 @@ class MetadataContract:
         assert THREADS in kept
         assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, THREADS, 0)
 
+    def test_add_message_carries_the_counters_stored_when_it_is_numbered(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(
+            uow, make_workflow(current_round=4, current_task=5, current_action=6)
+        )
+        # What the message carries is ignored: it was read before someone advanced.
+        stale = make_message(workflow.id, files=2)
+        assert stale.counters == WorkflowCounters(1, 0, 0)
+        (first,) = self.store_messages(uow, stale)
+        self.advance(uow, workflow.id, CounterStep.next("action"))
+        (second,) = self.store_messages(uow, make_message(workflow))
+        assert first == stale.placed(1, WorkflowCounters(4, 5, 6))
+        assert second.counters == WorkflowCounters(4, 5, 7)
+        with uow() as u:
+            listed = u.workflows.list_messages(workflow.id)
+            assert listed == [first, second]
+            assert [d.round_number for d in listed[0].documents] == [4, 4]
+            assert [(d.task_number, d.action_number) for d in listed[0].documents] == [(5, 6)] * 2
+            assert [d.action_number for d in listed[1].documents] == [7]
+
+    def test_concurrent_advances_and_messages_keep_the_counters_in_sequence_order(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        """Half the threads advance the task while half add messages built from a read first.
+
+        Each adding unit reads the workflow before it adds (as an attach does);
+        an advance committed in between must not leave the later-numbered
+        message with older counters than an earlier-numbered one.
+        """
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
+        rounds = 15
+
+        def work(i: int) -> int:
+            for n in range(rounds):
+                if i % 2:
+                    self.advance(uow, workflow.id, CounterStep.next("task"))
+                    continue
+                with uow() as u:
+                    read = u.workflows.get_workflow(workflow.id)
+                    assert read is not None
+                    u.workflows.add_message(make_message(read, f"t{i}-{n}"))
+                    u.commit()
+            return i
+
+        outcomes = at_once(work)
+        assert outcomes == list(range(THREADS)), outcomes
+        advances = rounds * (THREADS // 2)
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, advances, 0)
+        with uow() as u:
+            listed = u.workflows.list_messages(workflow.id)
+        assert len(listed) == rounds * (THREADS - THREADS // 2)
+        positions = [(m.sequence_nr, m.counters.as_tuple()) for m in listed]
+        behind = [(a, b) for a, b in itertools.pairwise(positions) if b[1] < a[1]]
+        assert behind == [], behind
+        documents = [
+            ((d.round_number, d.task_number, d.action_number), m)
+            for m in listed
+            for d in m.documents
+        ]
+        assert all(numbers == m.counters.as_tuple() for numbers, m in documents)
+
     # -- messages --------------------------------------------------------------------
 
     def test_add_message_assigns_increasing_sequence_numbers(
@@ -868,7 +938,9 @@ class MetadataContract:
         assert stored[0] == attrs.evolve(first, sequence_nr=1)
 
     def test_message_round_trip_with_documents(self, uow: Callable[[], UnitOfWork]) -> None:
-        workflow = self.store_workflow(uow)
+        workflow = self.store_workflow(
+            uow, make_workflow(current_round=4, current_task=5, current_action=6)
+        )
         messages = [
             make_message(workflow, files=3, message="Hier ist der Bericht 📎", role="assistant"),
             make_message(workflow, files=0, status="first", role="user"),

@@ -6,7 +6,8 @@ Loaded automatically wherever docbinder is installed, through the entry point
 name, so listing ``pytest_plugins = ["docbinder.testing.plugin"]`` in a
 ``conftest.py`` as well registers it once, never twice.
 
-Fixtures (each function-scoped, so every test starts empty):
+Fixtures (each function-scoped, so every test starts empty; the binders are
+closed when their test ends, releasing connections and worker threads):
 
 * ``docbinder_binder`` -- a :class:`~docbinder.application.DocBinder` over
   ``memory://`` metadata and blobs with the role-table authorizer, built by
@@ -27,7 +28,7 @@ point ``docbinder_run`` at another backend or principal. Nothing beyond the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,21 +66,29 @@ def docbinder_principal(docbinder_principal_factory: PrincipalFactory) -> Princi
 
 
 @pytest.fixture
-def docbinder_binder(tmp_path: Path) -> DocBinder:
-    """A fresh in-memory binder (``memory://`` metadata and blobs, role-table authorizer)."""
+def docbinder_binder(tmp_path: Path) -> Iterator[DocBinder]:
+    """A fresh in-memory binder (``memory://`` metadata and blobs, role-table authorizer).
+
+    Closed when the test ends (its worker threads stop).
+    """
     from docbinder.container import build_binder
 
-    return build_binder(
+    with build_binder(
         home=str(tmp_path / "docbinder-home"), database_url="memory://", blob_url="memory://"
-    )
+    ) as binder:
+        yield binder
 
 
 @pytest.fixture
-def docbinder_sqlite_binder(tmp_path: Path) -> DocBinder:
-    """The embedded default under a temporary home: ``<home>/docbinder.db`` and ``<home>/blobs``."""
+def docbinder_sqlite_binder(tmp_path: Path) -> Iterator[DocBinder]:
+    """The embedded default under a temporary home: ``<home>/docbinder.db`` and ``<home>/blobs``.
+
+    Closed when the test ends, so no connection to the database file stays open.
+    """
     from docbinder.container import build_binder
 
-    return build_binder(home=str(tmp_path / "docbinder-home"))
+    with build_binder(home=str(tmp_path / "docbinder-home")) as binder:
+        yield binder
 
 
 @pytest.fixture

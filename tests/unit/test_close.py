@@ -182,3 +182,91 @@ def test_a_host_without_logging_configured_sees_no_docbinder_output() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+_PORTS = frozenset(
+    {
+        "uow_factory",
+        "read_uow_factory",
+        "blobs",
+        "authorizer",
+        "clock",
+        "ids",
+        "extractor",
+        "access",
+        "extraction_cache",
+        "max_file_size",
+        "resources",
+        "attacher",  # not a use case: the shared attach steps, inside others' units
+    }
+)
+"""Constructor arguments of DocBinder that are not use cases."""
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_every_use_case_refuses_after_close_before_touching_storage(
+    backend: str, tmp_path: Path
+) -> None:
+    import inspect
+
+    from docbinder.application.context import RunContext
+    from docbinder.domain.counters import CounterStep
+
+    if backend == "memory":
+        binder = build_binder(database_url="memory://", blob_url="memory://")
+    else:
+        binder = _sqlite_binder(tmp_path)
+    run = binder.start_new_run(U1)
+    produced = run.produce_file("a.txt", b"alpha")
+    item = produced.item
+    version, _ = binder.versions.save(U1, "notes.md", b"v1")
+    ctx: RunContext = run.context
+    messages = binder.list_messages(U1, ctx.require_workflow("test").id)
+    keys = sorted(binder.blobs.keys())
+    binder.close()
+
+    calls: dict[str, Any] = {
+        "store_file": lambda: binder.store_file(U1, "b.txt", b"beta"),
+        "check_duplicate": lambda: binder.check_duplicate(U1, item.sha256, item.file_name),
+        "get_file": lambda: binder.get_file(U1, item.id),
+        "open_file": lambda: binder.open_file(U1, item.id),
+        "list_files": lambda: binder.list_files(U1),
+        "delete_file": lambda: binder.delete_file(U1, item.id, force=True),
+        "count_file_references": lambda: binder.count_file_references(U1, item.id),
+        "attach_file": lambda: binder.attach_file(ctx, item),
+        "persist_action_result": lambda: binder.persist_action_result(ctx, [item], label="x"),
+        "produce_file": lambda: binder.produce_file(ctx, "c.txt", b"gamma", label="y"),
+        "create_workflow": lambda: binder.create_workflow(U1),
+        "get_workflow": lambda: binder.get_workflow(U1, messages[0].workflow_id),
+        "list_workflows": lambda: binder.list_workflows(U1),
+        "list_messages": lambda: binder.list_messages(U1, messages[0].workflow_id),
+        "find_deleted_files": lambda: binder.find_deleted_files(U1, messages),
+        "advance_counters": lambda: binder.advance_counters(ctx, CounterStep.next("task")),
+        "resolve": lambda: binder.resolve(ctx, [produced.reference]),
+        "get_content": lambda: binder.get_content(ctx, [produced.reference]),
+        "collect_garbage": lambda: binder.collect_garbage(dry_run=False, force=True),
+        "update_file": lambda: binder.update_file.append(U1, item.id, b"more"),
+        "update_file.replace": lambda: binder.update_file.replace(U1, item.id, b"new"),
+        "update_file.load_for_update": lambda: binder.update_file.load_for_update(U1, item.id),
+        "versions": lambda: binder.versions.save(U1, "notes.md", b"v2"),
+        "versions.latest": lambda: binder.versions.latest(U1, "notes.md"),
+        "versions.get": lambda: binder.versions.get(U1, "notes.md", 1),
+        "versions.list": lambda: binder.versions.list(U1, "notes.md"),
+        "versions.names": lambda: binder.versions.names(U1),
+        "versions.latest_of_each": lambda: binder.versions.latest_of_each(U1),
+        "versions.open": lambda: binder.versions.open(U1, version),
+        "versions.read": lambda: binder.versions.read(U1, version),
+        "versions.delete": lambda: binder.versions.delete(U1, "notes.md"),
+        "prune_extraction_cache": lambda: binder.prune_extraction_cache(dry_run=False),
+    }
+    use_cases = set(inspect.signature(DocBinder.__init__).parameters) - _PORTS - {"self"}
+    assert {name.split(".")[0] for name in calls} == use_cases
+    for name, call in calls.items():
+        with pytest.raises(BinderClosed, match="build a new one"):
+            call()
+        assert sorted(binder.blobs.keys()) == keys, name  # nothing written or removed
+    # Nothing stored changed either: a new binder over the same storage sees it all.
+    if backend == "sqlite":
+        with _sqlite_binder(tmp_path) as again:
+            assert sorted(f.id for f in again.list_files(U1)) == sorted([item.id, version.item.id])
+            assert len(again.list_messages(U1, messages[0].workflow_id)) == 1

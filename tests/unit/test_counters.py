@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -85,6 +86,33 @@ def test_a_workflow_exposes_its_counters_and_starts_in_round_one() -> None:
     workflow = ChatWorkflow("wf", Scope("m"), "u", datetime(2024, 1, 1, tzinfo=UTC))
     assert workflow.counters == WorkflowCounters(1, 0, 0)
     assert str(workflow.counters) == "round 1, task 0, action 0"
+
+
+def test_a_placed_message_and_its_documents_carry_the_position_given() -> None:
+    from docbinder.testing.metadata_suite import make_message
+
+    workflow = ChatWorkflow("wf", Scope("m"), "u", datetime(2024, 1, 1, tzinfo=UTC))
+    message = make_message(workflow, files=2)
+    assert message.counters == WorkflowCounters(1, 0, 0)
+    placed = message.placed(7, WorkflowCounters(3, 2, 1))
+    assert placed.sequence_nr == 7 and placed.counters == WorkflowCounters(3, 2, 1)
+    assert [(d.round_number, d.task_number, d.action_number) for d in placed.documents] == [
+        (3, 2, 1),
+        (3, 2, 1),
+    ]
+    assert [d.id for d in placed.documents] == [d.id for d in message.documents]
+    # Everything else stays; documents already at that position are the same objects.
+    assert message == attrs.evolve(
+        placed,
+        sequence_nr=0,
+        round_number=1,
+        task_number=0,
+        action_number=0,
+        documents=message.documents,
+    )
+    same = message.placed(1, WorkflowCounters(1, 0, 0))
+    assert same.documents[0] is message.documents[0]
+    assert attrs.evolve(same, sequence_nr=0) == message
 
 
 _COUNTER = st.integers(0, 50)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from docbinder.application import DocBinder, Run
 from docbinder.domain.model import Principal
@@ -81,3 +84,59 @@ def test_the_plugin_loads_without_importing_the_suites() -> None:
         "assert 'docbinder.testing.blob_suite' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+_LEAK_CHECK = """
+import os
+
+import pytest
+
+seen = []
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_uses_the_binders(docbinder_sqlite_binder, docbinder_run, docbinder_principal, i):
+    run = docbinder_sqlite_binder.start_new_run(docbinder_principal)
+    run.produce_file(f"a{i}.md", b"x" * 100_000)
+    assert len(docbinder_sqlite_binder.list_files(docbinder_principal)) == 1
+    docbinder_run.produce_file("b.md", b"y")
+    seen.append((docbinder_sqlite_binder, docbinder_run.binder))
+
+
+def _open_files():
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            names.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return names
+
+
+def test_zz_the_earlier_binders_were_closed():
+    assert len(seen) == 3
+    assert [f for f in _open_files() if "docbinder-home" in f] == []
+    assert all(sqlite.closed and memory.closed for sqlite, memory in seen)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
+def test_the_binder_fixtures_close_their_binders_when_the_test_ends(tmp_path: Path) -> None:
+    """Without the close, every earlier test's SQLite file stays open (fds pile up)."""
+    (tmp_path / "test_leak.py").write_text(_LEAK_CHECK, encoding="utf-8")
+    # -p names the plugin as the entry point does (registered once either way), so
+    # the check also runs where the package's entry points are not installed.
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += ["-p", "docbinder.testing.plugin", "test_leak.py"]
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 passed" in done.stdout

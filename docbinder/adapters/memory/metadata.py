@@ -529,7 +529,8 @@ class MemoryWorkflowRepository:
         s = self._s
         wf = message.workflow_id
         with s.lock:
-            if wf not in s.workflows:
+            workflow = s.workflows.get(wf)
+            if workflow is None:
                 raise WorkflowNotFound(f"no workflow {wf}")
             if (wf, message.documents_label) in s.labels:
                 raise DuplicateLabel(
@@ -541,7 +542,8 @@ class MemoryWorkflowRepository:
                 raise Conflict("a ChatDocument with that id already exists")
             msgs = s.messages[wf]
             seq = (msgs[-1].sequence_nr + 1) if msgs else 1
-            stored = attrs.evolve(message, sequence_nr=seq)
+            # Number and counters read under the same lock (ADR 0026).
+            stored = message.placed(seq, workflow.counters)
             msgs.append(stored)
             s.message_ids.add(stored.id)
             s.labels[(wf, stored.documents_label)] = stored

@@ -89,7 +89,6 @@ _BUMP_SEQUENCE = (
     .where(workflows.c.id == sa.bindparam("wf"))
     .values(last_sequence_nr=workflows.c.last_sequence_nr + 1)
 )
-_BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(workflows.c.last_sequence_nr)
 _INSERT_VERSION = sa.insert(file_versions)
 _LATEST_VERSION = (
     sa.select(file_versions)
@@ -113,8 +112,11 @@ _SERIES_NAMES = (
     .where(file_versions.c.space_key == sa.bindparam("space"))
     .distinct()
 )
-_READ_SEQUENCE = sa.select(workflows.c.last_sequence_nr).where(workflows.c.id == sa.bindparam("wf"))
 _COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
+_BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(workflows.c.last_sequence_nr, *_COUNTERS)
+_READ_POSITION = sa.select(workflows.c.last_sequence_nr, *_COUNTERS).where(
+    workflows.c.id == sa.bindparam("wf")
+)
 _READ_COUNTERS = sa.select(*_COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
 _DOCUMENTS_BY_LABELS = (
     sa.select(
@@ -855,24 +857,25 @@ class SqlWorkflowRepository:
         return stored
 
     def add_message(self, message: ChatMessage) -> ChatMessage:
-        """Insert the message and its documents; return it with its ``sequence_nr``.
+        """Insert the message and its documents; return it with its number and position.
 
         The number comes from incrementing ``workflows.last_sequence_nr``; that
         ``UPDATE`` locks the workflow row until the unit ends, so concurrent
-        units adding to one workflow queue there and never share a number.
-        Everything runs in one savepoint: on ``DuplicateLabel``, ``Conflict``
-        (taken message or document id) or ``WorkflowNotFound`` nothing of the
-        message is kept and the number is not used up.
+        units adding to one workflow queue there and never share a number. The
+        round/task/action numbers are read from the same locked row by the same
+        statement (``RETURNING``), so they never fall behind those of a message
+        numbered earlier (ADR 0026). Everything runs in one savepoint: on
+        ``DuplicateLabel``, ``Conflict`` (taken message or document id) or
+        ``WorkflowNotFound`` nothing of the message is kept and the number is
+        not used up.
         """
         wf = message.workflow_id
         table = chat_messages
         with translating():
             try:
                 with self._session.begin_nested():
-                    # The increment locks the workflow row until the unit ends,
-                    # so concurrent writers to one workflow get distinct numbers.
-                    seq = self._next_sequence_nr(wf)
-                    stored = attrs.evolve(message, sequence_nr=seq)
+                    seq, counters = self._take_position(wf)
+                    stored = message.placed(seq, counters)
                     row = to_row(stored)
                     row["label_hash"] = label_hash(stored.documents_label)
                     _DRIVER_INSERT_MESSAGE.execute(self._session, row)
@@ -887,23 +890,25 @@ class SqlWorkflowRepository:
                 raise integrity_error(err, table) from err
         return stored
 
-    def _next_sequence_nr(self, workflow_id: str) -> int:
-        """Increment and read ``workflows.last_sequence_nr``; :class:`WorkflowNotFound` if absent.
+    def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters]:
+        """The next ``sequence_nr`` and the counters, from the row the increment locks.
 
         One ``UPDATE … RETURNING`` where the dialect has it (SQLite ≥ 3.35,
-        PostgreSQL); ``UPDATE`` then ``SELECT`` elsewhere (MariaDB).
+        PostgreSQL); ``UPDATE`` then ``SELECT`` of the row it locked elsewhere
+        (MariaDB: a unit reads its own change, made on the latest committed
+        row). :class:`WorkflowNotFound` if the workflow is absent.
         """
         params = {"wf": workflow_id}
         if self._session.dialect.update_returning:
-            seq = _DRIVER_BUMP_SEQUENCE_RETURNING.execute(
-                self._session, params
-            ).scalar_one_or_none()
-            if seq is None:
-                raise WorkflowNotFound(f"no workflow {workflow_id}")
-            return int(seq)
-        if _rowcount(_DRIVER_BUMP_SEQUENCE.execute(self._session, params)) == 0:
+            row = _DRIVER_BUMP_SEQUENCE_RETURNING.execute(self._session, params).first()
+        elif _rowcount(_DRIVER_BUMP_SEQUENCE.execute(self._session, params)) == 0:
+            row = None
+        else:
+            row = self._session.execute(_READ_POSITION, params).first()
+        if row is None:
             raise WorkflowNotFound(f"no workflow {workflow_id}")
-        return int(self._session.execute(_READ_SEQUENCE, params).scalar_one())
+        counters = WorkflowCounters(row.current_round, row.current_task, row.current_action)
+        return int(row.last_sequence_nr), counters
 
     def get_documents(
         self, workflow_id: str, document_ids: Sequence[str]
