@@ -219,7 +219,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
     run = binder.start_new_run(U1)
     produced = run.produce_file("a.txt", b"alpha")
     item = produced.item
-    version, _ = binder.versions.save(U1, "notes.md", b"v1")
+    version = binder.versions.save(U1, "notes.md", b"v1")
     ctx: RunContext = run.context
     messages = binder.list_messages(U1, ctx.require_workflow("test").id)
     keys = sorted(binder.blobs.keys())
