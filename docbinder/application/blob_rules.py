@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import mimetypes
 
-from docbinder.domain.errors import DocbinderError
-from docbinder.ports.blobs import BlobStore, check_blob_key
+from docbinder.domain.errors import BlobMissing, DocbinderError
+from docbinder.ports.blobs import BlobStore, check_blob_key, read_origin
 from docbinder.ports.extractor import MimeDetector
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,49 @@ def discard_blob(blobs: BlobStore, key: str) -> None:
         blobs.delete(key)
     except DocbinderError as exc:
         log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
+
+
+def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
+    """Remove the blob of a FileItem row that is gone or was switched away, if provably ours.
+
+    ``database_id`` is this metadata database's current id
+    (:meth:`~docbinder.ports.metadata.FileRepository.database_id`, read before
+    the call; ``None`` when it has none or was copied or moved). A copied
+    database (``cp a.db b.db``, one blob directory) holds rows naming the same
+    blobs as the original, so the blob is removed only when its provenance
+    mark (:func:`~docbinder.ports.blobs.read_origin`) verifies, names the
+    store's identity and names ``database_id``. Otherwise (no mark: an older
+    blob or a file system without extended attributes; another or a former
+    database; no id) the blob is left for ``gc``, which keeps blobs it cannot
+    prove are this database's: space, not data (ADR 0022). Returns whether the
+    blob was removed. Never raises for store faults: they are logged and the
+    blob is left for ``gc``. Call it outside any unit of work.
+    """
+    try:
+        store_id = blobs.identity(create=False)
+        mark = blobs.stat(key).origin
+    except BlobMissing:
+        return False
+    except DocbinderError as exc:
+        log.warning("orphan blob left for gc: %s could not be checked (%s)", key, exc)
+        return False
+    origin = read_origin(mark, key)
+    if (
+        origin is None
+        or store_id is None
+        or database_id is None
+        or origin.store_id != store_id
+        or origin.database_id != database_id
+    ):
+        log.info(
+            "blob %s left for gc: its provenance mark does not prove this database (%s) "
+            "wrote it, and another database may still name it",
+            key,
+            database_id or "no id",
+        )
+        return False
+    discard_blob(blobs, key)
+    return True
 
 
 def blob_key_for(file_id: str) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 
 from docbinder.application.access import AccessPolicy
+from docbinder.application.blob_rules import release_blob
 from docbinder.application.get_file import GetFile
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,
     FileItemNotFound,
     FileStillReferenced,
-    StorageError,
 )
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobStore
@@ -24,7 +24,10 @@ class DeleteFile:
     """Delete a FileItem and its blob: metadata first, then the blob.
 
     Each FileItem owns its blob, so removing one never removes bytes another
-    FileItem needs (SPEC C2). A blob that cannot be removed is left for ``gc``.
+    FileItem needs (SPEC C2). A blob that cannot be removed, or whose
+    provenance mark does not prove this database wrote it (a copied database
+    shares the blobs of the original), is left for ``gc``
+    (:func:`~docbinder.application.blob_rules.release_blob`).
     A FileItem that ChatDocuments refer to is deleted only with ``force``:
     those documents stay in their workflows and resolve as ``file_missing``
     (ADR 0012). The row is locked before the references are counted, so an
@@ -68,11 +71,9 @@ class DeleteFile:
                 raise FileStillReferenced(item.id, references)
             if not uow.files.delete(item.id):
                 raise FileItemNotFound(f"file {file_id} not found")
+            database_id = uow.files.database_id()
             uow.commit()
-        try:
-            self._blobs.delete(item.blob_key)
-        except StorageError as exc:
-            log.warning("orphan blob left for gc: %s could not be removed (%s)", item.blob_key, exc)
+        release_blob(self._blobs, item.blob_key, database_id)
         log.info(
             "deleted file %s (%s) by user %s%s",
             item.id,

@@ -7,7 +7,10 @@ created.
 Fault order (SPEC section 5): the new full content is written to a **new**
 blob under a fresh key first; then, in one transaction, the FileItem's
 ``blob_key``, ``size`` and ``sha256`` are switched to it, provided nobody else
-changed the file in between; only after the commit is the old blob removed.
+changed the file in between; only after the commit is the old blob removed,
+and only when its provenance mark proves this database wrote it (a copied
+database shares the original's blobs; see
+:func:`~docbinder.application.blob_rules.release_blob`).
 Until the commit every reader still sees the old, complete blob; if anything
 fails, the new blob is removed again and the FileItem is unchanged. An old blob
 that cannot be removed is left for ``gc`` with a log line.
@@ -21,7 +24,7 @@ import logging
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.blob_rules import blob_key_for
+from docbinder.application.blob_rules import blob_key_for, release_blob
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action
@@ -144,6 +147,7 @@ class UpdateFileContent:
             blob_store=store_id,
         )
         committing = False
+        database_id: str | None = None
         try:
             with self._uow() as uow:
                 try:
@@ -160,6 +164,7 @@ class UpdateFileContent:
                         f"file {item.id} was changed by someone else meanwhile; "
                         "nothing was changed, try again"
                     ) from exc
+                database_id = uow.files.database_id()
                 committing = True
                 uow.commit()
         except Exception as exc:
@@ -172,7 +177,7 @@ class UpdateFileContent:
             if not committing:
                 self._discard(new_key)
             raise
-        self._discard(item.blob_key)
+        release_blob(self._blobs, item.blob_key, database_id)
         log.info(
             "updated file %s (%s): %d -> %d bytes by user %s",
             item.id,

@@ -25,7 +25,12 @@ from typing import Any, TypeVar
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
+from docbinder.application.blob_rules import (
+    blob_key_for,
+    detect_mime_type,
+    discard_blob,
+    release_blob,
+)
 from docbinder.application.closing import UnitOfWorkGate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
@@ -329,9 +334,10 @@ class FileVersions:
         with self._uow() as uow:
             for stored in versions:
                 uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
+            database_id = uow.files.database_id()
             uow.commit()
         for stored in versions:
-            self._discard_blob(stored.item.blob_key)
+            release_blob(self._blobs, stored.item.blob_key, database_id)
         log.info("deleted %d version(s) of %r by user %s", len(versions), name, principal.user_id)
         return len(versions)
 

@@ -16,12 +16,13 @@ document counts) are part of :class:`docbinder.testing.MetadataContract`.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
+from types import SimpleNamespace, TracebackType
 from typing import Any, BinaryIO
 
 import attrs
@@ -30,6 +31,7 @@ import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.sql import repositories
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
 from docbinder.application.resolve import UnresolvedReason
@@ -37,7 +39,7 @@ from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, Workf
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
-from tests.contract.sql_backends import SqlBackend
+from tests.contract.sql_backends import SqlBackend, statements_sent
 from tests.wiring import wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
@@ -548,3 +550,72 @@ def test_a_database_has_one_identity_and_registers_it_in_the_store(stack: Stack)
     assert stack.blobs.databases() == set()
     stack.binder().start_run(U1).store_file("a.txt", b"a")
     assert stack.blobs.databases() == {made}
+
+
+# -- the database identity follows physical copies (ADR 0022) ---------------------------
+
+
+def test_a_sqlite_file_on_a_cloned_volume_gets_its_own_identity(
+    sqlite_backend: SqlBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file-system image or volume clone keeps the inode of the database file; the
+    device number tells the clone from the original, so the clone makes its own id."""
+    sqlite_backend.clean()
+    store = sqlite_backend.store
+    with store.unit_of_work() as uow:
+        original = uow.files.database_id(create=True)
+        uow.commit()
+
+    def on_the_clone(path: Any) -> os.stat_result:
+        real = os.stat(path)
+        fields = list(real)
+        fields[2] = real.st_dev + 1  # st_dev: the same inode on another device
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(repositories, "os", SimpleNamespace(stat=on_the_clone))
+    with store.read_unit_of_work() as uow:
+        assert uow.files.database_id() is None
+        assert uow.files.former_database_ids() == (original,)
+    with store.unit_of_work() as uow:
+        clone = uow.files.database_id(create=True)
+        uow.commit()
+    assert clone and clone != original
+    monkeypatch.undo()
+    with store.read_unit_of_work() as uow:
+        assert uow.files.database_id() is None  # the original rotates too: space, not data
+        assert set(uow.files.former_database_ids()) == {original, clone}
+
+
+def test_the_postgres_fingerprint_names_the_running_instance() -> None:
+    """A physical copy (``cp -a`` of the data directory, ``pg_basebackup``, a promoted
+    replica) has the same cluster, database, OID and schema; the server's address, port
+    and data directory tell the running copies apart. ``None`` values count as values."""
+    same = ("1234", "test", "public", 16384)
+    original = repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg")
+    copies = [
+        repositories.postgres_location(*same, "10.0.0.2", 5432, "/srv/pg"),
+        repositories.postgres_location(*same, "10.0.0.1", 5433, "/srv/pg"),
+        repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg-copy"),
+        repositories.postgres_location(*same, None, 5432, "/srv/pg"),
+        repositories.postgres_location(None, *same[1:], "10.0.0.1", 5432, None),
+    ]
+    assert len({original, *copies}) == 1 + len(copies)
+    assert repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg") == original
+
+
+def test_the_postgres_location_query_reads_address_port_and_data_directory(
+    postgresql_backend: SqlBackend,
+) -> None:
+    """The fingerprint query runs on a real server and asks for the instance's values."""
+    seen = statements_sent(postgresql_backend.engine, lambda: _location(postgresql_backend))
+    [query] = [s for s, _ in seen if "current_database()" in s]
+    for asked in ("inet_server_addr()", "inet_server_port()", "data_directory"):
+        assert asked in query
+    with postgresql_backend.engine.connect() as conn:
+        row = conn.exec_driver_sql(repositories._POSTGRES_LOCATION).one()
+    assert row[4] is not None  # the port of the running server
+
+
+def _location(backend: SqlBackend) -> None:
+    with backend.store.read_unit_of_work() as uow:
+        uow.files.former_database_ids()  # computes the fingerprint

@@ -385,6 +385,56 @@ def test_a_copied_database_gets_its_own_id_and_neither_gc_takes_the_others_blobs
     assert set(cli.files(env=a)) == first and set(cli.files(env=b)) == {*first, only_b}
 
 
+def _append(cli: Cli, env: dict[str, str], file_id: str, data: bytes) -> None:
+    """Append ``data`` to a FileItem as its creator, through the library (the CLI has no
+    append command)."""
+    [item] = [i for i in cli.json("files", "ls", env=env) if i["id"] == file_id]
+    owner = Principal(item["createdBy"], "default", roles=("member",))
+    environ = {"DOCBINDER_HOME": str(cli.home), **cli.env, **env}
+    build_binder(Settings.load(environ=environ)).update_file.append(owner, file_id, data)
+
+
+def test_rm_and_append_in_a_copied_database_keep_the_blobs_the_original_names(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """``cp a.db b.db``, one store: both databases name the same blobs. ``files rm`` and an
+    append in b.db removed the blob a.db still reads; a blob is now removed only when its
+    mark names this database, so these are left for gc, which keeps them for a.db."""
+    a = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}"}
+    b = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'b.db'}"}
+    data = {n: f"file {n}".encode() for n in range(1, 5)}
+    ids = {n: _attach(cli.with_env(a), tmp_path, f"f{n}.txt", data[n]) for n in data}
+    _copy_database(tmp_path / "a.db", tmp_path / "b.db")  # cp a.db b.db
+
+    assert cli.json("files", "rm", ids[2], env=b) == {"deleted": ids[2], "references": 0}
+    _append(cli, b, ids[1], b" and more")
+
+    assert cli.ok("files", "cat", ids[1], env=b).stdout_bytes == b"file 1 and more"
+    assert cli.files(env=a) == {ids[n]: data[n] for n in data}
+    # Neither gc takes what the other still names.
+    for env in (b, a):
+        assert cli.json("gc", "--apply", *NO_GRACE, env=env)["orphanBlobs"] == []
+    assert cli.files(env=a) == {ids[n]: data[n] for n in data}
+    assert cli.files(env=b) == {ids[1]: b"file 1 and more", ids[3]: data[3], ids[4]: data[4]}
+
+
+def test_rm_and_append_in_one_database_still_free_the_old_blob(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """The normal path: one database, its own marked blobs, freed at once (no gc needed)."""
+    removed = _attach(cli, tmp_path, "r.txt", b"removed")
+    grown = _attach(cli, tmp_path, "g.txt", b"grown")
+    keys = {item["id"]: item["blobKey"] for item in cli.json("files", "ls")}
+    assert store.blobs.exists(keys[removed]) and store.blobs.exists(keys[grown])
+
+    cli.ok("files", "rm", removed)
+    _append(cli, {}, grown, b" more")
+
+    assert not store.blobs.exists(keys[removed])
+    assert not store.blobs.exists(keys[grown])
+    assert cli.files() == {grown: b"grown more"}
+
+
 def test_gc_against_an_older_copy_of_the_store_refuses_and_loses_nothing(
     cli: Cli, tmp_path: Path, store: Store
 ) -> None:

@@ -453,16 +453,26 @@ class _Replaced(Exception):
 def database_location(session: LazyConnection) -> str:
     """A fingerprint (SHA-256 hex) of where the connected database lives, for ADR 0022.
 
-    SQLite: the inode number of the main database file (a copy is a new
-    file; a move or rename keeps it; an in-memory database: the engine
-    object). PostgreSQL: the cluster's ``system_identifier``
-    (``pg_control_system()``; without the right to read it, the server's
-    address and port), ``current_database()``, its OID and
-    ``current_schema()``, so a ``pg_dump``/restore into another database,
-    schema or cluster differs. MariaDB/MySQL: ``@@hostname``, ``@@port``,
-    ``@@datadir`` and ``DATABASE()``. Others: the URL without password.
-    Only server-side facts, never the client's connection string, so two
-    clients that reach one database by different host names agree.
+    SQLite: the device and inode number of the main database file
+    (:func:`sqlite_location`; a copy is a new file, and a file-system image
+    or volume clone is another device; a move or rename within one file
+    system keeps both; an in-memory database: the engine object).
+    PostgreSQL (:func:`postgres_location`): the cluster's
+    ``system_identifier`` (``pg_control_system()``, ``None`` without the
+    right to read it), ``current_database()``, its OID and
+    ``current_schema()`` (so a ``pg_dump``/restore into another database,
+    schema or cluster differs), and the running instance's
+    ``inet_server_addr()``, ``inet_server_port()`` and ``data_directory``
+    (``pg_settings``, ``None`` without the right to read it), so a physical
+    copy (``cp -a`` of the data directory, ``pg_basebackup``, a promoted
+    replica) served elsewhere differs too. MariaDB/MySQL: ``@@hostname``,
+    ``@@port``, ``@@datadir`` and ``DATABASE()``. Others: the URL without
+    password. Only server-side facts, never the client's connection string,
+    so two clients that reach one database by different host names agree,
+    as long as they reach the same server address (PostgreSQL: a client on
+    the Unix socket and one over TCP, or over two interfaces, see different
+    ``inet_server_addr()`` values and make the id rotate: space kept for
+    ``gc``, never data lost).
     """
     conn = session.connection()
     dialect = session.dialect.name
@@ -471,7 +481,7 @@ def database_location(session: LazyConnection) -> str:
         if not files or not files[0]:
             where = f"sqlite memory {id(conn.engine)}"
         else:
-            where = f"sqlite inode {os.stat(files[0]).st_ino}"
+            where = sqlite_location(os.stat(files[0]))
     elif dialect == "postgresql":
         system: object = None
         try:
@@ -480,20 +490,59 @@ def database_location(session: LazyConnection) -> str:
                     "SELECT system_identifier FROM pg_control_system()"
                 ).scalar()
         except sa_exc.DBAPIError:
-            system = None  # not allowed to read it: the server's own address instead
-        row = conn.exec_driver_sql(
-            "SELECT current_database(), current_schema(), "
-            "(SELECT oid FROM pg_database WHERE datname = current_database()), "
-            "inet_server_addr(), inet_server_port()"
-        ).one()
-        server = f"cluster {system}" if system is not None else f"server {row[3]}:{row[4]}"
-        where = f"postgresql {server} database {row[0]} oid {row[2]} schema {row[1]}"
+            system = None  # not allowed to read it: the instance's values below still count
+        row = conn.exec_driver_sql(_POSTGRES_LOCATION).one()
+        where = postgres_location(system, *row)
     elif dialect in ("mysql", "mariadb"):
         row = conn.exec_driver_sql("SELECT @@hostname, @@port, @@datadir, DATABASE()").one()
         where = f"mysql {row[0]}:{row[1]} {row[2]} database {row[3]}"
     else:
         where = conn.engine.url.set(password=None).render_as_string(hide_password=True)
     return hashlib.sha256(where.encode()).hexdigest()
+
+
+_POSTGRES_LOCATION = (
+    "SELECT current_database(), current_schema(), "
+    "(SELECT oid FROM pg_database WHERE datname = current_database()), "
+    "inet_server_addr(), inet_server_port(), "
+    "(SELECT setting FROM pg_settings WHERE name = 'data_directory')"
+)
+"""The values :func:`postgres_location` takes after ``system``, in order; ``pg_settings``
+shows ``data_directory`` only to roles allowed to read it (else the subquery is NULL)."""
+
+
+def sqlite_location(stat: os.stat_result) -> str:
+    """What :func:`database_location` fingerprints for a SQLite file: ``st_dev`` and ``st_ino``.
+
+    The inode alone is kept by a file-system image or volume clone (a
+    snapshot mounted elsewhere, a copied disk image); the device number of
+    the clone differs.
+    """
+    return f"sqlite device {stat.st_dev} inode {stat.st_ino}"
+
+
+def postgres_location(
+    system: object,
+    database: object,
+    schema: object,
+    oid: object,
+    server_addr: object,
+    server_port: object,
+    data_directory: object,
+) -> str:
+    """What :func:`database_location` fingerprints for PostgreSQL, from the values of one query.
+
+    ``system`` is ``pg_control_system().system_identifier``; the others are
+    :data:`_POSTGRES_LOCATION`'s columns. ``None`` values (no right to read
+    them; ``inet_server_addr()`` on a Unix socket) are part of the value.
+    The cluster, database, OID and schema are the same in a physical copy;
+    the address, port and data directory of the running instance tell it
+    from the original while both run.
+    """
+    return (
+        f"postgresql cluster {system} database {database} oid {oid} schema {schema} "
+        f"server {server_addr}:{server_port} data {data_directory}"
+    )
 
 
 class SqlFileRepository:
