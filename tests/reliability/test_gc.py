@@ -68,6 +68,24 @@ def stack(
         yield backend.store.unit_of_work, LocalDiskBlobStore(tmp_path / "blobs")
 
 
+class _PausingBlobs:
+    """A blob store whose ``put`` sets ``written`` after writing, then waits for ``resume``."""
+
+    def __init__(self, inner: BlobStore, written: threading.Event, resume: threading.Event) -> None:
+        self.inner = inner
+        self._written = written
+        self._resume = resume
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def put(self, key: str, data: object) -> int:
+        size = self.inner.put(key, data)  # type: ignore[arg-type]
+        self._written.set()
+        assert self._resume.wait(60), "gc never let the store go on"
+        return size
+
+
 def test_gc_keeps_a_file_whose_content_was_replaced_during_its_scan(
     stack: tuple[UnitOfWorkFactory, BlobStore],
 ) -> None:
@@ -127,20 +145,7 @@ def test_gc_with_the_default_grace_never_takes_a_blob_from_a_running_store(
     written = threading.Event()
     resume = threading.Event()
 
-    class _PausingBlobs:
-        def __init__(self, inner: BlobStore) -> None:
-            self.inner = inner
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.inner, name)
-
-        def put(self, key: str, data: object) -> int:
-            size = self.inner.put(key, data)  # type: ignore[arg-type]
-            written.set()
-            assert resume.wait(60), "gc did not finish"
-            return size
-
-    producer = make_binder(uow_factory, _PausingBlobs(blobs))  # type: ignore[arg-type]
+    producer = make_binder(uow_factory, _PausingBlobs(blobs, written, resume))  # type: ignore[arg-type]
     collector: DocBinder = make_binder(uow_factory, blobs)
     outcome: list[object] = []
 
@@ -205,19 +210,6 @@ def test_gc_keeps_a_blob_whose_file_commits_between_its_scan_and_the_removal(
     resume = threading.Event()
     outcome: list[Any] = []
 
-    class _PausingBlobs:
-        def __init__(self, inner: BlobStore) -> None:
-            self.inner = inner
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.inner, name)
-
-        def put(self, key: str, data: object) -> int:
-            size = self.inner.put(key, data)  # type: ignore[arg-type]
-            written.set()
-            assert resume.wait(60), "gc never let the store go on"
-            return size
-
     class _CommitBeforeRemoval:
         """Lets the paused store finish when gc looks at the blobs after reading the rows."""
 
@@ -234,7 +226,7 @@ def test_gc_keeps_a_blob_whose_file_commits_between_its_scan_and_the_removal(
                 assert outcome, "the store did not finish"
             return self.inner.stat(key)
 
-    producer = make_binder(uow_factory, _PausingBlobs(blobs))  # type: ignore[arg-type]
+    producer = make_binder(uow_factory, _PausingBlobs(blobs, written, resume))  # type: ignore[arg-type]
     collector = wire_binder(uow_factory, _CommitBeforeRemoval(blobs), clock=_AheadClock())  # type: ignore[arg-type]
     writer = make_binder(uow_factory, blobs)
     seeds = [writer.start_run(U1).store_file(f"seed{n}.txt", bytes([n])) for n in range(3)]
