@@ -314,12 +314,18 @@ def test_attach_shows_the_label_each_message_got(cli, tmp_path: Path) -> None:  
     wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
     shown = cli("attach", str(first), str(second), "--workflow", wf, "--label", "mine")
     assert shown.exit_code == 0, shown.output
-    lines = [line for line in shown.stdout.splitlines() if "is taken" in line]
-    assert len(lines) == 1 and lines[0].startswith("label 'mine' is taken in this workflow")
+    lines = [line for line in shown.stdout.splitlines() if line.startswith("label ")]
+    assert len(lines) == 1
+    assert lines[0].startswith("label 'mine' went to 'a.txt' earlier in this command;")
     suffixed = lines[0].rsplit("docList:", 1)[1]
     assert suffixed.startswith("mine#") and len(suffixed) == len("mine#") + 8
     resolved = _json(cli("resolve", f"docList:{suffixed}", "--workflow", wf, "--json"))
     assert [d["file"]["fileName"] for d in resolved["documents"]] == ["b.txt"]  # type: ignore[index]
+    # A later command finds the label taken by the workflow itself.
+    again = cli("attach", str(first), "--workflow", wf, "--label", "mine")
+    assert again.exit_code == 0, again.output
+    [line] = [line for line in again.stdout.splitlines() if line.startswith("label ")]
+    assert line.startswith("label 'mine' is taken in this workflow;")
     again = _json(cli("attach", str(first), "--workflow", wf, "--label", "other", "--json"))
     assert again["label"] == "other"  # type: ignore[index]
 

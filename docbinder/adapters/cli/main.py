@@ -396,9 +396,16 @@ def attach(
                 out.print(result.text + note)
                 wanted = label or f"writeFile:{file_name}"
                 if result.label is not None and result.label != wanted:
+                    holder = next(
+                        (r.item.file_name for r in results[:-1] if r.label == wanted), None
+                    )
+                    taken = (
+                        f"went to {holder!r} earlier in this command"
+                        if holder is not None
+                        else "is taken in this workflow"
+                    )
                     out.print(
-                        f"label {wanted!r} is taken in this workflow; "
-                        f"this file's message is docList:{result.label}"
+                        f"label {wanted!r} {taken}; this file's message is docList:{result.label}"
                     )
     if as_json:
         emit_json(results[0] if len(results) == 1 else results)
