@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any
 
 from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
@@ -10,7 +11,7 @@ from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
 from docbinder.container import compose_binder
 from docbinder.ports.blobs import BlobStore
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
 
 def wire_binder(
@@ -33,3 +34,30 @@ def wire_binder(
     return compose_binder(
         uow_factory=uow_factory, blobs=blobs, read_uow_factory=read_uow_factory, **wiring
     )
+
+
+class UnitOfWorkWrapper:
+    """A unit of work that hands everything to ``inner``; tests override what they watch.
+
+    Entering enters ``inner`` and returns the wrapper, leaving leaves ``inner``;
+    any other attribute (``files``, ``workflows``, ``commit``, ...) is
+    ``inner``'s unless a subclass sets or defines it.
+    """
+
+    def __init__(self, inner: UnitOfWork) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> Any:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._inner.__exit__(exc_type, exc, tb)

@@ -40,7 +40,7 @@ from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from tests.contract.sql_backends import SqlBackend, statements_sent
-from tests.wiring import wire_binder
+from tests.wiring import UnitOfWorkWrapper, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 ALICE = Principal("alice", "m1", roles=("member",))
@@ -214,16 +214,13 @@ class _Log:
             self.violations.append(name)
 
 
-class _LoggedUnit:
+class _LoggedUnit(UnitOfWorkWrapper):
     def __init__(self, inner: UnitOfWork, log: _Log) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._log = log
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
     def __enter__(self) -> _LoggedUnit:
-        self._inner.__enter__()
+        super().__enter__()
         self._log.writing += 1
         self._log.events.append("write-begin")
         return self
@@ -236,7 +233,7 @@ class _LoggedUnit:
     ) -> None:
         self._log.writing -= 1
         self._log.events.append("write-end")
-        self._inner.__exit__(exc_type, exc, tb)
+        super().__exit__(exc_type, exc, tb)
 
 
 class _LoggedBlobs:
@@ -431,26 +428,11 @@ class _GatedRepository:
         return stopped
 
 
-class _GatedUnit:
+class _GatedUnit(UnitOfWorkWrapper):
     def __init__(self, inner: UnitOfWork, gate: _Gate) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.files = _GatedRepository(inner.files, gate, "files")
         self.workflows = _GatedRepository(inner.workflows, gate, "workflows")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __enter__(self) -> _GatedUnit:
-        self._inner.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
 
 
 def _waits_or_finishes(stack: Stack, other: Future[Any]) -> None:

@@ -14,7 +14,6 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, BinaryIO
 
 import attrs
@@ -31,7 +30,7 @@ from docbinder.ports.metadata import (
     UnitOfWorkFactory,
     WorkflowRepository,
 )
-from tests.wiring import wire_binder
+from tests.wiring import UnitOfWorkWrapper, wire_binder
 
 # ----------------------------------------------------------------------------- the ledger
 
@@ -163,28 +162,16 @@ class _RepositoryProxy:
         return method
 
 
-class FaultyUnitOfWork:
+class FaultyUnitOfWork(UnitOfWorkWrapper):
     """A unit of work whose repositories and ``commit`` go through a :class:`FaultPlan`."""
 
     def __init__(self, inner: UnitOfWork, plan: FaultPlan) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._plan = plan
         self.files: FileRepository = _RepositoryProxy(inner.files, "files", plan)  # type: ignore[assignment]
         self.workflows: WorkflowRepository = _RepositoryProxy(  # type: ignore[assignment]
             inner.workflows, "workflows", plan
         )
-
-    def __enter__(self) -> FaultyUnitOfWork:
-        self._inner.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
 
     def commit(self) -> None:
         self._plan.call("commit", self._inner.commit)
