@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+from collections.abc import Mapping
 
 from docbinder.domain.errors import BlobMissing, DocbinderError
-from docbinder.ports.blobs import BlobStore, check_blob_key, read_origin
+from docbinder.ports.blobs import (
+    BlobStore,
+    LocatingBlobStore,
+    check_blob_key,
+    location_fingerprint,
+    read_origin,
+)
 from docbinder.ports.extractor import MimeDetector
 
 log = logging.getLogger(__name__)
@@ -37,7 +44,9 @@ def discard_blob(blobs: BlobStore, key: str) -> None:
         log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
 
 
-def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
+def release_blob(
+    blobs: BlobStore, key: str, database_id: str | None, locations: Mapping[str, str]
+) -> bool:
     """Remove the blob of a FileItem row that is gone or was switched away, if provably ours.
 
     ``database_id`` is this metadata database's current id
@@ -49,13 +58,20 @@ def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
     store's identity and names ``database_id``. Otherwise (no mark: an older
     blob or a file system without extended attributes; another or a former
     database; no id) the blob is left for ``gc``, which keeps blobs it cannot
-    prove are this database's: space, not data (ADR 0022). Returns whether the
+    prove are this database's: space, not data (ADR 0022). ``locations`` is
+    :meth:`~docbinder.ports.metadata.FileRepository.store_locations`, read
+    in the same unit as ``database_id``: when the store can tell its location
+    (:class:`~docbinder.ports.blobs.LocatingBlobStore`), the blob is removed
+    only if that location is the one recorded for the store's identity, so
+    nothing is freed in a copy, a backup or a moved store (ADR 0030); a
+    store without location support is treated as before. Returns whether the
     blob was removed. Never raises for store faults: they are logged and the
     blob is left for ``gc``. Call it outside any unit of work.
     """
     try:
         store_id = blobs.identity(create=False)
         mark = blobs.stat(key).origin
+        where = blobs.location(create=False) if isinstance(blobs, LocatingBlobStore) else None
     except BlobMissing:
         return False
     except DocbinderError as exc:
@@ -74,6 +90,16 @@ def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
             "wrote it, and another database may still name it",
             key,
             database_id or "no id",
+        )
+        return False
+    if isinstance(blobs, LocatingBlobStore) and (
+        where is None or locations.get(store_id) != location_fingerprint(where)
+    ):
+        log.warning(
+            "blob %s left for gc: blob store %s is not at the location recorded for its "
+            "identity (a copy, a backup or a moved store; check blob_url)",
+            key,
+            blobs.url,
         )
         return False
     discard_blob(blobs, key)

@@ -72,8 +72,9 @@ class DeleteFile:
             if not uow.files.delete(item.id):
                 raise FileItemNotFound(f"file {file_id} not found")
             database_id = uow.files.database_id()
+            locations = uow.files.store_locations()
             uow.commit()
-        release_blob(self._blobs, item.blob_key, database_id)
+        release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
             "deleted file %s (%s) by user %s%s",
             item.id,

@@ -38,7 +38,14 @@ belong to a store that is still running.
   blobs, unnamed blobs without database mark in a store that another
   metadata database also writes into, an empty store facing its rows, or
   more than ``max_share`` of the rows or blobs at once. ``force`` overrides
-  that (never the grace floor), and the report says what it overrode.
+  that (never the grace floor), and the report says what it overrode;
+* it refuses (:class:`~docbinder.domain.errors.StoreMoved`, which ``force``
+  does not override) to mark or remove anything when the store's location
+  differs from the one the database recorded for its identity: the store is
+  a copy, a backup or a moved store, in which every file stored since the
+  copy looks lost (ADR 0030; ``docbinder store adopt`` accepts a store moved
+  on purpose). A store without location support, or one whose location was
+  never recorded, is guarded only by the rules above, as before.
 """
 
 from __future__ import annotations
@@ -49,7 +56,12 @@ from datetime import timedelta
 
 import attrs
 
-from docbinder.domain.errors import BlobMissing, UnsafeOperation
+from docbinder.application.store_registration import (
+    LocationCheck,
+    check_location,
+    moved_store_message,
+)
+from docbinder.domain.errors import BlobMissing, StoreMoved, UnsafeOperation
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
@@ -117,6 +129,11 @@ class GcReport:
     still use that id; never touched); ``database_moved`` is true when the
     database was copied or moved since its last write (a new id is made on
     the next write).
+    ``store_moved`` is true when the store's location differs from the one
+    recorded for its identity (a dry run then carries the refusal; an apply
+    raises :class:`~docbinder.domain.errors.StoreMoved`); ``location_checked``
+    is true when it matched (false: no location support, or none recorded
+    yet, so only the other guards applied).
     """
 
     orphan_blobs: tuple[str, ...]
@@ -138,6 +155,8 @@ class GcReport:
     short_grace: bool = False
     former_database_blobs: int = 0
     database_moved: bool = False
+    store_moved: bool = False
+    location_checked: bool = False
 
 
 @attrs.frozen
@@ -163,6 +182,7 @@ class _Scan:
     freed: int
     suspects: list[FileItem]
     total_rows: int
+    location: LocationCheck
 
 
 class CollectGarbage:
@@ -202,6 +222,10 @@ class CollectGarbage:
                 f"{self._blobs.url}; --force does not)"
             )
         scan = self._scan(grace_seconds)
+        if scan.location.moved and not dry_run:
+            raise StoreMoved(
+                f"gc refused: {moved_store_message(self._blobs.url)}; nothing was marked or removed"
+            )
         absent = [i for i in scan.suspects if not self._blobs.exists(i.blob_key)]
         now = self._clock.now()
         cutoff_marks = now - timedelta(seconds=grace_seconds)
@@ -224,7 +248,11 @@ class CollectGarbage:
             and mark[0] == i.blob_key
             and mark[1] <= cutoff_marks
         ]
-        refusal = self._refusal(scan, missing, max_share)
+        refusal = (
+            moved_store_message(self._blobs.url)
+            if scan.location.moved
+            else self._refusal(scan, missing, max_share)
+        )
         if refusal is not None and not dry_run and not force:
             raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
         removed_rows: list[str] = []
@@ -263,6 +291,8 @@ class CollectGarbage:
             short_grace=short_grace and not dry_run,
             former_database_blobs=len(scan.former),
             database_moved=scan.database_id is None and bool(scan.former_ids),
+            store_moved=scan.location.moved,
+            location_checked=scan.location.confirmed,
         )
 
     def _remove_blobs(self, orphans: list[str]) -> list[str]:
@@ -302,6 +332,10 @@ class CollectGarbage:
             items = list(uow.files.iter_all())
             database_id = uow.files.database_id()
             former_ids = uow.files.former_database_ids()
+            recorded = uow.files.store_locations()
+        # Where the store is now against where this database first wrote into it
+        # (ADR 0030): a copy carries the identity but not the location.
+        location = check_location(self._blobs, store_id, recorded)
         databases = self._blobs.databases()
         other_databases = len(databases - {database_id})
         mine = [i for i in items if store_id is not None and i.blob_store == store_id]
@@ -374,6 +408,7 @@ class CollectGarbage:
             freed=freed,
             suspects=suspects,
             total_rows=len(items),
+            location=location,
         )
 
     def _refusal(self, scan: _Scan, lacking: list[FileItem], max_share: float) -> str | None:

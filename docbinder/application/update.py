@@ -148,6 +148,7 @@ class UpdateFileContent:
         )
         committing = False
         database_id: str | None = None
+        locations: dict[str, str] = {}
         try:
             with self._uow() as uow:
                 try:
@@ -165,6 +166,7 @@ class UpdateFileContent:
                         "nothing was changed, try again"
                     ) from exc
                 database_id = uow.files.database_id()
+                locations = uow.files.store_locations()
                 committing = True
                 uow.commit()
         except Exception as exc:
@@ -177,7 +179,7 @@ class UpdateFileContent:
             if not committing:
                 self._discard(new_key)
             raise
-        release_blob(self._blobs, item.blob_key, database_id)
+        release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
             "updated file %s (%s): %d -> %d bytes by user %s",
             item.id,

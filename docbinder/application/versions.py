@@ -335,9 +335,10 @@ class FileVersions:
             for stored in versions:
                 uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
             database_id = uow.files.database_id()
+            locations = uow.files.store_locations()
             uow.commit()
         for stored in versions:
-            release_blob(self._blobs, stored.item.blob_key, database_id)
+            release_blob(self._blobs, stored.item.blob_key, database_id, locations)
         log.info("deleted %d version(s) of %r by user %s", len(versions), name, principal.user_id)
         return len(versions)
 

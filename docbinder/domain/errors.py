@@ -104,6 +104,17 @@ class UnsafeOperation(DocbinderError, RuntimeError):
     """
 
 
+class StoreMoved(UnsafeOperation):
+    """The blob store is not where this database's files were stored: a copy, a backup or a move.
+
+    Raised by writes (before anything is written) and by ``gc --apply``
+    (before anything is marked or removed) when the connected blob store's
+    location differs from the one the metadata database recorded for its
+    identity (ADR 0030). ``force`` never overrides it; ``docbinder store
+    adopt`` accepts a store moved on purpose.
+    """
+
+
 class CountersWouldGoBack(Conflict):
     """A change of a workflow's round/task/action would put them behind where they are.
 

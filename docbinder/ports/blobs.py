@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from types import TracebackType
-from typing import BinaryIO, Protocol, Self
+from typing import BinaryIO, Protocol, Self, runtime_checkable
 
 import attrs
 
@@ -250,6 +250,47 @@ class BlobStore(Protocol):
     def databases(self) -> set[str]:
         """The ids of every metadata database registered with :meth:`register_database`."""
         ...
+
+
+@runtime_checkable
+class LocatingBlobStore(Protocol):
+    """The optional part of the blob-store port: where the store's bytes are (ADR 0030).
+
+    A store identity (:meth:`BlobStore.identity`) travels with every copy of a
+    store: ``cp -a`` of a blob root, a restored backup or snapshot, ``aws s3
+    sync`` into another bucket all carry the same ``.docbinder-store``. The
+    location tells such a copy from the store itself. A backend that lacks
+    :meth:`location` is accepted everywhere; ``gc`` then trusts a row's missing
+    blob no more than before locations existed (only its other guards apply),
+    and deleting a file frees its blob as before.
+    """
+
+    def location(self, *, create: bool = False) -> str | None:
+        """A fingerprint of where the store's bytes are, or ``None`` when it has none yet.
+
+        It must stay the same whenever the same bytes are reached again (a
+        new store object, another process, a rename of the directory on one
+        file system, another endpoint host name for the same bucket) and
+        change when the bytes are a copy or a restore, at another place or at
+        the same one. Shipped stores: local disk, the device and inode number
+        of the directory ``<root>/.docbinder-location``; S3, the bucket, the
+        prefix and the identity object's server-assigned ``LastModified`` and
+        ``ETag``; memory, a token of the store object. Without ``create`` a
+        store that has no location marker yet gives ``None`` and nothing is
+        made; with it the marker is made (atomically) and the location
+        returned. Any text up to any length: callers keep only
+        :func:`location_fingerprint` of it. Raises :class:`StorageError` when
+        the store cannot be read.
+        """
+        ...
+
+
+def location_fingerprint(location: str) -> str:
+    """SHA-256 hex digest (64 characters) of a :meth:`LocatingBlobStore.location` text.
+
+    What the metadata database records per store identity and compares.
+    """
+    return hashlib.sha256(location.encode("utf-8")).hexdigest()
 
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")

@@ -120,6 +120,26 @@ class FileRepository(Protocol):
         """
         ...
 
+    def store_locations(self) -> dict[str, str]:
+        """Store identity -> the location fingerprint this database recorded for it (ADR 0030).
+
+        The fingerprint is :func:`~docbinder.ports.blobs.location_fingerprint`
+        of where the blob store with that identity was when this database
+        first wrote into it (or when it was adopted there). A database copied
+        or moved keeps these: its blob stores did not move with it.
+        """
+        ...
+
+    def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
+        """Record ``location`` (a fingerprint) for the blob store ``store_id``; return what is recorded.
+
+        Without ``replace`` an existing record is kept (first use wins: two
+        first writers racing end with one record, and each gets it back to
+        compare); with it the record is set to ``location`` (``docbinder
+        store adopt``). Writes in this unit (commit it).
+        """
+        ...
+
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         """The item if it still exists and names ``blob_key``, held until this unit ends.
 

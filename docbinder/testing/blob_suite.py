@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from docbinder.domain.errors import BlobMissing, DocbinderError, InvalidInput, StorageError
-from docbinder.ports.blobs import BlobStat, BlobStore
+from docbinder.ports.blobs import BlobStat, BlobStore, LocatingBlobStore
 
 MiB = 1 << 20
 
@@ -148,7 +148,12 @@ class BlobStoreContract(abc.ABC):
       the identity and the registered databases (the subclass then provides the
       ``reopen`` fixture);
     * :attr:`supports_concurrency` -- ``put`` from several threads at once is safe;
-    * :attr:`large_blob_size` -- bytes of the large streaming round trip.
+    * :attr:`large_blob_size` -- bytes of the large streaming round trip;
+    * :attr:`locates_itself` -- the store implements
+      :class:`~docbinder.ports.blobs.LocatingBlobStore` (ADR 0030); a durable
+      one may provide the ``copy_of`` fixture (a store over a copy of the
+      store's bytes, as ``cp -a`` or ``aws s3 sync`` would make it) so the
+      suite can check that a copy is located elsewhere.
     """
 
     supports_blob_and_prefix_key: ClassVar[bool] = True
@@ -164,6 +169,10 @@ class BlobStoreContract(abc.ABC):
     large_blob_size: ClassVar[int] = 20 * MiB
     """Size in bytes of the large blob streamed through ``put`` and ``open``."""
 
+    locates_itself: ClassVar[bool] = False
+    """Whether the store tells where its bytes are (``location``); without it ``gc`` cannot
+    tell a copy of the store from the store and relies on its other guards."""
+
     @pytest.fixture
     @abc.abstractmethod
     def store(self) -> BlobStore:
@@ -173,6 +182,12 @@ class BlobStoreContract(abc.ABC):
     def reopen(self) -> Callable[[], BlobStore]:
         """Makes new store objects over the place of ``store`` (only for :attr:`durable` stores)."""
         pytest.fail("a durable store's test class provides the reopen fixture")
+
+    @pytest.fixture
+    def copy_of(self) -> Callable[[BlobStore], BlobStore] | None:
+        """Copies every byte of a store elsewhere, hidden files included; returns a store over
+        the copy (``None``: the adapter cannot copy itself in a test)."""
+        return None
 
     @pytest.fixture
     def open_streams(self, store: BlobStore) -> Callable[[], int] | None:
@@ -536,6 +551,47 @@ class BlobStoreContract(abc.ABC):
             with pytest.raises(InvalidInput):
                 store.register_database(bad)
         assert store.databases() == {"db-1", "db-2"}
+
+    # -- location (flag: locates_itself) ----------------------------------------
+
+    def test_the_location_is_stable_and_never_a_blob(self, store: BlobStore) -> None:
+        if not self.locates_itself:
+            pytest.skip("the store does not tell its location (locates_itself = False)")
+        assert isinstance(store, LocatingBlobStore)
+        made = store.location(create=True)
+        assert isinstance(made, str) and made
+        assert store.location() == store.location(create=True) == made
+        store.put("ab/abc", [b"x"])
+        store.delete("ab/abc")
+        assert store.location() == made  # writing and removing blobs does not move it
+        assert list(store.keys()) == []
+
+    def test_a_new_store_object_over_the_same_place_has_the_same_location(
+        self, store: BlobStore, request: pytest.FixtureRequest
+    ) -> None:
+        if not (self.locates_itself and self.durable):
+            pytest.skip("needs locates_itself = True and durable = True")
+        reopen: Callable[[], BlobStore] = request.getfixturevalue("reopen")
+        assert isinstance(store, LocatingBlobStore)
+        made = store.location(create=True)
+        again = reopen()
+        assert isinstance(again, LocatingBlobStore)
+        assert again.location() == made
+
+    def test_a_copy_of_the_store_has_its_identity_but_another_location(
+        self, store: BlobStore, copy_of: Callable[[BlobStore], BlobStore] | None
+    ) -> None:
+        if not self.locates_itself or copy_of is None:
+            pytest.skip("needs locates_itself = True and the copy_of fixture")
+        assert isinstance(store, LocatingBlobStore)
+        store.put("ab/abc", [b"x"])
+        identity = store.identity(create=True)
+        made = store.location(create=True)
+        copy = copy_of(store)
+        assert isinstance(copy, LocatingBlobStore)
+        assert copy.identity() == identity
+        assert copy.location() != made
+        assert store.location() == made
 
     # -- durability (flag: durable) -------------------------------------------
 

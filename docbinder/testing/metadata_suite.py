@@ -1470,6 +1470,35 @@ class MetadataContract:
             assert u.files.database_id() == made
             assert u.files.database_id(create=True) == made
 
+    def test_store_locations_are_recorded_once_and_replaced_only_when_asked(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        store, other = (
+            "4f1c2d7e-0000-4000-8000-000000000001",
+            "4f1c2d7e-0000-4000-8000-000000000002",
+        )
+        here, there = "a" * 64, "b" * 64
+        with uow() as u:
+            assert u.files.store_locations() == {}
+            assert u.files.record_store_location(store, here) == here
+            # left without commit: gone again
+        with uow() as u:
+            assert u.files.store_locations() == {}
+            assert u.files.record_store_location(store, here) == here
+            u.commit()
+        with uow() as u:
+            # first use wins: a second writer gets the recorded location back to compare
+            assert u.files.record_store_location(store, there) == here
+            assert u.files.record_store_location(other, there) == there
+            u.commit()
+        with uow() as u:
+            assert u.files.store_locations() == {store: here, other: there}
+            assert u.files.record_store_location(store, there, replace=True) == there
+            u.commit()
+        with uow() as u:
+            assert u.files.store_locations() == {store: there, other: there}
+            assert u.files.database_id() is None  # locations are not the database identity
+
     # -- file versions -------------------------------------------------------------------
 
     def test_versions_number_a_series_and_go_with_their_file_item(

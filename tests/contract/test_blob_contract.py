@@ -7,6 +7,7 @@ third-party store's tests would, setting the capability flags it has.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 
 class TestMemoryBlobStore(BlobStoreContract):
+    locates_itself = True
+
     @pytest.fixture
     def store(self) -> BlobStore:
         return MemoryBlobStore()
@@ -49,6 +52,17 @@ def _descriptors_under(root: Path) -> int:
 class TestLocalDiskBlobStore(BlobStoreContract):
     supports_blob_and_prefix_key = False
     durable = True
+    locates_itself = True
+
+    @pytest.fixture
+    def copy_of(self, tmp_path: Path) -> Callable[[BlobStore], BlobStore]:
+        def copy(store: BlobStore) -> BlobStore:
+            assert isinstance(store, LocalDiskBlobStore)
+            target = tmp_path / f"copy-{uuid.uuid4().hex}"
+            shutil.copytree(store.root, target, copy_function=shutil.copy2)  # cp -a
+            return LocalDiskBlobStore(target)
+
+        return copy
 
     @pytest.fixture
     def store(self, tmp_path: Path) -> BlobStore:
@@ -94,6 +108,28 @@ def _count_open_bodies(client: S3Client) -> Iterator[Callable[[], int]]:
 @pytest.mark.s3
 class TestS3BlobStore(BlobStoreContract):
     durable = True
+    locates_itself = True
+
+    @pytest.fixture
+    def copy_of(
+        self, s3_endpoint: str, s3_client: S3Client, s3_bucket: str
+    ) -> Callable[[BlobStore], BlobStore]:
+        def copy(store: BlobStore) -> BlobStore:
+            assert isinstance(store, S3BlobStore)
+            prefix = f"copy/{uuid.uuid4().hex}/"
+            listed = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix=store.prefix)
+            for item in listed.get("Contents", []):  # aws s3 sync into another prefix
+                s3_client.copy_object(
+                    Bucket=s3_bucket,
+                    Key=prefix + item["Key"].removeprefix(store.prefix),
+                    CopySource={"Bucket": s3_bucket, "Key": item["Key"]},
+                )
+            return S3BlobStore(
+                s3_bucket, prefix, endpoint_url=s3_endpoint, client=s3_client, **self.options
+            )
+
+        return copy
+
     options: dict[str, Any] = {}  # noqa: RUF012 - read only
 
     @pytest.fixture

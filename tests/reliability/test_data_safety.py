@@ -447,16 +447,20 @@ def test_gc_against_an_older_copy_of_the_store_refuses_and_loses_nothing(
     everything = cli.files()
     assert set(everything) == {*ids, newer}
 
-    for args in (NO_GRACE, NO_GRACE, ()):
+    # The copy carries the store's identity but not its location (ADR 0030); --force
+    # does not accept another location.
+    for args in (NO_GRACE, NO_GRACE, (), ("--force", *NO_GRACE)):
         refused = cli("--blob-url", backup, "gc", "--apply", *args)
         assert refused.exit_code == 1
         [line] = error_lines(refused)
-        assert line.startswith("error: gc refused") and newer in line
-        assert "blob_url" in line and "older copy" in line and "--force" in line
+        assert line.startswith("error: gc refused") and "blob_url" in line
+        assert "a copy, a backup or a moved store" in line and "store adopt" in line
     dry = cli.json("--blob-url", backup, "gc")
-    assert dry["markedRows"] == [newer] and "older copy" in dry["refusal"]
+    assert dry["markedRows"] == [newer] and dry["storeMoved"] is True
+    assert "a copy, a backup or a moved store" in dry["refusal"]
     detail = {c["name"]: c["detail"] for c in cli.json("--blob-url", backup, "doctor")["checks"]}
     assert "older copy" in detail["every FileItem has its blob"]
+    assert "a copy, a backup or a moved store" in detail["blob store location"]
 
     for _round in range(2):
         report = cli.json("gc", "--apply", *NO_GRACE)

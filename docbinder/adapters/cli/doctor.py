@@ -43,6 +43,9 @@ GUARDS = {
     "every FileItem has its blob": "reading such a file fails with 'file not found'",
     "blob store identity": "gc could take another blob store's FileItems for garbage",
     "blob store registration": "gc of one database could remove another database's blobs",
+    "blob store location": (
+        "gc in a copy or backup of the store could remove every file stored since the copy"
+    ),
     "leftovers of interrupted writes": "disk space stays held by temp files of killed writes",
     "every ChatDocument has its FileItem": "a consuming tool gets no content for that document",
     "a run without workflow is named": "attaching fails with 'no workflow available'",
@@ -224,6 +227,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
             listed = uow.files.list(principal.mandate_id, limit=50)
             database_id = uow.files.database_id()
             former_ids = uow.files.former_database_ids()
+            locations = uow.files.store_locations()
     except DocbinderError as exc:
         return [Check("stored data", "fail", str(exc))]
     wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]
@@ -292,6 +296,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
                 f"{len(items)} FileItem(s): check blob_url (DOCBINDER_BLOB_URL)",
             )
         )
+    checks.append(_location_check(binder.blobs, store_id, locations))
     rows_here = sum(1 for i in items if store_id is not None and i.blob_store == store_id)
     if rows_here and database_id is not None and database_id not in binder.blobs.databases():
         checks.append(
@@ -345,6 +350,37 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     )
     checks.append(_leftovers(binder.blobs))
     return checks
+
+
+def _location_check(blobs: Any, store_id: str | None, locations: dict[str, str]) -> Check:
+    """The store's location against the one this database recorded (ADR 0030); reads only."""
+    from docbinder.application.store_registration import check_location
+
+    name = "blob store location"
+    try:
+        found = check_location(blobs, store_id, locations)
+    except DocbinderError as exc:
+        return Check(name, "fail", f"cannot read the location of {blobs.url}: {exc}")
+    if found.moved:
+        return Check(
+            name,
+            "warn",
+            f"{blobs.url} carries the identity of the store this database writes into but "
+            "is not at the place where it wrote: blob_url (DOCBINDER_BLOB_URL) probably points "
+            "at a copy, a backup or a moved store; check blob_url first. Meanwhile writes and "
+            "gc refuse and deletes keep blobs. Only if you moved the store on purpose and "
+            "retired the old place: `docbinder store adopt`",
+        )
+    if not found.supported:
+        return Check(
+            name,
+            "ok",
+            f"{blobs.url} cannot tell its location: copies of it are not recognised, "
+            "gc relies on its other checks",
+        )
+    if store_id is None or found.recorded is None:
+        return Check(name, "ok", "not recorded yet: recorded on the next write")
+    return Check(name, "ok", f"{blobs.url} is where this database wrote")
 
 
 def _leftovers(blobs: Any) -> Check:

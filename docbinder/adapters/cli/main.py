@@ -87,6 +87,8 @@ workflow_app = typer.Typer(help="Create and inspect workflows.", no_args_is_help
 files_app = typer.Typer(help="List, inspect and read stored files.", no_args_is_help=True)
 app.add_typer(workflow_app, name="workflow")
 app.add_typer(files_app, name="files")
+store_app = typer.Typer(help="Check and accept the blob store's location.", no_args_is_help=True)
+app.add_typer(store_app, name="store")
 
 
 class State:
@@ -819,6 +821,8 @@ def gc(
                 "belowGraceFloor": report.short_grace,
                 "formerDatabaseBlobs": report.former_database_blobs,
                 "databaseMoved": report.database_moved,
+                "storeMoved": report.store_moved,
+                "locationChecked": report.location_checked,
             }
         )
         return
@@ -893,6 +897,56 @@ def gc(
         err.print(
             f"warning: `gc --apply --grace {grace:g}` would refuse: below the floor of "
             f"{MIN_GRACE_SECONDS} s (--below-grace-floor, only while nothing writes)"
+        )
+
+
+@store_app.command("adopt")
+@handles_errors
+def store_adopt(
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Adopt even when FileItems of this store have no blob in it (it then is "
+            "not a whole move of the store).",
+        ),
+    ] = False,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Accept the blob store at blob_url, where it is now, as the store of its identity.
+
+    Only for a store moved on purpose (copied to a new disk, bucket or prefix
+    and the old place retired): writes, deletes and gc then trust it again.
+    Refuses when the store has no identity, and, unless --force, when
+    FileItems of the store have no blob in it (an older copy or backup).
+    """
+    from docbinder.adapters.cli.setup import check_database_ready
+    from docbinder.application.store_registration import AdoptStoreLocation
+
+    check_database_ready(STATE.settings)
+    binder = STATE.binder(prepare=False)
+    adoption = AdoptStoreLocation(binder.uow_factory, binder.blobs)(force=force)
+    if _json(json_flag):
+        emit_json(
+            {
+                "storeId": adoption.store_id,
+                "url": adoption.url,
+                "previous": adoption.previous,
+                "location": adoption.location,
+                "missingBlobs": adoption.missing_blobs,
+            }
+        )
+        return
+    if adoption.previous == adoption.location:
+        out.print(f"blob store {adoption.url} ({adoption.store_id}) was already at this location")
+    else:
+        out.print(
+            f"adopted blob store {adoption.url} ({adoption.store_id}) at its current location"
+        )
+    if adoption.missing_blobs:
+        err.print(
+            f"note: --force: {adoption.missing_blobs} FileItem(s) of this store have no blob "
+            "in it; `docbinder gc` (a dry run) lists them"
         )
 
 

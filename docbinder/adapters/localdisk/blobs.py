@@ -46,6 +46,14 @@ TEMP_SUFFIX = ".part"
 IDENTITY_FILE = ".docbinder-store"
 """File under the root holding the store's identity (a UUID); hidden, so never a key."""
 
+LOCATION_DIR = ".docbinder-location"
+"""Empty directory under the root whose device and inode number are the store's location (ADR 0030).
+
+A directory, unlike the identity file, cannot be hard-linked: a hard-link
+snapshot (``cp -al``, ``rsync --link-dest``) makes a new one, as do ``cp -a``
+and a restore; ``mv`` of the root on one file system keeps it.
+"""
+
 DATABASES_DIR = ".docbinder-databases"
 """Directory under the root with one empty file per metadata database writing here."""
 
@@ -169,6 +177,51 @@ class LocalDiskBlobStore:
             found = self._read_identity(path)
         self._identity = found
         return found
+
+    def location(self, *, create: bool = False) -> str | None:
+        """``file device <st_dev> inode <st_ino>`` of the directory ``<root>/.docbinder-location``.
+
+        Made (``mkdir``, which only one of two racing writers wins; both then
+        read the same directory) when missing and ``create``; without it a
+        missing root or directory gives ``None``. A copy or restore of the root
+        (``cp -a``, ``rsync``, ``tar``, a backup tool, a hard-link snapshot)
+        makes a new directory, so another inode; a file-system snapshot or
+        volume clone mounted elsewhere is another device; renaming or moving
+        the root within one file system keeps both. The device number of some
+        file systems (NFS, device-mapper volumes) can change when they are
+        mounted again: then the location differs although the bytes did not
+        move, and ``gc`` refuses until ``docbinder store adopt`` (a refusal,
+        never a loss). :class:`StorageError` when the entry is not a plain
+        directory or cannot be read or made.
+        """
+        path = self._root / LOCATION_DIR
+        info = self._stat_location(path)
+        if info is None and create:
+            try:
+                self._makedirs(self._root)
+                with contextlib.suppress(FileExistsError):  # another writer made it first
+                    os.mkdir(path)
+                self._fsync_dir(self._root)
+            except OSError as exc:
+                raise _storage_error("create store location", path, exc) from exc
+            info = self._stat_location(path)
+        if info is None:
+            return None
+        return f"file device {info.st_dev} inode {info.st_ino}"
+
+    @staticmethod
+    def _stat_location(path: Path) -> os.stat_result | None:
+        try:
+            info = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise _storage_error("stat", path, exc) from exc
+        if not stat_mod.S_ISDIR(info.st_mode):
+            raise StorageError(
+                f"local disk: {path} is not a directory: the store location marker was replaced"
+            )
+        return info
 
     def register_database(self, database_id: str) -> None:
         """Create ``<root>/.docbinder-databases/<database_id>`` (empty) if it is not there."""

@@ -39,6 +39,7 @@ class MemoryBlobStore:
         self._identity: str | None = None
         self._databases: set[str] = set()
         self._open_readers = 0
+        self._token = uuid.uuid4().hex
 
     @property
     def open_readers(self) -> int:
@@ -114,6 +115,14 @@ class MemoryBlobStore:
             if self._identity is None and create:
                 self._identity = str(uuid.uuid4())
             return self._identity
+
+    def location(self, *, create: bool = False) -> str | None:
+        """``memory <token>``: a token made with this store object (ADR 0030).
+
+        The bytes live in this object only, so it is where they are; another
+        ``MemoryBlobStore`` is another place, even when given the same blobs.
+        """
+        return f"memory {self._token}"
 
     def register_database(self, database_id: str) -> None:
         """Record ``database_id``; :class:`InvalidInput` unless it is one key segment (no ``/``)."""

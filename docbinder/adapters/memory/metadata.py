@@ -82,6 +82,8 @@ class MemoryMetadataStore:
         self.database_location: str | None = None
         """Where :attr:`database_id` was made: ``id()`` of this object (a copy is another one)."""
         self.former_database_ids: set[str] = set()
+        self.store_locations: dict[str, str] = {}
+        """Store identity -> recorded location fingerprint (ADR 0030)."""
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
@@ -346,6 +348,27 @@ class MemoryFileRepository:
             if s.database_id is not None and s.database_location != f"memory {id(s)}":
                 former.add(s.database_id)
         return tuple(sorted(former))
+
+    def store_locations(self) -> dict[str, str]:
+        with self._s.lock:
+            return dict(self._s.store_locations)
+
+    def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
+        """Record in this unit (gone again on rollback, as in SQL); see the port."""
+        s = self._s
+        with s.lock:
+            before = s.store_locations.get(store_id)
+            if before is None or replace:
+                s.store_locations[store_id] = location
+
+                def undo() -> None:
+                    if before is None:
+                        s.store_locations.pop(store_id, None)
+                    else:
+                        s.store_locations[store_id] = before
+
+                self._undo.push(undo)
+            return s.store_locations[store_id]
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         # Held against ``lock`` (a delete that counts references) until the

@@ -101,6 +101,9 @@ keeps it unless told to replace the metadata."""
 DATABASES_PREFIX = ".docbinder-databases/"
 """Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
 
+LOCATION_OBJECT = ".docbinder-location"
+"""Empty object under the prefix whose ``LastModified`` and ``ETag`` are the store's location (ADR 0030)."""
+
 IDENTITY_OBJECT = ".docbinder-store"
 """Object under the prefix holding the store's identity (a UUID); not a valid key, so never listed."""
 
@@ -505,6 +508,52 @@ class S3BlobStore:
             found = self._read_identity(object_key)
         self._identity = found
         return found
+
+    def location(self, *, create: bool = False) -> str | None:
+        """Bucket, prefix, and ``LastModified`` and ``ETag`` of ``<prefix>.docbinder-location``.
+
+        The object is empty; S3 assigns its ``LastModified`` when it is
+        written, so a copy (``aws s3 sync``/``cp`` into another bucket or
+        prefix, a restore of a backup or of an older version, even into the
+        same place) has a new one, while reading it again through another
+        endpoint host name or client does not change it. A separate object,
+        not the identity, so that putting a lost identity back (ADR 0022)
+        does not move the store. ``None`` when the object is missing; with
+        ``create`` it is made by a conditional ``PutObject`` (``If-None-Match:
+        *``: of two racing writers one wins, both read the winner's).
+        :class:`StorageError` for other faults.
+        """
+        object_key = self._prefix + LOCATION_OBJECT
+        head = self._head_location(object_key)
+        if head is None and create:
+            try:
+                self._client.put_object(
+                    Bucket=self._bucket, Key=object_key, Body=b"", IfNoneMatch="*"
+                )
+            except self._boto_errors as exc:
+                code, status, _ = client_error_details(exc)
+                if status != 412 and code not in (
+                    "PreconditionFailed",
+                    "ConditionalRequestConflict",
+                ):
+                    raise self._error(exc) from exc
+            head = self._head_location(object_key)
+        if head is None:
+            return None
+        modified = head["LastModified"].astimezone(UTC).isoformat()
+        return (
+            f"s3 bucket {self._bucket} prefix {self._prefix} location modified {modified} "
+            f"etag {head.get('ETag', '')}"
+        )
+
+    def _head_location(self, object_key: str) -> Any:
+        try:
+            return self._client.head_object(Bucket=self._bucket, Key=object_key)
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code in ("NoSuchKey", "NoSuchBucket", "NotFound", "404") or status == 404:
+                return None
+            raise self._error(exc) from exc
 
     def register_database(self, database_id: str) -> None:
         """Put the empty object ``<prefix>.docbinder-databases/<database_id>`` (idempotent)."""

@@ -444,6 +444,15 @@ def _check_limit(limit: int | None) -> None:
 _DATABASE_ID = "database_id"
 _LOCATION = "database_location"
 _FORMER = "former_database_id:"
+_STORE_LOCATION = "store_location:"
+
+
+def _store_location_name(store_id: str) -> str:
+    """The ``docbinder_meta`` name of a store's location: the id itself if it fits, else its hash."""
+    name = _STORE_LOCATION + store_id
+    if len(name) <= 64:
+        return name
+    return _STORE_LOCATION + "sha256-" + hashlib.sha256(store_id.encode()).hexdigest()[:42]
 
 
 class _Replaced(Exception):
@@ -673,6 +682,40 @@ class SqlFileRepository:
         if found is not None and meta.get(_LOCATION) != here:
             former.add(found)
         return tuple(sorted(former))
+
+    def store_locations(self) -> dict[str, str]:
+        """The ``docbinder_meta`` rows ``store_location:<store id>`` (ADR 0030)."""
+        with translating():
+            meta = self._meta()
+        return {
+            name[len(_STORE_LOCATION) :]: value
+            for name, value in meta.items()
+            if name.startswith(_STORE_LOCATION)
+        }
+
+    def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
+        """Insert (or with ``replace`` set) row ``store_location:<store id>``; return its value.
+
+        An insert that loses to a concurrent one (primary key) keeps theirs.
+        A store id too long for the name column is recorded under its hash
+        (:func:`_store_location_name`), and :meth:`store_locations` then
+        names it so; shipped stores use UUIDs.
+        """
+        name = _store_location_name(store_id)
+        dm = docbinder_meta.c
+        with translating():
+            if replace:
+                self._set_meta(name, location)
+            else:
+                try:
+                    with self._session.begin_nested():
+                        self._session.execute(
+                            sa.insert(docbinder_meta), {"name": name, "value": location}
+                        )
+                except sa_exc.IntegrityError:
+                    pass  # recorded before (or by a concurrent unit): keep it
+            value = self._session.execute(sa.select(dm.value).where(dm.name == name)).scalar()
+        return str(value)
 
     def _meta(self) -> dict[str, str]:
         dm = docbinder_meta.c
