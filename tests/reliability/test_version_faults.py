@@ -17,7 +17,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.memory.metadata import MemoryUnitOfWork
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import Chunks
+from docbinder.ports.blobs import Chunks, location_fingerprint
 from tests.wiring import wire_binder
 
 ALICE = Principal("alice", "m1")
@@ -69,6 +69,18 @@ def store() -> MemoryMetadataStore:
     return store
 
 
+def _known_blobs(store: MemoryMetadataStore) -> MemoryBlobStore:
+    """A blob store whose location the database recorded already (ADR 0030), so the
+    registration before the save writes nothing and the save's unit is the first writer."""
+    blobs = MemoryBlobStore()
+    store_id = blobs.identity(create=True)
+    assert store_id is not None
+    with store.unit_of_work() as uow:
+        uow.files.record_store_location(store_id, location_fingerprint(blobs.location()))
+        uow.commit()
+    return blobs
+
+
 def _flaky(store: MemoryMetadataStore, mode: str, fail_commits: list[int]) -> object:
     calls = iter(range(1_000_000))
 
@@ -85,7 +97,7 @@ def _blob_keys(blobs: MemoryBlobStore) -> Iterator[str]:
 
 
 def test_commit_failing_before_it_takes_effect_keeps_nothing(store: MemoryMetadataStore) -> None:
-    blobs = MemoryBlobStore()
+    blobs = _known_blobs(store)
     binder = wire_binder(_flaky(store, "before", [0]), blobs, store.unit_of_work)  # type: ignore[arg-type]
     with pytest.raises(StorageError):
         binder.versions.save(ALICE, "a.txt", b"lost")
@@ -95,7 +107,7 @@ def test_commit_failing_before_it_takes_effect_keeps_nothing(store: MemoryMetada
 
 
 def test_commit_failing_after_it_took_effect_keeps_the_version(store: MemoryMetadataStore) -> None:
-    blobs = MemoryBlobStore()
+    blobs = _known_blobs(store)
     binder = wire_binder(_flaky(store, "after", [0]), blobs, store.unit_of_work)  # type: ignore[arg-type]
     stored = binder.versions.save(ALICE, "a.txt", b"kept")
     assert stored.number == 0

@@ -178,6 +178,16 @@ class SqliteBlobStore:
         row = self._query_one("SELECT value FROM store WHERE name = 'identity'", ())
         return None if row is None else str(row[0])
 
+    def location(self, *, create: bool = False) -> str | None:
+        """Device and inode number of the database file (ADR 0030): a copy is a new file."""
+        if create:
+            self.identity(create=True)
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return f"{SCHEME} device {info.st_dev} inode {info.st_ino}"
+
     def register_database(self, database_id: str) -> None:
         check_blob_key(database_id)
         if "/" in database_id:

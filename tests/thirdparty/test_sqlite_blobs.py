@@ -9,6 +9,7 @@ specification "Entry points"). docbinder's container then finds it by the
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -52,6 +53,17 @@ class TestSqliteBlobStore(BlobStoreContract):
     """The shipped blob-store suite, by subclassing, with the flags this store has."""
 
     durable = True
+    locates_itself = True
+
+    @pytest.fixture
+    def copy_of(self, tmp_path: Path) -> Callable[[BlobStore], BlobStore]:
+        def copy(store: BlobStore) -> BlobStore:
+            assert isinstance(store, SqliteBlobStore)
+            target = tmp_path / "copy-of-blobs.db"
+            shutil.copy2(store.path, target)  # cp -a
+            return SqliteBlobStore(target)
+
+        return copy
 
     @pytest.fixture
     def store(self, tmp_path: Path) -> BlobStore:
