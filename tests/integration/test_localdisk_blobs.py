@@ -578,3 +578,38 @@ def test_check_writable(store: LocalDiskBlobStore, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(os, "open", denied)
     with pytest.raises(StorageError):
         store.check_writable()
+
+
+# -- location (ADR 0030) ----------------------------------------------------------------
+
+
+def test_the_location_survives_mv_and_not_a_copy_or_a_hard_link_snapshot(tmp_path: Path) -> None:
+    """``mv`` keeps the marker directory; ``cp -a`` and ``cp -al`` (a hard-link snapshot,
+    as rsnapshot or ``rsync --link-dest`` make: every file shared, directories new) do not."""
+    first = tmp_path / "blobs"
+    store = LocalDiskBlobStore(first)
+    assert store.location() is None and not first.exists()  # nothing made without create
+    store.put("ab/abc", [b"x"])
+    identity = store.identity(create=True)
+    made = store.location(create=True)
+    assert made is not None and (first / localdisk.LOCATION_DIR).is_dir()
+
+    moved = tmp_path / "moved"
+    os.rename(first, moved)
+    assert LocalDiskBlobStore(moved).location() == made
+    for flags, name in (("-a", "copied"), ("-al", "linked")):
+        subprocess.run(["cp", flags, str(moved), str(tmp_path / name)], check=True)
+        copy = LocalDiskBlobStore(tmp_path / name)
+        assert copy.identity() == identity
+        assert copy.location() not in (None, made)
+    # the hard-link snapshot shares the identity file itself, not the marker directory
+    assert (tmp_path / "linked" / localdisk.IDENTITY_FILE).stat().st_ino == (
+        moved / localdisk.IDENTITY_FILE
+    ).stat().st_ino
+
+
+def test_a_location_marker_that_is_not_a_directory_is_a_storage_error(tmp_path: Path) -> None:
+    store = LocalDiskBlobStore(tmp_path)
+    (tmp_path / localdisk.LOCATION_DIR).write_bytes(b"planted")
+    with pytest.raises(StorageError, match="not a directory"):
+        store.location()
