@@ -159,3 +159,23 @@ def test_workflow_ls_json_does_not_claim_workflows_are_empty(home: list[str]) ->
     listed = json.loads(invoke_cli([*home, "workflow", "ls", "--json"]).stdout)
     assert [w["id"] for w in listed] == [workflow]
     assert "messages" not in listed[0]
+
+
+def test_workflow_ls_keeps_each_timestamp_on_its_row_at_80_columns(tmp_path: Path) -> None:
+    # A long owner and mandate press on the columns: they fold, the id and time stay whole.
+    home = ["--home", str(tmp_path / "home"), "--user", "a" * 40, "--mandate", "m" * 30]
+    workflows = {_workflow(home) for _ in range(2)}
+    listed = json.loads(invoke_cli([*home, "workflow", "ls", "--json"]).stdout)
+    result = invoke_cli([*home, "workflow", "ls"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for entry in listed:
+        created = entry["createdAt"][:19].replace("T", " ")
+        [row] = [line for line in lines if entry["id"] in line]
+        assert created in row
+    assert {entry["id"] for entry in listed} == workflows
+    continued = [line for line in lines if line.startswith("│") and line[2:38] not in workflows]
+    assert continued  # the owner and mandate did fold
+    assert all(line.split("│")[-2].strip() == "" for line in continued)
+    assert "created (UTC)" in result.stdout

@@ -600,10 +600,12 @@ def workflow_ls(json_flag: JsonOpt = False) -> None:
 
         emit_json([{k: v for k, v in to_wire(wf).items() if k != "messages"} for wf in workflows])
         return
-    table = Table("id", "scope", "owner", "created")
+    # Creation times are UTC (the model refuses others); without the offset they take 19
+    # columns and stay on one line at 80 columns next to the 36 of the id.
+    table = Table("id", "scope", "owner", "created (UTC)", whole=("created (UTC)",))
     for wf in workflows:
         table.add_row(
-            wf.id, str(wf.scope), wf.created_by, wf.created_at.isoformat(timespec="seconds")
+            wf.id, str(wf.scope), wf.created_by, wf.created_at.strftime("%Y-%m-%d %H:%M:%S")
         )
     out.print(table)
 
