@@ -330,6 +330,24 @@ def test_attach_shows_the_label_each_message_got(cli, tmp_path: Path) -> None:  
     assert again["label"] == "other"  # type: ignore[index]
 
 
+def test_attach_without_a_label_uses_the_default_label_the_readme_names(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "Without `--label` a message is labelled\n  `writeFile:<name>`" in readme
+    report = tmp_path / "report.md"
+    report.write_text("# Report\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    first = _json(cli("attach", str(report), "--workflow", wf, "--json"))
+    assert first["label"] == "writeFile:report.md"  # type: ignore[index]
+    named = _json(cli("attach", str(report), "--name", "q3.md", "--workflow", wf, "--json"))
+    assert named["label"] == "writeFile:q3.md"  # type: ignore[index]
+    again = _json(cli("attach", str(report), "--workflow", wf, "--json"))
+    assert again["label"].startswith("writeFile:report.md#")  # type: ignore[index]
+    resolved = _json(cli("resolve", "docList:writeFile:report.md", "--workflow", wf, "--json"))
+    assert [d["document"]["id"] for d in resolved["documents"]] == [first["documentId"]]  # type: ignore[index]
+
+
 def test_resolve_content_says_when_a_part_was_truncated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     big = tmp_path / "big.txt"
     big.write_text("x" * 2_100_000, encoding="utf-8")
