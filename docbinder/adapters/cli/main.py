@@ -631,31 +631,93 @@ def files_ls(
         out.print("no files")
 
 
-_DOCUMENT_PREFIXES = ("docitem:", "doc_item:", "doc-item:", "doclist:", "doc_list:", "doc-list:")
+_REFERENCE_PREFIXES = (
+    "docitem",
+    "doc_item",
+    "doc-item",
+    "doclist",
+    "doc_list",
+    "doc-list",
+    "file:",
+)
+
+WorkflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workflow",
+        "-w",
+        help="Workflow a docItem:<id> or docList:<label> reference is resolved in.",
+    ),
+]
 
 
-def file_id_of(text: str) -> str:
-    """The FileItem id in ``text`` (``<id>`` or ``file:<id>``); a document reference is refused.
+def file_id_of(text: str, workflow: str | None, command: str) -> str:
+    """The FileItem id that ``text`` names for ``docbinder files <command>``.
 
-    ``docItem:<id>`` and ``docList:<label>`` name ChatDocuments, not files: the error says
-    how to get the file id from one.
+    ``text`` is a file id, ``file:<id>``, or one document reference in any shape the
+    documentList parser reads (``docItem:<id>``, ``docList:<label>``, also quoted,
+    bracketed or in odd case; :mod:`docbinder.domain.parsing`). A document reference
+    names a ChatDocument of one workflow, so it is resolved in ``workflow`` with the
+    CLI identity, as ``docbinder resolve`` would, and gives the id of its file. Text
+    that holds no reference is taken as a file id as it is.
+
+    Raises :class:`InvalidInput` for several references, an unusable one, a
+    ``docList`` whose documents point at several files, or a document reference
+    without ``workflow`` (the message names the command to run);
+    :class:`~docbinder.domain.errors.WorkflowNotFound`, :class:`AccessDenied` or
+    :class:`NotFound` when the reference does not resolve in the workflow.
     """
-    lowered = text.strip().lower()
-    if lowered.startswith(_DOCUMENT_PREFIXES):
+    from docbinder.application.resolve import UnresolvedReason
+    from docbinder.domain.errors import NotFound
+    from docbinder.domain.parsing import coerce_document_references
+    from docbinder.domain.references import DocumentItemReference, FileReference
+
+    stripped = text.strip()
+    parsed = coerce_document_references(stripped)
+    prefixed = stripped.lower().lstrip("[(<{'\"`* ").startswith(_REFERENCE_PREFIXES)
+    if len(parsed.references) != 1 or parsed.rejected:
+        if not prefixed:
+            return text  # no reference in it: a file id, looked up as given
         raise InvalidInput(
-            f"{text.strip()} is a document reference, not a file id; "
-            f"docbinder resolve {text.strip()} --workflow WORKFLOW_ID prints its file id"
+            f"{stripped} is not one file id or document reference; give a file id, "
+            "file:<id>, docItem:<id> or docList:<label>"
         )
-    if lowered.startswith("file:"):
-        return text.strip()[5:]
-    return text
+    [reference] = parsed.references
+    if isinstance(reference, FileReference):
+        return reference.file_id
+    if isinstance(reference, DocumentItemReference) and reference.bare:
+        return text  # a bare id: the file id the tool-result block shows next to it
+    if workflow is None:
+        import shlex
+
+        raise InvalidInput(
+            f"{reference} is a document reference, resolved within its workflow: run "
+            f"docbinder files {command} {shlex.quote(str(reference))} --workflow WORKFLOW_ID "
+            "(docbinder workflow ls lists the workflow ids)"
+        )
+    resolution = start_run(workflow).resolve(str(reference))
+    if resolution.unresolved:
+        miss = resolution.unresolved[0]
+        error = AccessDenied if miss.reason is UnresolvedReason.ACCESS_DENIED else NotFound
+        raise error(f"{reference} in workflow {workflow}: {miss.message}")
+    file_ids = list(dict.fromkeys(resolved.file.id for resolved in resolution.documents))
+    if len(file_ids) != 1:
+        raise InvalidInput(
+            f"{reference} names documents of {len(file_ids)} files in workflow {workflow} "
+            f"({', '.join(file_ids)}); give one of these file ids"
+        )
+    return file_ids[0]
 
 
 @files_app.command("show")
 @handles_errors
-def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Show one file's metadata (FILE_ID, also written ``file:<id>``)."""
-    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id))
+def files_show(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = False) -> None:
+    """Show one file's metadata.
+
+    FILE_ID is a file id, ``file:<id>``, or a ``docItem:<id>`` / ``docList:<label>``
+    reference with --workflow.
+    """
+    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id, workflow, "show"))
     if _json(json_flag):
         emit_json(item)
         return
@@ -669,10 +731,13 @@ def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
 
 @files_app.command("cat")
 @handles_errors
-def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document)."""
+def files_cat(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = False) -> None:
+    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document).
+
+    FILE_ID as for ``files show``.
+    """
     binder = STATE.binder()
-    file_id = file_id_of(file_id)
+    file_id = file_id_of(file_id, workflow, "cat")
     if _json(json_flag):
         import base64
 
@@ -700,10 +765,14 @@ def files_rm(
             "resolve as file_missing).",
         ),
     ] = False,
+    workflow: WorkflowOpt = None,
     json_flag: JsonOpt = False,
 ) -> None:
-    """Delete one file (metadata, then its blob); refuses while documents refer to it."""
-    file_id = file_id_of(file_id)
+    """Delete one file (metadata, then its blob); refuses while documents refer to it.
+
+    FILE_ID as for ``files show``; a document reference deletes the file it points at.
+    """
+    file_id = file_id_of(file_id, workflow, "rm")
     binder = STATE.binder()
     references = binder.count_file_references(STATE.principal, file_id)
     item = binder.delete_file(STATE.principal, file_id, force=force)
