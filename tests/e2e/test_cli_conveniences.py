@@ -258,3 +258,17 @@ def test_workflow_ls_keeps_each_timestamp_on_its_row_at_80_columns(tmp_path: Pat
     assert continued  # the owner and mandate did fold
     assert all(line.split("│")[-2].strip() == "" for line in continued)
     assert "created (UTC)" in result.stdout
+
+
+def test_a_global_option_after_the_command_says_where_it_goes(home: list[str]) -> None:
+    result = invoke_cli(["mcp", "--home", "/srv/docbinder"])
+    assert result.exit_code == 2
+    [line] = error_lines(result)
+    assert line.startswith("error: No such option: --home")
+    assert line.endswith(
+        "; --home is a global option: give it before the command (docbinder --home VALUE mcp ...)"
+    )
+    flag = invoke_cli([*home, "files", "ls", "-v"])
+    assert error_lines(flag)[-1].endswith("(docbinder -v files ls ...)")
+    unknown = invoke_cli([*home, "files", "ls", "--bogus"])
+    assert "global option" not in unknown.stderr

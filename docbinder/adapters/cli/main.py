@@ -67,12 +67,32 @@ class _OneLineErrors(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":
                 exc.show()  # type: ignore[attr-defined]  # the help text, asked for by no arguments
             else:
-                fail(exc.format_message())  # type: ignore[attr-defined]
+                fail(exc.format_message() + self._global_option_hint(exc))  # type: ignore[attr-defined]
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         except typer.Abort:
             fail("aborted")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def _global_option_hint(self, exc: Exception) -> str:
+        """For a global option given after a command (``mcp --home DIR``): where it goes."""
+        name = getattr(exc, "option_name", None)
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ != "NoSuchOption" or not name or ctx is None:
+            return ""
+        param = next((p for p in self.params if name in p.opts), None)
+        if param is None:
+            return ""
+        takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        commands: list[str] = []
+        while ctx.parent is not None:
+            commands.insert(0, ctx.info_name)
+            ctx = ctx.parent
+        given = f"{name} VALUE" if takes_value else name
+        return (
+            f"; {name} is a global option: give it before the command "
+            f"(docbinder {given} {' '.join(commands)} ...)"
+        )
 
 
 app = typer.Typer(
@@ -1074,17 +1094,25 @@ def mcp(
     )
     if workflow is not None and token_map is None:
         STATE.binder().get_workflow(STATE.principal, workflow)  # fail now, not at the first call
+    # MCP clients start the server with a few environment variables only, so the store
+    # it serves may not be the one the user's shell gives the CLI: the first line of its
+    # log (stderr, which clients keep) names it.
+    from docbinder.adapters.cli.doctor import masked_url
+
+    store = f"metadata {masked_url(STATE.settings.database_url)}, blobs {STATE.binder().blobs.url}"
+    who = (
+        "bearer-token principals"
+        if token_map
+        else f"user {STATE.principal.user_id} of mandate {STATE.principal.mandate_id}"
+    )
+    about = f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
     if transport == "stdio":
+        err.print(f"docbinder MCP server on stdio {about}", markup=False)
         anyio.run(server.run_stdio)
         return
     check_http_host(host, token_map)
     shown = f"[{host}]" if ":" in host else host
-    who = "bearer-token principals" if token_map else f"user {STATE.principal.user_id}"
-    err.print(
-        f"docbinder MCP server on http://{shown}:{port}/mcp as {who}; "
-        f"workflow: {workflow or 'a new one per session'}",
-        markup=False,
-    )
+    err.print(f"docbinder MCP server on http://{shown}:{port}/mcp {about}", markup=False)
     server.run_http(host=host, port=port, tokens=token_map)
 
 
