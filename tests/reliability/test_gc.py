@@ -32,7 +32,7 @@ from tests.reliability.harness import (
     invoke_cli,
     make_binder,
 )
-from tests.wiring import wire_binder
+from tests.wiring import UnitOfWorkWrapper, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -433,3 +433,127 @@ def test_a_database_restored_elsewhere_gets_its_own_id_and_gc_keeps_its_blobs(
             assert b"".join(chunks) == b"only in b"
         for item in seeds:
             assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
+
+
+# -- a database restored from a backup in place (ADR 0031) --------------------------------
+
+
+class _Backup:
+    """A backup of one database, restored in place: same SQLite file (its bytes copied back
+    over it, so the inode and the location fingerprint stay), same PostgreSQL schema or
+    MariaDB database (every row replaced)."""
+
+    def __init__(self, backend: SqlBackend, tmp_path: Path, name: str) -> None:
+        self._backend = backend
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._copy = tmp_path / f"{name}.db"
+        if backend.name == "sqlite":
+            backend.engine.dispose()  # the last connection closing folds the WAL in
+            self._copy.write_bytes(self._file.read_bytes())
+            return
+        from docbinder.adapters.sql.schema import TABLES
+
+        with backend.engine.connect() as conn:
+            for table in TABLES:
+                self._rows[table.name] = [dict(r._mapping) for r in conn.execute(sa.select(table))]
+
+    @property
+    def _file(self) -> Path:
+        database = self._backend.url.database
+        assert database is not None
+        return Path(database)
+
+    def restore(self) -> None:
+        backend = self._backend
+        if backend.name == "sqlite":
+            backend.engine.dispose()
+            inode = os.stat(self._file).st_ino
+            with open(self._file, "r+b") as target:
+                target.write(self._copy.read_bytes())
+                target.truncate()
+            assert os.stat(self._file).st_ino == inode  # in place, as `cp backup.db live.db`
+            return
+        from docbinder.adapters.sql.schema import TABLES
+
+        backend.clean()
+        with backend.engine.begin() as conn:
+            for table in TABLES:
+                if self._rows[table.name]:
+                    conn.execute(sa.insert(table), self._rows[table.name])
+
+
+class _DeleteFails:
+    """A blob store whose ``delete`` fails: a store whose unit failed cannot clean up."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def delete(self, key: str) -> None:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("delete refused by the test")
+
+
+class _CommitFails(UnitOfWorkWrapper):
+    def commit(self) -> None:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("commit refused by the test")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
+    backend: str, tmp_path: Path
+) -> None:
+    """The wrong backup restored in place keeps the database id: every file stored after
+    it looked like an orphan blob of this database, and ``gc --apply`` past the grace
+    period deleted them, so restoring the right backup afterwards found them gone. The
+    store now records each committed blob: gc keeps and reports them, and still removes
+    the blobs whose FileItem never committed (a crash, a unit of work that failed)."""
+    root = tmp_path / "blobs"
+    with provision(backend, tmp_path) as db:
+        binder = binder_over(db.store, LocalDiskBlobStore(root))
+        seeds = [binder.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(8)]
+        wrong = _Backup(db, tmp_path, "wrong")
+        late = [
+            binder.start_run(U1).store_file("late.txt", b"stored after the backup").item,
+            binder.start_new_run(U1).produce_file("late.csv", b"a,b\n").item,
+            binder.versions.save(U1, "notes", b"v0").item,
+        ]
+        with db.store.read_unit_of_work() as uow:
+            database_id = uow.files.database_id()
+        crashed = blob_key_for(uuid.uuid4().hex)  # killed between blob write and commit
+        binder.blobs.put(crashed, [b"left behind"])
+        failing = wire_binder(
+            lambda: _CommitFails(db.store.unit_of_work()),  # type: ignore[arg-type,return-value]
+            _DeleteFails(LocalDiskBlobStore(root)),  # type: ignore[arg-type]
+            db.store.read_unit_of_work,
+        )
+        with pytest.raises(Exception, match="commit refused"):
+            failing.start_run(U1).store_file("failed.txt", b"never committed")
+        failed = sorted(set(LocalDiskBlobStore(root).keys()) - {i.blob_key for i in seeds + late})
+        failed.remove(crashed)
+        assert len(failed) == 1  # its unit failed and the blob could not be removed
+        right = _Backup(db, tmp_path, "right")
+
+        wrong.restore()
+        with db.store.read_unit_of_work() as uow:
+            assert uow.files.database_id() == database_id  # restored in place: same id
+        collector = binder_over(db.store, LocalDiskBlobStore(root), clock=_AheadClock())
+        report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert sorted(report.orphan_blobs) == sorted([crashed, *failed])
+        assert sorted(report.committed_blobs) == sorted(i.blob_key for i in late)
+        again = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert again.orphan_blobs == () and len(again.committed_blobs) == 3
+
+        right.restore()
+        reader = binder_over(db.store, LocalDiskBlobStore(root))
+        assert b"".join(reader.open_file(U1, late[0].id)) == b"stored after the backup"
+        assert b"".join(reader.open_file(U1, late[1].id)) == b"a,b\n"
+        assert b"".join(reader.open_file(U1, late[2].id)) == b"v0"
+        for item in seeds:
+            assert b"".join(reader.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
+        assert not any(LocalDiskBlobStore(root).exists(k) for k in [crashed, *failed])
