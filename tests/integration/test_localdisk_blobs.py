@@ -673,7 +673,7 @@ def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
 ) -> None:
     _store, _path = _read_only_blob(shared_root, 0)  # root's file, read-only for others
 
-    def record_twice() -> tuple[bool, bool]:
+    def record_twice() -> tuple[bool, bool, int, bool]:
         import logging
 
         seen: list[str] = []
@@ -687,7 +687,7 @@ def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
         logger.addHandler(_Keep())
         store = LocalDiskBlobStore(shared_root)
         answers = (store.mark_committed("ab/ab1"), store.mark_committed("ab/ab1"))
-        return answers + (len(seen), "unconfirmed" in seen[0])  # type: ignore[return-value]
+        return (*answers, len(seen), "unconfirmed" in seen[0])
 
     assert _as_user(NOBODY, record_twice) == "(False, False, 1, True)"
     assert not LocalDiskBlobStore(shared_root).is_committed("ab/ab1")
