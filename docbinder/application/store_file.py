@@ -85,7 +85,11 @@ class StoreFile:
     the FileItem is looked up again, because a commit can take effect and
     still report a fault: found, the store succeeded; not found, the blob is
     removed; unknown, the blob is left for ``gc``. A FileItem never names a
-    missing blob.
+    missing blob. Once the FileItem naming a new blob committed, and outside
+    any unit of work, the blob is recorded as committed in the store
+    (:func:`~docbinder.application.blob_rules.confirm_committed`, ADR 0031), so
+    ``gc`` never takes it for a leftover even if a restored database no longer
+    names it; a reused duplicate records nothing.
 
     ``check_duplicate`` (reading through the read-only units) and
     ``registration`` are handed in by the composition root

@@ -166,7 +166,8 @@ class FileVersions:
         :class:`InvalidInput` (bad name, namespace or metadata),
         :class:`AccessDenied`, :class:`SizeLimitExceeded`,
         :class:`StorageError`; nothing is kept when it raises (a blob left
-        by an interrupted commit is removed by ``gc``).
+        by an interrupted commit is removed by ``gc``). After the commit the
+        new blob is recorded as committed in the store (ADR 0031).
         """
         series = self.series(principal, name, namespace)
         user_metadata = dict(user_metadata or {})

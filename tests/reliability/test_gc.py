@@ -557,3 +557,33 @@ def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
         for item in seeds:
             assert b"".join(reader.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
         assert not any(LocalDiskBlobStore(root).exists(k) for k in [crashed, *failed])
+
+
+class _WithoutCommitRecords:
+    """A store plug-in written before commit records existed: the port's other methods only."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("mark_committed", "is_committed"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def test_a_store_without_commit_records_has_its_orphans_collected_as_before() -> None:
+    """A third-party store without ``mark_committed``: storing works, and gc treats a blob
+    no row names as unconfirmed (removed past the grace period), as it did before."""
+    metadata, inner = MemoryMetadataStore(), MemoryBlobStore()
+    blobs = _WithoutCommitRecords(inner)
+    binder = make_binder(metadata.unit_of_work, blobs)  # type: ignore[arg-type]
+    kept = [binder.start_run(U1).store_file(f"k{n}.txt", bytes([n])).item for n in range(3)]
+    gone = binder.start_run(U1).store_file("gone.txt", b"row lost").item
+    assert not inner.is_committed(gone.blob_key)  # nothing was recorded
+    with metadata.unit_of_work() as uow:  # the row is lost (a restore, say)
+        uow.files.delete(gone.id)
+        uow.commit()
+    collector = wire_binder(metadata.unit_of_work, blobs, clock=_AheadClock())  # type: ignore[arg-type]
+    report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.orphan_blobs == (gone.blob_key,) and report.committed_blobs == ()
+    assert all(inner.exists(i.blob_key) for i in kept)
