@@ -96,7 +96,9 @@ def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
     database; no id) the blob is left for ``gc``, which keeps blobs it cannot
     prove are this database's: space, not data (ADR 0022). Returns whether the
     blob was removed. Never raises for store faults: they are logged and the
-    blob is left for ``gc``. Call it outside any unit of work.
+    blob stays; a blob that was recorded as committed (ADR 0031) is then kept
+    and listed by ``gc``, never removed by it, and the warning names it for
+    removal by hand. Call it outside any unit of work.
     """
     try:
         store_id = blobs.identity(create=False)
@@ -121,7 +123,20 @@ def release_blob(blobs: BlobStore, key: str, database_id: str | None) -> bool:
             database_id or "no id",
         )
         return False
-    discard_blob(blobs, key)
+    try:
+        blobs.delete(key)
+    except DocbinderError as exc:
+        # Its FileItem committed once, so the store records it as committed and gc keeps
+        # it (ADR 0031): only the operator can tell this case from a restored database.
+        log.warning(
+            "blob %s of a deleted or replaced file could not be removed (%s); it stays in %s "
+            "and gc lists it among the blobs this database committed without removing it: "
+            "remove it by hand",
+            key,
+            exc,
+            blobs.url,
+        )
+        return False
     return True
 
 

@@ -587,3 +587,26 @@ def test_a_store_without_commit_records_has_its_orphans_collected_as_before() ->
     report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
     assert report.orphan_blobs == (gone.blob_key,) and report.committed_blobs == ()
     assert all(inner.exists(i.blob_key) for i in kept)
+
+
+def test_a_freed_blob_whose_removal_failed_is_kept_by_gc_and_named(
+    stack: tuple[UnitOfWorkFactory, BlobStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``files rm`` commits, then its blob removal fails: the blob keeps its commit record,
+    so gc cannot tell it from a file of a restored database. It stays (space, not data),
+    gc lists it, and the delete's warning names it for removal by hand (ADR 0031)."""
+    uow_factory, blobs = stack
+    binder = make_binder(uow_factory, blobs)
+    kept = [binder.start_run(U1).store_file(f"k{n}.txt", bytes([n])).item for n in range(3)]
+    freed = binder.start_run(U1).store_file("freed.txt", b"freed").item
+    failing = make_binder(uow_factory, _DeleteFails(blobs))  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="docbinder"):
+        failing.delete_file(U1, freed.id, force=True)
+    assert any(
+        freed.blob_key in r.getMessage() and "remove it by hand" in r.getMessage()
+        for r in caplog.records
+    )
+    collector = wire_binder(uow_factory, blobs, clock=_AheadClock())
+    report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.orphan_blobs == () and report.committed_blobs == (freed.blob_key,)
+    assert blobs.exists(freed.blob_key) and all(blobs.exists(i.blob_key) for i in kept)
