@@ -610,3 +610,37 @@ def test_a_freed_blob_whose_removal_failed_is_kept_by_gc_and_named(
     report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
     assert report.orphan_blobs == () and report.committed_blobs == (freed.blob_key,)
     assert blobs.exists(freed.blob_key) and all(blobs.exists(i.blob_key) for i in kept)
+
+
+def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_blobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two physical copies of one data directory reached at the same address (tunnels to
+    ``127.0.0.1:5432`` with the same ``data_directory``) have one fingerprint and share the
+    database id; the gc of one took the files the other stored since. The fingerprint of
+    that situation is forced here; the committed record in the store keeps those blobs."""
+    from docbinder.adapters.sql import repositories
+
+    monkeypatch.setattr(repositories, "database_location", lambda _session: "one-fingerprint")
+    root = tmp_path / "blobs"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with (
+        provision("postgresql", tmp_path / "a") as a,
+        provision("postgresql", tmp_path / "b") as b,
+    ):
+        first = binder_over(a.store, LocalDiskBlobStore(root))
+        seeds = [first.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(4)]
+        b.clean()
+        _restore(a, b)  # the physical copy
+        second = binder_over(b.store, LocalDiskBlobStore(root))
+        only_b = second.start_run(U1).store_file("b.txt", b"only in the copy").item
+        with a.store.read_unit_of_work() as ua, b.store.read_unit_of_work() as ub:
+            assert ua.files.database_id() == ub.files.database_id() is not None  # shared
+
+        ahead = binder_over(a.store, LocalDiskBlobStore(root), clock=_AheadClock())
+        report = ahead.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert report.orphan_blobs == () and report.committed_blobs == (only_b.blob_key,)
+        assert b"".join(second.open_file(U1, only_b.id)) == b"only in the copy"
+        for item in seeds:
+            assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
