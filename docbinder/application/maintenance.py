@@ -21,6 +21,13 @@ belong to a store that is still running.
   never removed (ADR 0022); a blob marked with an id this database had
   before it was copied or moved (``former_database_ids``) is not provably
   its own either: the copy it came from may still use that id;
+* it never removes an unnamed blob the store records as committed
+  (:meth:`~docbinder.ports.blobs.BlobStore.mark_committed`, set after the
+  commit of the FileItem that named it, ADR 0031): a FileItem named it once,
+  so a database that names it no more was most likely restored from a
+  backup or copied; such blobs are reported (``committed_blobs``), never
+  removed, and only unconfirmed ones (a crash between blob write and
+  commit, a rolled-back write) are removed;
 * it never runs with a grace period below :data:`MIN_GRACE_SECONDS` unless
   told that no store is running (``allow_short_grace``), and reads the rows
   again right before removing blobs, so a store that committed meanwhile
@@ -49,6 +56,7 @@ from datetime import timedelta
 
 import attrs
 
+from docbinder.application.blob_rules import is_committed
 from docbinder.domain.errors import BlobMissing, UnsafeOperation
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
@@ -86,6 +94,14 @@ DEFAULT_MAX_SHARE = 0.5
 """Largest share (0..1) of this store's rows, or of its blobs, one run may mark or remove."""
 
 
+COMMITTED_ORPHANS_HINT = (
+    "was the database restored from a backup or copied? check database_url "
+    "(DOCBINDER_DATABASE_URL); a delete whose blob removal failed leaves such a blob too "
+    "(its warning names it). They are kept: remove them by hand only once sure"
+)
+"""What ``gc`` says about unnamed blobs the store records as committed (ADR 0031)."""
+
+
 @attrs.frozen
 class GcReport:
     """What ``gc`` found (and, unless ``dry_run``, did).
@@ -117,6 +133,10 @@ class GcReport:
     still use that id; never touched); ``database_moved`` is true when the
     database was copied or moved since its last write (a new id is made on
     the next write).
+    ``committed_blobs`` are unnamed blobs of this database older than the
+    grace period that the store records as committed (ADR 0031): a FileItem
+    named each once, so the database was probably restored from a backup or
+    copied (or a delete could not remove the blob); never touched.
     """
 
     orphan_blobs: tuple[str, ...]
@@ -138,6 +158,7 @@ class GcReport:
     short_grace: bool = False
     former_database_blobs: int = 0
     database_moved: bool = False
+    committed_blobs: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -158,6 +179,7 @@ class _Scan:
     other_database: list[str]
     unproven: list[str]
     former: list[str]
+    committed: list[str]
     displaced: Counter[str]
     young: list[str]
     freed: int
@@ -224,6 +246,12 @@ class CollectGarbage:
             and mark[0] == i.blob_key
             and mark[1] <= cutoff_marks
         ]
+        if scan.committed:
+            log.warning(
+                "gc kept %d blob(s) this database committed that no FileItem names: %s",
+                len(scan.committed),
+                COMMITTED_ORPHANS_HINT,
+            )
         refusal = self._refusal(scan, missing, max_share)
         if refusal is not None and not dry_run and not force:
             raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
@@ -263,6 +291,7 @@ class CollectGarbage:
             short_grace=short_grace and not dry_run,
             former_database_blobs=len(scan.former),
             database_moved=scan.database_id is None and bool(scan.former_ids),
+            committed_blobs=tuple(scan.committed),
         )
 
     def _remove_blobs(self, orphans: list[str]) -> list[str]:
@@ -325,6 +354,7 @@ class CollectGarbage:
         other_database: list[str] = []
         unproven: list[str] = []
         former: list[str] = []
+        committed: list[str] = []
         young: list[str] = []
         freed = 0
         for key in sorted(own_keys - named):
@@ -344,11 +374,20 @@ class CollectGarbage:
                 # the copy it came from may still use that id and name the blob.
                 former.append(key)
                 continue
-            if origin.database_id is None:
-                anonymous.append(key)  # this store's, database unknown: see the refusals
-            elif origin.database_id != database_id:
+            if origin.database_id is not None and origin.database_id != database_id:
                 other_database.append(key)  # another database's blob: theirs to collect
                 continue
+            try:
+                confirmed = is_committed(self._blobs, key)
+            except BlobMissing:
+                continue
+            if confirmed:
+                # A FileItem naming it committed once (ADR 0031): a restored or copied
+                # database names it no more; kept and reported, never removed.
+                committed.append(key)
+                continue
+            if origin.database_id is None:
+                anonymous.append(key)  # this store's, database unknown: see the refusals
             orphans.append(key)
             freed += stat.size
         suspects = [i for i in mine if i.blob_key not in own_keys]
@@ -369,6 +408,7 @@ class CollectGarbage:
             other_database=other_database,
             unproven=unproven,
             former=former,
+            committed=committed,
             displaced=displaced,
             young=young,
             freed=freed,
@@ -415,7 +455,7 @@ class CollectGarbage:
                 "lost by a move or copy that left out .docbinder-databases; restore it from "
                 "the original store, and check blob_url (DOCBINDER_BLOB_URL)"
             )
-        if rows_here == 0 and (scan.orphans or scan.other_database):
+        if rows_here == 0 and (scan.orphans or scan.other_database or scan.committed):
             # Blobs another database wrote are never removed, but facing them with
             # no row of this store is what a wrong database_url looks like.
             return (

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from docbinder.adapters.cli.main import app
+from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
 
 
 @pytest.fixture(autouse=True)
@@ -208,12 +209,16 @@ def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) ->
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(name[0] * 15)
         _json(cli("--json", "attach", str(tmp_path / name)))
-    # A crash after the blob write: the blob stays, its FileItem never committed.
+    # A crash after the blob write: the blob stays, its FileItem never committed (so the
+    # blob never got its commit record either).
     with sqlite3.connect(home / "docbinder.db") as db:
         [(key,)] = db.execute("select blob_key from file_items where file_name = 'b.txt'")
         db.execute("delete from file_items where file_name = 'b.txt'")
     orphan = home / "blobs" / key
     os.utime(orphan, (1, 1))
+    recorded = _json(cli("--json", "gc", "--dry-run"))
+    assert recorded["orphanBlobs"] == [] and recorded["committedBlobs"] == [key]  # type: ignore[index]
+    os.removexattr(orphan, COMMITTED_XATTR)
     planted = home / "blobs" / "zz" / "zz-planted"  # docbinder's layout, not docbinder's file
     planted.parent.mkdir(parents=True)
     planted.write_bytes(b"somebody else's")

@@ -850,7 +850,8 @@ def gc(
     in the connected blob store and only keys of docbinder's own layout. A
     FileItem without blob is marked first and removed by a later --apply after
     the grace period. Removes only blobs whose mark proves this store wrote
-    them for this database. Refuses (exit 1) when the removal looks like a
+    them for this database, and never one the store records as committed (a
+    FileItem named it once: reported). Refuses (exit 1) when the removal looks like a
     wrong setting, unless --force, and a grace below 300 s unless
     --below-grace-floor.
     """
@@ -861,7 +862,7 @@ def gc(
         check_database_ready,
         remove_stale_temp_files,
     )
-    from docbinder.application.maintenance import MIN_GRACE_SECONDS
+    from docbinder.application.maintenance import COMMITTED_ORPHANS_HINT, MIN_GRACE_SECONDS
 
     if not math.isfinite(grace) or grace < 0:
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
@@ -910,6 +911,7 @@ def gc(
                 "belowGraceFloor": report.short_grace,
                 "formerDatabaseBlobs": report.former_database_blobs,
                 "databaseMoved": report.database_moved,
+                "committedBlobs": list(report.committed_blobs),
             }
         )
         return
@@ -970,6 +972,13 @@ def gc(
             "something else, copied without their marks, or written before marks existed):"
         )
         for key in report.unproven_blobs:
+            out.print(f"  blob {key}")
+    if report.committed_blobs:
+        out.print(
+            f"not touched: {len(report.committed_blobs)} blob(s) this database committed are "
+            f"named by no FileItem: {COMMITTED_ORPHANS_HINT}:"
+        )
+        for key in report.committed_blobs:
             out.print(f"  blob {key}")
     if report.refusal and report.dry_run:
         err.print(f"warning: `gc --apply` would refuse: {report.refusal}")
