@@ -44,6 +44,51 @@ def discard_blob(blobs: BlobStore, key: str) -> None:
         log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
 
 
+def confirm_committed(blobs: BlobStore, key: str) -> bool:
+    """Record in the store that a FileItem naming the new blob ``key`` committed (ADR 0031).
+
+    Call it right after the commit of the unit of work that names the blob,
+    outside any unit of work (on S3 it is a network request). ``gc`` never
+    removes an unnamed blob that carries the record: a database restored from
+    a backup or copied no longer names the files stored since, and only the
+    store can still tell they were committed. Never raises (the user's call
+    already succeeded): a store without
+    :meth:`~docbinder.ports.blobs.BlobStore.mark_committed` (written before
+    it existed) records nothing, and a failure is logged as a warning; the
+    blob is then unconfirmed, which matters only if no FileItem names it any
+    more: ``gc`` removes such a blob past the grace period, as it removes a
+    crash's leftover. Returns whether the record was kept.
+    """
+    mark = getattr(blobs, "mark_committed", None)
+    if mark is None:
+        return False
+    try:
+        return bool(mark(key))
+    except Exception as exc:  # the commit stands whatever happens here
+        log.warning(
+            "blob %s was stored but could not be recorded as committed (%s); a gc run against "
+            "a database restored from a backup would take it for a leftover",
+            key,
+            exc,
+        )
+        return False
+
+
+def is_committed(blobs: BlobStore, key: str) -> bool:
+    """Whether the store records the blob ``key`` as committed (ADR 0031).
+
+    ``False`` for a store without
+    :meth:`~docbinder.ports.blobs.BlobStore.is_committed` (its orphans are
+    treated as before the record existed). Raises :class:`BlobMissing` for an
+    absent blob and :class:`~docbinder.domain.errors.StorageError` when the
+    store cannot tell (``gc`` then stops rather than guess).
+    """
+    check = getattr(blobs, "is_committed", None)
+    if check is None:
+        return False
+    return bool(check(key))
+
+
 def release_blob(
     blobs: BlobStore, key: str, database_id: str | None, locations: Mapping[str, str]
 ) -> bool:
@@ -66,7 +111,9 @@ def release_blob(
     nothing is freed in a copy, a backup or a moved store (ADR 0030); a
     store without location support is treated as before. Returns whether the
     blob was removed. Never raises for store faults: they are logged and the
-    blob is left for ``gc``. Call it outside any unit of work.
+    blob stays; a blob that was recorded as committed (ADR 0031) is then kept
+    and listed by ``gc``, never removed by it, and the warning names it for
+    removal by hand. Call it outside any unit of work.
     """
     try:
         store_id = blobs.identity(create=False)
@@ -102,7 +149,20 @@ def release_blob(
             blobs.url,
         )
         return False
-    discard_blob(blobs, key)
+    try:
+        blobs.delete(key)
+    except DocbinderError as exc:
+        # Its FileItem committed once, so the store records it as committed and gc keeps
+        # it (ADR 0031): only the operator can tell this case from a restored database.
+        log.warning(
+            "blob %s of a deleted or replaced file could not be removed (%s); it stays in %s "
+            "and gc lists it among the blobs this database committed without removing it: "
+            "remove it by hand",
+            key,
+            exc,
+            blobs.url,
+        )
+        return False
     return True
 
 

@@ -21,6 +21,13 @@ belong to a store that is still running.
   never removed (ADR 0022); a blob marked with an id this database had
   before it was copied or moved (``former_database_ids``) is not provably
   its own either: the copy it came from may still use that id;
+* it never removes an unnamed blob the store records as committed
+  (:meth:`~docbinder.ports.blobs.BlobStore.mark_committed`, set after the
+  commit of the FileItem that named it, ADR 0031): a FileItem named it once,
+  so a database that names it no more was most likely restored from a
+  backup or copied; such blobs are reported (``committed_blobs``), never
+  removed, and only unconfirmed ones (a crash between blob write and
+  commit, a rolled-back write) are removed;
 * it never runs with a grace period below :data:`MIN_GRACE_SECONDS` unless
   told that no store is running (``allow_short_grace``), and reads the rows
   again right before removing blobs, so a store that committed meanwhile
@@ -56,6 +63,7 @@ from datetime import timedelta
 
 import attrs
 
+from docbinder.application.blob_rules import is_committed
 from docbinder.application.store_registration import (
     LocationCheck,
     check_location,
@@ -98,6 +106,14 @@ DEFAULT_MAX_SHARE = 0.5
 """Largest share (0..1) of this store's rows, or of its blobs, one run may mark or remove."""
 
 
+COMMITTED_ORPHANS_HINT = (
+    "was the database restored from a backup or copied? check database_url "
+    "(DOCBINDER_DATABASE_URL); a delete whose blob removal failed leaves such a blob too "
+    "(its warning names it). They are kept: remove them by hand only once sure"
+)
+"""What ``gc`` says about unnamed blobs the store records as committed (ADR 0031)."""
+
+
 @attrs.frozen
 class GcReport:
     """What ``gc`` found (and, unless ``dry_run``, did).
@@ -134,6 +150,10 @@ class GcReport:
     raises :class:`~docbinder.domain.errors.StoreMoved`); ``location_checked``
     is true when it matched (false: no location support, or none recorded
     yet, so only the other guards applied).
+    ``committed_blobs`` are unnamed blobs of this database older than the
+    grace period that the store records as committed (ADR 0031): a FileItem
+    named each once, so the database was probably restored from a backup or
+    copied (or a delete could not remove the blob); never touched.
     """
 
     orphan_blobs: tuple[str, ...]
@@ -157,6 +177,7 @@ class GcReport:
     database_moved: bool = False
     store_moved: bool = False
     location_checked: bool = False
+    committed_blobs: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -177,6 +198,7 @@ class _Scan:
     other_database: list[str]
     unproven: list[str]
     former: list[str]
+    committed: list[str]
     displaced: Counter[str]
     young: list[str]
     freed: int
@@ -248,6 +270,12 @@ class CollectGarbage:
             and mark[0] == i.blob_key
             and mark[1] <= cutoff_marks
         ]
+        if scan.committed:
+            log.warning(
+                "gc kept %d blob(s) this database committed that no FileItem names: %s",
+                len(scan.committed),
+                COMMITTED_ORPHANS_HINT,
+            )
         refusal = (
             moved_store_message(self._blobs.url)
             if scan.location.moved
@@ -293,6 +321,7 @@ class CollectGarbage:
             database_moved=scan.database_id is None and bool(scan.former_ids),
             store_moved=scan.location.moved,
             location_checked=scan.location.confirmed,
+            committed_blobs=tuple(scan.committed),
         )
 
     def _remove_blobs(self, orphans: list[str]) -> list[str]:
@@ -359,6 +388,7 @@ class CollectGarbage:
         other_database: list[str] = []
         unproven: list[str] = []
         former: list[str] = []
+        committed: list[str] = []
         young: list[str] = []
         freed = 0
         for key in sorted(own_keys - named):
@@ -378,11 +408,20 @@ class CollectGarbage:
                 # the copy it came from may still use that id and name the blob.
                 former.append(key)
                 continue
-            if origin.database_id is None:
-                anonymous.append(key)  # this store's, database unknown: see the refusals
-            elif origin.database_id != database_id:
+            if origin.database_id is not None and origin.database_id != database_id:
                 other_database.append(key)  # another database's blob: theirs to collect
                 continue
+            try:
+                confirmed = is_committed(self._blobs, key)
+            except BlobMissing:
+                continue
+            if confirmed:
+                # A FileItem naming it committed once (ADR 0031): a restored or copied
+                # database names it no more; kept and reported, never removed.
+                committed.append(key)
+                continue
+            if origin.database_id is None:
+                anonymous.append(key)  # this store's, database unknown: see the refusals
             orphans.append(key)
             freed += stat.size
         suspects = [i for i in mine if i.blob_key not in own_keys]
@@ -403,6 +442,7 @@ class CollectGarbage:
             other_database=other_database,
             unproven=unproven,
             former=former,
+            committed=committed,
             displaced=displaced,
             young=young,
             freed=freed,
@@ -450,7 +490,7 @@ class CollectGarbage:
                 "lost by a move or copy that left out .docbinder-databases; restore it from "
                 "the original store, and check blob_url (DOCBINDER_BLOB_URL)"
             )
-        if rows_here == 0 and (scan.orphans or scan.other_database):
+        if rows_here == 0 and (scan.orphans or scan.other_database or scan.committed):
             # Blobs another database wrote are never removed, but facing them with
             # no row of this store is what a wrong database_url looks like.
             return (

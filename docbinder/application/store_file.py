@@ -9,7 +9,12 @@ from typing import Generic, TypeVar
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.blob_rules import blob_key_for, detect_mime_type, discard_blob
+from docbinder.application.blob_rules import (
+    blob_key_for,
+    confirm_committed,
+    detect_mime_type,
+    discard_blob,
+)
 from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
@@ -80,7 +85,11 @@ class StoreFile:
     the FileItem is looked up again, because a commit can take effect and
     still report a fault: found, the store succeeded; not found, the blob is
     removed; unknown, the blob is left for ``gc``. A FileItem never names a
-    missing blob.
+    missing blob. Once the FileItem naming a new blob committed, and outside
+    any unit of work, the blob is recorded as committed in the store
+    (:func:`~docbinder.application.blob_rules.confirm_committed`, ADR 0031), so
+    ``gc`` never takes it for a leftover even if a restored database no longer
+    names it; a reused duplicate records nothing.
 
     ``check_duplicate`` (reading through the read-only units) and
     ``registration`` are handed in by the composition root
@@ -171,7 +180,7 @@ class StoreFile:
         self._blobs.put(key, stream)
         pending: _Pending[T] = _Pending()
         try:
-            return self._record(
+            recorded = self._record(
                 principal,
                 file_id,
                 key,
@@ -190,6 +199,7 @@ class StoreFile:
             if pending.item is not None:
                 recovered = self._after_failed_commit(pending.item, exc)
                 if recovered is not None:
+                    confirm_committed(self._blobs, key)
                     return recovered, pending.result
                 raise
             self._discard_blob(key)
@@ -201,6 +211,11 @@ class StoreFile:
                 raise
             self._discard_blob(key)
             raise
+        if not recorded[0].duplicate:
+            # The FileItem naming the new blob committed: record it in the store, after
+            # the unit of work ended (ADR 0031). A reused duplicate wrote no kept blob.
+            confirm_committed(self._blobs, key)
+        return recorded
 
     def _record(
         self,

@@ -11,6 +11,8 @@ changed the file in between; only after the commit is the old blob removed,
 and only when its provenance mark proves this database wrote it (a copied
 database shares the original's blobs; see
 :func:`~docbinder.application.blob_rules.release_blob`).
+After the commit, and before the old blob goes, the new blob is recorded as
+committed in the store (ADR 0031), so ``gc`` never takes it for a leftover.
 Until the commit every reader still sees the old, complete blob; if anything
 fails, the new blob is removed again and the FileItem is unchanged. An old blob
 that cannot be removed is left for ``gc`` with a log line.
@@ -24,7 +26,7 @@ import logging
 import attrs
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.blob_rules import blob_key_for, release_blob
+from docbinder.application.blob_rules import blob_key_for, confirm_committed, release_blob
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import Action
@@ -179,6 +181,9 @@ class UpdateFileContent:
             if not committing:
                 self._discard(new_key)
             raise
+        # The row names the new blob now: record that in the store (ADR 0031), then free
+        # the old one; both outside the unit of work.
+        confirm_committed(self._blobs, new_key)
         release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
             "updated file %s (%s): %d -> %d bytes by user %s",

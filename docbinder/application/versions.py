@@ -27,6 +27,7 @@ import attrs
 from docbinder.application.access import AccessPolicy
 from docbinder.application.blob_rules import (
     blob_key_for,
+    confirm_committed,
     detect_mime_type,
     discard_blob,
     release_blob,
@@ -165,7 +166,8 @@ class FileVersions:
         :class:`InvalidInput` (bad name, namespace or metadata),
         :class:`AccessDenied`, :class:`SizeLimitExceeded`,
         :class:`StorageError`; nothing is kept when it raises (a blob left
-        by an interrupted commit is removed by ``gc``).
+        by an interrupted commit is removed by ``gc``). After the commit the
+        new blob is recorded as committed in the store (ADR 0031).
         """
         series = self.series(principal, name, namespace)
         user_metadata = dict(user_metadata or {})
@@ -207,6 +209,7 @@ class FileVersions:
                     result = then(uow, stored) if then is not None else None
                     committing = True
                     uow.commit()
+                confirm_committed(self._blobs, key)  # after the commit, outside the unit (ADR 0031)
                 log.info(
                     "saved version %d of %r (file %s, %d bytes) for user %s in scope %s",
                     number,
@@ -225,6 +228,7 @@ class FileVersions:
             if committing:
                 outcome = self._stored_anyway(file_id, exc)
                 if outcome is True:
+                    confirm_committed(self._blobs, key)
                     return stored, result
                 if outcome is None:
                     raise  # unknown: the blob stays for gc

@@ -251,6 +251,40 @@ class BlobStore(Protocol):
         """The ids of every metadata database registered with :meth:`register_database`."""
         ...
 
+    def mark_committed(self, key: str) -> bool:
+        """Record with the blob ``key`` that a FileItem naming it committed; whether it was kept.
+
+        docbinder calls it once per newly written blob, after the unit of work
+        that names the blob committed and outside any unit of work (ADR 0031).
+        The record lives in the store, beside the blob (local disk: the
+        extended attribute ``user.docbinder.committed``; S3: the object tag
+        ``docbinder-committed``; memory: a flag), so a database restored from
+        a backup or copied cannot lose it: ``gc`` never removes an unnamed
+        blob carrying it (:meth:`is_committed`), it reports it. The record
+        goes with the blob: a later :meth:`put` under ``key`` or a
+        :meth:`delete` drops it. It changes neither the bytes, the size, the
+        modification time nor the provenance mark.
+
+        Returns ``False`` when the store cannot keep the record here (no
+        extended attributes, permission refused, tagging not allowed; the
+        adapter logs why once): ``gc`` then treats the blob as it treats every
+        unconfirmed one. Raises :class:`BlobMissing` for an absent blob,
+        :class:`StorageError` for backend faults. Optional for stores written
+        before it existed: docbinder calls it only where a store has it, and
+        ``gc`` treats the orphans of a store without it as unconfirmed.
+        """
+        ...
+
+    def is_committed(self, key: str) -> bool:
+        """Whether :meth:`mark_committed` was recorded for the blob now under ``key``.
+
+        ``False`` where the store keeps no such records. Raises
+        :class:`BlobMissing` for an absent blob, :class:`StorageError` for
+        backend faults, including a store that refuses to tell (``gc`` then
+        stops rather than guess). Optional like :meth:`mark_committed`.
+        """
+        ...
+
 
 @runtime_checkable
 class LocatingBlobStore(Protocol):

@@ -153,7 +153,9 @@ class BlobStoreContract(abc.ABC):
       :class:`~docbinder.ports.blobs.LocatingBlobStore` (ADR 0030); a durable
       one may provide the ``copy_of`` fixture (a store over a copy of the
       store's bytes, as ``cp -a`` or ``aws s3 sync`` would make it) so the
-      suite can check that a copy is located elsewhere.
+      suite can check that a copy is located elsewhere;
+    * :attr:`keeps_commit_records` -- ``mark_committed`` records with the blob that
+      its FileItem committed and ``is_committed`` reads it back (ADR 0031).
     """
 
     supports_blob_and_prefix_key: ClassVar[bool] = True
@@ -172,6 +174,10 @@ class BlobStoreContract(abc.ABC):
     locates_itself: ClassVar[bool] = False
     """Whether the store tells where its bytes are (``location``); without it ``gc`` cannot
     tell a copy of the store from the store and relies on its other guards."""
+
+    keeps_commit_records: ClassVar[bool] = True
+    """Whether ``mark_committed`` keeps its record (``False``: it answers ``False`` and
+    ``is_committed`` stays ``False``; ``gc`` then treats every orphan as unconfirmed)."""
 
     @pytest.fixture
     @abc.abstractmethod
@@ -592,6 +598,53 @@ class BlobStoreContract(abc.ABC):
         assert copy.identity() == identity
         assert copy.location() != made
         assert store.location() == made
+
+    # -- commit records (flag: keeps_commit_records; ADR 0031) ----------------
+
+    def test_a_commit_record_goes_with_its_blob(self, store: BlobStore) -> None:
+        store.identity(create=True)
+        store.register_database("db-1")
+        store.put("cm/a", [b"one"])
+        store.put("cm/b", [b"two"])
+        assert store.is_committed("cm/a") is False
+        before = store.stat("cm/a")
+        kept = store.mark_committed("cm/a")
+        if not self.keeps_commit_records:
+            assert kept is False and store.is_committed("cm/a") is False
+            return
+        assert kept is True
+        assert store.is_committed("cm/a") is True and store.is_committed("cm/b") is False
+        # The record changes neither the bytes nor what gc ages and proves a blob by.
+        assert store.stat("cm/a") == before
+        assert read_all(store, "cm/a") == b"one"
+        assert store.mark_committed("cm/a") is True and store.is_committed("cm/a")
+        store.put("cm/a", [b"replaced"])
+        assert store.is_committed("cm/a") is False  # a new blob under the key: not committed
+        store.mark_committed("cm/a")
+        store.delete("cm/a")
+        store.put("cm/a", [b"again"])
+        assert store.is_committed("cm/a") is False
+        assert sorted(store.keys()) == ["cm/a", "cm/b"]  # records are never blobs
+
+    def test_commit_records_of_an_absent_blob_raise_blob_missing(self, store: BlobStore) -> None:
+        with pytest.raises(BlobMissing):
+            store.mark_committed("cm/absent")
+        with pytest.raises(BlobMissing):
+            store.is_committed("cm/absent")
+        assert list(store.keys()) == []
+
+    def test_a_commit_record_outlives_the_store_object(
+        self, store: BlobStore, request: pytest.FixtureRequest
+    ) -> None:
+        if not (self.durable and self.keeps_commit_records):
+            pytest.skip("needs durable = True and keeps_commit_records = True")
+        reopen: Callable[[], BlobStore] = request.getfixturevalue("reopen")
+        store.put("cm/kept", [b"kept"])
+        store.put("cm/other", [b"other"])
+        assert store.mark_committed("cm/kept") is True
+        again = reopen()
+        assert again.is_committed("cm/kept") is True
+        assert again.is_committed("cm/other") is False
 
     # -- durability (flag: durable) -------------------------------------------
 

@@ -225,6 +225,10 @@ class _LoggedUnit(UnitOfWorkWrapper):
         self._log.events.append("write-begin")
         return self
 
+    def commit(self) -> None:
+        self._inner.commit()
+        self._log.events.append("commit")
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -281,6 +285,14 @@ class _LoggedBlobs:
         self._log.blob("databases")
         return self._inner.databases()
 
+    def mark_committed(self, key: str) -> bool:
+        self._log.blob(f"mark_committed {key}")
+        return self._inner.mark_committed(key)
+
+    def is_committed(self, key: str) -> bool:
+        self._log.blob("is_committed")
+        return self._inner.is_committed(key)
+
 
 def test_no_blob_store_call_while_a_writing_unit_is_open(stack: Stack) -> None:
     """Store, duplicate, produce, update, delete and gc: every blob call lies outside writes."""
@@ -303,6 +315,93 @@ def test_no_blob_store_call_while_a_writing_unit_is_open(stack: Stack) -> None:
     assert log.violations == [], log.events
     # The duplicate's blob probe came before the writing unit that reused it.
     assert log.events.count("write-begin") >= 5 and "blob.exists" in log.events
+
+
+# -- a new blob is recorded as committed after the commit (ADR 0031) ---------------------
+
+
+def test_a_new_blob_is_recorded_as_committed_after_the_commit_outside_any_unit(
+    stack: Stack,
+) -> None:
+    """store, produce (attach), a content update and a version save: the blob they wrote is
+    recorded as committed only once the unit naming it committed and ended, never by a
+    reused duplicate; a crash's leftover and a blob whose unit failed are not recorded."""
+    log = _Log()
+    inner = stack.uow_factory
+
+    def writer() -> UnitOfWork:
+        return _LoggedUnit(inner(), log)  # type: ignore[return-value]
+
+    binder = wire_binder(writer, _LoggedBlobs(stack.blobs, log), stack.read_uow_factory)
+    run = binder.start_new_run(U1)
+    stored = run.store_file("a.txt", b"alpha").item
+    produced = run.produce_file("b.txt", b"beta").item
+    duplicate = run.produce_file("b.txt", b"beta")
+    updated = binder.update_file.replace(U1, stored.id, b"gamma").item
+    version = binder.versions.save(U1, "notes", b"v0").item
+    assert duplicate.duplicate and duplicate.item.id == produced.id
+
+    assert log.violations == [], log.events
+    recorded = [e.split(" ")[1] for e in log.events if e.startswith("blob.mark_committed")]
+    assert recorded == [stored.blob_key, produced.blob_key, updated.blob_key, version.blob_key]
+    for key in recorded:
+        at = log.events.index(f"blob.mark_committed {key}")
+        # The last unit before the record committed and ended.
+        assert log.events[:at][-2:] == ["commit", "write-end"], log.events[:at]
+    # The replaced blob was freed; the others carry the record in the store.
+    assert set(stack.blobs.keys()) == set(recorded[1:])
+    assert all(stack.blobs.is_committed(key) for key in recorded[1:])
+
+
+class _FailingCommit(UnitOfWorkWrapper):
+    def commit(self) -> None:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("commit refused by the test")
+
+
+def test_a_blob_whose_unit_failed_is_never_recorded_as_committed(stack: Stack) -> None:
+    binder = stack.binder()
+    binder.start_run(U1).store_file("seed.txt", b"seed")
+    before = set(stack.blobs.keys())
+    failing = stack.binder(uow_factory=lambda: _FailingCommit(stack.uow_factory()))  # type: ignore[arg-type,return-value]
+    from docbinder.domain.errors import StorageError
+
+    with pytest.raises(StorageError):
+        failing.start_run(U1).store_file("lost.txt", b"lost")
+    assert set(stack.blobs.keys()) == before  # removed again: nothing left to record
+    assert all(stack.blobs.is_committed(key) for key in before)
+
+
+class _UnrecordingBlobs:
+    """A blob store whose commit records fail (the store is unreachable right after the commit)."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def mark_committed(self, key: str) -> bool:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("the store went away right after the commit")
+
+
+def test_a_failed_commit_record_never_fails_the_call(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    binder = stack.binder(_UnrecordingBlobs(stack.blobs))  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="docbinder"):
+        produced = binder.start_new_run(U1).produce_file("a.txt", b"alpha")
+    assert produced.document_id is not None
+    with binder.open_file(U1, produced.item.id) as chunks:
+        assert b"".join(chunks) == b"alpha"
+    assert not stack.blobs.is_committed(produced.item.blob_key)
+    assert any(
+        produced.item.blob_key in r.getMessage() and "recorded as committed" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 # -- a run trusts the stored workflow, not its in-memory object --------------------------

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from docbinder.adapters.cli.main import app
+from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
 
 
 @pytest.fixture(autouse=True)
@@ -208,12 +209,16 @@ def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) ->
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(name[0] * 15)
         _json(cli("--json", "attach", str(tmp_path / name)))
-    # A crash after the blob write: the blob stays, its FileItem never committed.
+    # A crash after the blob write: the blob stays, its FileItem never committed (so the
+    # blob never got its commit record either).
     with sqlite3.connect(home / "docbinder.db") as db:
         [(key,)] = db.execute("select blob_key from file_items where file_name = 'b.txt'")
         db.execute("delete from file_items where file_name = 'b.txt'")
     orphan = home / "blobs" / key
     os.utime(orphan, (1, 1))
+    recorded = _json(cli("--json", "gc", "--dry-run"))
+    assert recorded["orphanBlobs"] == [] and recorded["committedBlobs"] == [key]  # type: ignore[index]
+    os.removexattr(orphan, COMMITTED_XATTR)
     planted = home / "blobs" / "zz" / "zz-planted"  # docbinder's layout, not docbinder's file
     planted.parent.mkdir(parents=True)
     planted.write_bytes(b"somebody else's")
@@ -328,6 +333,24 @@ def test_attach_shows_the_label_each_message_got(cli, tmp_path: Path) -> None:  
     assert line.startswith("label 'mine' is taken in this workflow;")
     again = _json(cli("attach", str(first), "--workflow", wf, "--label", "other", "--json"))
     assert again["label"] == "other"  # type: ignore[index]
+
+
+def test_attach_without_a_label_uses_the_default_label_the_readme_names(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "Without `--label` a message is labelled\n  `writeFile:<name>`" in readme
+    report = tmp_path / "report.md"
+    report.write_text("# Report\n", encoding="utf-8")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    first = _json(cli("attach", str(report), "--workflow", wf, "--json"))
+    assert first["label"] == "writeFile:report.md"  # type: ignore[index]
+    named = _json(cli("attach", str(report), "--name", "q3.md", "--workflow", wf, "--json"))
+    assert named["label"] == "writeFile:q3.md"  # type: ignore[index]
+    again = _json(cli("attach", str(report), "--workflow", wf, "--json"))
+    assert again["label"].startswith("writeFile:report.md#")  # type: ignore[index]
+    resolved = _json(cli("resolve", "docList:writeFile:report.md", "--workflow", wf, "--json"))
+    assert [d["document"]["id"] for d in resolved["documents"]] == [first["documentId"]]  # type: ignore[index]
 
 
 def test_resolve_content_says_when_a_part_was_truncated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -113,12 +113,91 @@ def test_help_names_the_install_command_of_the_mcp_extra(home: list[str]) -> Non
         assert "docbinder[mcp]" in result.stdout, args
 
 
-def test_files_show_with_a_document_reference_explains_it(home: list[str]) -> None:
+def test_files_show_with_a_document_reference_and_no_workflow_names_the_command(
+    home: list[str],
+) -> None:
     result = invoke_cli([*home, "files", "show", "docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70"])
     assert result.exit_code == 1
     [line] = error_lines(result)
-    assert "is a document reference, not a file id" in line
-    assert "docbinder resolve docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70" in line
+    assert "is a document reference, resolved within its workflow" in line
+    assert (
+        "run docbinder files show docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70 "
+        "--workflow WORKFLOW_ID (docbinder workflow ls lists the workflow ids)"
+    ) in line
+    spaced = invoke_cli([*home, "files", "cat", "docList:writeFile:Q3 report.pdf"])
+    assert "run docbinder files cat 'docList:writeFile:Q3 report.pdf' --workflow" in spaced.stderr
+
+
+def _attach(home: list[str], workflow: str, name: str, data: bytes) -> dict[str, str]:
+    attached = CliRunner().invoke(
+        app,
+        [*home, "attach", "-", "--name", name, "--workflow", workflow, "--json"],
+        input=data,
+    )
+    assert attached.exit_code == 0, attached.output
+    made: dict[str, str] = json.loads(attached.stdout)
+    return made
+
+
+def test_files_commands_resolve_a_document_reference_in_the_given_workflow(
+    home: list[str],
+) -> None:
+    workflow = _workflow(home)
+    made = _attach(home, workflow, "a.txt", b"alpha\n")
+    for reference in (
+        f"docItem:{made['documentId']}",
+        f"[DOCITEM:{made['documentId'].upper()}].",
+        f'"doc_item: {made["documentId"]}"',
+        "docList:writeFile:a.txt",
+    ):
+        shown = invoke_cli([*home, "files", "show", reference, "-w", workflow, "--json"])
+        assert shown.exit_code == 0, (reference, shown.stderr)
+        assert json.loads(shown.stdout)["id"] == made["fileId"]
+    cat = invoke_cli([*home, "files", "cat", f"docItem:{made['documentId']}", "-w", workflow])
+    assert cat.exit_code == 0 and cat.stdout == "alpha\n"
+    # A reference the workflow does not hold, or one from another workflow, finds nothing.
+    other = _workflow(home)
+    missing = invoke_cli([*home, "files", "show", f"docItem:{made['documentId']}", "-w", other])
+    assert missing.exit_code == 1
+    assert error_lines(missing) == [
+        f"error: docItem:{made['documentId']} in workflow {other}: "
+        "no document with this reference in the active workflow"
+    ]
+    # Another mandate cannot read the workflow: refused like any unknown workflow.
+    stranger = ["--home", home[1], "--user", "eve", "--mandate", "evil"]
+    refused = invoke_cli([*stranger, "files", "show", "docList:writeFile:a.txt", "-w", workflow])
+    assert refused.exit_code == 1
+    assert error_lines(refused) == [f"error: workflow {workflow} not found"]
+    # rm deletes the file a reference points at, with --force since the document refers to it.
+    kept = invoke_cli([*home, "files", "rm", f"docItem:{made['documentId']}", "-w", workflow])
+    assert kept.exit_code == 1
+    removed = invoke_cli(
+        [*home, "files", "rm", f"docItem:{made['documentId']}", "-w", workflow, "--force", "--json"]
+    )
+    assert removed.exit_code == 0, removed.stderr
+    assert json.loads(removed.stdout) == {"deleted": made["fileId"], "references": 1}
+
+
+def test_files_show_refuses_a_label_of_several_files_and_lists_them(home: list[str]) -> None:
+    from docbinder import Principal, build_binder
+
+    workflow = _workflow(home)
+    # Several files under one label come from the Python API (persist_action_result).
+    with build_binder(home=home[1]) as binder:
+        run = binder.start_run(Principal("alice", "acme", roles=("member",)), workflow)
+        items = [run.store_file("a.csv", b"a\n"), run.store_file("b.csv", b"b\n")]
+        run.persist_action_result(items, label="task:1")
+    ids = [stored.item.id for stored in items]
+    refused = invoke_cli([*home, "files", "show", "docList:task:1", "-w", workflow])
+    assert refused.exit_code == 1
+    assert error_lines(refused) == [
+        f"error: docList:task:1 names documents of 2 files in workflow {workflow} "
+        f"({ids[0]}, {ids[1]}); give one of these file ids"
+    ]
+    both = invoke_cli([*home, "files", "show", f"file:{ids[0]}, file:{ids[1]}"])
+    assert both.exit_code == 1
+    [line] = error_lines(both)
+    assert "is not one file id or document reference" in line
 
 
 def test_unresolved_inputs_are_shown_as_json_values(home: list[str]) -> None:
@@ -159,3 +238,37 @@ def test_workflow_ls_json_does_not_claim_workflows_are_empty(home: list[str]) ->
     listed = json.loads(invoke_cli([*home, "workflow", "ls", "--json"]).stdout)
     assert [w["id"] for w in listed] == [workflow]
     assert "messages" not in listed[0]
+
+
+def test_workflow_ls_keeps_each_timestamp_on_its_row_at_80_columns(tmp_path: Path) -> None:
+    # A long owner and mandate press on the columns: they fold, the id and time stay whole.
+    home = ["--home", str(tmp_path / "home"), "--user", "a" * 40, "--mandate", "m" * 30]
+    workflows = {_workflow(home) for _ in range(2)}
+    listed = json.loads(invoke_cli([*home, "workflow", "ls", "--json"]).stdout)
+    result = invoke_cli([*home, "workflow", "ls"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for entry in listed:
+        created = entry["createdAt"][:19].replace("T", " ")
+        [row] = [line for line in lines if entry["id"] in line]
+        assert created in row
+    assert {entry["id"] for entry in listed} == workflows
+    continued = [line for line in lines if line.startswith("│") and line[2:38] not in workflows]
+    assert continued  # the owner and mandate did fold
+    assert all(line.split("│")[-2].strip() == "" for line in continued)
+    assert "created (UTC)" in result.stdout
+
+
+def test_a_global_option_after_the_command_says_where_it_goes(home: list[str]) -> None:
+    result = invoke_cli(["mcp", "--home", "/srv/docbinder"])
+    assert result.exit_code == 2
+    [line] = error_lines(result)
+    assert line.startswith("error: No such option: --home")
+    assert line.endswith(
+        "; --home is a global option: give it before the command (docbinder --home VALUE mcp ...)"
+    )
+    flag = invoke_cli([*home, "files", "ls", "-v"])
+    assert error_lines(flag)[-1].endswith("(docbinder -v files ls ...)")
+    unknown = invoke_cli([*home, "files", "ls", "--bogus"])
+    assert "global option" not in unknown.stderr

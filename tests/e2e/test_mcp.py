@@ -380,6 +380,57 @@ def test_stdio_refuses_a_workflow_the_caller_may_not_read(home: Path) -> None:
     assert done.stderr.strip() == ("error: workflow 00000000-0000-4000-8000-000000000000 not found")
 
 
+def test_stdio_server_with_an_empty_environment_serves_the_store_named_by_home(
+    tmp_path: Path,
+) -> None:
+    """The client passes no variables (the SDK adds only HOME, PATH, USER, ...): the
+    user's XDG_DATA_HOME and DOCBINDER_* stay behind, ``--home`` names the store."""
+    store = tmp_path / "store"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("from the shell\n", encoding="utf-8")
+    shell = {**_env(), "XDG_DATA_HOME": str(tmp_path / "shell-data")}
+    attached = subprocess.run(
+        [*_command(store, "--json", "attach", str(notes))],
+        env=shell,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    attached_id = json.loads(attached.stdout)["fileId"]
+    log = tmp_path / "server.log"
+
+    async def file_info(args: list[str], env: dict[str, str]) -> tuple[bool, str]:
+        # ``python -m`` from the checkout runs this checkout's code without PYTHONPATH.
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "docbinder", *args, "mcp"], env=env, cwd=str(ROOT)
+        )
+        with log.open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                info = await session.call_tool("get_file_info", {"file_id": attached_id})
+        return info.is_error, text(info)
+
+    identity = ["--user", "alice", "--mandate", "acme"]
+    failed, info = anyio.run(file_info, ["--home", str(store), *identity], {})
+    assert not failed, info
+    assert "notes.txt" in info
+    assert log.read_text(encoding="utf-8").splitlines()[0] == (
+        "docbinder MCP server on stdio as user alice of mandate acme; "
+        f"metadata sqlite:///{store / 'docbinder.db'}, blobs {(store / 'blobs').as_uri()}; "
+        "workflow: a new one per session"
+    )
+    # Without the option the same client reaches the platform default under HOME: not the
+    # store the shell's CLI wrote to.
+    bare_home = tmp_path / "client-home"
+    failed, info = anyio.run(file_info, identity, {"HOME": str(bare_home)})
+    assert failed and "not found" in info
+    assert f"metadata sqlite:///{bare_home}{os.sep}" in log.read_text(encoding="utf-8")
+
+
 # -- streamable HTTP -------------------------------------------------------------------------
 
 

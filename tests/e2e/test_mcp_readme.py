@@ -105,21 +105,44 @@ def test_openai_agents_example_writes_and_reads(tmp_path: Path, user_env: dict[s
     assert lines[7] == "analyst has 9 docbinder tools"
 
 
-def test_desktop_client_configuration_starts_a_working_server(user_env: dict[str, str]) -> None:
+README_HOME = "/home/alice/.local/share/docbinder"
+
+
+def test_desktop_client_configuration_serves_the_store_the_cli_uses(
+    tmp_path: Path, user_env: dict[str, str]
+) -> None:
     [config_text] = blocks("json")
     server = json.loads(config_text)["mcpServers"]["docbinder"]
+    store = tmp_path / "store"
+    args = [str(store) if arg == README_HOME else arg for arg in server["args"]]
+    assert args[:2] == ["--home", str(store)] and args[-1] == "mcp"
+    # The user's shell has a data directory the client does not pass on; its CLI, given
+    # the same global options, attaches a file the server must see.
+    shell = {**user_env, "XDG_DATA_HOME": str(tmp_path / "shell-data")}
+    notes = tmp_path / "notes.txt"
+    notes.write_text("from the shell\n", encoding="utf-8")
+    attached = subprocess.run(
+        [server["command"], *args[:-1], "--json", "attach", str(notes)],
+        env=shell,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    file_id = json.loads(attached.stdout)["fileId"]
 
-    async def main() -> str:
-        params = StdioServerParameters(command=server["command"], args=server["args"], env=user_env)
+    async def main() -> tuple[str, str]:
+        params = StdioServerParameters(command=server["command"], args=args, env=user_env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
+            seen = await session.call_tool("get_file_info", {"file_id": file_id})
             written = await session.call_tool("write_file", {"name": "a.txt", "content": "hi"})
             info = await session.call_tool(
                 "get_file_info", {"file_id": written.content[0].text.split("file id: ")[1]}
             )
-            return str(info.content[0].text)
+            return str(seen.content[0].text), str(info.content[0].text)
 
-    info = anyio.run(main)
+    seen, info = anyio.run(main)
+    assert "notes.txt" in seen and "created by: alice" in seen
     assert "created by: alice" in info
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -613,3 +613,116 @@ def test_a_location_marker_that_is_not_a_directory_is_a_storage_error(tmp_path: 
     (tmp_path / localdisk.LOCATION_DIR).write_bytes(b"planted")
     with pytest.raises(StorageError, match="not a directory"):
         store.location()
+
+
+# -- commit records on files the writing process may not write (ADR 0031) ------------------
+
+NOBODY = 65534
+
+
+def _as_user(uid: int, action: Callable[[], object]) -> object:
+    """``action()`` in a child process running as ``uid`` (root's privileges dropped);
+    its result, or the ``repr`` of what it raised, comes back as text."""
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.close(readable)
+            os.setgid(uid)
+            os.setuid(uid)
+            try:
+                answer = repr(action())
+            except BaseException as exc:
+                answer = f"raised {exc!r}"
+            os.write(writable, answer.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as pipe:
+        answer = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, answer
+    return answer
+
+
+@pytest.fixture
+def shared_root() -> Iterator[Path]:
+    """A store root another user can reach (pytest's own temp folders are private to root)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="docbinder-owner-"))
+    base.chmod(0o755)
+    try:
+        yield base / "store"
+    finally:
+        shutil.rmtree(base)
+
+
+def _read_only_blob(root: Path, owner: int) -> tuple[LocalDiskBlobStore, Path]:
+    store = LocalDiskBlobStore(root)
+    store.put("ab/ab1", [b"kept"])
+    path = root / "ab" / "ab1"
+    for directory in (root, root / "ab"):
+        directory.chmod(0o755)
+    os.chown(path, owner, owner)
+    path.chmod(0o444)
+    return store, path
+
+
+def _plain_setxattr(path: Path) -> str:
+    try:
+        os.setxattr(path, localdisk.COMMITTED_XATTR, b"v1")
+    except OSError as exc:
+        return errno.errorcode[exc.errno or 0]
+    return "set"
+
+
+def test_the_owner_of_a_read_only_blob_records_its_commit(shared_root: Path) -> None:
+    """A user attribute needs write permission (xattr(7)); a blob file its owner made
+    read-only still gets the record, and keeps its mode and modification time."""
+    owner = NOBODY if os.geteuid() == 0 else os.geteuid()
+    store, path = _read_only_blob(shared_root, owner)
+    before = os.stat(path)
+
+    def record() -> bool:
+        return LocalDiskBlobStore(shared_root).mark_committed("ab/ab1")
+
+    if os.geteuid() == 0:  # root skips the permission check: act as the owner would
+        assert _as_user(owner, lambda: _plain_setxattr(path)) == "'EACCES'"
+        assert _as_user(owner, record) == "True"
+    else:
+        assert _plain_setxattr(path) == "EACCES"
+        assert record() is True
+    after = os.stat(path)
+    assert store.is_committed("ab/ab1")
+    assert stat_mod.S_IMODE(after.st_mode) == 0o444 and after.st_mtime_ns == before.st_mtime_ns
+    assert b"".join(store.open("ab/ab1")) == b"kept"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a file of another user")
+def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
+    shared_root: Path,
+) -> None:
+    _store, _path = _read_only_blob(shared_root, 0)  # root's file, read-only for others
+
+    def record_twice() -> tuple[bool, bool, int, bool]:
+        import logging
+
+        seen: list[str] = []
+
+        class _Keep(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if record.levelno >= logging.WARNING:
+                    seen.append(record.getMessage())
+
+        logger = logging.getLogger("docbinder.adapters.localdisk.blobs")
+        logger.addHandler(_Keep())
+        store = LocalDiskBlobStore(shared_root)
+        answers = (store.mark_committed("ab/ab1"), store.mark_committed("ab/ab1"))
+        return (*answers, len(seen), "unconfirmed" in seen[0])
+
+    assert _as_user(NOBODY, record_twice) == "(False, False, 1, True)"
+    assert not LocalDiskBlobStore(shared_root).is_committed("ab/ab1")

@@ -512,3 +512,71 @@ def test_importing_the_package_does_not_import_boto3() -> None:
         "assert 'boto3' not in sys.modules and 'botocore' not in sys.modules, sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- commit records: object tagging (ADR 0031) ---------------------------------------------
+
+
+def _refuse(store: S3BlobStore, operation: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make the store's client answer ``operation`` with 403 AccessDenied (a bucket policy
+    without that permission); returns the keys it was asked for."""
+    from botocore.exceptions import ClientError
+
+    asked: list[str] = []
+
+    def refused(**kwargs: Any) -> Any:
+        asked.append(kwargs["Key"])
+        raise ClientError(
+            {
+                "Error": {"Code": "AccessDenied", "Message": "Access Denied"},
+                "ResponseMetadata": {"HTTPStatusCode": 403},
+            },
+            operation,
+        )
+
+    name = {"PutObjectTagging": "put_object_tagging", "GetObjectTagging": "get_object_tagging"}
+    monkeypatch.setattr(store.client, name[operation], refused)
+    return asked
+
+
+@pytest.mark.s3
+def test_a_refused_commit_tag_is_said_once_and_never_fails_the_attach(
+    store: S3BlobStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from docbinder.adapters.memory import MemoryMetadataStore
+    from docbinder.domain.model import Principal
+    from tests.wiring import wire_binder
+
+    asked = _refuse(store, "PutObjectTagging", monkeypatch)
+    binder = wire_binder(MemoryMetadataStore().unit_of_work, store)
+    run = binder.start_new_run(Principal("u1", "m1", roles=("member",)))
+    with caplog.at_level("WARNING", logger="docbinder"):
+        first = run.produce_file("a.txt", b"alpha")
+        second = run.produce_file("b.txt", b"beta")
+    assert first.document_id is not None and second.document_id is not None
+    assert asked == [f"base/{first.item.blob_key}", f"base/{second.item.blob_key}"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "s3:PutObjectTagging" in warnings[0]
+    monkeypatch.undo()
+    assert not store.is_committed(first.item.blob_key)
+
+
+@pytest.mark.s3
+def test_a_refused_commit_tag_read_stops_gc_and_names_the_permission(
+    store: S3BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put("ab/ab1", [b"x"])
+    _refuse(store, "GetObjectTagging", monkeypatch)
+    with pytest.raises(StorageError, match="s3:GetObjectTagging"):
+        store.is_committed("ab/ab1")
+
+
+@pytest.mark.s3
+def test_a_commit_tag_costs_one_request_and_keeps_the_object(store: S3BlobStore) -> None:
+    store.identity(create=True)
+    store.put("ab/ab1", [b"x"])
+    before = store.stat("ab/ab1")
+    seen = operations(store.client)
+    assert store.mark_committed("ab/ab1") is True
+    assert seen == ["PutObjectTagging"]
+    assert store.stat("ab/ab1") == before and store.is_committed("ab/ab1")

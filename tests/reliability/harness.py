@@ -237,6 +237,14 @@ class FaultyBlobStore:
         result: set[str] = self._plan.call("blob.databases", self.inner.databases)
         return result
 
+    def mark_committed(self, key: str) -> bool:
+        result: bool = self._plan.call("blob.mark_committed", self.inner.mark_committed, key)
+        return result
+
+    def is_committed(self, key: str) -> bool:
+        result: bool = self._plan.call("blob.is_committed", self.inner.is_committed, key)
+        return result
+
 
 def make_binder(
     uow_factory: UnitOfWorkFactory, blobs: BlobStore, *, max_file_size: int | None = None

@@ -435,6 +435,46 @@ def test_rm_and_append_in_one_database_still_free_the_old_blob(
     assert cli.files() == {grown: b"grown more"}
 
 
+def test_gc_after_the_wrong_backup_restored_in_place_loses_no_file(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """The wrong backup of the database restored in place (``sqlite3 live.db ".restore
+    old.db"``: same file, same inode, so the same database id): the files stored after
+    the backup looked like this database's orphan blobs and ``gc --apply`` deleted them,
+    so restoring the right backup then found them gone. The store records each blob whose
+    FileItem committed; gc keeps those and says why, and still removes a crash's leftover."""
+    import sqlite3
+
+    live = tmp_path / "live.db"
+    env = {"DOCBINDER_DATABASE_URL": f"sqlite:///{live}"}
+    cli = cli.with_env(env)
+    first = {_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(6)}
+    _copy_database(live, tmp_path / "wrong.db")
+    later = {_attach(cli, tmp_path, f"l{n}.txt", f"later {n}".encode()) for n in range(2)}
+    everything = cli.files()
+    later_keys = sorted(i["blobKey"] for i in cli.json("files", "ls") if i["id"] in later)
+    leftover = store.leftover(env=env)
+    _copy_database(live, tmp_path / "right.db")
+    inode = live.stat().st_ino
+
+    with sqlite3.connect(tmp_path / "wrong.db") as src, sqlite3.connect(live) as dst:
+        src.backup(dst)  # restored in place
+    assert live.stat().st_ino == inode and set(cli.files()) == first
+    if isinstance(store.blobs, LocalDiskBlobStore):  # past the grace period
+        for path in store.root.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                os.utime(path, OLD)
+    report = cli.json("gc", "--apply", *NO_GRACE)
+    assert report["orphanBlobs"] == [leftover] and report["committedBlobs"] == later_keys
+    text = cli.ok("gc", *NO_GRACE).stdout
+    assert "2 blob(s) this database committed are named by no FileItem" in text
+    assert "restored from a backup or copied" in text and "database_url" in text
+
+    with sqlite3.connect(tmp_path / "right.db") as src, sqlite3.connect(live) as dst:
+        src.backup(dst)  # the right backup
+    assert cli.files() == everything and not store.blobs.exists(leftover)
+
+
 def test_gc_against_an_older_copy_of_the_store_refuses_and_loses_nothing(
     cli: Cli, tmp_path: Path, store: Store
 ) -> None:

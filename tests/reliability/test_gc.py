@@ -32,7 +32,7 @@ from tests.reliability.harness import (
     invoke_cli,
     make_binder,
 )
-from tests.wiring import wire_binder
+from tests.wiring import UnitOfWorkWrapper, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -431,5 +431,216 @@ def test_a_database_restored_elsewhere_gets_its_own_id_and_gc_keeps_its_blobs(
         assert report.orphan_blobs == () and report.other_database_blobs == 1
         with second.open_file(U1, late.id) as chunks:
             assert b"".join(chunks) == b"only in b"
+        for item in seeds:
+            assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
+
+
+# -- a database restored from a backup in place (ADR 0031) --------------------------------
+
+
+class _Backup:
+    """A backup of one database, restored in place: same SQLite file (its bytes copied back
+    over it, so the inode and the location fingerprint stay), same PostgreSQL schema or
+    MariaDB database (every row replaced)."""
+
+    def __init__(self, backend: SqlBackend, tmp_path: Path, name: str) -> None:
+        self._backend = backend
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._copy = tmp_path / f"{name}.db"
+        if backend.name == "sqlite":
+            backend.engine.dispose()  # the last connection closing folds the WAL in
+            self._copy.write_bytes(self._file.read_bytes())
+            return
+        from docbinder.adapters.sql.schema import TABLES
+
+        with backend.engine.connect() as conn:
+            for table in TABLES:
+                self._rows[table.name] = [dict(r._mapping) for r in conn.execute(sa.select(table))]
+
+    @property
+    def _file(self) -> Path:
+        database = self._backend.url.database
+        assert database is not None
+        return Path(database)
+
+    def restore(self) -> None:
+        backend = self._backend
+        if backend.name == "sqlite":
+            backend.engine.dispose()
+            inode = os.stat(self._file).st_ino
+            with open(self._file, "r+b") as target:
+                target.write(self._copy.read_bytes())
+                target.truncate()
+            assert os.stat(self._file).st_ino == inode  # in place, as `cp backup.db live.db`
+            return
+        from docbinder.adapters.sql.schema import TABLES
+
+        backend.clean()
+        with backend.engine.begin() as conn:
+            for table in TABLES:
+                if self._rows[table.name]:
+                    conn.execute(sa.insert(table), self._rows[table.name])
+
+
+class _DeleteFails:
+    """A blob store whose ``delete`` fails: a store whose unit failed cannot clean up."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def delete(self, key: str) -> None:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("delete refused by the test")
+
+
+class _CommitFails(UnitOfWorkWrapper):
+    def commit(self) -> None:
+        from docbinder.domain.errors import StorageError
+
+        raise StorageError("commit refused by the test")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
+    backend: str, tmp_path: Path
+) -> None:
+    """The wrong backup restored in place keeps the database id: every file stored after
+    it looked like an orphan blob of this database, and ``gc --apply`` past the grace
+    period deleted them, so restoring the right backup afterwards found them gone. The
+    store now records each committed blob: gc keeps and reports them, and still removes
+    the blobs whose FileItem never committed (a crash, a unit of work that failed)."""
+    root = tmp_path / "blobs"
+    with provision(backend, tmp_path) as db:
+        binder = binder_over(db.store, LocalDiskBlobStore(root))
+        seeds = [binder.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(8)]
+        wrong = _Backup(db, tmp_path, "wrong")
+        late = [
+            binder.start_run(U1).store_file("late.txt", b"stored after the backup").item,
+            binder.start_new_run(U1).produce_file("late.csv", b"a,b\n").item,
+            binder.versions.save(U1, "notes", b"v0").item,
+        ]
+        with db.store.read_unit_of_work() as uow:
+            database_id = uow.files.database_id()
+        crashed = blob_key_for(uuid.uuid4().hex)  # killed between blob write and commit
+        binder.blobs.put(crashed, [b"left behind"])
+        failing = wire_binder(
+            lambda: _CommitFails(db.store.unit_of_work()),  # type: ignore[arg-type,return-value]
+            _DeleteFails(LocalDiskBlobStore(root)),  # type: ignore[arg-type]
+            db.store.read_unit_of_work,
+        )
+        with pytest.raises(Exception, match="commit refused"):
+            failing.start_run(U1).store_file("failed.txt", b"never committed")
+        failed = sorted(set(LocalDiskBlobStore(root).keys()) - {i.blob_key for i in seeds + late})
+        failed.remove(crashed)
+        assert len(failed) == 1  # its unit failed and the blob could not be removed
+        right = _Backup(db, tmp_path, "right")
+
+        wrong.restore()
+        with db.store.read_unit_of_work() as uow:
+            assert uow.files.database_id() == database_id  # restored in place: same id
+        collector = binder_over(db.store, LocalDiskBlobStore(root), clock=_AheadClock())
+        report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert sorted(report.orphan_blobs) == sorted([crashed, *failed])
+        assert sorted(report.committed_blobs) == sorted(i.blob_key for i in late)
+        again = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert again.orphan_blobs == () and len(again.committed_blobs) == 3
+
+        right.restore()
+        reader = binder_over(db.store, LocalDiskBlobStore(root))
+        assert b"".join(reader.open_file(U1, late[0].id)) == b"stored after the backup"
+        assert b"".join(reader.open_file(U1, late[1].id)) == b"a,b\n"
+        assert b"".join(reader.open_file(U1, late[2].id)) == b"v0"
+        for item in seeds:
+            assert b"".join(reader.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
+        assert not any(LocalDiskBlobStore(root).exists(k) for k in [crashed, *failed])
+
+
+class _WithoutCommitRecords:
+    """A store plug-in written before commit records existed: the port's other methods only."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("mark_committed", "is_committed"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def test_a_store_without_commit_records_has_its_orphans_collected_as_before() -> None:
+    """A third-party store without ``mark_committed``: storing works, and gc treats a blob
+    no row names as unconfirmed (removed past the grace period), as it did before."""
+    metadata, inner = MemoryMetadataStore(), MemoryBlobStore()
+    blobs = _WithoutCommitRecords(inner)
+    binder = make_binder(metadata.unit_of_work, blobs)  # type: ignore[arg-type]
+    kept = [binder.start_run(U1).store_file(f"k{n}.txt", bytes([n])).item for n in range(3)]
+    gone = binder.start_run(U1).store_file("gone.txt", b"row lost").item
+    assert not inner.is_committed(gone.blob_key)  # nothing was recorded
+    with metadata.unit_of_work() as uow:  # the row is lost (a restore, say)
+        uow.files.delete(gone.id)
+        uow.commit()
+    collector = wire_binder(metadata.unit_of_work, blobs, clock=_AheadClock())  # type: ignore[arg-type]
+    report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.orphan_blobs == (gone.blob_key,) and report.committed_blobs == ()
+    assert all(inner.exists(i.blob_key) for i in kept)
+
+
+def test_a_freed_blob_whose_removal_failed_is_kept_by_gc_and_named(
+    stack: tuple[UnitOfWorkFactory, BlobStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``files rm`` commits, then its blob removal fails: the blob keeps its commit record,
+    so gc cannot tell it from a file of a restored database. It stays (space, not data),
+    gc lists it, and the delete's warning names it for removal by hand (ADR 0031)."""
+    uow_factory, blobs = stack
+    binder = make_binder(uow_factory, blobs)
+    kept = [binder.start_run(U1).store_file(f"k{n}.txt", bytes([n])).item for n in range(3)]
+    freed = binder.start_run(U1).store_file("freed.txt", b"freed").item
+    failing = make_binder(uow_factory, _DeleteFails(blobs))  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="docbinder"):
+        failing.delete_file(U1, freed.id, force=True)
+    assert any(
+        freed.blob_key in r.getMessage() and "remove it by hand" in r.getMessage()
+        for r in caplog.records
+    )
+    collector = wire_binder(uow_factory, blobs, clock=_AheadClock())
+    report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.orphan_blobs == () and report.committed_blobs == (freed.blob_key,)
+    assert blobs.exists(freed.blob_key) and all(blobs.exists(i.blob_key) for i in kept)
+
+
+def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_blobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two physical copies of one data directory reached at the same address (tunnels to
+    ``127.0.0.1:5432`` with the same ``data_directory``) have one fingerprint and share the
+    database id; the gc of one took the files the other stored since. The fingerprint of
+    that situation is forced here; the committed record in the store keeps those blobs."""
+    from docbinder.adapters.sql import repositories
+
+    monkeypatch.setattr(repositories, "database_location", lambda _session: "one-fingerprint")
+    root = tmp_path / "blobs"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with (
+        provision("postgresql", tmp_path / "a") as a,
+        provision("postgresql", tmp_path / "b") as b,
+    ):
+        first = binder_over(a.store, LocalDiskBlobStore(root))
+        seeds = [first.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(4)]
+        b.clean()
+        _restore(a, b)  # the physical copy
+        second = binder_over(b.store, LocalDiskBlobStore(root))
+        only_b = second.start_run(U1).store_file("b.txt", b"only in the copy").item
+        with a.store.read_unit_of_work() as ua, b.store.read_unit_of_work() as ub:
+            assert ua.files.database_id() == ub.files.database_id() is not None  # shared
+
+        ahead = binder_over(a.store, LocalDiskBlobStore(root), clock=_AheadClock())
+        report = ahead.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        assert report.orphan_blobs == () and report.committed_blobs == (only_b.blob_key,)
+        assert b"".join(second.open_file(U1, only_b.id)) == b"only in the copy"
         for item in seeds:
             assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS parts (
 );
 CREATE TABLE IF NOT EXISTS store (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS databases (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS committed (key TEXT PRIMARY KEY);
 """
 
 
@@ -109,6 +110,7 @@ class SqliteBlobStore:
             old = conn.execute("SELECT content_id FROM blobs WHERE key = ?", (key,)).fetchone()
             if old is not None:
                 conn.execute("DELETE FROM parts WHERE content_id = ?", (old[0],))
+            conn.execute("DELETE FROM committed WHERE key = ?", (key,))  # a new blob
             conn.execute(
                 "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)",
                 (key, content_id, size, datetime.now(UTC).isoformat()),
@@ -160,6 +162,7 @@ class SqliteBlobStore:
             if row is not None:
                 conn.execute("DELETE FROM parts WHERE content_id = ?", (row[0],))
                 conn.execute("DELETE FROM blobs WHERE key = ?", (key,))
+                conn.execute("DELETE FROM committed WHERE key = ?", (key,))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback(conn)
@@ -198,6 +201,35 @@ class SqliteBlobStore:
         if not self.path.exists():
             return set()
         return {row[0] for row in self._query_all("SELECT id FROM databases", ())}
+
+    def mark_committed(self, key: str) -> bool:
+        """Record that a FileItem naming the blob committed (docbinder calls it after the commit)."""
+        check_blob_key(key)
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if conn.execute("SELECT 1 FROM blobs WHERE key = ?", (key,)).fetchone() is None:
+                conn.execute("ROLLBACK")
+                raise BlobMissing(f"blob {key} is missing from {self.url}")
+            conn.execute("INSERT OR IGNORE INTO committed VALUES (?)", (key,))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            raise StorageError(f"{self.url}: cannot record the commit of {key}: {exc}") from exc
+        finally:
+            conn.close()
+        return True
+
+    def is_committed(self, key: str) -> bool:
+        check_blob_key(key)
+        row = self._query_one(
+            "SELECT b.key, c.key FROM blobs b LEFT JOIN committed c ON c.key = b.key"
+            " WHERE b.key = ?",
+            (key,),
+        )
+        if row is None:
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        return row[1] is not None
 
     # -- helpers ----------------------------------------------------------------
 

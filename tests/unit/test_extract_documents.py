@@ -158,13 +158,18 @@ def test_deck_with_large_embedded_media_is_refused_by_the_decoded_size() -> None
 
 
 def test_pdf_pages_sharing_one_stream_stop_at_the_decoded_byte_cap() -> None:
-    pdf = documents.shared_stream_pdf(pages=30, stream_repeats=20_000)  # ~1 MB per page
-    assert len(pdf) < 25_000
-    parts = convert(pdf, "shared.pdf", DefaultContentExtractor(max_decoded_bytes=3_000_000))
+    # Each page decodes the shared stream again: 2000 lines of 51 bytes, 102,000 bytes, so
+    # three pages (306,000 bytes) fit under the cap and the fourth (408,000) does not. The
+    # time budget is far beyond the few seconds the three pages take even on a loaded
+    # machine: only the byte count can stop this conversion.
+    pdf = documents.shared_stream_pdf(pages=30, stream_repeats=2_000)
+    assert len(pdf) < 10_000  # the file is small: the cap counts decoded bytes
+    extractor = DefaultContentExtractor(max_decoded_bytes=350_000, time_budget=3600.0)
+    parts = convert(pdf, "shared.pdf", extractor)
     assert [p.position for p in parts] == ["page 1", "page 2", "page 3"]
     assert parts[-1].truncated
     assert parts[-1].truncated_reason == (
-        "stopped before page 4: the pages' content streams decode to more than 3000000 bytes"
+        "stopped before page 4: the pages' content streams decode to more than 350000 bytes"
     )
 
 

@@ -74,7 +74,7 @@ def _run_checks(state: State) -> list[Check]:
             "configuration",
             "ok",
             "; ".join(
-                f"{k}={_mask(getattr(settings, k))} ({v})"
+                f"{k}={masked_url(getattr(settings, k))} ({v})"
                 for k, v in sorted(settings.sources.items())
             ),
         )
@@ -107,7 +107,8 @@ def _run_checks(state: State) -> list[Check]:
     return checks
 
 
-def _mask(value: Any) -> str:
+def masked_url(value: Any) -> str:
+    """``value`` as text; a URL with credentials (``scheme://user:secret@host``) has its password masked."""
     text = str(value)
     if "://" in text and "@" in text:
         from docbinder.adapters.sql.engine import safe_url
@@ -130,7 +131,7 @@ def _database_checks(settings: Any) -> list[Check]:
         current, head = migration_status(settings)
     except DocbinderError as exc:
         return [Check("database reachable", "fail", str(exc))]
-    checks = [Check("database reachable", "ok", _mask(settings.database_url))]
+    checks = [Check("database reachable", "ok", masked_url(settings.database_url))]
     stopped = None
     if current is None:
         from docbinder.container import half_applied_migration

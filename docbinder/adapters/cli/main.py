@@ -67,12 +67,32 @@ class _OneLineErrors(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":
                 exc.show()  # type: ignore[attr-defined]  # the help text, asked for by no arguments
             else:
-                fail(exc.format_message())  # type: ignore[attr-defined]
+                fail(exc.format_message() + self._global_option_hint(exc))  # type: ignore[attr-defined]
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         except typer.Abort:
             fail("aborted")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def _global_option_hint(self, exc: Exception) -> str:
+        """For a global option given after a command (``mcp --home DIR``): where it goes."""
+        name = getattr(exc, "option_name", None)
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ != "NoSuchOption" or not name or ctx is None:
+            return ""
+        param = next((p for p in self.params if name in p.opts), None)
+        if param is None:
+            return ""
+        takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        commands: list[str] = []
+        while ctx.parent is not None:
+            commands.insert(0, ctx.info_name)
+            ctx = ctx.parent
+        given = f"{name} VALUE" if takes_value else name
+        return (
+            f"; {name} is a global option: give it before the command "
+            f"(docbinder {given} {' '.join(commands)} ...)"
+        )
 
 
 app = typer.Typer(
@@ -602,10 +622,12 @@ def workflow_ls(json_flag: JsonOpt = False) -> None:
 
         emit_json([{k: v for k, v in to_wire(wf).items() if k != "messages"} for wf in workflows])
         return
-    table = Table("id", "scope", "owner", "created")
+    # Creation times are UTC (the model refuses others); without the offset they take 19
+    # columns and stay on one line at 80 columns next to the 36 of the id.
+    table = Table("id", "scope", "owner", "created (UTC)", whole=("created (UTC)",))
     for wf in workflows:
         table.add_row(
-            wf.id, str(wf.scope), wf.created_by, wf.created_at.isoformat(timespec="seconds")
+            wf.id, str(wf.scope), wf.created_by, wf.created_at.strftime("%Y-%m-%d %H:%M:%S")
         )
     out.print(table)
 
@@ -631,31 +653,93 @@ def files_ls(
         out.print("no files")
 
 
-_DOCUMENT_PREFIXES = ("docitem:", "doc_item:", "doc-item:", "doclist:", "doc_list:", "doc-list:")
+_REFERENCE_PREFIXES = (
+    "docitem",
+    "doc_item",
+    "doc-item",
+    "doclist",
+    "doc_list",
+    "doc-list",
+    "file:",
+)
+
+WorkflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workflow",
+        "-w",
+        help="Workflow a docItem:<id> or docList:<label> reference is resolved in.",
+    ),
+]
 
 
-def file_id_of(text: str) -> str:
-    """The FileItem id in ``text`` (``<id>`` or ``file:<id>``); a document reference is refused.
+def file_id_of(text: str, workflow: str | None, command: str) -> str:
+    """The FileItem id that ``text`` names for ``docbinder files <command>``.
 
-    ``docItem:<id>`` and ``docList:<label>`` name ChatDocuments, not files: the error says
-    how to get the file id from one.
+    ``text`` is a file id, ``file:<id>``, or one document reference in any shape the
+    documentList parser reads (``docItem:<id>``, ``docList:<label>``, also quoted,
+    bracketed or in odd case; :mod:`docbinder.domain.parsing`). A document reference
+    names a ChatDocument of one workflow, so it is resolved in ``workflow`` with the
+    CLI identity, as ``docbinder resolve`` would, and gives the id of its file. Text
+    that holds no reference is taken as a file id as it is.
+
+    Raises :class:`InvalidInput` for several references, an unusable one, a
+    ``docList`` whose documents point at several files, or a document reference
+    without ``workflow`` (the message names the command to run);
+    :class:`~docbinder.domain.errors.WorkflowNotFound`, :class:`AccessDenied` or
+    :class:`NotFound` when the reference does not resolve in the workflow.
     """
-    lowered = text.strip().lower()
-    if lowered.startswith(_DOCUMENT_PREFIXES):
+    from docbinder.application.resolve import UnresolvedReason
+    from docbinder.domain.errors import NotFound
+    from docbinder.domain.parsing import coerce_document_references
+    from docbinder.domain.references import DocumentItemReference, FileReference
+
+    stripped = text.strip()
+    parsed = coerce_document_references(stripped)
+    prefixed = stripped.lower().lstrip("[(<{'\"`* ").startswith(_REFERENCE_PREFIXES)
+    if len(parsed.references) != 1 or parsed.rejected:
+        if not prefixed:
+            return text  # no reference in it: a file id, looked up as given
         raise InvalidInput(
-            f"{text.strip()} is a document reference, not a file id; "
-            f"docbinder resolve {text.strip()} --workflow WORKFLOW_ID prints its file id"
+            f"{stripped} is not one file id or document reference; give a file id, "
+            "file:<id>, docItem:<id> or docList:<label>"
         )
-    if lowered.startswith("file:"):
-        return text.strip()[5:]
-    return text
+    [reference] = parsed.references
+    if isinstance(reference, FileReference):
+        return reference.file_id
+    if isinstance(reference, DocumentItemReference) and reference.bare:
+        return text  # a bare id: the file id the tool-result block shows next to it
+    if workflow is None:
+        import shlex
+
+        raise InvalidInput(
+            f"{reference} is a document reference, resolved within its workflow: run "
+            f"docbinder files {command} {shlex.quote(str(reference))} --workflow WORKFLOW_ID "
+            "(docbinder workflow ls lists the workflow ids)"
+        )
+    resolution = start_run(workflow).resolve(str(reference))
+    if resolution.unresolved:
+        miss = resolution.unresolved[0]
+        error = AccessDenied if miss.reason is UnresolvedReason.ACCESS_DENIED else NotFound
+        raise error(f"{reference} in workflow {workflow}: {miss.message}")
+    file_ids = list(dict.fromkeys(resolved.file.id for resolved in resolution.documents))
+    if len(file_ids) != 1:
+        raise InvalidInput(
+            f"{reference} names documents of {len(file_ids)} files in workflow {workflow} "
+            f"({', '.join(file_ids)}); give one of these file ids"
+        )
+    return file_ids[0]
 
 
 @files_app.command("show")
 @handles_errors
-def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Show one file's metadata (FILE_ID, also written ``file:<id>``)."""
-    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id))
+def files_show(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = False) -> None:
+    """Show one file's metadata.
+
+    FILE_ID is a file id, ``file:<id>``, or a ``docItem:<id>`` / ``docList:<label>``
+    reference with --workflow.
+    """
+    item = STATE.binder().get_file(STATE.principal, file_id_of(file_id, workflow, "show"))
     if _json(json_flag):
         emit_json(item)
         return
@@ -669,10 +753,13 @@ def files_show(file_id: str, json_flag: JsonOpt = False) -> None:
 
 @files_app.command("cat")
 @handles_errors
-def files_cat(file_id: str, json_flag: JsonOpt = False) -> None:
-    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document)."""
+def files_cat(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = False) -> None:
+    """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document).
+
+    FILE_ID as for ``files show``.
+    """
     binder = STATE.binder()
-    file_id = file_id_of(file_id)
+    file_id = file_id_of(file_id, workflow, "cat")
     if _json(json_flag):
         import base64
 
@@ -700,10 +787,14 @@ def files_rm(
             "resolve as file_missing).",
         ),
     ] = False,
+    workflow: WorkflowOpt = None,
     json_flag: JsonOpt = False,
 ) -> None:
-    """Delete one file (metadata, then its blob); refuses while documents refer to it."""
-    file_id = file_id_of(file_id)
+    """Delete one file (metadata, then its blob); refuses while documents refer to it.
+
+    FILE_ID as for ``files show``; a document reference deletes the file it points at.
+    """
+    file_id = file_id_of(file_id, workflow, "rm")
     binder = STATE.binder()
     references = binder.count_file_references(STATE.principal, file_id)
     item = binder.delete_file(STATE.principal, file_id, force=force)
@@ -761,7 +852,8 @@ def gc(
     in the connected blob store and only keys of docbinder's own layout. A
     FileItem without blob is marked first and removed by a later --apply after
     the grace period. Removes only blobs whose mark proves this store wrote
-    them for this database. Refuses (exit 1) when the removal looks like a
+    them for this database, and never one the store records as committed (a
+    FileItem named it once: reported). Refuses (exit 1) when the removal looks like a
     wrong setting, unless --force, and a grace below 300 s unless
     --below-grace-floor.
     """
@@ -772,7 +864,7 @@ def gc(
         check_database_ready,
         remove_stale_temp_files,
     )
-    from docbinder.application.maintenance import MIN_GRACE_SECONDS
+    from docbinder.application.maintenance import COMMITTED_ORPHANS_HINT, MIN_GRACE_SECONDS
 
     if not math.isfinite(grace) or grace < 0:
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
@@ -823,6 +915,7 @@ def gc(
                 "databaseMoved": report.database_moved,
                 "storeMoved": report.store_moved,
                 "locationChecked": report.location_checked,
+                "committedBlobs": list(report.committed_blobs),
             }
         )
         return
@@ -883,6 +976,13 @@ def gc(
             "something else, copied without their marks, or written before marks existed):"
         )
         for key in report.unproven_blobs:
+            out.print(f"  blob {key}")
+    if report.committed_blobs:
+        out.print(
+            f"not touched: {len(report.committed_blobs)} blob(s) this database committed are "
+            f"named by no FileItem: {COMMITTED_ORPHANS_HINT}:"
+        )
+        for key in report.committed_blobs:
             out.print(f"  blob {key}")
     if report.refusal and report.dry_run:
         err.print(f"warning: `gc --apply` would refuse: {report.refusal}")
@@ -1057,17 +1157,25 @@ def mcp(
     )
     if workflow is not None and token_map is None:
         STATE.binder().get_workflow(STATE.principal, workflow)  # fail now, not at the first call
+    # MCP clients start the server with a few environment variables only, so the store
+    # it serves may not be the one the user's shell gives the CLI: the first line of its
+    # log (stderr, which clients keep) names it.
+    from docbinder.adapters.cli.doctor import masked_url
+
+    store = f"metadata {masked_url(STATE.settings.database_url)}, blobs {STATE.binder().blobs.url}"
+    who = (
+        "bearer-token principals"
+        if token_map
+        else f"user {STATE.principal.user_id} of mandate {STATE.principal.mandate_id}"
+    )
+    about = f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
     if transport == "stdio":
+        err.print(f"docbinder MCP server on stdio {about}", markup=False)
         anyio.run(server.run_stdio)
         return
     check_http_host(host, token_map)
     shown = f"[{host}]" if ":" in host else host
-    who = "bearer-token principals" if token_map else f"user {STATE.principal.user_id}"
-    err.print(
-        f"docbinder MCP server on http://{shown}:{port}/mcp as {who}; "
-        f"workflow: {workflow or 'a new one per session'}",
-        markup=False,
-    )
+    err.print(f"docbinder MCP server on http://{shown}:{port}/mcp {about}", markup=False)
     server.run_http(host=host, port=port, tokens=token_map)
 
 

@@ -83,16 +83,20 @@ class SafeLogHandler(RichHandler):
         return super().render_message(record, clean(message))
 
 
-def Table(*headers: str) -> _RichTable:
+def Table(*headers: str, whole: tuple[str, ...] = ()) -> _RichTable:
     """A table whose cells are plain cleaned text; an ``id`` column keeps each id on one line.
 
-    Other columns give way first, so an id can be copied from an 80-column terminal or
-    a pipe; ``--json`` gives every value whole. String cells are never read as markup.
+    The columns named in ``whole`` (short fixed-width values such as timestamps) never
+    wrap either. Other columns give way first, so an id or a timestamp can be read and
+    copied on an 80-column terminal or in a pipe; ``--json`` gives every value whole.
+    String cells are never read as markup.
     """
     table = _SafeTable()
     for header in headers:
         if header == "id":
             table.add_column(header, overflow="fold", no_wrap=True, min_width=36)
+        elif header in whole:
+            table.add_column(header, no_wrap=True)
         else:
             table.add_column(header, overflow="fold")
     return table

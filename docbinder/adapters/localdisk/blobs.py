@@ -67,6 +67,21 @@ blobs carry no mark and ``gc`` never removes them as orphans. Copies keep it
 only when told to (``cp --preserve=xattr``, ``rsync -X``, ``tar --xattrs``).
 """
 
+COMMITTED_XATTR = "user.docbinder.committed"
+"""Extended attribute recording that a FileItem naming the blob committed (ADR 0031).
+
+Set after the commit by :meth:`LocalDiskBlobStore.mark_committed` with one
+``setxattr`` on the path; a replaced blob is a new file and starts without it.
+``gc`` never removes an unnamed blob that carries it. Writing a ``user.``
+attribute needs write permission on the file (xattr(7)): a blob file its owner
+made read-only is given the owner's write bit for that one call and gets its
+mode back; a process that neither may write the file nor owns it records
+nothing (logged once).
+"""
+
+COMMITTED_VALUE = b"v1"
+"""Value of :data:`COMMITTED_XATTR` (any value counts when reading)."""
+
 DEFAULT_STALE_AFTER = 24 * 3600.0
 """Seconds without a write after which a temp file counts as abandoned (24 hours)."""
 
@@ -76,6 +91,7 @@ _CREATE_ATTEMPTS = 5  # a concurrent delete may prune the directory between mkdi
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_ENOATTR = getattr(errno, "ENODATA", getattr(errno, "ENOATTR", -1))  # no such attribute
 
 
 def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
@@ -111,6 +127,7 @@ class LocalDiskBlobStore:
         self._root = Path(os.path.realpath(os.fspath(root)))
         self._identity: str | None = None
         self._writers: set[str] = set()
+        self._unconfirmable_told = False
 
     @classmethod
     def from_url(cls, url: str) -> LocalDiskBlobStore:
@@ -250,6 +267,102 @@ class LocalDiskBlobStore:
             return set()
         except OSError as exc:
             raise _storage_error("list", self._root / DATABASES_DIR, exc) from exc
+
+    # -- commit records (ADR 0031) --------------------------------------------
+
+    def mark_committed(self, key: str) -> bool:
+        """Set :data:`COMMITTED_XATTR` on the blob file; ``False`` where it cannot be kept.
+
+        One ``setxattr`` in the usual case. When the file is read-only for
+        this process (``EACCES``/``EPERM``) and the process owns it, the
+        owner's write bit is added for the call and the mode put back (the
+        modification time does not change). ``False``, logged once per store
+        object, on file systems or platforms without user extended attributes
+        and for files this process may neither write nor chmod: ``gc`` then
+        treats the blob as unconfirmed. :class:`BlobMissing` for an absent
+        blob, :class:`StorageError` for other disk faults.
+        """
+        path = self._path(key)
+        setxattr = getattr(os, "setxattr", None)
+        if setxattr is None:
+            self._unconfirmable(path, "this platform has no extended attributes")
+            return False
+        try:
+            setxattr(path, COMMITTED_XATTR, COMMITTED_VALUE, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise BlobMissing(f"blob {key} is missing from {self.url}") from exc
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                return self._mark_as_owner(path, exc)
+            if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                self._unconfirmable(path, "the file system keeps no user extended attributes")
+                return False
+            raise _storage_error("record the commit of", path, exc) from exc
+        return True
+
+    def _mark_as_owner(self, path: Path, refused: OSError) -> bool:
+        """Set the record on a file read-only for its owner, this process; ``False`` otherwise."""
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            self._unconfirmable(path, f"no permission to write the file ({refused.strerror})")
+            return False
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid() or not stat_mod.S_ISREG(info.st_mode):
+                self._unconfirmable(
+                    path, f"the file belongs to another user and is not writable ({refused})"
+                )
+                return False
+            mode = stat_mod.S_IMODE(info.st_mode)
+            os.fchmod(fd, mode | stat_mod.S_IWUSR)
+            try:
+                os.setxattr(fd, COMMITTED_XATTR, COMMITTED_VALUE)
+            finally:
+                os.fchmod(fd, mode)
+        except OSError as exc:
+            self._unconfirmable(path, f"could not make the file writable for the record ({exc})")
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+    def _unconfirmable(self, path: Path, reason: str) -> None:
+        if self._unconfirmable_told:
+            log.debug("local disk keeps no commit record on %s: %s", path, reason)
+            return
+        self._unconfirmable_told = True
+        log.warning(
+            "local disk cannot record committed blobs under %s (%s, first seen on %s): gc "
+            "treats their orphans as unconfirmed, so a database restored from a backup in "
+            "place can lose files stored after the backup to gc --apply (docs/security.md)",
+            self._root,
+            reason,
+            path,
+        )
+
+    def is_committed(self, key: str) -> bool:
+        """Whether the blob file carries :data:`COMMITTED_XATTR` (one ``getxattr``).
+
+        ``False`` without the attribute, or where the platform or file system
+        has none. :class:`BlobMissing` for an absent blob, :class:`StorageError`
+        for other disk faults (an unreadable file).
+        """
+        path = self._path(key)
+        getxattr = getattr(os, "getxattr", None)
+        if getxattr is None:
+            if self._lookup(path) is None:
+                raise BlobMissing(f"blob {key} is missing from {self.url}")
+            return False
+        try:
+            getxattr(path, COMMITTED_XATTR, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise BlobMissing(f"blob {key} is missing from {self.url}") from exc
+        except OSError as exc:
+            if exc.errno in (_ENOATTR, errno.ENOTSUP, errno.EOPNOTSUPP):
+                return False
+            raise _storage_error("read the commit record of", path, exc) from exc
+        return True
 
     @staticmethod
     def _read_identity(path: Path) -> str | None:

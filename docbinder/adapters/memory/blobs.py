@@ -38,6 +38,7 @@ class MemoryBlobStore:
         self._blobs: dict[str, tuple[bytes, datetime, str | None]] = {}
         self._identity: str | None = None
         self._databases: set[str] = set()
+        self._committed: set[str] = set()
         self._open_readers = 0
         self._token = uuid.uuid4().hex
 
@@ -61,6 +62,7 @@ class MemoryBlobStore:
             writer = next(iter(self._databases)) if len(self._databases) == 1 else None
             mark = None if self._identity is None else blob_origin(self._identity, writer, key)
             self._blobs[key] = (blob, datetime.now(UTC), mark)
+            self._committed.discard(key)  # a new blob under the key: not committed yet
         return len(blob)
 
     def open(self, key: str, chunk_size: int = 1 << 20) -> ChunkReader:
@@ -101,6 +103,7 @@ class MemoryBlobStore:
         check_blob_key(key)
         with self._lock:
             self._blobs.pop(key, None)
+            self._committed.discard(key)
 
     def keys(self) -> Iterator[str]:
         with self._lock:
@@ -135,6 +138,23 @@ class MemoryBlobStore:
     def databases(self) -> set[str]:
         with self._lock:
             return set(self._databases)
+
+    def mark_committed(self, key: str) -> bool:
+        """Flag the blob as named by a committed FileItem (ADR 0031); :class:`BlobMissing` if absent."""
+        check_blob_key(key)
+        with self._lock:
+            if key not in self._blobs:
+                raise BlobMissing(f"blob {key} is missing from {self.url}")
+            self._committed.add(key)
+        return True
+
+    def is_committed(self, key: str) -> bool:
+        """Whether :meth:`mark_committed` flagged the blob now under ``key``."""
+        check_blob_key(key)
+        with self._lock:
+            if key not in self._blobs:
+                raise BlobMissing(f"blob {key} is missing from {self.url}")
+            return key in self._committed
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:

@@ -3,7 +3,9 @@
 Object layout: the blob under key ``ab/1234`` is the object ``<prefix>ab/1234``
 in the bucket. Object names come only from keys (made from ids), never from
 file names. The only user metadata on an object is its provenance mark,
-``x-amz-meta-docbinder-origin`` (:data:`ORIGIN_METADATA`), set with the upload.
+``x-amz-meta-docbinder-origin`` (:data:`ORIGIN_METADATA`), set with the upload;
+the only tag is :data:`COMMITTED_TAG`, set after the FileItem naming the blob
+committed (ADR 0031).
 
 Uploads go through boto3's managed transfer (``upload_fileobj``) from a
 non-seekable file object over the input chunks: inputs below
@@ -33,7 +35,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from docbinder.adapters.s3.chunkreader import ChunkReader
-from docbinder.adapters.s3.errors import client_error_details, translate
+from docbinder.adapters.s3.errors import DENIED_CODES, client_error_details, translate
 from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import (
     BlobMissing,
@@ -97,6 +99,19 @@ ORIGIN_METADATA = "docbinder-origin"
 (:func:`~docbinder.ports.blobs.blob_origin`); sent with ``PutObject`` or
 ``CreateMultipartUpload``, so an object never appears without it. ``CopyObject``
 keeps it unless told to replace the metadata."""
+
+COMMITTED_TAG = "docbinder-committed"
+"""Object tag recording that a FileItem naming the blob committed (ADR 0031): one
+``PutObjectTagging`` per newly stored blob, after the commit (it replaces the object's
+tag set; docbinder writes its objects without tags). Needs ``s3:PutObjectTagging``;
+``gc`` reads it with ``GetObjectTagging`` (``s3:GetObjectTagging``) for the orphan
+candidates it would otherwise remove. Tagging keeps ``LastModified`` and the metadata."""
+
+COMMITTED_VALUE = "v1"
+"""Value of :data:`COMMITTED_TAG` (any value counts when reading)."""
+
+_UNSUPPORTED_CODES = frozenset({"NotImplemented", "MethodNotAllowed", "XNotImplemented"})
+"""Error codes of S3-compatible servers without object tagging."""
 
 DATABASES_PREFIX = ".docbinder-databases/"
 """Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
@@ -235,6 +250,7 @@ class S3BlobStore:
         self._endpoint_url = endpoint_url
         self._identity: str | None = None
         self._writers: set[str] = set()
+        self._untagged_told = False
         self.checksums = resolve_checksums(checksums, endpoint_url)
         """``when_required`` or ``when_supported``: when boto3 adds request checksums and
         validates response checksums (see :func:`resolve_checksums`)."""
@@ -585,6 +601,77 @@ class S3BlobStore:
                 return set()
             raise self._error(exc) from exc
         return found
+
+    # -- commit records (ADR 0031) --------------------------------------------
+
+    def mark_committed(self, key: str) -> bool:
+        """Tag the object with :data:`COMMITTED_TAG` (one ``PutObjectTagging`` request).
+
+        ``False`` when the request is refused (``AccessDenied``: the
+        credentials lack ``s3:PutObjectTagging``) or the server has no object
+        tagging: logged once per store object, and ``gc`` treats the blob as
+        unconfirmed. :class:`BlobMissing` for an absent object,
+        :class:`StorageError` for other faults.
+        """
+        object_key = self._object_key(key)
+        try:
+            self._client.put_object_tagging(
+                Bucket=self._bucket,
+                Key=object_key,
+                Tagging={"TagSet": [{"Key": COMMITTED_TAG, "Value": COMMITTED_VALUE}]},
+            )
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            refused = code in DENIED_CODES or status == 403
+            if refused or code in _UNSUPPORTED_CODES or status == 501:
+                self._untagged(key, code or str(status), refused)
+                return False
+            raise self._error(exc, key) from exc
+        return True
+
+    def _untagged(self, key: str, code: str, refused: bool) -> None:
+        if self._untagged_told:
+            log.debug("s3 could not tag blob %s as committed (%s)", key, code)
+            return
+        self._untagged_told = True
+        cause = (
+            "the credentials lack s3:PutObjectTagging"
+            if refused
+            else "the server does not support object tagging"
+        )
+        log.warning(
+            "s3 cannot record committed blobs in %s (%s: %s): gc treats their orphans as "
+            "unconfirmed, so a database restored from a backup in place can lose files "
+            "stored after the backup to gc --apply (docs/security.md)",
+            self._where(),
+            code,
+            cause,
+        )
+
+    def is_committed(self, key: str) -> bool:
+        """Whether the object carries :data:`COMMITTED_TAG` (one ``GetObjectTagging`` request).
+
+        ``False`` on a server without object tagging (nothing could be
+        recorded there). A refused request (the credentials lack
+        ``s3:GetObjectTagging``) raises :class:`StorageError` naming the
+        permission: ``gc`` then stops instead of guessing.
+        :class:`BlobMissing` for an absent object.
+        """
+        object_key = self._object_key(key)
+        try:
+            answer = self._client.get_object_tagging(Bucket=self._bucket, Key=object_key)
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code in _UNSUPPORTED_CODES or status == 501:
+                return False
+            error = self._error(exc, key)
+            if code in DENIED_CODES or status == 403:
+                raise StorageError(
+                    f"{error}; gc needs s3:GetObjectTagging to tell blobs whose FileItem "
+                    "committed from leftovers"
+                ) from exc
+            raise error from exc
+        return any(tag.get("Key") == COMMITTED_TAG for tag in answer.get("TagSet", ()))
 
     def _read_identity(self, object_key: str) -> str | None:
         try:
