@@ -15,6 +15,7 @@ from docbinder.ports.blobs import (
     read_origin,
 )
 from docbinder.ports.extractor import MimeDetector
+from docbinder.ports.metadata import store_location_key
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ def release_blob(
         )
         return False
     if isinstance(blobs, LocatingBlobStore) and (
-        where is None or locations.get(store_id) != location_fingerprint(where)
+        where is None or locations.get(store_location_key(store_id)) != location_fingerprint(where)
     ):
         log.warning(
             "blob %s left for gc: blob store %s is not at the location recorded for its "

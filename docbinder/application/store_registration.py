@@ -14,7 +14,7 @@ import attrs
 
 from docbinder.domain.errors import StoreMoved, UnsafeOperation
 from docbinder.ports.blobs import BlobStore, LocatingBlobStore, is_own_key, location_fingerprint
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWorkFactory, store_location_key
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def check_location(
         store_id=store_id,
         supported=supported,
         here=here,
-        recorded=None if store_id is None else recorded.get(store_id),
+        recorded=None if store_id is None else recorded.get(store_location_key(store_id)),
     )
 
 
@@ -140,7 +140,7 @@ class StoreRegistration:
                 supported, here = current_location(self._blobs, create=True)
                 with self._read() as uow:
                     database_id = uow.files.database_id()
-                    recorded = uow.files.store_locations().get(store_id or "")
+                    recorded = uow.files.store_locations().get(store_location_key(store_id or ""))
                 unrecorded = store_id is not None and supported and recorded is None
                 if database_id is None or unrecorded:
                     with self._uow() as uow:
@@ -217,7 +217,7 @@ class AdoptStoreLocation:
                 "backup?): check blob_url (DOCBINDER_BLOB_URL); --force adopts it anyway"
             )
         with self._uow() as uow:
-            previous = uow.files.store_locations().get(store_id)
+            previous = uow.files.store_locations().get(store_location_key(store_id))
             uow.files.record_store_location(store_id, here, replace=True)
             uow.commit()
         log.warning(

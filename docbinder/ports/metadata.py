@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -17,6 +18,22 @@ from docbinder.domain.model import (
     FileVersion,
     Scope,
 )
+
+STORE_KEY_LENGTH = 49
+"""Longest store identity :func:`store_location_key` keeps as it is (64-character names
+less the ``store_location:`` prefix the SQL adapter puts before it)."""
+
+
+def store_location_key(store_id: str) -> str:
+    """The key under which :meth:`FileRepository.store_locations` lists the store ``store_id``.
+
+    The identity itself when it has at most :data:`STORE_KEY_LENGTH`
+    characters (every shipped store's UUID), else ``sha256-`` and the first
+    42 hex digits of its SHA-256, so that any identity fits a short column.
+    """
+    if len(store_id) <= STORE_KEY_LENGTH:
+        return store_id
+    return "sha256-" + hashlib.sha256(store_id.encode()).hexdigest()[:42]
 
 
 class FileRepository(Protocol):
@@ -121,7 +138,7 @@ class FileRepository(Protocol):
         ...
 
     def store_locations(self) -> dict[str, str]:
-        """Store identity -> the location fingerprint this database recorded for it (ADR 0030).
+        """:func:`store_location_key` of a store identity -> the location fingerprint recorded (ADR 0030).
 
         The fingerprint is :func:`~docbinder.ports.blobs.location_fingerprint`
         of where the blob store with that identity was when this database

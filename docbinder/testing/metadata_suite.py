@@ -54,7 +54,7 @@ from docbinder.domain.model import (
     Scope,
     VersionSeries,
 )
-from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory, store_location_key
 
 T = TypeVar("T")
 
@@ -1498,6 +1498,12 @@ class MetadataContract:
         with uow() as u:
             assert u.files.store_locations() == {store: there, other: there}
             assert u.files.database_id() is None  # locations are not the database identity
+            # any identity fits: a long one is listed under its store_location_key
+            long_id = "arn:aws:s3:::a-bucket-with-a-long-name/and/a/deep/prefix/" + "x" * 60
+            assert u.files.record_store_location(long_id, here) == here
+            u.commit()
+        with uow() as u:
+            assert u.files.store_locations()[store_location_key(long_id)] == here
 
     # -- file versions -------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from docbinder.domain.model import (
     Scope,
     duplicate_key,
 )
+from docbinder.ports.metadata import store_location_key
 
 LOCK_WAIT_SECONDS = 60.0
 """How long a memory unit waits for another unit's FileItem lock (seconds) before
@@ -83,7 +84,7 @@ class MemoryMetadataStore:
         """Where :attr:`database_id` was made: ``id()`` of this object (a copy is another one)."""
         self.former_database_ids: set[str] = set()
         self.store_locations: dict[str, str] = {}
-        """Store identity -> recorded location fingerprint (ADR 0030)."""
+        """:func:`~docbinder.ports.metadata.store_location_key` -> recorded location (ADR 0030)."""
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
@@ -356,19 +357,20 @@ class MemoryFileRepository:
     def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
         """Record in this unit (gone again on rollback, as in SQL); see the port."""
         s = self._s
+        key = store_location_key(store_id)
         with s.lock:
-            before = s.store_locations.get(store_id)
+            before = s.store_locations.get(key)
             if before is None or replace:
-                s.store_locations[store_id] = location
+                s.store_locations[key] = location
 
                 def undo() -> None:
                     if before is None:
-                        s.store_locations.pop(store_id, None)
+                        s.store_locations.pop(key, None)
                     else:
-                        s.store_locations[store_id] = before
+                        s.store_locations[key] = before
 
                 self._undo.push(undo)
-            return s.store_locations[store_id]
+            return s.store_locations[key]
 
     def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
         # Held against ``lock`` (a delete that counts references) until the

@@ -60,6 +60,7 @@ from docbinder.domain.model import (
     VersionSeries,
     duplicate_key,
 )
+from docbinder.ports.metadata import store_location_key
 
 T = TypeVar("T")
 
@@ -448,11 +449,8 @@ _STORE_LOCATION = "store_location:"
 
 
 def _store_location_name(store_id: str) -> str:
-    """The ``docbinder_meta`` name of a store's location: the id itself if it fits, else its hash."""
-    name = _STORE_LOCATION + store_id
-    if len(name) <= 64:
-        return name
-    return _STORE_LOCATION + "sha256-" + hashlib.sha256(store_id.encode()).hexdigest()[:42]
+    """The ``docbinder_meta`` name of a store's location: ``store_location:<key>`` (64 at most)."""
+    return _STORE_LOCATION + store_location_key(store_id)
 
 
 class _Replaced(Exception):
@@ -697,9 +695,7 @@ class SqlFileRepository:
         """Insert (or with ``replace`` set) row ``store_location:<store id>``; return its value.
 
         An insert that loses to a concurrent one (primary key) keeps theirs.
-        A store id too long for the name column is recorded under its hash
-        (:func:`_store_location_name`), and :meth:`store_locations` then
-        names it so; shipped stores use UUIDs.
+        The row is named by :func:`~docbinder.ports.metadata.store_location_key`.
         """
         name = _store_location_name(store_id)
         dm = docbinder_meta.c
