@@ -71,9 +71,9 @@ class StoreFile:
     """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
 
     Streams the input once, computing SHA-256 and size while the blob is
-    written. Then one writing unit looks for duplicate candidates and, when
-    there are none (the usual case), inserts the FileItem and commits. When
-    there are, that unit ends, the candidates are checked (access, and the
+    written. Then one writing unit inserts the FileItem under its duplicate
+    key and commits; when no file has that key (the usual case) that is all.
+    When the key is taken, the same unit looks the candidates up and ends, the candidates are checked (access, and the
     blob store is probed) outside any transaction, and a second writing unit
     either confirms (locks) the readable duplicate and commits, after which
     the new blob is removed, or inserts the FileItem and commits; a duplicate deleted or
@@ -247,13 +247,18 @@ class StoreFile:
             blob_store=store_id,
         )
         lost_race = False
-        for _attempt in range(_STORE_ATTEMPTS):
-            # Candidates are looked up in the writing unit itself. Without any
-            # (the usual case) the FileItem goes into that same unit; with some,
-            # the unit ends before the blob store is asked about them (no
-            # writing unit waits on the blob store), and a second unit reuses
-            # the chosen duplicate or stores the fresh copy.
+        for attempt in range(_STORE_ATTEMPTS):
+            # The usual case (no duplicate) costs no lookup: the first attempt
+            # inserts the FileItem under its duplicate key right away, and the
+            # unique key refuses it when a file with the same key exists (ADR
+            # 0032). Only then are the candidates looked up, in the same unit
+            # (a refused insert leaves it usable, as the port promises); the
+            # unit ends before the blob store is asked about them (no writing
+            # unit waits on the blob store), and a second unit reuses the
+            # chosen duplicate or stores the fresh copy.
             with self._uow() as uow:
+                if attempt == 0 and self._insert(uow, item, True, then, pending, keep_unit=True):
+                    return self._stored(item), pending.result
                 candidates = uow.files.find_duplicates(
                     sha, file_name, principal.user_id, principal.scope
                 )
@@ -280,20 +285,25 @@ class StoreFile:
                     # copy go (outside the transaction, like every blob-store call).
                     self._discard_blob(key)
                     return reused
-            if log.isEnabledFor(logging.INFO):
-                log.info(
-                    "stored file %s (%s, %d bytes) for user %s in scope %s",
-                    item.id,
-                    item.file_name,
-                    item.size,
-                    item.created_by,
-                    item.scope,
-                )
-            return StoredFile(item, duplicate=False), pending.result
+            return self._stored(item), pending.result
         raise StorageError(
             f"could not store {file_name!r}: its duplicate kept changing under "
             f"{_STORE_ATTEMPTS} attempts; nothing was stored"
         )
+
+    @staticmethod
+    def _stored(item: FileItem) -> StoredFile:
+        """The result for a newly recorded ``item``, logged."""
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "stored file %s (%s, %d bytes) for user %s in scope %s",
+                item.id,
+                item.file_name,
+                item.size,
+                item.created_by,
+                item.scope,
+            )
+        return StoredFile(item, duplicate=False)
 
     @staticmethod
     def _insert(
@@ -302,17 +312,23 @@ class StoreFile:
         deduplicate: bool,
         then: Callable[[UnitOfWork, FileItem], T] | None,
         pending: _Pending[T],
+        *,
+        keep_unit: bool = False,
     ) -> bool:
-        """Insert ``item``, run ``then`` and commit in ``uow``; ``False`` after a lost race.
+        """Insert ``item``, run ``then`` and commit in ``uow``; ``False`` if the key is taken.
 
-        A lost race is another writer storing the same file (same duplicate
-        key) since the candidates were read: the unit is rolled back and the
-        caller looks again in a fresh one, using theirs if readable.
+        A taken key means a file with the same duplicate key exists: one
+        stored before (the first, optimistic attempt of :meth:`_record`) or
+        one another writer stored since the candidates were read (a lost
+        race). With ``keep_unit`` the unit stays open for the caller to look
+        the candidates up in it; otherwise it is rolled back and the caller
+        looks again in a fresh one, using theirs if readable.
         """
         try:
             uow.files.add(item, deduplicate=deduplicate)
         except DuplicateFileItem:
-            uow.rollback()
+            if not keep_unit:
+                uow.rollback()
             return False
         if then is not None:
             pending.result = then(uow, item)

@@ -350,6 +350,19 @@ class MetadataContract:
         with uow() as u:
             assert [f.id for f in u.files.iter_all()] == [first.id]
 
+    def test_a_refused_duplicate_leaves_the_unit_able_to_find_the_candidate(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        """``StoreFile`` inserts first and looks the candidates up in the same unit (ADR 0032)."""
+        first = make_file()
+        self.store_files(uow, first)
+        with uow() as u:
+            with pytest.raises(DuplicateFileItem):
+                u.files.add(make_file())
+            found = u.files.find_duplicates(SHA_A, "report.pdf", "user-1", Scope("mandate-1"))
+            assert [f.id for f in found] == [first.id]
+            assert u.files.get(first.id) == first
+
     @PROPERTY_SETTINGS
     @given(name=FILE_NAMES)
     def test_any_valid_file_name_round_trips(

@@ -310,10 +310,17 @@ COMMON: list[Scenario] = [
         leftovers=1,
     ),
     # -- metadata stage of store
-    Scenario("duplicate-check-fails", (Fault("files.find_duplicates"),), Expect.ERROR),
-    # Unit 1 looks for duplicates and records the FileItem and the message; a
-    # second one (opened only after a failed commit) checks whether the commit
-    # took effect.
+    # The candidates are looked up only when the FileItem's duplicate key is taken.
+    Scenario(
+        "duplicate-check-fails",
+        (Fault("files.find_duplicates"),),
+        Expect.ERROR,
+        stage="duplicate",
+        rows=1,
+    ),
+    # Unit 1 records the FileItem (looking for duplicates only if its key is
+    # taken) and the message; a second one (opened only after a failed commit)
+    # checks whether the commit took effect.
     Scenario("metadata-unit-cannot-open", (Fault("uow.open", (1,)),), Expect.ERROR),
     Scenario("metadata-insert-fails", (Fault("files.add"),), Expect.ERROR),
     Scenario(

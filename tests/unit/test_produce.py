@@ -1,9 +1,10 @@
 """The producer path records the FileItem and the ChatMessage in one writing unit of work.
 
-A new file is looked up among the duplicates, stored and attached in one unit
-with one commit. When duplicate candidates exist, that unit ends before the blob
-store is asked about them, and a second unit reuses the duplicate: two units,
-one commit.
+A new file is stored and attached in one unit with one commit, without a
+duplicate lookup: its insert under the duplicate key is the check (ADR 0032).
+When the key is taken, the same unit looks the candidates up and ends before
+the blob store is asked about them, and a second unit reuses the duplicate: two
+units, one commit.
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ def test_a_new_file_is_stored_and_attached_with_one_unit_and_one_commit(rig: Rig
     rig.plan.arm()
     result = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
     assert result.document_id is not None
-    assert rig.counts() == (1, 1)  # the duplicate lookup happens in the writing unit
+    assert rig.counts() == (1, 1)
+    # No lookup: the insert under the duplicate key found no file with that key.
+    assert rig.plan.calls["files.find_duplicates"] == 0
+    assert rig.plan.calls["files.add"] == 1
     assert run.resolve([result.reference]).documents[0].file == result.item
 
 
@@ -63,6 +67,9 @@ def test_a_duplicate_is_attached_with_one_unit_and_one_commit(rig: Rig) -> None:
     assert again.document_id not in (None, first.document_id)
     # The unit that found the candidate ends before the blob store is asked; one more reuses it.
     assert rig.counts() == (2, 1)
+    # The refused insert is followed by the lookup in the same (first) unit.
+    assert rig.plan.calls["files.add"] == 1
+    assert rig.plan.calls["files.find_duplicates"] == 1
     assert len(list(rig.binder.blobs.keys())) == 1
 
 

@@ -19,7 +19,7 @@ import json
 import os
 import uuid
 import weakref
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
@@ -30,6 +30,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from docbinder.adapters.sql.engine import statements_listened
 from docbinder.adapters.sql.errors import integrity_error, translating
 from docbinder.adapters.sql.rows import from_row, to_row
 from docbinder.adapters.sql.schema import (
@@ -171,15 +172,21 @@ class LazyConnection:
     Its transaction begins with the first statement (SQLAlchemy's autobegin;
     on SQLite the engine's ``begin`` hook makes that ``BEGIN IMMEDIATE`` or a
     deferred ``BEGIN``). Not thread-safe, like the unit that owns it.
+
+    On SQLite, the producer path's statements (savepoints and the
+    :class:`DriverStatement` writes) go straight to the driver connection of
+    the begun transaction while nothing listens to SQLAlchemy's statement
+    events (:meth:`driver`, ADR 0029, ADR 0032).
     """
 
-    __slots__ = ("_conn", "_driver", "_engine", "_sqlite", "lost")
+    __slots__ = ("_conn", "_driver", "_engine", "_lane", "_sqlite", "lost")
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._sqlite = engine.dialect.name == "sqlite"
         self._conn: Connection | None = None
         self._driver: Any = None
+        self._lane: object = None
         self.lost: BaseException | None = None
         """The error under which the database ended the current transaction, if it did."""
 
@@ -205,7 +212,7 @@ class LazyConnection:
         The next statement checks out a connection again.
         """
         conn, self._conn = self._conn, None
-        self._driver = None
+        self._driver = self._lane = None
         self.lost = None
         if conn is not None:
             conn.close()
@@ -213,6 +220,51 @@ class LazyConnection:
     def execute(self, statement: Any, parameters: Any = None) -> sa.CursorResult[Any]:
         """Run ``statement`` with ``parameters`` (a dict, or a list of dicts for executemany)."""
         return self.connection().execute(statement, parameters)
+
+    def driver(self) -> Any | None:
+        """On SQLite, the driver connection of this unit's begun transaction; else ``None``.
+
+        ``None`` also while anything listens to SQLAlchemy's statement events
+        (``before_cursor_execute``, ``after_cursor_execute``, ``handle_error``:
+        tracing, statement counters, fault injection): then every statement
+        goes through SQLAlchemy, so the listeners see all of them. This is
+        decided when the transaction begins (a listener added during a
+        transaction counts from the next one). The
+        transaction is begun through the engine first, so its ``BEGIN`` (the
+        engine's hook) always comes first. A SQLite connection is a file
+        handle: there is no disconnect for SQLAlchemy to detect, and
+        :meth:`run_driver` wraps driver errors as SQLAlchemy would.
+        """
+        if not self._sqlite:
+            return None
+        conn = self.connection()
+        transaction = conn.get_transaction()
+        if transaction is None:
+            transaction = conn.begin()  # BEGIN IMMEDIATE / DEFERRED through the engine's hook
+        if transaction is not self._lane:
+            # Decided once per transaction: a listener added meanwhile counts from the next.
+            self._lane = transaction
+            self._driver = None if statements_listened(conn) else conn.connection.driver_connection
+        return self._driver
+
+    def run_driver(self, driver: Any, sql: str, parameters: Any = (), many: bool = False) -> Any:
+        """Run ``sql`` on ``driver`` (from :meth:`driver`); return the driver's cursor.
+
+        A driver error is wrapped with ``sqlalchemy.exc.DBAPIError.instance``
+        (an ``IntegrityError`` stays one), as SQLAlchemy wraps it for its own
+        statements, so :mod:`docbinder.adapters.sql.errors` translates it the
+        same way.
+        """
+        dialect = self._engine.dialect
+        dbapi = dialect.loaded_dbapi
+        try:
+            if many:
+                return driver.executemany(sql, parameters)
+            return driver.execute(sql, parameters)
+        except dbapi.Error as err:
+            raise sa_exc.DBAPIError.instance(
+                sql, parameters, err, dbapi.Error, dialect=dialect
+            ) from err
 
     @contextmanager
     def begin_nested(self) -> Iterator[None]:
@@ -222,13 +274,7 @@ class LazyConnection:
         (SQL:1999; the same statements ``Connection.begin_nested`` sends),
         because SQLAlchemy compiles its savepoint clauses anew for every use.
         Savepoints here never nest. PostgreSQL and MariaDB get them through
-        ``exec_driver_sql``. On SQLite, where the library runs one of them in
-        about 1 µs and SQLAlchemy's execution path adds about 30 µs, they go
-        to the driver connection of this unit's (already begun) transaction;
-        a driver error is wrapped with ``sqlalchemy.exc.DBAPIError.instance``,
-        as SQLAlchemy wraps it for its own statements, so it is translated
-        the same way (a SQLite connection is a file handle: there is no
-        disconnect to detect).
+        ``exec_driver_sql``; SQLite through :meth:`driver` when it gives one.
 
         If rolling back to the savepoint fails, the database has already ended
         the whole transaction (a deadlock victim on MariaDB, a full disk on
@@ -249,27 +295,47 @@ class LazyConnection:
             raise
         run(_RELEASE_SAVEPOINT)
 
-    def _savepoint_runner(self) -> Callable[[str], Any]:
-        conn = self.connection()
-        if not self._sqlite:
-            return conn.exec_driver_sql
-        if not conn.in_transaction():
-            conn.begin()  # BEGIN IMMEDIATE / DEFERRED through the engine's hook
-        if self._driver is None:
-            self._driver = conn.connection.driver_connection
-        return self._sqlite_statement
+    @contextmanager
+    def one_statement(self) -> Iterator[None]:
+        """Guard a block that sends exactly one statement: as :meth:`begin_nested`, cheaper on SQLite.
 
-    def _sqlite_statement(self, sql: str) -> None:
-        dialect = self._engine.dialect
-        dbapi = dialect.loaded_dbapi
+        SQLite undoes a failed statement by itself and keeps the transaction
+        open (every statement is atomic; a constraint failure aborts only the
+        statement), unless the error made it end the whole transaction (a
+        full disk, an I/O error, an interrupt). So on SQLite's driver lane
+        (:meth:`driver`) no savepoint is sent: after a driver error the
+        driver says whether the transaction is still open, and if it is not,
+        :attr:`lost` is set exactly as a failed ``ROLLBACK TO SAVEPOINT``
+        would set it. Any other exception (an interrupt that arrives once
+        the statement ran) also sets :attr:`lost`: the statement cannot be
+        undone alone, so the unit refuses to commit. Elsewhere (PostgreSQL,
+        where a failed statement aborts the transaction; MariaDB; SQLite
+        with statement listeners) this is :meth:`begin_nested`.
+        """
+        driver = self.driver()
+        if driver is None:
+            with self.begin_nested():
+                yield
+            return
         try:
-            self._driver.execute(sql)
-        except dbapi.Error as err:
-            raise sa_exc.DBAPIError.instance(sql, (), err, dbapi.Error, dialect=dialect) from err
+            yield
+        except sa_exc.DBAPIError as exc:
+            if not driver.in_transaction:
+                self.lost = exc
+            raise
+        except BaseException as exc:
+            self.lost = exc
+            raise
+
+    def _savepoint_runner(self) -> Callable[[str], Any]:
+        driver = self.driver()
+        if driver is None:
+            return self.connection().exec_driver_sql
+        return lambda sql: self.run_driver(driver, sql)
 
 
 class DriverStatement:
-    """A Core statement that SQLAlchemy compiles once per dialect, then sent with ``exec_driver_sql``.
+    """A Core statement that SQLAlchemy compiles once per dialect, then sent as driver SQL.
 
     ``Connection.execute`` of a Core statement spends most of its CPU (about
     30-60 µs per statement, against 2-4 µs in the driver) looking the
@@ -279,12 +345,13 @@ class DriverStatement:
     and set of parameter names, what SQLAlchemy's compiler made of the
     statement (``Compiled.string``, the parameter order, each bind type's
     ``bind_processor`` for that dialect) and runs it with
-    ``Connection.exec_driver_sql``: still on the unit's SQLAlchemy
-    ``Connection``, so transactions, savepoints, events and the wrapping of
-    driver errors (``IntegrityError``, disconnects) are SQLAlchemy's as
-    before, and the SQL text is the one ``Connection.execute`` would send.
-    Result rows get no type processing: use it for statements whose result
-    is a row count or integers.
+    ``Connection.exec_driver_sql`` (PostgreSQL, MariaDB: transactions,
+    events and the wrapping of driver errors such as ``IntegrityError`` and
+    disconnects stay SQLAlchemy's), or, on SQLite's driver lane
+    (:meth:`LazyConnection.driver`), on the driver connection itself with
+    the same error wrapping. The SQL text is the one ``Connection.execute``
+    would send. Result rows get no type processing: use it for statements
+    whose result is a row count or integers.
 
     Parameters are one dict, or a list of dicts with the same keys
     (executemany). Thread-safe: the per-dialect entries are built once and
@@ -301,14 +368,39 @@ class DriverStatement:
 
     def execute(
         self, session: LazyConnection, parameters: dict[str, Any] | list[dict[str, Any]]
-    ) -> sa.CursorResult[Any]:
+    ) -> None:
         """Run with ``parameters``; raises what ``Connection.exec_driver_sql`` raises."""
+        self._run(session, parameters)
+
+    def rowcount(self, session: LazyConnection, parameters: dict[str, Any]) -> int:
+        """Run with ``parameters``; the number of rows the driver says it matched."""
+        result = self._run(session, parameters)
+        count = result.rowcount
+        return int(count) if isinstance(count, int) else 0
+
+    def first(self, session: LazyConnection, parameters: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Run with ``parameters``; the first returned row as a plain tuple, or ``None``."""
+        result = self._run(session, parameters)
+        rows = result.fetchall()
+        return tuple(rows[0]) if rows else None
+
+    def _run(
+        self, session: LazyConnection, parameters: dict[str, Any] | list[dict[str, Any]]
+    ) -> Any:
+        many = isinstance(parameters, list)
         rows = parameters if isinstance(parameters, list) else [parameters]
         prepared = self._prepare(session.dialect, tuple(rows[0]))
+        driver = session.driver()
+        if driver is not None:
+            if many:
+                return session.run_driver(
+                    driver, prepared.sql, [prepared.bind(row) for row in rows], many=True
+                )
+            return session.run_driver(driver, prepared.sql, prepared.bind(rows[0]))
         conn = session.connection()
-        if isinstance(parameters, list):
+        if many:
             return conn.exec_driver_sql(prepared.sql, [prepared.bind(row) for row in rows])
-        return conn.exec_driver_sql(prepared.sql, prepared.bind(parameters))
+        return conn.exec_driver_sql(prepared.sql, prepared.bind(rows[0]))
 
     def _prepare(self, dialect: Dialect, keys: tuple[str, ...]) -> _Prepared:
         per_dialect = self._prepared.get(dialect)
@@ -319,36 +411,125 @@ class DriverStatement:
             compiled = self._statement.compile(dialect=dialect, column_keys=list(keys))
             if not isinstance(compiled, SQLCompiler):  # pragma: no cover - DML always is
                 raise TypeError(f"expected an SQL compiler, got {type(compiled).__name__}")
-            prepared = _Prepared(compiled, dialect)
+            prepared = _Prepared(compiled, dialect, keys)
             per_dialect[keys] = prepared
         return prepared
 
 
 class _Prepared:
-    """One compiled form of a :class:`DriverStatement`: SQL text, parameter order, processors."""
+    """One compiled form of a :class:`DriverStatement`: SQL text, parameter order, processors.
 
-    __slots__ = ("_compiled", "_order", "_processors", "sql")
+    ``keys`` are the names of the parameters a caller passes. Which driver
+    parameter takes which of them, and the value of every other bind (the
+    ``1`` of ``last_sequence_nr + 1``), is worked out once from what
+    ``Compiled.construct_params`` gives for marker values; :meth:`bind` then
+    only picks and processes values, which is what ``construct_params`` plus
+    the processors would give.
+    """
 
-    def __init__(self, compiled: SQLCompiler, dialect: Dialect) -> None:
-        self._compiled = compiled
+    __slots__ = ("_plan", "_positional", "sql")
+
+    def __init__(self, compiled: SQLCompiler, dialect: Dialect, keys: Sequence[str]) -> None:
         self.sql = compiled.string
         processors: dict[str, Callable[[Any], Any]] = {}
         for bind, name in compiled.bind_names.items():
             process = bind.type.dialect_impl(dialect).bind_processor(dialect)
             if process is not None:
                 processors[name] = process
-        self._processors = processors
-        positional = compiled.positiontup if compiled.positional else None
-        self._order: tuple[str, ...] | None = None if positional is None else tuple(positional)
+        markers = {key: object() for key in keys}
+        by_marker = {id(marker): key for key, marker in markers.items()}
+        values = compiled.construct_params(markers)
+        self._positional = bool(compiled.positional)
+        names = tuple(compiled.positiontup or ()) if self._positional else tuple(values)
+        plan: list[tuple[str, str | None, Any, Callable[[Any], Any] | None]] = []
+        for name in names:
+            value = values[name]
+            processor = processors.get(name)
+            key = by_marker.get(id(value))
+            if key is not None:
+                plan.append((name, key, None, processor))
+            else:  # a value the statement itself holds: processed once, here
+                plan.append((name, None, value if processor is None else processor(value), None))
+        self._plan = tuple(plan)
 
-    def bind(self, parameters: dict[str, Any]) -> tuple[Any, ...] | MutableMapping[str, Any]:
+    def bind(self, parameters: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
         """The driver parameters for ``parameters`` (literal binds of the statement included)."""
-        values = self._compiled.construct_params(parameters)
-        for name, process in self._processors.items():
-            values[name] = process(values[name])
-        if self._order is None:
-            return values
-        return tuple(values[name] for name in self._order)
+        values = [
+            fixed
+            if key is None
+            else (parameters[key] if process is None else process(parameters[key]))
+            for _name, key, fixed, process in self._plan
+        ]
+        if self._positional:
+            return tuple(values)
+        return {name: value for (name, *_rest), value in zip(self._plan, values, strict=True)}
+
+
+class DriverQuery:
+    """A Core ``SELECT`` that, on SQLite's driver lane, is sent as driver SQL with result processing.
+
+    The workflow re-read of every attach (its rights are checked on the
+    stored row, ADR 0012) is the producer path's one read that returns a
+    row. Off the lane (PostgreSQL, MariaDB, SQLite with statement listeners)
+    it runs with ``Connection.execute`` as any other read. On the lane (see
+    :meth:`LazyConnection.driver`), the statement compiled once per dialect
+    goes to the driver connection, and each value of the row passes the
+    ``result_processor`` its column type gives for the dialect (the
+    ``UtcDateTime`` columns), so the row is the one ``Connection.execute``
+    would give. Thread-safe as :class:`DriverStatement`.
+    """
+
+    __slots__ = ("_prepared", "_statement")
+
+    def __init__(self, statement: sa.Select[Any]) -> None:
+        self._statement = statement
+        self._prepared: weakref.WeakKeyDictionary[Dialect, _PreparedQuery] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def first(
+        self, session: LazyConnection, parameters: dict[str, Any]
+    ) -> Mapping[Any, Any] | None:
+        """The first row as a mapping of column keys to values, or ``None``."""
+        driver = session.driver()
+        if driver is None:
+            row = session.execute(self._statement, parameters).first()
+            return None if row is None else row._mapping
+        prepared = self._prepared.get(session.dialect)
+        if prepared is None:
+            prepared = _PreparedQuery(self._statement, session.dialect)
+            self._prepared[session.dialect] = prepared
+        cursor = session.run_driver(driver, prepared.sql, prepared.bind(parameters))
+        try:
+            values = cursor.fetchone()
+        finally:
+            cursor.close()
+        return None if values is None else prepared.row(values)
+
+
+class _PreparedQuery(_Prepared):
+    """A :class:`_Prepared` ``SELECT`` plus its column keys and result processors."""
+
+    __slots__ = ("_keys", "_results")
+
+    def __init__(self, statement: sa.Select[Any], dialect: Dialect) -> None:
+        compiled = statement.compile(dialect=dialect)
+        if not isinstance(compiled, SQLCompiler):  # pragma: no cover - a SELECT always is
+            raise TypeError(f"expected an SQL compiler, got {type(compiled).__name__}")
+        required = [name for bind, name in compiled.bind_names.items() if bind.required]
+        super().__init__(compiled, dialect, required)
+        columns = list(statement.selected_columns)
+        self._keys = tuple(str(column.key) for column in columns)
+        self._results = tuple(
+            column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns
+        )
+
+    def row(self, values: Sequence[Any]) -> dict[str, Any]:
+        """The driver's row as ``{column key: processed value}``."""
+        return {
+            key: value if process is None else process(value)
+            for key, process, value in zip(self._keys, self._results, values, strict=True)
+        }
 
 
 # The producer path's writes (see DriverStatement).
@@ -357,11 +538,16 @@ _DRIVER_INSERT_MESSAGE = DriverStatement(_INSERT_MESSAGE)
 _DRIVER_INSERT_DOCUMENTS = DriverStatement(_INSERT_DOCUMENTS)
 _DRIVER_BUMP_SEQUENCE = DriverStatement(_BUMP_SEQUENCE)
 _DRIVER_BUMP_SEQUENCE_RETURNING = DriverStatement(_BUMP_SEQUENCE_RETURNING)
+_DRIVER_GET_WORKFLOW = DriverQuery(_GET_WORKFLOW)
 
 
 def _load(row: sa.Row[Any], cls: type[T]) -> T:
+    return _load_mapping(row._mapping, cls)
+
+
+def _load_mapping(row: Mapping[Any, Any], cls: type[T]) -> T:
     try:
-        return from_row(row._mapping, cls)
+        return from_row(row, cls)
     except Exception as err:  # any validation or structuring failure means a corrupt row
         raise StorageError(f"a stored {cls.__name__} row is invalid: {err}") from err
 
@@ -567,7 +753,7 @@ class SqlFileRepository:
         )
         with translating():
             try:
-                with self._session.begin_nested():
+                with self._session.one_statement():
                     _DRIVER_INSERT_FILE.execute(self._session, row)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
@@ -895,8 +1081,8 @@ class SqlWorkflowRepository:
 
     def get_workflow(self, workflow_id: str) -> ChatWorkflow | None:
         with translating():
-            row = self._session.execute(_GET_WORKFLOW, {"id": workflow_id}).first()
-        return None if row is None else _load(row, ChatWorkflow)
+            row = _DRIVER_GET_WORKFLOW.first(self._session, {"id": workflow_id})
+        return None if row is None else _load_mapping(row, ChatWorkflow)
 
     def update_workflow(self, workflow: ChatWorkflow) -> None:
         row = to_row(workflow)
@@ -987,16 +1173,19 @@ class SqlWorkflowRepository:
         row). :class:`WorkflowNotFound` if the workflow is absent.
         """
         params = {"wf": workflow_id}
+        row: tuple[Any, ...] | None
         if self._session.dialect.update_returning:
-            row = _DRIVER_BUMP_SEQUENCE_RETURNING.execute(self._session, params).first()
-        elif _rowcount(_DRIVER_BUMP_SEQUENCE.execute(self._session, params)) == 0:
+            row = _DRIVER_BUMP_SEQUENCE_RETURNING.first(self._session, params)
+        elif _DRIVER_BUMP_SEQUENCE.rowcount(self._session, params) == 0:
             row = None
         else:
-            row = self._session.execute(_READ_POSITION, params).first()
+            found = self._session.execute(_READ_POSITION, params).first()
+            row = None if found is None else tuple(found)
         if row is None:
             raise WorkflowNotFound(f"no workflow {workflow_id}")
-        counters = WorkflowCounters(row.current_round, row.current_task, row.current_action)
-        return int(row.last_sequence_nr), counters
+        # Both statements return last_sequence_nr, then the counters in _COUNTERS order.
+        sequence_nr, current_round, current_task, current_action = row
+        return int(sequence_nr), WorkflowCounters(current_round, current_task, current_action)
 
     def get_documents(
         self, workflow_id: str, document_ids: Sequence[str]

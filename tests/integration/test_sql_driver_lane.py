@@ -1,0 +1,217 @@
+"""SQLite's driver lane: the producer path's statements go to the driver connection (ADR 0032).
+
+While nothing listens to SQLAlchemy's statement events, a SQLite unit sends
+its ``BEGIN`` and the producer path's writes to the ``sqlite3`` connection
+itself, and the FileItem insert runs without a savepoint: SQLite undoes a
+failed statement by itself, and the driver says whether an error ended the
+whole transaction. These tests watch and break the driver connection
+(a ``sqlite3.Connection`` subclass handed in as the connection factory), so
+they see exactly what reaches SQLite, and check that the guarantees of ADR
+0011 hold there as they do on the savepoint path
+(``test_sql_lost_transaction.py``): a transaction the database ended stores
+nothing, an interrupt comes through as itself, a refused insert leaves the
+unit usable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
+from docbinder.adapters.sql.schema import chat_messages, file_items
+from docbinder.application import DocBinder
+from docbinder.domain.errors import Conflict, StorageError
+from docbinder.domain.model import FileItem, Principal
+from tests.contract.sql_backends import binder_over
+
+U1 = Principal("u1", "m1", None, roles=("member",))
+
+Trap = Callable[["WatchedConnection", str], None]
+
+
+class WatchedConnection(sqlite3.Connection):
+    """A ``sqlite3`` connection that records each statement sent and can break one.
+
+    ``trap`` is ``(prefix, action, after)``: ``action`` runs for the first
+    statement starting with ``prefix``, before SQLite runs it, or after
+    (``after=True``: the statement took effect, then the action raises).
+    """
+
+    sent: ClassVar[list[str]] = []
+    trap: ClassVar[tuple[str, Trap, bool] | None] = None
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        after = self._watch(sql, before=True)
+        cursor = super().execute(sql, *args)
+        if after is not None:
+            after(self, sql)
+        return cursor
+
+    def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        after = self._watch(sql, before=True)
+        cursor = super().executemany(sql, *args)
+        if after is not None:
+            after(self, sql)
+        return cursor
+
+    def _watch(self, sql: str, *, before: bool) -> Trap | None:
+        WatchedConnection.sent.append(sql)
+        trap = WatchedConnection.trap
+        if trap is None or not sql.upper().startswith(trap[0]):
+            return None
+        WatchedConnection.trap = None
+        if trap[2]:
+            return trap[1]
+        trap[1](self, sql)
+        return None
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[sa.Engine]:
+    WatchedConnection.sent = []
+    WatchedConnection.trap = None
+    made = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"factory": WatchedConnection}
+    )
+    migrate(made)
+    yield made
+    made.dispose()
+
+
+@pytest.fixture
+def binder(engine: sa.Engine, tmp_path: Path) -> DocBinder:
+    return binder_over(SqlMetadata(engine), LocalDiskBlobStore(tmp_path / "blobs"))
+
+
+def _rows(engine: sa.Engine, table: sa.Table) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+
+
+def _ends_the_transaction(conn: WatchedConnection, sql: str) -> None:
+    """What SQLite does on a full disk or an I/O error: the whole transaction is gone."""
+    sqlite3.Connection.execute(conn, "ROLLBACK")
+    raise sqlite3.OperationalError(f"database or disk is full (test, at {sql[:30]})")
+
+
+def _interrupt(conn: WatchedConnection, sql: str) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_new_file_reaches_sqlite_without_sqlalchemy_and_without_a_file_savepoint(
+    binder: DocBinder,
+) -> None:
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm")
+    WatchedConnection.sent.clear()
+    produced = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
+    assert produced.document_id is not None
+    sent = [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
+    assert sent[:2] == ["BEGIN IMMEDIATE", "INSERT INTO file_items"]
+    # The attach keeps its savepoint (three statements that stand or fall together).
+    assert "SAVEPOINT docbinder_statement" in sent
+    assert sent.index("SAVEPOINT docbinder_statement") > 1
+    assert "INSERT INTO chat_documents" in sent
+
+
+def test_a_statement_listener_sees_every_statement(binder: DocBinder, engine: sa.Engine) -> None:
+    seen: list[str] = []
+
+    def listen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        seen.append(statement.split(" (")[0])
+
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm")  # the store's registration, once per process
+    WatchedConnection.sent.clear()
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        run.produce_file("a.txt", b"alpha")
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    assert seen[:4] == [
+        "BEGIN IMMEDIATE",
+        "SAVEPOINT docbinder_statement",
+        "INSERT INTO file_items",
+        "RELEASE SAVEPOINT docbinder_statement",
+    ]
+    assert "INSERT INTO chat_messages" in seen
+    # Nothing went past the listener to the driver connection directly.
+    assert WatchedConnection.sent == []
+
+
+@pytest.mark.parametrize("statement", ["INSERT INTO FILE_ITEMS", "INSERT INTO CHAT_MESSAGES"])
+def test_a_transaction_the_database_ended_stores_nothing(
+    binder: DocBinder, engine: sa.Engine, statement: str
+) -> None:
+    run = binder.start_new_run(U1)
+    WatchedConnection.trap = (statement, _ends_the_transaction, False)
+    with pytest.raises(StorageError):
+        run.produce_file("lost.txt", b"never kept")
+    assert WatchedConnection.trap is None  # it fired
+    assert _rows(engine, file_items) == 0
+    assert _rows(engine, chat_messages) == 0
+    assert list(binder.blobs.keys()) == []
+    after = run.produce_file("after.txt", b"kept")
+    assert after.document_id is not None
+    assert binder.get_file(U1, after.item.id) == after.item
+
+
+def test_an_interrupt_after_the_file_insert_ran_comes_through_and_stores_nothing(
+    binder: DocBinder, engine: sa.Engine
+) -> None:
+    run = binder.start_new_run(U1)
+    WatchedConnection.trap = ("INSERT INTO FILE_ITEMS", _interrupt, True)
+    with pytest.raises(KeyboardInterrupt):
+        run.produce_file("stopped.txt", b"interrupted")
+    assert _rows(engine, file_items) == 0
+    assert list(binder.blobs.keys()) == []
+    assert run.produce_file("after.txt", b"kept").document_id is not None
+
+
+def test_a_unit_whose_statement_was_interrupted_refuses_to_commit(engine: sa.Engine) -> None:
+    """The insert ran and cannot be undone alone without a savepoint: nothing of the unit commits."""
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    with store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "first"))
+        WatchedConnection.trap = ("INSERT INTO FILE_ITEMS", _interrupt, True)
+        with pytest.raises(KeyboardInterrupt):
+            uow.files.add(attrs_copy(kept, "second"))
+        with pytest.raises(StorageError, match="ended this transaction"):
+            uow.commit()
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+
+
+def test_a_refused_insert_leaves_the_unit_usable_without_a_savepoint(engine: sa.Engine) -> None:
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    with store.unit_of_work() as uow:
+        first = attrs_copy(kept, "first")
+        uow.files.add(first)
+        WatchedConnection.sent.clear()
+        with pytest.raises(Conflict):
+            uow.files.add(attrs_copy(kept, "taken", file_id=kept.id))  # the id is taken
+        assert not any("SAVEPOINT" in sql for sql in WatchedConnection.sent)
+        uow.commit()
+    with store.read_unit_of_work() as uow:
+        assert {item.id for item in uow.files.list(U1.mandate_id)} == {kept.id, first.id}
+
+
+def attrs_copy(item: FileItem, name: str, *, file_id: str | None = None) -> FileItem:
+    """``item`` under another name and id (a different duplicate key), not stored yet."""
+    return attrs.evolve(
+        item, id=file_id or str(uuid.uuid4()), file_name=f"{name}.txt", blob_key=f"x/{name}"
+    )
