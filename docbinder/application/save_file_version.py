@@ -1,0 +1,209 @@
+"""Saving the next version of a file name (feature row B1, ADR 0013): :class:`SaveFileVersion`.
+
+A file name in a scope (and a namespace inside it, see
+:class:`~docbinder.domain.model.VersionSeries`) can have several versions.
+Each version is its own FileItem with its own blob, numbered 0, 1, 2, ... in
+save order; saving identical bytes twice gives two versions (versioned saves
+take no part in the duplicate check of SPEC C2, whose semantics for ordinary
+stores are unchanged).
+
+Numbering is race-free on every backend: a save reads the latest number
+through the ``(series_key, version)`` index and inserts the next one; the
+unique rule on that pair makes a concurrent save of the same number fail with
+:class:`VersionTaken`, and the loser retries in a fresh transaction (the blob
+is written once, before the first attempt). Reading the latest version and
+saving the next one are index lookups whatever the number of versions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from docbinder.application.access import AccessPolicy
+from docbinder.application.blob_rules import (
+    blob_key_for,
+    detect_mime_type,
+    discard_blob,
+)
+from docbinder.application.hashing import FileData, HashingStream, HashWorkers
+from docbinder.application.store_registration import StoreRegistration
+from docbinder.application.version_rules import StoredVersion, series_for
+from docbinder.domain.access import ResourceKind
+from docbinder.domain.errors import (
+    StorageError,
+    VersionTaken,
+)
+from docbinder.domain.model import FileItem, FileVersion, Principal
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.extractor import MimeDetector
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_SAVE_ATTEMPTS = 1000
+"""How many times a save retries after losing a version number to a concurrent save."""
+
+
+class SaveFileVersion:
+    """Store bytes as the next version of a file name in the principal's scope.
+
+    A series lives in the principal's scope (``principal.scope``); the
+    ``namespace`` argument picks a sub-space of it (``""`` by default). The
+    MIME type is decided as in ``StoreFile``; ``registration`` is the store
+    registration the composition root shares with every use case that writes
+    blobs.
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        clock: Clock,
+        ids: IdFactory,
+        mime: MimeDetector | None = None,
+        max_size: int | None = None,
+        *,
+        registration: StoreRegistration,
+        hash_workers: HashWorkers | None = None,
+    ) -> None:
+        self._uow = uow_factory
+        self._registration = registration
+        self._blobs = blobs
+        self._access = access
+        self._clock = clock
+        self._ids = ids
+        self._mime = mime
+        self._max_size = max_size
+        self._hash_workers = hash_workers
+
+    def __call__(
+        self,
+        principal: Principal,
+        name: str,
+        data: FileData,
+        *,
+        namespace: str = "",
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        user_metadata: dict[str, Any] | None = None,
+        host_data: dict[str, Any] | None = None,
+        then: Callable[[UnitOfWork, StoredVersion], T] | None = None,
+    ) -> tuple[StoredVersion, T | None]:
+        """Store ``data`` as the next version of ``name``; return it and ``then``'s result.
+
+        ``file_name`` (default ``name``) is the FileItem's file name.
+        ``mime_type`` as in ``StoreFile`` (declared, else detected, else
+        guessed). ``then(uow, stored)`` runs inside the recording
+        transaction, like ``StoreFile.store_with``. Raises
+        :class:`InvalidInput` (bad name, namespace or metadata),
+        :class:`AccessDenied`, :class:`SizeLimitExceeded`,
+        :class:`StorageError`; nothing is kept when it raises (a blob left
+        by an interrupted commit is removed by ``gc``).
+        """
+        series = series_for(principal, name, namespace)
+        user_metadata = dict(user_metadata or {})
+        host_data = dict(host_data or {})
+        # Validate the metadata before anything is written (the id is a placeholder).
+        FileVersion("unsaved", series, 0, user_metadata, host_data)
+        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        file_id = self._ids.new_id()
+        key = blob_key_for(file_id)
+        store_id = self._registration.ensure()
+        stream = HashingStream(data, self._max_size, self._hash_workers)
+        self._blobs.put(key, stream)
+        item = FileItem(
+            id=file_id,
+            file_name=file_name if file_name is not None else name,
+            mime_type=self._detect(stream.head, file_name or name, mime_type),
+            size=stream.size,
+            sha256=stream.sha256,
+            created_by=principal.user_id,
+            scope=principal.scope,
+            created_at=self._clock.now(),
+            blob_key=key,
+            blob_store=store_id,
+        )
+        committing = False
+        try:
+            for _attempt in range(MAX_SAVE_ATTEMPTS):
+                with self._uow() as uow:
+                    latest = uow.files.latest_version(series.key)
+                    number = 0 if latest is None else latest.version + 1
+                    version = FileVersion(file_id, series, number, user_metadata, host_data)
+                    uow.files.add(item, deduplicate=False)
+                    try:
+                        uow.files.add_version(version)
+                    except VersionTaken:
+                        uow.rollback()
+                        continue
+                    stored = StoredVersion(item, version)
+                    result = then(uow, stored) if then is not None else None
+                    committing = True
+                    uow.commit()
+                log.info(
+                    "saved version %d of %r (file %s, %d bytes) for user %s in scope %s",
+                    number,
+                    name,
+                    file_id,
+                    item.size,
+                    principal.user_id,
+                    principal.scope,
+                )
+                return stored, result
+            raise StorageError(
+                f"could not number a version of {name!r}: "
+                f"{MAX_SAVE_ATTEMPTS} concurrent saves took every number first"
+            )
+        except Exception as exc:
+            if committing:
+                outcome = self._stored_anyway(file_id, exc)
+                if outcome is True:
+                    return stored, result
+                if outcome is None:
+                    raise  # unknown: the blob stays for gc
+            self._discard_blob(key)
+            raise
+        except BaseException:
+            if committing:
+                log.warning("orphan blob left for gc: %s (commit interrupted)", key)
+            else:
+                self._discard_blob(key)
+            raise
+
+    def _stored_anyway(self, file_id: str, exc: Exception) -> bool | None:
+        """After a failed commit: is the FileItem there? ``None`` if that cannot be told.
+
+        A commit can take effect and still report a fault, so the blob is
+        removed only when the FileItem is certainly absent (``False``).
+        """
+        try:
+            with self._uow() as uow:
+                found = uow.files.get(file_id) is not None
+        except Exception as lookup_exc:
+            log.warning(
+                "orphan blob may be left for gc: commit of version file %s failed (%s); "
+                "could not check whether it was stored (%s)",
+                file_id,
+                exc,
+                lookup_exc,
+            )
+            return None
+        if found:
+            log.warning(
+                "commit of version file %s reported a fault (%s) but it was stored; keeping it",
+                file_id,
+                exc,
+            )
+        return found
+
+    def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
+        return detect_mime_type(self._mime, head, file_name, declared)
+
+    def _discard_blob(self, key: str) -> None:
+        discard_blob(self._blobs, key)
