@@ -49,10 +49,9 @@ from docbinder.application.resolve import (
     UnresolvedReference,
 )
 from docbinder.application.results import format_tool_file_result
-from docbinder.application.save_file_version import SaveFileVersion
+from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.store_file import StoredFile, StoreFile
 from docbinder.application.update import FileUpdate
-from docbinder.application.version_rules import StoredVersion
 
 __all__ = [
     "AppendFileContent",

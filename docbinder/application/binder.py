@@ -54,10 +54,9 @@ from docbinder.application.produce import ProduceFile
 from docbinder.application.replace_file_content import ReplaceFileContent
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
-from docbinder.application.save_file_version import SaveFileVersion
+from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.store_file import StoredFile, StoreFile
 from docbinder.application.update import FileUpdate
-from docbinder.application.version_rules import StoredVersion, series_for
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed
 from docbinder.domain.model import (
@@ -183,7 +182,7 @@ class FileVersions:
 
     def series(self, principal: Principal, name: str, namespace: str = "") -> VersionSeries:
         """The series of ``name`` in the principal's scope; :class:`InvalidInput` if malformed."""
-        return series_for(principal, name, namespace)
+        return VersionSeries(principal.scope, name, namespace)
 
     def save(
         self,

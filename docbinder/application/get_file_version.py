@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.version_rules import StoredVersion, readable_version, series_for
+from docbinder.application.save_file_version import StoredVersion
+from docbinder.application.version_rules import readable_version
 from docbinder.domain.errors import InvalidInput
-from docbinder.domain.model import Principal
+from docbinder.domain.model import Principal, VersionSeries
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -25,7 +26,7 @@ class GetFileVersion:
         ``number`` is not a whole number (``True`` included) or the name or
         namespace is malformed.
         """
-        series = series_for(principal, name, namespace)
+        series = VersionSeries(principal.scope, name, namespace)
         if isinstance(number, bool) or not isinstance(number, int):
             raise InvalidInput(f"a version number must be a whole number, got {number!r}")
         if number < 0:

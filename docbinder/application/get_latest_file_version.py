@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.version_rules import StoredVersion, readable_version, series_for
-from docbinder.domain.model import Principal
+from docbinder.application.save_file_version import StoredVersion
+from docbinder.application.version_rules import readable_version
+from docbinder.domain.model import Principal, VersionSeries
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -25,7 +26,7 @@ class GetLatestFileVersion:
 
         Raises :class:`InvalidInput` for a malformed name or namespace.
         """
-        series = series_for(principal, name, namespace)
+        series = VersionSeries(principal.scope, name, namespace)
         with self._read() as uow:
             version = uow.files.latest_version(series.key)
             return readable_version(uow, self._access, principal, version)

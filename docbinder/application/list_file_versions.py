@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.version_rules import StoredVersion, series_for
-from docbinder.domain.model import Principal
+from docbinder.application.save_file_version import StoredVersion
+from docbinder.domain.model import Principal, VersionSeries
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -21,7 +21,7 @@ class ListFileVersions:
         Versions the principal may not read are left out. Raises
         :class:`InvalidInput` for a malformed name or namespace.
         """
-        series = series_for(principal, name, namespace)
+        series = VersionSeries(principal.scope, name, namespace)
         with self._read() as uow:
             versions = uow.files.list_versions(series.key)
             items = uow.files.get_many([v.file_id for v in versions])

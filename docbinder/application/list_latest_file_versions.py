@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from docbinder.application.access import AccessPolicy
-from docbinder.application.version_rules import StoredVersion, readable_version, series_for
+from docbinder.application.save_file_version import StoredVersion
+from docbinder.application.version_rules import readable_version
 from docbinder.domain.model import Principal, VersionSeries
 from docbinder.ports.metadata import UnitOfWorkFactory
 
@@ -26,7 +27,7 @@ class ListLatestFileVersions:
         are left out. One index lookup per name. Raises :class:`InvalidInput`
         for a malformed namespace.
         """
-        space = series_for(principal, "probe", namespace).space_key
+        space = VersionSeries(principal.scope, "probe", namespace).space_key
         found: list[StoredVersion] = []
         with self._read() as uow:
             for name in uow.files.series_names(space):

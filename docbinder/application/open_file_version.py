@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from docbinder.application.access import AccessPolicy
 from docbinder.application.closing import UnitOfWorkGate
-from docbinder.application.version_rules import StoredVersion
+from docbinder.application.save_file_version import StoredVersion
 from docbinder.domain.errors import AccessDenied
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore

@@ -21,6 +21,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import attrs
+
 from docbinder.application.access import AccessPolicy
 from docbinder.application.blob_rules import (
     blob_key_for,
@@ -29,13 +31,12 @@ from docbinder.application.blob_rules import (
 )
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
-from docbinder.application.version_rules import StoredVersion, series_for
 from docbinder.domain.access import ResourceKind
 from docbinder.domain.errors import (
     StorageError,
     VersionTaken,
 )
-from docbinder.domain.model import FileItem, FileVersion, Principal
+from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
@@ -47,6 +48,19 @@ T = TypeVar("T")
 
 MAX_SAVE_ATTEMPTS = 1000
 """How many times a save retries after losing a version number to a concurrent save."""
+
+
+@attrs.frozen
+class StoredVersion:
+    """A version and its FileItem (creation time, MIME type, size, blob)."""
+
+    item: FileItem
+    version: FileVersion
+
+    @property
+    def number(self) -> int:
+        """The version number (0 for the first save)."""
+        return self.version.version
 
 
 class SaveFileVersion:
@@ -106,7 +120,7 @@ class SaveFileVersion:
         :class:`StorageError`; nothing is kept when it raises (a blob left
         by an interrupted commit is removed by ``gc``).
         """
-        series = series_for(principal, name, namespace)
+        series = VersionSeries(principal.scope, name, namespace)
         user_metadata = dict(user_metadata or {})
         host_data = dict(host_data or {})
         # Validate the metadata before anything is written (the id is a placeholder).

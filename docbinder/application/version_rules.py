@@ -10,38 +10,18 @@ its own FileItem. The use cases are
 :class:`~docbinder.application.list_latest_file_versions.ListLatestFileVersions`,
 :class:`~docbinder.application.open_file_version.OpenFileVersion` and
 :class:`~docbinder.application.delete_file_versions.DeleteFileVersions`; this
-module holds their result type and the rules they share: where a series lives,
-and that versions the principal may not read count as absent.
+module holds the rule the reads share: versions the principal may not read
+count as absent. A series lives in the principal's scope
+(``VersionSeries(principal.scope, name, namespace)``); the result of a save and
+of every read is :class:`~docbinder.application.save_file_version.StoredVersion`.
 """
 
 from __future__ import annotations
 
-import attrs
-
 from docbinder.application.access import AccessPolicy
-from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
+from docbinder.application.save_file_version import StoredVersion
+from docbinder.domain.model import FileVersion, Principal
 from docbinder.ports.metadata import UnitOfWork
-
-
-@attrs.frozen
-class StoredVersion:
-    """A version and its FileItem (creation time, MIME type, size, blob)."""
-
-    item: FileItem
-    version: FileVersion
-
-    @property
-    def number(self) -> int:
-        """The version number (0 for the first save)."""
-        return self.version.version
-
-
-def series_for(principal: Principal, name: str, namespace: str = "") -> VersionSeries:
-    """The series of ``name`` in the principal's scope; :class:`InvalidInput` if malformed.
-
-    ``namespace`` (``""`` by default) picks a sub-space of the scope.
-    """
-    return VersionSeries(principal.scope, name, namespace)
 
 
 def readable_version(
