@@ -41,32 +41,41 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application.access import AccessPolicy
 from docbinder.application.advance_counters import AdvanceCounters
+from docbinder.application.append_file_content import AppendFileContent
 from docbinder.application.attach_file import AttachFile
 from docbinder.application.attaching import Attacher
-from docbinder.application.binder import DocBinder
+from docbinder.application.binder import DocBinder, FileContentUpdates, FileVersions
 from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.closing import UnitOfWorkGate
 from docbinder.application.content import GetContent
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
 from docbinder.application.delete_file import DeleteFile
+from docbinder.application.delete_file_versions import DeleteFileVersions
 from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.find_deleted_files import FindDeletedFiles
 from docbinder.application.get_file import GetFile
+from docbinder.application.get_file_for_update import GetFileForUpdate
+from docbinder.application.get_file_version import GetFileVersion
+from docbinder.application.get_latest_file_version import GetLatestFileVersion
 from docbinder.application.get_workflow import GetWorkflow
 from docbinder.application.hashing import HashWorkers
+from docbinder.application.list_file_versions import ListFileVersions
 from docbinder.application.list_files import ListFiles
+from docbinder.application.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.list_messages import ListMessages
 from docbinder.application.list_workflows import ListWorkflows
 from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.open_file import OpenFile
+from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
 from docbinder.application.produce import ProduceFile
+from docbinder.application.replace_file_content import ReplaceFileContent
 from docbinder.application.resolve import ResolveDocumentList
+from docbinder.application.save_file_version import SaveFileVersion
 from docbinder.application.store_file import StoreFile
 from docbinder.application.store_registration import StoreRegistration
-from docbinder.application.update import UpdateFileContent
-from docbinder.application.versions import FileVersions
+from docbinder.application.update import ContentSwitch
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.authorizer import Authorizer
@@ -217,7 +226,6 @@ class UseCases(containers.DeclarativeContainer):
         ids,
         mime,
         max_file_size,
-        check_duplicate=check_duplicate,
         registration=registration,
         hash_workers=hash_workers,
     )
@@ -242,18 +250,29 @@ class UseCases(containers.DeclarativeContainer):
     resolve = providers.Singleton(ResolveDocumentList, read_units, access)
     get_content = providers.Singleton(GetContent, resolve, blobs, extractor)
     collect_garbage = providers.Singleton(CollectGarbage, units, blobs, clock)
-    update_file = providers.Singleton(
-        UpdateFileContent,
+
+    content_switch = providers.Singleton(
+        ContentSwitch,
         units,
         blobs,
-        access,
         ids,
         max_file_size,
         registration,
         hash_workers=hash_workers,
     )
-    versions = providers.Singleton(
-        FileVersions,
+    get_file_for_update = providers.Singleton(GetFileForUpdate, units, access)
+    append_file_content = providers.Singleton(
+        AppendFileContent, get_file_for_update, content_switch, blobs
+    )
+    replace_file_content = providers.Singleton(
+        ReplaceFileContent, get_file_for_update, content_switch
+    )
+    update_file = providers.Singleton(
+        FileContentUpdates, get_file_for_update, append_file_content, replace_file_content
+    )
+
+    save_file_version = providers.Singleton(
+        SaveFileVersion,
         units,
         blobs,
         access,
@@ -261,10 +280,26 @@ class UseCases(containers.DeclarativeContainer):
         ids,
         mime,
         max_file_size,
-        read_units,
         registration=registration,
         hash_workers=hash_workers,
-        gate=gate,
+    )
+    get_latest_file_version = providers.Singleton(GetLatestFileVersion, read_units, access)
+    get_file_version = providers.Singleton(GetFileVersion, read_units, access)
+    list_file_versions = providers.Singleton(ListFileVersions, read_units, access)
+    list_latest_file_versions = providers.Singleton(ListLatestFileVersions, read_units, access)
+    open_file_version = providers.Singleton(OpenFileVersion, blobs, access, gate)
+    delete_file_versions = providers.Singleton(
+        DeleteFileVersions, units, blobs, access, list_file_versions
+    )
+    versions = providers.Singleton(
+        FileVersions,
+        save_file_version=save_file_version,
+        get_latest_file_version=get_latest_file_version,
+        get_file_version=get_file_version,
+        list_file_versions=list_file_versions,
+        list_latest_file_versions=list_latest_file_versions,
+        open_file_version=open_file_version,
+        delete_file_versions=delete_file_versions,
     )
     prune_extraction_cache = providers.Singleton(_pruner, read_units, extraction_cache)
 
@@ -290,6 +325,16 @@ class UseCases(containers.DeclarativeContainer):
         resolve=resolve,
         get_content=get_content,
         collect_garbage=collect_garbage,
+        get_file_for_update=get_file_for_update,
+        append_file_content=append_file_content,
+        replace_file_content=replace_file_content,
+        save_file_version=save_file_version,
+        get_latest_file_version=get_latest_file_version,
+        get_file_version=get_file_version,
+        list_file_versions=list_file_versions,
+        list_latest_file_versions=list_latest_file_versions,
+        open_file_version=open_file_version,
+        delete_file_versions=delete_file_versions,
         update_file=update_file,
         versions=versions,
         prune_extraction_cache=prune_extraction_cache,

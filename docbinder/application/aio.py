@@ -35,8 +35,8 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.check_duplicate import DuplicateCheck
 from docbinder.application.content import ContentResult
+from docbinder.application.duplicate_rules import DuplicateCheck
 from docbinder.application.hashing import FileData
 from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
 from docbinder.application.resolve import Resolution
@@ -349,7 +349,10 @@ class AsyncDocBinder:
     async def append_file(
         self, principal: Principal, file_id: str, data: AsyncFileData
     ) -> FileUpdate:
-        """As :meth:`UpdateFileContent.append`; ``data`` may be async chunks."""
+        """As ``binder.update_file.append``; ``data`` may be async chunks.
+
+        See :class:`~docbinder.application.append_file_content.AppendFileContent`.
+        """
 
         def work(chunks: FileData) -> FileUpdate:
             return self.sync.update_file.append(principal, file_id, chunks)
@@ -364,7 +367,10 @@ class AsyncDocBinder:
         *,
         expected: FileItem | None = None,
     ) -> FileUpdate:
-        """As :meth:`UpdateFileContent.replace`; ``data`` may be async chunks."""
+        """As ``binder.update_file.replace``; ``data`` may be async chunks.
+
+        See :class:`~docbinder.application.replace_file_content.ReplaceFileContent`.
+        """
 
         def work(chunks: FileData) -> FileUpdate:
             return self.sync.update_file.replace(principal, file_id, chunks, expected=expected)

@@ -11,15 +11,18 @@ A host framework builds one ``DocBinder`` (usually through
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Any, TypeVar
 
 import attrs
 
 from docbinder.application.access import AccessPolicy
 from docbinder.application.advance_counters import AdvanceCounters
+from docbinder.application.append_file_content import AppendFileContent
 from docbinder.application.attach_file import AttachFile, attach_file_as_chat_document
 from docbinder.application.attaching import Attacher
 from docbinder.application.check_duplicate import CheckDuplicate
@@ -29,23 +32,31 @@ from docbinder.application.context import RunContext
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
 from docbinder.application.delete_file import DeleteFile
+from docbinder.application.delete_file_versions import DeleteFileVersions
 from docbinder.application.extraction_cache import PruneExtractionCache
 from docbinder.application.find_deleted_files import FindDeletedFiles
 from docbinder.application.get_file import GetFile
+from docbinder.application.get_file_for_update import GetFileForUpdate
+from docbinder.application.get_file_version import GetFileVersion
+from docbinder.application.get_latest_file_version import GetLatestFileVersion
 from docbinder.application.get_workflow import GetWorkflow
 from docbinder.application.hashing import FileData
+from docbinder.application.list_file_versions import ListFileVersions
 from docbinder.application.list_files import ListFiles
+from docbinder.application.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.list_messages import ListMessages
 from docbinder.application.list_workflows import ListWorkflows
 from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.open_file import OpenFile
+from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
 from docbinder.application.produce import ProduceFile
+from docbinder.application.replace_file_content import ReplaceFileContent
 from docbinder.application.resolve import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
+from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.store_file import StoredFile, StoreFile
-from docbinder.application.update import UpdateFileContent
-from docbinder.application.versions import FileVersions
+from docbinder.application.update import FileUpdate
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed
 from docbinder.domain.model import (
@@ -55,14 +66,20 @@ from docbinder.domain.model import (
     ChatWorkflow,
     FileItem,
     Principal,
+    VersionSeries,
 )
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+WHOLE_READ_CHUNK = 64 << 20
+"""Largest chunk (bytes) :meth:`FileVersions.read` asks a blob store for."""
 
 
 @attrs.frozen
@@ -87,6 +104,192 @@ class ToolFileResult:
         return f"docItem:{self.document_id}" if self.document_id else None
 
 
+class FileContentUpdates:
+    """``binder.update_file``: in-place changes of a FileItem's bytes, one method per use case.
+
+    A thin facade: :meth:`load_for_update` is
+    :class:`~docbinder.application.get_file_for_update.GetFileForUpdate`,
+    :meth:`append` is
+    :class:`~docbinder.application.append_file_content.AppendFileContent`,
+    :meth:`replace` is
+    :class:`~docbinder.application.replace_file_content.ReplaceFileContent`
+    (their docstrings give the errors). The FileItem keeps its id; no message
+    is created (SPEC C10).
+    """
+
+    def __init__(
+        self,
+        get_file_for_update: GetFileForUpdate,
+        append_file_content: AppendFileContent,
+        replace_file_content: ReplaceFileContent,
+    ) -> None:
+        self._load = get_file_for_update
+        self._append = append_file_content
+        self._replace = replace_file_content
+
+    def load_for_update(self, principal: Principal, file_id: str) -> FileItem:
+        """The FileItem if ``principal`` may read and update it; see :class:`GetFileForUpdate`."""
+        return self._load(principal, file_id)
+
+    def append(self, principal: Principal, file_id: str, data: FileData) -> FileUpdate:
+        """Append ``data`` (bytes, chunks or a binary file object); see :class:`AppendFileContent`."""
+        return self._append(principal, file_id, data)
+
+    def replace(
+        self,
+        principal: Principal,
+        file_id: str,
+        data: FileData,
+        *,
+        expected: FileItem | None = None,
+    ) -> FileUpdate:
+        """Make ``data`` the whole new content; see :class:`ReplaceFileContent`."""
+        return self._replace(principal, file_id, data, expected=expected)
+
+
+class FileVersions:
+    """``binder.versions``: the versions of file names (ADR 0013), one method per use case.
+
+    A thin facade over :class:`SaveFileVersion` (:meth:`save`,
+    :meth:`save_with`), :class:`GetLatestFileVersion` (:meth:`latest`),
+    :class:`GetFileVersion` (:meth:`get`), :class:`ListFileVersions`
+    (:meth:`list`), :class:`ListLatestFileVersions` (:meth:`latest_of_each`,
+    :meth:`names`), :class:`OpenFileVersion` (:meth:`open`, :meth:`read`) and
+    :class:`DeleteFileVersions` (:meth:`delete`); their docstrings give the
+    errors. A series lives in the principal's scope (``principal.scope``);
+    the ``namespace`` argument picks a sub-space of it (``""`` by default).
+    Versions the principal may not read are treated as absent by every read.
+    """
+
+    def __init__(
+        self,
+        *,
+        save_file_version: SaveFileVersion,
+        get_latest_file_version: GetLatestFileVersion,
+        get_file_version: GetFileVersion,
+        list_file_versions: ListFileVersions,
+        list_latest_file_versions: ListLatestFileVersions,
+        open_file_version: OpenFileVersion,
+        delete_file_versions: DeleteFileVersions,
+    ) -> None:
+        self._save = save_file_version
+        self._latest = get_latest_file_version
+        self._get = get_file_version
+        self._list = list_file_versions
+        self._latest_of_each = list_latest_file_versions
+        self._open = open_file_version
+        self._delete = delete_file_versions
+
+    def series(self, principal: Principal, name: str, namespace: str = "") -> VersionSeries:
+        """The series of ``name`` in the principal's scope; :class:`InvalidInput` if malformed."""
+        return VersionSeries(principal.scope, name, namespace)
+
+    def save(
+        self,
+        principal: Principal,
+        name: str,
+        data: FileData,
+        *,
+        namespace: str = "",
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        user_metadata: dict[str, Any] | None = None,
+        host_data: dict[str, Any] | None = None,
+    ) -> StoredVersion:
+        """Store ``data`` as the next version of ``name`` and return it with its number.
+
+        Arguments and errors as :class:`SaveFileVersion` (without ``then``).
+        """
+        stored, _ = self._save(
+            principal,
+            name,
+            data,
+            namespace=namespace,
+            file_name=file_name,
+            mime_type=mime_type,
+            user_metadata=user_metadata,
+            host_data=host_data,
+        )
+        return stored
+
+    def save_with(
+        self,
+        principal: Principal,
+        name: str,
+        data: FileData,
+        *,
+        namespace: str = "",
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        user_metadata: dict[str, Any] | None = None,
+        host_data: dict[str, Any] | None = None,
+        then: Callable[[UnitOfWork, StoredVersion], T] | None = None,
+    ) -> tuple[StoredVersion, T | None]:
+        """Store the next version, running ``then(uow, stored)`` in its transaction.
+
+        Returns the version and ``then``'s result; see :class:`SaveFileVersion`.
+        """
+        return self._save(
+            principal,
+            name,
+            data,
+            namespace=namespace,
+            file_name=file_name,
+            mime_type=mime_type,
+            user_metadata=user_metadata,
+            host_data=host_data,
+            then=then,
+        )
+
+    def latest(self, principal: Principal, name: str, namespace: str = "") -> StoredVersion | None:
+        """The highest-numbered version the principal may read, or ``None``."""
+        return self._latest(principal, name, namespace)
+
+    def get(
+        self, principal: Principal, name: str, number: int, namespace: str = ""
+    ) -> StoredVersion | None:
+        """Version ``number`` if it exists and the principal may read it, else ``None``."""
+        return self._get(principal, name, number, namespace)
+
+    def list(self, principal: Principal, name: str, namespace: str = "") -> list[StoredVersion]:
+        """Every readable version of ``name``, lowest number first."""
+        return self._list(principal, name, namespace)
+
+    def names(self, principal: Principal, namespace: str = "") -> builtins.list[str]:
+        """Names with at least one readable version in (principal's scope, ``namespace``), sorted."""
+        return [s.version.series.name for s in self._latest_of_each(principal, namespace)]
+
+    def latest_of_each(
+        self, principal: Principal, namespace: str = ""
+    ) -> builtins.list[StoredVersion]:
+        """The latest readable version of every name in the namespace, sorted by name."""
+        return self._latest_of_each(principal, namespace)
+
+    def open(
+        self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
+    ) -> BlobReader:
+        """The bytes of a version as a :class:`BlobReader`; use it in a ``with`` block.
+
+        Chunks hold at most ``chunk_size`` bytes; see :class:`OpenFileVersion`.
+        """
+        return self._open(principal, stored, chunk_size)
+
+    def read(self, principal: Principal, stored: StoredVersion) -> bytes:
+        """The whole bytes of a version, in memory (for what a host holds in memory anyway).
+
+        Asks the blob store for one chunk of the file's size (at most
+        :data:`WHOLE_READ_CHUNK` bytes per chunk), so a file is not copied
+        again to join its chunks. Errors as :meth:`open`.
+        """
+        chunk = max(1, min(stored.item.size, WHOLE_READ_CHUNK))
+        with self.open(principal, stored, chunk) as chunks:
+            return b"".join(chunks)
+
+    def delete(self, principal: Principal, name: str, namespace: str = "") -> int:
+        """Delete every version of ``name``; return how many. See :class:`DeleteFileVersions`."""
+        return self._delete(principal, name, namespace)
+
+
 class DocBinder:
     """The facade over every use case, built by the composition root (:mod:`docbinder.container`).
 
@@ -101,8 +304,15 @@ class DocBinder:
     ``persist_action_result``, ``produce_file``, ``create_workflow``,
     ``get_workflow``, ``list_workflows``, ``list_messages``,
     ``find_deleted_files``, ``advance_counters``, ``resolve``, ``get_content``, ``collect_garbage``,
-    ``update_file``, ``versions``, ``prune_extraction_cache``), each callable
-    with the principal (or the run context) first. The ports they were built
+    ``get_file_for_update``, ``append_file_content``, ``replace_file_content``,
+    ``save_file_version``, ``get_latest_file_version``, ``get_file_version``,
+    ``list_file_versions``, ``list_latest_file_versions``, ``open_file_version``,
+    ``delete_file_versions``, ``prune_extraction_cache``), each callable
+    with the principal (or the run context) first. ``update_file``
+    (:class:`FileContentUpdates`: ``load_for_update``, ``append``, ``replace``)
+    and ``versions`` (:class:`FileVersions`: ``save``, ``latest``, ``get``,
+    ``list``, ``names``, ``read``, ``delete``, ...) group the in-place update
+    and the version use cases under one name each. The ports they were built
     over stay readable for diagnostics (``uow_factory``, ``read_uow_factory``,
     ``blobs``, ``authorizer``, ``clock``, ``ids``, ``extractor``,
     ``extraction_cache``, ``access``; ``max_file_size`` in bytes or ``None``).
@@ -142,7 +352,17 @@ class DocBinder:
         resolve: ResolveDocumentList,
         get_content: GetContent,
         collect_garbage: CollectGarbage,
-        update_file: UpdateFileContent,
+        get_file_for_update: GetFileForUpdate,
+        append_file_content: AppendFileContent,
+        replace_file_content: ReplaceFileContent,
+        save_file_version: SaveFileVersion,
+        get_latest_file_version: GetLatestFileVersion,
+        get_file_version: GetFileVersion,
+        list_file_versions: ListFileVersions,
+        list_latest_file_versions: ListLatestFileVersions,
+        open_file_version: OpenFileVersion,
+        delete_file_versions: DeleteFileVersions,
+        update_file: FileContentUpdates,
         versions: FileVersions,
         prune_extraction_cache: PruneExtractionCache | None,
         uow_factory: UnitOfWorkFactory,
@@ -177,6 +397,16 @@ class DocBinder:
         self.resolve = resolve
         self.get_content = get_content
         self.collect_garbage = collect_garbage
+        self.get_file_for_update = get_file_for_update
+        self.append_file_content = append_file_content
+        self.replace_file_content = replace_file_content
+        self.save_file_version = save_file_version
+        self.get_latest_file_version = get_latest_file_version
+        self.get_file_version = get_file_version
+        self.list_file_versions = list_file_versions
+        self.list_latest_file_versions = list_latest_file_versions
+        self.open_file_version = open_file_version
+        self.delete_file_versions = delete_file_versions
         self.update_file = update_file
         self.versions = versions
         self.prune_extraction_cache = prune_extraction_cache

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
-import attrs
-
 from docbinder.application.access import AccessPolicy
-from docbinder.domain.model import FileItem, Principal
+from docbinder.application.duplicate_rules import DuplicateCheck, choose_duplicate
+from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 
-log = logging.getLogger(__name__)
-
-
-@attrs.frozen
-class DuplicateCheck:
-    """Result of :class:`CheckDuplicate`.
-
-    ``item`` is a readable duplicate or ``None``; ``key_taken`` says a
-    candidate exists that the caller cannot read (a ghost duplicate), so a
-    fresh copy must be stored outside duplicate detection.
-    """
-
-    item: FileItem | None
-    key_taken: bool
+__all__ = ["CheckDuplicate", "DuplicateCheck"]
 
 
 class CheckDuplicate:
@@ -36,7 +20,9 @@ class CheckDuplicate:
     :meth:`AccessPolicy.can_read_file`, the same decision :class:`GetFile` uses,
     and, when a blob store is given, only if its blob is still there: a
     duplicate whose bytes are gone would hand back a FileItem that cannot be
-    read, so a fresh copy is stored instead.
+    read, so a fresh copy is stored instead. The choice is
+    :func:`~docbinder.application.duplicate_rules.choose_duplicate`, which
+    :class:`~docbinder.application.store_file.StoreFile` applies too.
 
     The blob store is asked only after the unit of work that read the
     candidates has ended, so no transaction (and on SQLite no write lock)
@@ -58,41 +44,4 @@ class CheckDuplicate:
             candidates = uow.files.find_duplicates(
                 sha256, file_name, principal.user_id, principal.scope
             )
-        return self.choose(principal, file_name, candidates)
-
-    def choose(
-        self, principal: Principal, file_name: str, candidates: list[FileItem]
-    ) -> DuplicateCheck:
-        """The first readable candidate whose blob is there; call it outside any unit of work.
-
-        ``candidates`` come from
-        :meth:`~docbinder.ports.metadata.FileRepository.find_duplicates`; the
-        blob store is asked about each readable one, so no transaction may be
-        open while this runs (ADR 0012). :class:`StoreFile` calls it with the
-        candidates its writing unit found, after that unit ended.
-        """
-        for candidate in candidates:
-            if not self._access.can_read_file(principal, candidate):
-                continue
-            if self._blobs is not None and not self._blobs.exists(candidate.blob_key):
-                log.warning(
-                    "blob missing: duplicate candidate %s has no blob %s; storing a fresh copy",
-                    candidate.id,
-                    candidate.blob_key,
-                )
-                continue
-            log.info(
-                "duplicate detected for user %s: file %s (%s) in scope %s",
-                principal.user_id,
-                candidate.id,
-                file_name,
-                principal.scope,
-            )
-            return DuplicateCheck(candidate, key_taken=True)
-        if candidates:
-            log.info(
-                "duplicate candidate not usable by user %s in scope %s; storing a fresh copy",
-                principal.user_id,
-                principal.scope,
-            )
-        return DuplicateCheck(None, key_taken=bool(candidates))
+        return choose_duplicate(self._access, self._blobs, principal, file_name, candidates)

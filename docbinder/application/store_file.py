@@ -15,7 +15,7 @@ from docbinder.application.blob_rules import (
     detect_mime_type,
     discard_blob,
 )
-from docbinder.application.check_duplicate import CheckDuplicate
+from docbinder.application.duplicate_rules import choose_duplicate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
 from docbinder.domain.access import ResourceKind
@@ -91,9 +91,10 @@ class StoreFile:
     ``gc`` never takes it for a leftover even if a restored database no longer
     names it; a reused duplicate records nothing.
 
-    ``check_duplicate`` (reading through the read-only units) and
-    ``registration`` are handed in by the composition root
-    (:mod:`docbinder.container`), which shares them with the other use cases.
+    The duplicate is chosen by the rule the duplicate check uses
+    (:func:`~docbinder.application.duplicate_rules.choose_duplicate`);
+    ``registration`` is handed in by the composition root
+    (:mod:`docbinder.container`), which shares it with the other use cases.
     """
 
     def __init__(
@@ -106,7 +107,6 @@ class StoreFile:
         mime: MimeDetector | None = None,
         max_size: int | None = None,
         *,
-        check_duplicate: CheckDuplicate,
         registration: StoreRegistration,
         hash_workers: HashWorkers | None = None,
     ) -> None:
@@ -118,7 +118,6 @@ class StoreFile:
         self._mime = mime
         self._max_size = max_size
         self._hash_workers = hash_workers
-        self._check = check_duplicate
         self.registration = registration
 
     def __call__(
@@ -268,7 +267,9 @@ class StoreFile:
                     lost_race = True
                     continue
             if candidates:
-                check = self._check.choose(principal, file_name, candidates)
+                check = choose_duplicate(
+                    self._access, self._blobs, principal, file_name, candidates
+                )
                 reused: tuple[StoredFile, T | None] | None = None
                 with self._uow() as uow:
                     if check.item is not None:

@@ -1,4 +1,10 @@
-"""Change the bytes of an existing FileItem in place: append and replace (SPEC C10).
+"""What append and replace share when they change the bytes of a FileItem in place (SPEC C10).
+
+The use cases are :class:`~docbinder.application.append_file_content.AppendFileContent`
+and :class:`~docbinder.application.replace_file_content.ReplaceFileContent`;
+:class:`~docbinder.application.get_file_for_update.GetFileForUpdate` checks the
+rights both need. This module holds their result, :class:`FileUpdate`, and the
+switch to the new content, :class:`ContentSwitch`.
 
 The FileItem keeps its id (so every ChatDocument and every ``file id`` the
 model holds stays valid) and gets new content, size and SHA-256. No message is
@@ -20,25 +26,20 @@ that cannot be removed is left for ``gc`` with a log line.
 
 from __future__ import annotations
 
-import itertools
 import logging
 
 import attrs
 
-from docbinder.application.access import AccessPolicy
 from docbinder.application.blob_rules import blob_key_for, confirm_committed, release_blob
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
-from docbinder.domain.access import Action
 from docbinder.domain.errors import (
-    AccessDenied,
     Conflict,
     DocbinderError,
     DuplicateFileItem,
-    FileItemNotFound,
 )
 from docbinder.domain.model import FileItem, Principal
-from docbinder.ports.blobs import BlobStore, iter_chunks
+from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import IdFactory
 
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 @attrs.frozen
 class FileUpdate:
-    """Result of :class:`UpdateFileContent`: the FileItem before and after the change."""
+    """Result of an append or a replace: the FileItem before and after the change."""
 
     item: FileItem
     previous: FileItem
@@ -58,26 +59,28 @@ class FileUpdate:
         return self.item.size - self.previous.size
 
 
-class UpdateFileContent:
-    """Append to, or replace the content of, a FileItem the caller may update.
+class ContentSwitch:
+    """Switch a FileItem to new full content: new blob, compare-and-set, old blob released.
 
-    Needs ``read`` and ``update`` on the FileItem (through the same
-    :class:`AccessPolicy` as every other use case). ``max_size`` (bytes,
+    Not a use case: the steps
+    :class:`~docbinder.application.append_file_content.AppendFileContent` and
+    :class:`~docbinder.application.replace_file_content.ReplaceFileContent`
+    share once they have the FileItem (from
+    :class:`~docbinder.application.get_file_for_update.GetFileForUpdate`) and
+    its new chunks. ``max_size`` (bytes,
     ``None`` for no limit) bounds the new full content, as for storing.
 
-    Errors: :class:`FileItemNotFound` (absent or not readable),
-    :class:`AccessDenied` (no ``update`` right), :class:`SizeLimitExceeded`,
-    :class:`Conflict` (the file changed meanwhile, or the new content would
-    make it a duplicate of another FileItem of the same name, creator and
-    scope), :class:`BlobMissing`, :class:`StorageError`. On every error the
-    FileItem is unchanged and no new blob is left behind.
+    Errors of :meth:`switch`: :class:`SizeLimitExceeded`, :class:`Conflict`
+    (the file changed meanwhile, or the new content would make it a duplicate
+    of another FileItem of the same name, creator and scope),
+    :class:`StorageError`. On every error the FileItem is unchanged and no new
+    blob is left behind.
     """
 
     def __init__(
         self,
         uow_factory: UnitOfWorkFactory,
         blobs: BlobStore,
-        access: AccessPolicy,
         ids: IdFactory,
         max_size: int | None = None,
         registration: StoreRegistration | None = None,
@@ -85,54 +88,13 @@ class UpdateFileContent:
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
-        self._access = access
         self._ids = ids
         self._max_size = max_size
         self._hash_workers = hash_workers
         self._registration = registration
 
-    def load_for_update(self, principal: Principal, file_id: str) -> FileItem:
-        """The FileItem if ``principal`` may read and update it; errors as the class says."""
-        with self._uow() as uow:
-            item = uow.files.get(file_id)
-        if item is None or not self._access.can_read_file(principal, item):
-            raise FileItemNotFound(f"file {file_id} not found")
-        if not self._access.can_on_file(principal, Action.UPDATE, item):
-            raise AccessDenied(f"user {principal.user_id} may not update file {file_id}")
-        return item
-
-    def append(self, principal: Principal, file_id: str, data: FileData) -> FileUpdate:
-        """Append ``data`` (bytes, chunks or a binary file object) to the file's content.
-
-        The old content is streamed from the blob store into the new blob,
-        followed by ``data``; nothing is read whole into memory.
-        """
-        item = self.load_for_update(principal, file_id)
-        with self._blobs.open(item.blob_key) as old:
-            return self._switch(principal, item, itertools.chain(old, iter_chunks(data)))
-
-    def replace(
-        self,
-        principal: Principal,
-        file_id: str,
-        data: FileData,
-        *,
-        expected: FileItem | None = None,
-    ) -> FileUpdate:
-        """Make ``data`` the file's whole new content.
-
-        ``expected`` is the FileItem the caller based ``data`` on (e.g. after
-        reading and editing the text): if the stored file no longer has that
-        content, :class:`Conflict` is raised and nothing changes.
-        """
-        item = self.load_for_update(principal, file_id)
-        if expected is not None and not _same_content(item, expected):
-            raise Conflict(
-                f"file {file_id} changed since it was read; nothing was changed, read it again"
-            )
-        return self._switch(principal, item, iter_chunks(data))
-
-    def _switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
+    def switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
+        """Make ``chunks`` the whole new content of ``item`` (read for ``principal``'s update)."""
         new_key = blob_key_for(self._ids.new_id())
         store_id = (
             self._registration.ensure()
@@ -233,7 +195,3 @@ class UpdateFileContent:
             self._blobs.delete(key)
         except DocbinderError as exc:
             log.warning("orphan blob left for gc: %s could not be removed (%s)", key, exc)
-
-
-def _same_content(a: FileItem, b: FileItem) -> bool:
-    return a.blob_key == b.blob_key and a.sha256 == b.sha256 and a.size == b.size

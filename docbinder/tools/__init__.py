@@ -31,7 +31,9 @@ data source needs ``[s3]``. Every tool takes the agent run
 (:class:`docbinder.application.binder.Run`) as its first argument.
 """
 
-from docbinder.application.update import FileUpdate, UpdateFileContent
+from docbinder.application.append_file_content import AppendFileContent
+from docbinder.application.replace_file_content import ReplaceFileContent
+from docbinder.application.update import FileUpdate
 from docbinder.tools.arguments import ACCEPTED_SHAPES
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png
@@ -70,6 +72,7 @@ from docbinder.tools.taskresult import TaskResult, persist_task_result
 
 __all__ = [
     "ACCEPTED_SHAPES",
+    "AppendFileContent",
     "ChartSpec",
     "DataSource",
     "DataSourceError",
@@ -83,13 +86,13 @@ __all__ = [
     "ImageGenerator",
     "LocalDirectorySource",
     "OpenAICompatibleImageGenerator",
+    "ReplaceFileContent",
     "ReplaceResult",
     "S3Source",
     "SearchMatch",
     "Series",
     "TaskResult",
     "ToolResult",
-    "UpdateFileContent",
     "bridge",
     "bridged_tool",
     "create_chart",

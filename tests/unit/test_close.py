@@ -154,9 +154,24 @@ async def test_the_async_binder_closes_with_async_with(tmp_path: Path) -> None:
 def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
     """The container builds each use case once and hands it in; none builds another."""
     with build_binder(database_url="memory://", blob_url="memory://") as binder:
-        assert binder.store_file._check is binder.check_duplicate
-        assert binder.store_file.registration is binder.versions._registration
-        assert binder.update_file._registration is binder.store_file.registration
+        assert binder.store_file.registration is binder.save_file_version._registration
+        switch = binder.append_file_content._switch
+        assert switch is binder.replace_file_content._switch
+        assert switch._registration is binder.store_file.registration
+        assert binder.append_file_content._load is binder.get_file_for_update
+        assert binder.replace_file_content._load is binder.get_file_for_update
+        assert binder.delete_file_versions._list is binder.list_file_versions
+        # The facades hold the binder's use cases, not copies of their own.
+        assert binder.update_file._append is binder.append_file_content
+        assert binder.update_file._replace is binder.replace_file_content
+        assert binder.update_file._load is binder.get_file_for_update
+        assert binder.versions._save is binder.save_file_version
+        assert binder.versions._latest is binder.get_latest_file_version
+        assert binder.versions._get is binder.get_file_version
+        assert binder.versions._list is binder.list_file_versions
+        assert binder.versions._latest_of_each is binder.list_latest_file_versions
+        assert binder.versions._open is binder.open_file_version
+        assert binder.versions._delete is binder.delete_file_versions
         assert binder.open_file._get is binder.get_file
         assert binder.delete_file._get is binder.get_file
         assert binder.attach_file._persist is binder.persist_action_result
@@ -257,6 +272,16 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "versions.open": lambda: binder.versions.open(U1, version),
         "versions.read": lambda: binder.versions.read(U1, version),
         "versions.delete": lambda: binder.versions.delete(U1, "notes.md"),
+        "get_file_for_update": lambda: binder.get_file_for_update(U1, item.id),
+        "append_file_content": lambda: binder.append_file_content(U1, item.id, b"more"),
+        "replace_file_content": lambda: binder.replace_file_content(U1, item.id, b"new"),
+        "save_file_version": lambda: binder.save_file_version(U1, "notes.md", b"v2"),
+        "get_latest_file_version": lambda: binder.get_latest_file_version(U1, "notes.md"),
+        "get_file_version": lambda: binder.get_file_version(U1, "notes.md", 0),
+        "list_file_versions": lambda: binder.list_file_versions(U1, "notes.md"),
+        "list_latest_file_versions": lambda: binder.list_latest_file_versions(U1),
+        "open_file_version": lambda: binder.open_file_version(U1, version),
+        "delete_file_versions": lambda: binder.delete_file_versions(U1, "notes.md"),
         "prune_extraction_cache": lambda: binder.prune_extraction_cache(dry_run=False),
     }
     use_cases = set(inspect.signature(DocBinder.__init__).parameters) - _PORTS - {"self"}

@@ -1,4 +1,4 @@
-"""Versions of a file name (feature row B1, ADR 0013).
+"""Saving the next version of a file name (feature row B1, ADR 0013): :class:`SaveFileVersion`.
 
 A file name in a scope (and a namespace inside it, see
 :class:`~docbinder.domain.model.VersionSeries`) can have several versions.
@@ -17,7 +17,6 @@ saving the next one are index lookups whatever the number of versions.
 
 from __future__ import annotations
 
-import builtins
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,20 +29,16 @@ from docbinder.application.blob_rules import (
     confirm_committed,
     detect_mime_type,
     discard_blob,
-    release_blob,
 )
-from docbinder.application.closing import UnitOfWorkGate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
-from docbinder.domain.access import Action, ResourceKind
+from docbinder.domain.access import ResourceKind
 from docbinder.domain.errors import (
-    AccessDenied,
-    InvalidInput,
     StorageError,
     VersionTaken,
 )
 from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
-from docbinder.ports.blobs import BlobReader, BlobStore
+from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -54,10 +49,6 @@ T = TypeVar("T")
 
 MAX_SAVE_ATTEMPTS = 1000
 """How many times a save retries after losing a version number to a concurrent save."""
-
-
-WHOLE_READ_CHUNK = 64 << 20
-"""Largest chunk (bytes) :meth:`FileVersions.read` asks a blob store for."""
 
 
 @attrs.frozen
@@ -73,16 +64,14 @@ class StoredVersion:
         return self.version.version
 
 
-class FileVersions:
-    """Save, read, list and delete the versions of file names, behind the authorizer.
+class SaveFileVersion:
+    """Store bytes as the next version of a file name in the principal's scope.
 
     A series lives in the principal's scope (``principal.scope``); the
-    ``namespace`` argument picks a sub-space of it (``""`` by default).
-    Versions the principal may not read (:meth:`AccessPolicy.can_read_file`)
-    are treated as absent by every read. With a ``gate`` (the binder's
-    :class:`~docbinder.application.closing.UnitOfWorkGate`), :meth:`open` and
-    :meth:`read`, which open no unit of work, raise ``BinderClosed`` once it
-    is closed, like every other method.
+    ``namespace`` argument picks a sub-space of it (``""`` by default). The
+    MIME type is decided as in ``StoreFile``; ``registration`` is the store
+    registration the composition root shares with every use case that writes
+    blobs.
     """
 
     def __init__(
@@ -94,16 +83,12 @@ class FileVersions:
         ids: IdFactory,
         mime: MimeDetector | None = None,
         max_size: int | None = None,
-        read_uow_factory: UnitOfWorkFactory | None = None,
         *,
         registration: StoreRegistration,
         hash_workers: HashWorkers | None = None,
-        gate: UnitOfWorkGate | None = None,
     ) -> None:
         self._uow = uow_factory
-        self._gate = gate
         self._registration = registration
-        self._read = read_uow_factory or uow_factory
         self._blobs = blobs
         self._access = access
         self._clock = clock
@@ -112,39 +97,7 @@ class FileVersions:
         self._max_size = max_size
         self._hash_workers = hash_workers
 
-    def series(self, principal: Principal, name: str, namespace: str = "") -> VersionSeries:
-        """The series of ``name`` in the principal's scope; :class:`InvalidInput` if malformed."""
-        return VersionSeries(principal.scope, name, namespace)
-
-    def save(
-        self,
-        principal: Principal,
-        name: str,
-        data: FileData,
-        *,
-        namespace: str = "",
-        file_name: str | None = None,
-        mime_type: str | None = None,
-        user_metadata: dict[str, Any] | None = None,
-        host_data: dict[str, Any] | None = None,
-    ) -> StoredVersion:
-        """Store ``data`` as the next version of ``name`` and return it with its number.
-
-        Arguments and errors as :meth:`save_with` (without ``then``).
-        """
-        stored, _ = self.save_with(
-            principal,
-            name,
-            data,
-            namespace=namespace,
-            file_name=file_name,
-            mime_type=mime_type,
-            user_metadata=user_metadata,
-            host_data=host_data,
-        )
-        return stored
-
-    def save_with(
+    def __call__(
         self,
         principal: Principal,
         name: str,
@@ -169,7 +122,7 @@ class FileVersions:
         by an interrupted commit is removed by ``gc``). After the commit the
         new blob is recorded as committed in the store (ADR 0031).
         """
-        series = self.series(principal, name, namespace)
+        series = VersionSeries(principal.scope, name, namespace)
         user_metadata = dict(user_metadata or {})
         host_data = dict(host_data or {})
         # Validate the metadata before anything is written (the id is a placeholder).
@@ -240,121 +193,6 @@ class FileVersions:
             else:
                 self._discard_blob(key)
             raise
-
-    def latest(self, principal: Principal, name: str, namespace: str = "") -> StoredVersion | None:
-        """The highest-numbered version the principal may read, or ``None``."""
-        series = self.series(principal, name, namespace)
-        with self._read() as uow:
-            version = uow.files.latest_version(series.key)
-            return self._readable(uow, principal, version)
-
-    def get(
-        self, principal: Principal, name: str, number: int, namespace: str = ""
-    ) -> StoredVersion | None:
-        """Version ``number`` if it exists and the principal may read it, else ``None``."""
-        series = self.series(principal, name, namespace)
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise InvalidInput(f"a version number must be a whole number, got {number!r}")
-        if number < 0:
-            return None
-        with self._read() as uow:
-            return self._readable(uow, principal, uow.files.get_version(series.key, number))
-
-    def list(self, principal: Principal, name: str, namespace: str = "") -> list[StoredVersion]:
-        """Every readable version of ``name``, lowest number first."""
-        series = self.series(principal, name, namespace)
-        with self._read() as uow:
-            versions = uow.files.list_versions(series.key)
-            items = uow.files.get_many([v.file_id for v in versions])
-        return [
-            StoredVersion(items[v.file_id], v)
-            for v in versions
-            if v.file_id in items and self._access.can_read_file(principal, items[v.file_id])
-        ]
-
-    def names(self, principal: Principal, namespace: str = "") -> builtins.list[str]:
-        """Names with at least one readable version in (principal's scope, ``namespace``), sorted."""
-        return [s.version.series.name for s in self.latest_of_each(principal, namespace)]
-
-    def latest_of_each(
-        self, principal: Principal, namespace: str = ""
-    ) -> builtins.list[StoredVersion]:
-        """The latest readable version of every name in (principal's scope, ``namespace``).
-
-        Sorted by name (code point order); names without a readable version
-        are left out. One index lookup per name.
-        """
-        space = self.series(principal, "probe", namespace).space_key
-        found: builtins.list[StoredVersion] = []
-        with self._read() as uow:
-            for name in uow.files.series_names(space):
-                key = VersionSeries(principal.scope, name, namespace).key
-                stored = self._readable(uow, principal, uow.files.latest_version(key))
-                if stored is not None:
-                    found.append(stored)
-        return found
-
-    def open(
-        self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
-    ) -> BlobReader:
-        """The bytes of a version as a :class:`BlobReader` of at most ``chunk_size`` bytes a chunk.
-
-        Use it in a ``with`` block so the stream is closed however reading ends.
-
-        Raises :class:`AccessDenied` if the principal may not read it,
-        :class:`BlobMissing` if its blob is gone, ``BinderClosed`` after the
-        binder's close.
-        """
-        if self._gate is not None:
-            self._gate.require_open()  # the one read that opens no unit of work
-        if not self._access.can_read_file(principal, stored.item):
-            raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
-        return self._blobs.open(stored.item.blob_key, chunk_size)
-
-    def read(self, principal: Principal, stored: StoredVersion) -> bytes:
-        """The whole bytes of a version, in memory (for what a host holds in memory anyway).
-
-        Asks the blob store for one chunk of the file's size (at most
-        :data:`WHOLE_READ_CHUNK` bytes per chunk), so a file is not copied
-        again to join its chunks. Errors as :meth:`open`.
-        """
-        chunk = max(1, min(stored.item.size, WHOLE_READ_CHUNK))
-        with self.open(principal, stored, chunk) as chunks:
-            return b"".join(chunks)
-
-    def delete(self, principal: Principal, name: str, namespace: str = "") -> int:
-        """Delete every version of ``name`` (metadata first, then blobs); return how many.
-
-        All versions go in one transaction. Raises :class:`AccessDenied` if
-        the principal may read a version but not delete it (then none is
-        deleted); versions it cannot read count as absent and stay.
-        """
-        versions = self.list(principal, name, namespace)
-        for stored in versions:
-            if not self._access.can_on_file(principal, Action.DELETE, stored.item):
-                raise AccessDenied(f"user {principal.user_id} may not delete file {stored.item.id}")
-        if not versions:
-            return 0
-        with self._uow() as uow:
-            for stored in versions:
-                uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
-            database_id = uow.files.database_id()
-            locations = uow.files.store_locations()
-            uow.commit()
-        for stored in versions:
-            release_blob(self._blobs, stored.item.blob_key, database_id, locations)
-        log.info("deleted %d version(s) of %r by user %s", len(versions), name, principal.user_id)
-        return len(versions)
-
-    def _readable(
-        self, uow: UnitOfWork, principal: Principal, version: FileVersion | None
-    ) -> StoredVersion | None:
-        if version is None:
-            return None
-        item = uow.files.get(version.file_id)
-        if item is None or not self._access.can_read_file(principal, item):
-            return None
-        return StoredVersion(item, version)
 
     def _stored_anyway(self, file_id: str, exc: Exception) -> bool | None:
         """After a failed commit: is the FileItem there? ``None`` if that cannot be told.

@@ -1,0 +1,113 @@
+"""Each use case is a callable with one entry point, in a module a reader finds (ADR 0025)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docbinder import DocBinder, Principal, build_binder
+from docbinder.application.binder import FileContentUpdates, FileVersions
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+U1 = Principal("u1", "m1", "f1", roles=("member",))
+
+_NOT_USE_CASES = frozenset(
+    {
+        "self",
+        "uow_factory",
+        "read_uow_factory",
+        "blobs",
+        "authorizer",
+        "clock",
+        "ids",
+        "extractor",
+        "access",
+        "extraction_cache",
+        "max_file_size",
+        "resources",
+        "attacher",  # the shared attach steps, inside other use cases' units
+        "update_file",  # facade: FileContentUpdates
+        "versions",  # facade: FileVersions
+    }
+)
+"""Constructor arguments of DocBinder that are not use cases."""
+
+_HOOKS = {"StoreFile": {"store_with"}}
+"""Second entry points kept on purpose: ProduceFile adds its writes to the store's
+transaction through ``store_with`` (ADR 0011, ADR 0025)."""
+
+
+@pytest.fixture
+def binder() -> Iterator[DocBinder]:
+    with build_binder(database_url="memory://", blob_url="memory://") as binder:
+        yield binder
+
+
+def _use_cases(binder: DocBinder) -> dict[str, object]:
+    names = set(inspect.signature(DocBinder.__init__).parameters) - _NOT_USE_CASES
+    found = {name: getattr(binder, name) for name in sorted(names)}
+    assert all(use_case is not None for use_case in found.values())
+    return found
+
+
+def _public_members(cls: type) -> set[str]:
+    return {name for name, _ in inspect.getmembers(cls) if not name.startswith("_")}
+
+
+def test_every_use_case_has_one_public_entry_point(binder: DocBinder) -> None:
+    for name, use_case in _use_cases(binder).items():
+        cls = type(use_case)
+        assert callable(use_case), name
+        assert _public_members(cls) == _HOOKS.get(cls.__name__, set()), (
+            f"{cls.__name__} ({name}) should have __call__ as its only public entry point"
+        )
+
+
+def test_the_readme_names_every_use_case_and_its_module(binder: DocBinder) -> None:
+    architecture = README.read_text(encoding="utf-8").split("## Architecture", 1)[1]
+    for name, use_case in _use_cases(binder).items():
+        cls = type(use_case)
+        module_file = cls.__module__.rsplit(".", 1)[1] + ".py"
+        assert f"`{cls.__name__}`" in architecture, name
+        assert f"`{module_file}`" in architecture, name
+
+
+def test_the_grouped_api_delegates_to_the_use_cases(binder: DocBinder) -> None:
+    """``binder.update_file`` and ``binder.versions`` answer what the use cases answer."""
+    assert isinstance(binder.update_file, FileContentUpdates)
+    assert isinstance(binder.versions, FileVersions)
+    # Facades live with DocBinder; the work is in the use cases they hold.
+    assert FileContentUpdates.__module__ == FileVersions.__module__ == DocBinder.__module__
+    item = binder.store_file(U1, "notes.md", b"one").item
+    assert binder.update_file.load_for_update(U1, item.id) == binder.get_file_for_update(
+        U1, item.id
+    )
+    appended = binder.update_file.append(U1, item.id, b" two")
+    assert appended.size_change == 4
+    with binder.open_file(U1, item.id) as chunks:
+        assert b"".join(chunks) == b"one two"
+    replaced = binder.update_file.replace(U1, item.id, b"three", expected=appended.item)
+    assert replaced.previous == appended.item and replaced.item.size == 5
+
+    first = binder.versions.save(U1, "plan.md", b"v0", namespace="ns")
+    second, hooked = binder.versions.save_with(
+        U1, "plan.md", b"v1", namespace="ns", then=lambda _uow, stored: stored.number
+    )
+    assert (first.number, second.number, hooked) == (0, 1, 1)
+    assert binder.versions.latest(U1, "plan.md", "ns") == binder.get_latest_file_version(
+        U1, "plan.md", "ns"
+    )
+    assert binder.versions.get(U1, "plan.md", 0, "ns") == first
+    assert binder.versions.list(U1, "plan.md", "ns") == [first, second]
+    assert binder.versions.latest_of_each(U1, "ns") == [second]
+    assert binder.versions.names(U1, "ns") == ["plan.md"]
+    assert binder.versions.read(U1, first) == b"v0"
+    with binder.versions.open(U1, second, chunk_size=1) as chunks:
+        assert list(chunks) == [b"v", b"1"]
+    assert binder.versions.series(U1, "plan.md", "ns") == second.version.series
+    assert binder.versions.delete(U1, "plan.md", "ns") == 2
+    assert binder.list_file_versions(U1, "plan.md", "ns") == []
