@@ -498,6 +498,20 @@ class CollectGarbage:
                 f"{len(scan.own_keys)} blob(s): database_url (DOCBINDER_DATABASE_URL) probably "
                 "points at the wrong database"
             )
+        if missing and scan.committed:
+            # A row without blob facing a blob a FileItem of this database named once
+            # (ADR 0031): a backup restored in place, in which a file whose content was
+            # replaced since names its former blob, while its current bytes are the
+            # committed blob no row names. Removing the row would lose the file.
+            return (
+                f"{missing} FileItem(s) of blob store {url} have no blob while "
+                f"{len(scan.committed)} blob(s) this database committed are named by no "
+                "FileItem: the database or the blob store was probably restored from a "
+                "backup or copied (a file whose content changed since names its former "
+                "blob); check database_url (DOCBINDER_DATABASE_URL) and blob_url "
+                "(DOCBINDER_BLOB_URL) and restore the newest backups (use --force only if "
+                "these files were really deleted)"
+            )
         if not scan.orphans and not missing:
             return None
         stale = _newest_without_blob(scan.mine, lacking)

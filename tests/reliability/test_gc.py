@@ -559,6 +559,49 @@ def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
         assert not any(LocalDiskBlobStore(root).exists(k) for k in [crashed, *failed])
 
 
+class _SteppingClock:
+    """A clock a day ahead that moves on by ``step`` at each reading."""
+
+    def __init__(self, step: timedelta) -> None:
+        self._now = datetime.now(UTC) + timedelta(days=1)
+        self._step = step
+
+    def now(self) -> datetime:
+        self._now += self._step
+        return self._now
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_gc_after_a_backup_restored_in_place_keeps_a_file_whose_content_changed_since(
+    backend: str, tmp_path: Path
+) -> None:
+    """A file whose content was replaced after the backup: the restored row names the former
+    blob (removed by the update), the current bytes are a committed blob no row names. gc
+    marked the row as without blob and a later ``gc --apply`` removed the FileItem (its
+    name, id and every document referring to it), while reporting the committed blob as a
+    sign of a restore. Rows without blob facing committed blobs no row names are now a
+    refusal: nothing is marked or removed unless ``force``."""
+    root = tmp_path / "blobs"
+    with provision(backend, tmp_path) as db:
+        binder = binder_over(db.store, LocalDiskBlobStore(root))
+        seeds = [binder.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(8)]
+        backup = _Backup(db, tmp_path, "backup")
+        binder.update_file.replace(U1, seeds[0].id, b"the content that matters")
+        backup.restore()
+
+        collector = binder_over(
+            db.store, LocalDiskBlobStore(root), clock=_SteppingClock(timedelta(hours=2))
+        )
+        dry = collector.collect_garbage(dry_run=True, grace_seconds=MIN_GRACE_SECONDS)
+        assert dry.refusal is not None and "restored" in dry.refusal
+        for _ in range(2):
+            with pytest.raises(UnsafeOperation, match="database_url"):
+                collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+        with db.store.read_unit_of_work() as uow:
+            assert uow.files.get(seeds[0].id) is not None
+            assert uow.files.marks() == {}
+
+
 class _WithoutCommitRecords:
     """A store plug-in written before commit records existed: the port's other methods only."""
 
