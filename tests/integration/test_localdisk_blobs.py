@@ -719,6 +719,8 @@ def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
                     seen.append(record.getMessage())
 
         logger = logging.getLogger("docbinder.adapters.localdisk.blobs")
+        logger.disabled = False  # another test's logging configuration may have disabled it
+        logger.setLevel(logging.WARNING)
         logger.addHandler(_Keep())
         store = LocalDiskBlobStore(shared_root)
         answers = (store.mark_committed("ab/ab1"), store.mark_committed("ab/ab1"))

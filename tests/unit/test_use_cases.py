@@ -111,3 +111,24 @@ def test_the_grouped_api_delegates_to_the_use_cases(binder: DocBinder) -> None:
     assert binder.versions.series(U1, "plan.md", "ns") == second.version.series
     assert binder.versions.delete(U1, "plan.md", "ns") == 2
     assert binder.list_file_versions(U1, "plan.md", "ns") == []
+
+
+def test_docbinder_exports_every_error_the_domain_raises() -> None:
+    """The README says ``docbinder`` exports the errors: a host catches ``docbinder.Conflict``."""
+    import inspect
+
+    import docbinder
+    from docbinder.domain import errors
+
+    raised = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value)
+        and issubclass(value, errors.DocbinderError)
+        and value.__module__ == errors.__name__
+        and not name.startswith("_")
+    }
+    missing = sorted(
+        name for name in raised if getattr(docbinder, name, None) is not getattr(errors, name)
+    )
+    assert missing == []

@@ -196,7 +196,7 @@ class LocalDiskBlobStore:
         return found
 
     def location(self, *, create: bool = False) -> str | None:
-        """``file device <st_dev> inode <st_ino>`` of the directory ``<root>/.docbinder-location``.
+        """``file device <st_dev> inode <st_ino> ctime <st_ctime_ns>`` of ``<root>/.docbinder-location``.
 
         Made (``mkdir``, which only one of two racing writers wins; both then
         read the same directory) when missing and ``create``; without it a
@@ -204,7 +204,13 @@ class LocalDiskBlobStore:
         (``cp -a``, ``rsync``, ``tar``, a backup tool, a hard-link snapshot)
         makes a new directory, so another inode; a file-system snapshot or
         volume clone mounted elsewhere is another device; renaming or moving
-        the root within one file system keeps both. The device number of some
+        the root within one file system keeps both. The change time (ns) is
+        part of it because a file system may give a directory made again the
+        inode number of a removed one (ext4 does, for ``rm -r root && cp -a
+        backup root``), and nobody can set a change time: a restore gets the
+        time it was made. It changes when the directory's own metadata
+        changes (``chmod``, ``touch``, entries added to it), which docbinder
+        never does; then the store looks moved (a refusal). The device number of some
         file systems (NFS, device-mapper volumes) can change when they are
         mounted again: then the location differs although the bytes did not
         move, and ``gc`` refuses until ``docbinder store adopt`` (a refusal,
@@ -224,7 +230,7 @@ class LocalDiskBlobStore:
             info = self._stat_location(path)
         if info is None:
             return None
-        return f"file device {info.st_dev} inode {info.st_ino}"
+        return f"file device {info.st_dev} inode {info.st_ino} ctime {info.st_ctime_ns}"
 
     @staticmethod
     def _stat_location(path: Path) -> os.stat_result | None:
