@@ -99,7 +99,7 @@ def test_workflow_advance_moves_the_counters_that_documents_carry(cli, tmp_path:
     assert cli("workflow", "advance", wf).exit_code == 2
     assert cli("workflow", "advance", wf, "--next", "task", "--round", "3").exit_code == 2
     assert cli("workflow", "advance", wf, "--task", "-1").exit_code == 2
-    assert cli("workflow", "advance", wf, "--next", "phase").exit_code == 1
+    assert cli("workflow", "advance", wf, "--next", "phase").exit_code == 2
     # Someone who may read but not update the workflow changes nothing.
     assert cli("workflow", "advance", wf, "--next", "round", user="bob").exit_code == 1
     shown = cli("workflow", "show", wf)
@@ -394,3 +394,29 @@ def test_workflow_advance_next_reads_the_level_in_any_case(cli) -> None:  # type
     moved = cli("workflow", "advance", wf, "--next", " Round ")
     assert moved.exit_code == 0
     assert moved.stdout == f"workflow {wf} now at round 2, task 0, action 0\n"
+
+
+def test_gc_force_without_apply_says_it_is_a_dry_run(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "a.txt").write_text("a" * 15)
+    _json(cli("--json", "attach", str(tmp_path / "a.txt")))
+    result = cli("gc", "--force")
+    assert result.exit_code == 0, result.output
+    assert "--force takes effect only with --apply; this is a dry run" in result.stderr
+    assert "--force" not in cli("gc").stderr
+
+
+def test_workflow_advance_usage_errors_exit_2_and_say_what_was_wrong(cli) -> None:  # type: ignore[no-untyped-def]
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    unknown = cli("workflow", "advance", wf, "--next", "foo")
+    assert unknown.exit_code == 2
+    assert "--next must be round, task or action, got 'foo'" in unknown.stderr
+    both = cli("workflow", "advance", wf, "--next", "task", "--round", "4")
+    assert both.exit_code == 2
+    assert "not both" in both.stderr
+    neither = cli("workflow", "advance", wf)
+    assert neither.exit_code == 2
+    assert "give --next round|task|action or at least one of" in neither.stderr
+    # Nothing moved: the next task is the first one.
+    assert cli("workflow", "advance", wf, "--next", "task").stdout.endswith(
+        "now at round 1, task 1, action 0\n"
+    )

@@ -556,3 +556,44 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
     assert seen["files"] == "No stored files that you may read."
     assert "(not_in_workflow)" in seen["documents"]
     assert seen["resources"] == []
+
+
+def test_ctrl_c_stops_the_stdio_server_while_its_input_stays_open(home: Path) -> None:
+    """A terminal's Ctrl-C ends the server at once (exit 130), not at the next input line."""
+    import signal
+
+    process = subprocess.Popen(
+        _command(home, "mcp"),
+        env=_env(),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None and process.stdin is not None
+        assert process.stdout is not None
+        first = process.stderr.readline()
+        assert b"docbinder MCP server on stdio" in first
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "terminal", "version": "1"},
+            },
+        }
+        process.stdin.write(json.dumps(hello).encode() + b"\n")
+        process.stdin.flush()
+        assert b'"id":1' in process.stdout.readline().replace(b" ", b"")  # serving, reading input
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert b"error: interrupted" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        assert process.stdin is not None
+        process.stdin.close()

@@ -7,6 +7,7 @@ exit code 1 (2 for usage errors), never a traceback, and writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import getpass
 import json
@@ -588,8 +589,14 @@ def workflow_advance(
     a change behind the current ones is refused and nothing changes (exit code 1).
     """
     absolute = (round_, task, action) != (None, None, None)
-    if absolute == (next_level is not None):
-        fail("give either --next round|task|action or at least one of --round, --task, --action")
+    if absolute and next_level is not None:
+        fail("give --next or --round/--task/--action, not both")
+        raise typer.Exit(2)
+    if not absolute and next_level is None:
+        fail("give --next round|task|action or at least one of --round, --task, --action")
+        raise typer.Exit(2)
+    if next_level is not None and next_level.strip().lower() not in ("round", "task", "action"):
+        fail(f"--next must be round, task or action, got {next_level!r}")
         raise typer.Exit(2)
     run = start_run(workflow_id)
     if next_level is not None:
@@ -870,6 +877,8 @@ def gc(
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")
     if apply and dry_run:
         raise InvalidInput("--apply and --dry-run contradict each other: give one")
+    if force and not apply:
+        err.print("note: --force takes effect only with --apply; this is a dry run", markup=False)
     check_database_ready(STATE.settings)
     binder = STATE.binder(prepare=False)
     report = binder.collect_garbage(
@@ -1171,12 +1180,32 @@ def mcp(
     about = f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
     if transport == "stdio":
         err.print(f"docbinder MCP server on stdio {about}", markup=False)
+        _exit_on_interrupt()
         anyio.run(server.run_stdio)
         return
     check_http_host(host, token_map)
     shown = f"[{host}]" if ":" in host else host
     err.print(f"docbinder MCP server on http://{shown}:{port}/mcp {about}", markup=False)
     server.run_http(host=host, port=port, tokens=token_map)
+
+
+def _exit_on_interrupt() -> None:
+    """Make Ctrl-C (SIGINT) end the stdio server at once, with exit status 130.
+
+    The stdio transport reads standard input in a worker thread that a
+    ``KeyboardInterrupt`` cannot stop: the process would wait for the next
+    line or the end of input. A tool call cut off this way is what a killed
+    process leaves (a temp file or an unnamed blob that ``gc`` removes,
+    never a FileItem without its blob: SPEC section 5).
+    """
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        with contextlib.suppress(OSError):
+            os.write(2, b"error: interrupted\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
 
 
 def run() -> None:
