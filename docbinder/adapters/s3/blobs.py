@@ -494,6 +494,20 @@ class S3BlobStore:
         except self._boto_errors as exc:
             raise self._error(exc) from exc
 
+    def _put_if_absent(self, object_key: str, body: bytes) -> None:
+        """Write ``body`` under ``object_key`` unless an object is there (``If-None-Match: *``).
+
+        When another writer made it first S3 answers 412 (or a conflict), and
+        this is not an error: the caller reads the winner's object.
+        :class:`StorageError` for other faults.
+        """
+        try:
+            self._client.put_object(Bucket=self._bucket, Key=object_key, Body=body, IfNoneMatch="*")
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if status != 412 and code not in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise self._error(exc) from exc
+
     def identity(self, *, create: bool = False) -> str | None:
         """The UUID in the object ``<prefix>.docbinder-store``; made on first use when ``create``.
 
@@ -507,20 +521,7 @@ class S3BlobStore:
         object_key = self._prefix + IDENTITY_OBJECT
         found = self._read_identity(object_key)
         if found is None and create:
-            try:
-                self._client.put_object(
-                    Bucket=self._bucket,
-                    Key=object_key,
-                    Body=f"{uuid.uuid4()}\n".encode(),
-                    IfNoneMatch="*",
-                )
-            except self._boto_errors as exc:
-                code, status, _ = client_error_details(exc)
-                if status != 412 and code not in (
-                    "PreconditionFailed",
-                    "ConditionalRequestConflict",
-                ):
-                    raise self._error(exc) from exc
+            self._put_if_absent(object_key, f"{uuid.uuid4()}\n".encode())
             found = self._read_identity(object_key)
         self._identity = found
         return found
@@ -542,17 +543,7 @@ class S3BlobStore:
         object_key = self._prefix + LOCATION_OBJECT
         head = self._head_location(object_key)
         if head is None and create:
-            try:
-                self._client.put_object(
-                    Bucket=self._bucket, Key=object_key, Body=b"", IfNoneMatch="*"
-                )
-            except self._boto_errors as exc:
-                code, status, _ = client_error_details(exc)
-                if status != 412 and code not in (
-                    "PreconditionFailed",
-                    "ConditionalRequestConflict",
-                ):
-                    raise self._error(exc) from exc
+            self._put_if_absent(object_key, b"")
             head = self._head_location(object_key)
         if head is None:
             return None
