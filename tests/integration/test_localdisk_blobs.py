@@ -597,6 +597,11 @@ def test_the_location_survives_mv_and_not_a_copy_or_a_hard_link_snapshot(tmp_pat
     moved = tmp_path / "moved"
     os.rename(first, moved)
     assert LocalDiskBlobStore(moved).location() == made
+    # what container entry points do at every start: ownership and modes, not a move
+    subprocess.run(["chmod", "-R", "u+rwX", str(moved)], check=True)
+    subprocess.run(["chown", "-R", f"{os.getuid()}:{os.getgid()}", str(moved)], check=True)
+    os.utime(moved / localdisk.LOCATION_DIR)
+    assert LocalDiskBlobStore(moved).location() == made
     for flags, name in (("-a", "copied"), ("-al", "linked")):
         subprocess.run(["cp", flags, str(moved), str(tmp_path / name)], check=True)
         copy = LocalDiskBlobStore(tmp_path / name)

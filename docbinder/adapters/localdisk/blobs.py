@@ -105,6 +105,36 @@ def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
     return StorageError(exc.errno, message)  # OSError's (errno, strerror) form keeps .errno
 
 
+def inode_generation(path: Path) -> int | None:
+    """The inode generation number of ``path`` (Linux ``FS_IOC_GETVERSION``), or ``None``.
+
+    ext4, btrfs and some other Linux file systems give every inode a
+    generation when it is allocated, so an inode number used again gets a new
+    one; it is kept on disk, survives remounts, and ``chown``/``chmod``/
+    ``touch`` do not change it (ioctl_iflags(2), NFS file handles rely on
+    it). ``None`` where the platform or the file system has none (tmpfs,
+    macOS, Windows). Never raises.
+    """
+    try:
+        import fcntl
+        import struct
+    except ImportError:  # not a POSIX platform
+        return None
+    size = struct.calcsize("l")
+    request = (2 << 30) | (size << 16) | (ord("v") << 8) | 1  # _IOR('v', 1, long)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        answer = fcntl.ioctl(fd, request, bytes(size))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return int(struct.unpack("I", answer[:4])[0])  # the kernel writes a 32-bit value
+
+
 class LocalDiskBlobStore:
     """:class:`~docbinder.ports.blobs.BlobStore` over files under ``root``.
 
@@ -196,7 +226,7 @@ class LocalDiskBlobStore:
         return found
 
     def location(self, *, create: bool = False) -> str | None:
-        """``file device <st_dev> inode <st_ino> ctime <st_ctime_ns>`` of ``<root>/.docbinder-location``.
+        """``file device <st_dev> inode <st_ino>[ generation <n>]`` of ``<root>/.docbinder-location``.
 
         Made (``mkdir``, which only one of two racing writers wins; both then
         read the same directory) when missing and ``create``; without it a
@@ -204,13 +234,12 @@ class LocalDiskBlobStore:
         (``cp -a``, ``rsync``, ``tar``, a backup tool, a hard-link snapshot)
         makes a new directory, so another inode; a file-system snapshot or
         volume clone mounted elsewhere is another device; renaming or moving
-        the root within one file system keeps both. The change time (ns) is
-        part of it because a file system may give a directory made again the
-        inode number of a removed one (ext4 does, for ``rm -r root && cp -a
-        backup root``), and nobody can set a change time: a restore gets the
-        time it was made. It changes when the directory's own metadata
-        changes (``chmod``, ``touch``, entries added to it), which docbinder
-        never does; then the store looks moved (a refusal). The device number of some
+        the root within one file system keeps both. The inode generation
+        (:func:`inode_generation`) is part of it where the file system has
+        one, because a file system may give a directory made again the inode
+        number of a removed one (ext4 does, for ``rm -r root && cp -a backup
+        root``) but always with a new generation; ``chown`` or ``chmod`` of
+        the store leave it alone. The device number of some
         file systems (NFS, device-mapper volumes) can change when they are
         mounted again: then the location differs although the bytes did not
         move, and ``gc`` refuses until ``docbinder store adopt`` (a refusal,
@@ -230,7 +259,9 @@ class LocalDiskBlobStore:
             info = self._stat_location(path)
         if info is None:
             return None
-        return f"file device {info.st_dev} inode {info.st_ino} ctime {info.st_ctime_ns}"
+        generation = inode_generation(path)
+        text = f"file device {info.st_dev} inode {info.st_ino}"
+        return text if generation is None else f"{text} generation {generation}"
 
     @staticmethod
     def _stat_location(path: Path) -> os.stat_result | None:
