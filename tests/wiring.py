@@ -61,3 +61,22 @@ class UnitOfWorkWrapper:
         tb: TracebackType | None,
     ) -> None:
         self._inner.__exit__(exc_type, exc, tb)
+
+
+BINDER_PORTS = frozenset(
+    {
+        "uow_factory",
+        "read_uow_factory",
+        "blobs",
+        "authorizer",
+        "clock",
+        "ids",
+        "extractor",
+        "access",
+        "extraction_cache",
+        "max_file_size",
+        "resources",
+        "attacher",  # not a use case: the shared attach steps, inside other use cases' units
+    }
+)
+"""Constructor arguments of :class:`DocBinder` that are ports, settings or shared steps."""

@@ -14,7 +14,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.sql import SqlMetadata
 from docbinder.aio import AsyncDocBinder
 from docbinder.application.hashing import OVERLAP_MIN_BYTES
-from tests.wiring import wire_binder
+from tests.wiring import BINDER_PORTS, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -199,25 +199,6 @@ def test_a_host_without_logging_configured_sees_no_docbinder_output() -> None:
     assert done.stderr == ""
 
 
-_PORTS = frozenset(
-    {
-        "uow_factory",
-        "read_uow_factory",
-        "blobs",
-        "authorizer",
-        "clock",
-        "ids",
-        "extractor",
-        "access",
-        "extraction_cache",
-        "max_file_size",
-        "resources",
-        "attacher",  # not a use case: the shared attach steps, inside others' units
-    }
-)
-"""Constructor arguments of DocBinder that are not use cases."""
-
-
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 def test_every_use_case_refuses_after_close_before_touching_storage(
     backend: str, tmp_path: Path
@@ -284,7 +265,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "delete_file_versions": lambda: binder.delete_file_versions(U1, "notes.md"),
         "prune_extraction_cache": lambda: binder.prune_extraction_cache(dry_run=False),
     }
-    use_cases = set(inspect.signature(DocBinder.__init__).parameters) - _PORTS - {"self"}
+    use_cases = set(inspect.signature(DocBinder.__init__).parameters) - BINDER_PORTS - {"self"}
     assert {name.split(".")[0] for name in calls} == use_cases
     for name, call in calls.items():
         with pytest.raises(BinderClosed, match="build a new one"):

@@ -10,30 +10,17 @@ import pytest
 
 from docbinder import DocBinder, Principal, build_binder
 from docbinder.application.binder import FileContentUpdates, FileVersions
+from tests.wiring import BINDER_PORTS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
-_NOT_USE_CASES = frozenset(
-    {
-        "self",
-        "uow_factory",
-        "read_uow_factory",
-        "blobs",
-        "authorizer",
-        "clock",
-        "ids",
-        "extractor",
-        "access",
-        "extraction_cache",
-        "max_file_size",
-        "resources",
-        "attacher",  # the shared attach steps, inside other use cases' units
-        "update_file",  # facade: FileContentUpdates
-        "versions",  # facade: FileVersions
-    }
-)
+_NOT_USE_CASES = BINDER_PORTS | {
+    "self",
+    "update_file",  # facade: FileContentUpdates
+    "versions",  # facade: FileVersions
+}
 """Constructor arguments of DocBinder that are not use cases."""
 
 _HOOKS = {"StoreFile": {"store_with"}}
