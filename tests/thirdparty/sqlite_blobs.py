@@ -79,9 +79,12 @@ class SqliteBlobStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
             with self._schema_lock:
                 if not self._schema_ready:
+                    # WAL is a property of the file: set once. Switching to it needs the
+                    # file to itself and SQLite answers "locked" at once, without waiting,
+                    # when another connection of this store is open meanwhile.
+                    conn.execute("PRAGMA journal_mode=WAL")
                     conn.executescript(_SCHEMA)
                     self._schema_ready = True
         except (OSError, sqlite3.Error) as exc:
