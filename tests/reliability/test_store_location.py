@@ -12,9 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import pytest
 
@@ -25,11 +23,12 @@ from docbinder.application.maintenance import MIN_GRACE_SECONDS
 from docbinder.application.store_registration import AdoptStoreLocation
 from docbinder.domain.errors import StoreMoved, UnsafeOperation
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStat, BlobStore, Chunks, LocatingBlobStore
+from docbinder.ports.blobs import BlobStore, LocatingBlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.sql_backends import binder_over, provision
 from tests.reliability.harness import error_lines, make_binder
 from tests.reliability.test_data_safety import NO_GRACE, Cli, Store, _append, _attach
+from tests.wiring import BlobStoreWrapper
 
 MOVED = "a copy, a backup or a moved store"
 """The words every refusal for another location uses."""
@@ -305,42 +304,8 @@ def test_gc_in_a_copied_blob_root_refuses_on_every_sql_backend(
             assert uow.files.store_locations() == {store_id: adopted.location}
 
 
-class _Unlocated:
+class _Unlocated(BlobStoreWrapper):
     """A third-party blob store without ``location``: the port as it was before ADR 0030."""
-
-    def __init__(self, inner: MemoryBlobStore) -> None:
-        self.inner = inner
-
-    @property
-    def url(self) -> str:
-        return self.inner.url
-
-    def put(self, key: str, data: Chunks | BinaryIO) -> int:
-        return self.inner.put(key, data)
-
-    def open(self, key: str, chunk_size: int = 1 << 20) -> object:
-        return self.inner.open(key, chunk_size)
-
-    def stat(self, key: str) -> BlobStat:
-        return self.inner.stat(key)
-
-    def exists(self, key: str) -> bool:
-        return self.inner.exists(key)
-
-    def delete(self, key: str) -> None:
-        self.inner.delete(key)
-
-    def keys(self) -> Iterator[str]:
-        return self.inner.keys()
-
-    def identity(self, *, create: bool = False) -> str | None:
-        return self.inner.identity(create=create)
-
-    def register_database(self, database_id: str) -> None:
-        self.inner.register_database(database_id)
-
-    def databases(self) -> set[str]:
-        return self.inner.databases()
 
 
 def test_a_store_without_location_keeps_the_guards_it_had(

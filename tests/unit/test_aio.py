@@ -34,7 +34,7 @@ from docbinder.domain.errors import (
 )
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore, Chunks, iter_chunks
-from tests.wiring import wire_binder
+from tests.wiring import BlobStoreWrapper, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 U2 = Principal("u2", "m2", "f2", roles=("member",))
@@ -46,11 +46,11 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-class WatchedBlobs:
+class WatchedBlobs(BlobStoreWrapper):
     """A blob store wrapper: counts chunks it consumed, can pause after a put, tracks opens."""
 
     def __init__(self, inner: BlobStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.consumed = 0
         self.pause_after_put = False
         self.put_done = threading.Event()
@@ -64,10 +64,6 @@ class WatchedBlobs:
         self.active = 0
         self.most_active = 0
         self._lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return self.inner.url
 
     def __getattr__(self, name: str) -> Any:
         # The rest of the port (store identity, registrations, ...) as the inner store has it.
@@ -114,18 +110,6 @@ class WatchedBlobs:
             inner.close()
 
         return ChunkReader(gated(), close)
-
-    def stat(self, key: str) -> Any:
-        return self.inner.stat(key)
-
-    def exists(self, key: str) -> bool:
-        return self.inner.exists(key)
-
-    def delete(self, key: str) -> None:
-        self.inner.delete(key)
-
-    def keys(self) -> Iterator[str]:
-        return self.inner.keys()
 
 
 class Stack:
