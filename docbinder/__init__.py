@@ -17,8 +17,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.content import ContentResult
-from docbinder.application.resolve import Resolution, UnresolvedReason
+from docbinder.application.get_content import ContentResult
+from docbinder.application.resolve_document_list import Resolution, UnresolvedReason
 from docbinder.application.store_file import StoredFile
 from docbinder.config import Settings
 from docbinder.domain.access import Action, Resource, ResourceKind

@@ -47,13 +47,15 @@ from docbinder.application.attaching import Attacher
 from docbinder.application.binder import DocBinder, FileContentUpdates, FileVersions
 from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.closing import UnitOfWorkGate
-from docbinder.application.content import GetContent
+from docbinder.application.collect_garbage import CollectGarbage
+from docbinder.application.content_switch import ContentSwitch
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
 from docbinder.application.delete_file import DeleteFile
 from docbinder.application.delete_file_versions import DeleteFileVersions
 from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
 from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_content import GetContent
 from docbinder.application.get_file import GetFile
 from docbinder.application.get_file_for_update import GetFileForUpdate
 from docbinder.application.get_file_version import GetFileVersion
@@ -65,17 +67,15 @@ from docbinder.application.list_files import ListFiles
 from docbinder.application.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.list_messages import ListMessages
 from docbinder.application.list_workflows import ListWorkflows
-from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.open_file import OpenFile
 from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
-from docbinder.application.produce import ProduceFile
+from docbinder.application.produce_file import ProduceFile
 from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.resolve import ResolveDocumentList
+from docbinder.application.resolve_document_list import ResolveDocumentList
 from docbinder.application.save_file_version import SaveFileVersion
 from docbinder.application.store_file import StoreFile
 from docbinder.application.store_registration import StoreRegistration
-from docbinder.application.update import ContentSwitch
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.authorizer import Authorizer

@@ -17,7 +17,8 @@ from docbinder.application.binder import (
     ToolFileResult,
 )
 from docbinder.application.check_duplicate import CheckDuplicate
-from docbinder.application.content import ContentResult, DocumentContent, GetContent
+from docbinder.application.collect_garbage import CollectGarbage
+from docbinder.application.content_switch import FileUpdate
 from docbinder.application.context import RunContext
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
@@ -25,6 +26,7 @@ from docbinder.application.delete_file import DeleteFile
 from docbinder.application.delete_file_versions import DeleteFileVersions
 from docbinder.application.duplicate_rules import DuplicateCheck
 from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_content import ContentResult, DocumentContent, GetContent
 from docbinder.application.get_file import GetFile
 from docbinder.application.get_file_for_update import GetFileForUpdate
 from docbinder.application.get_file_version import GetFileVersion
@@ -35,13 +37,12 @@ from docbinder.application.list_files import ListFiles
 from docbinder.application.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.list_messages import ListMessages
 from docbinder.application.list_workflows import ListWorkflows
-from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.open_file import OpenFile
 from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
-from docbinder.application.produce import ProducedFile, ProduceFile
+from docbinder.application.produce_file import ProducedFile, ProduceFile
 from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.resolve import (
+from docbinder.application.resolve_document_list import (
     Resolution,
     ResolvedDocument,
     ResolveDocumentList,
@@ -51,7 +52,6 @@ from docbinder.application.resolve import (
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.store_file import StoredFile, StoreFile
-from docbinder.application.update import FileUpdate
 
 __all__ = [
     "AppendFileContent",

@@ -35,13 +35,13 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.content import ContentResult
+from docbinder.application.collect_garbage import DEFAULT_GRACE_SECONDS, GcReport
+from docbinder.application.content_switch import FileUpdate
 from docbinder.application.duplicate_rules import DuplicateCheck
+from docbinder.application.get_content import ContentResult
 from docbinder.application.hashing import FileData
-from docbinder.application.maintenance import DEFAULT_GRACE_SECONDS, GcReport
-from docbinder.application.resolve import Resolution
+from docbinder.application.resolve_document_list import Resolution
 from docbinder.application.store_file import StoredFile
-from docbinder.application.update import FileUpdate
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import (

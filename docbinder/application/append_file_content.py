@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 
+from docbinder.application.content_switch import ContentSwitch, FileUpdate
 from docbinder.application.get_file_for_update import GetFileForUpdate
 from docbinder.application.hashing import FileData
-from docbinder.application.update import ContentSwitch, FileUpdate
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStore, iter_chunks
 
@@ -16,7 +16,7 @@ class AppendFileContent:
 
     The rights come from :class:`GetFileForUpdate`, the switch to the new
     blob (and its fault order) from
-    :class:`~docbinder.application.update.ContentSwitch`.
+    :class:`~docbinder.application.content_switch.ContentSwitch`.
 
     Errors: :class:`FileItemNotFound` (absent or not readable),
     :class:`AccessDenied` (no ``update`` right), :class:`SizeLimitExceeded`,

@@ -2,7 +2,7 @@
 
 :class:`~docbinder.application.attach_file.AttachFile`,
 :class:`~docbinder.application.persist_action_result.PersistActionResult` and
-:class:`~docbinder.application.produce.ProduceFile` all end in ChatMessage ->
+:class:`~docbinder.application.produce_file.ProduceFile` all end in ChatMessage ->
 ChatDocument -> file id through this one object, the single source of truth of
 the bridge: check up front (:meth:`Attacher.plan`), add the message inside a
 unit of work (:meth:`Attacher.add_message`), and record it in the run

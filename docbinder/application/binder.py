@@ -27,7 +27,8 @@ from docbinder.application.attach_file import AttachFile, attach_file_as_chat_do
 from docbinder.application.attaching import Attacher
 from docbinder.application.check_duplicate import CheckDuplicate
 from docbinder.application.closing import CLOSED_MESSAGE
-from docbinder.application.content import ContentResult, GetContent
+from docbinder.application.collect_garbage import CollectGarbage
+from docbinder.application.content_switch import FileUpdate
 from docbinder.application.context import RunContext
 from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
@@ -35,6 +36,7 @@ from docbinder.application.delete_file import DeleteFile
 from docbinder.application.delete_file_versions import DeleteFileVersions
 from docbinder.application.extraction_cache import PruneExtractionCache
 from docbinder.application.find_deleted_files import FindDeletedFiles
+from docbinder.application.get_content import ContentResult, GetContent
 from docbinder.application.get_file import GetFile
 from docbinder.application.get_file_for_update import GetFileForUpdate
 from docbinder.application.get_file_version import GetFileVersion
@@ -46,17 +48,15 @@ from docbinder.application.list_files import ListFiles
 from docbinder.application.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.list_messages import ListMessages
 from docbinder.application.list_workflows import ListWorkflows
-from docbinder.application.maintenance import CollectGarbage
 from docbinder.application.open_file import OpenFile
 from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
-from docbinder.application.produce import ProduceFile
+from docbinder.application.produce_file import ProduceFile
 from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.resolve import Resolution, ResolveDocumentList
+from docbinder.application.resolve_document_list import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.store_file import StoredFile, StoreFile
-from docbinder.application.update import FileUpdate
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed
 from docbinder.domain.model import (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from docbinder.application.content_switch import ContentSwitch, FileUpdate
 from docbinder.application.get_file_for_update import GetFileForUpdate
 from docbinder.application.hashing import FileData
-from docbinder.application.update import ContentSwitch, FileUpdate
 from docbinder.domain.errors import Conflict
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import iter_chunks
@@ -15,7 +15,7 @@ class ReplaceFileContent:
 
     The rights come from :class:`GetFileForUpdate`, the switch to the new
     blob (and its fault order) from
-    :class:`~docbinder.application.update.ContentSwitch`. Errors as
+    :class:`~docbinder.application.content_switch.ContentSwitch`. Errors as
     :class:`~docbinder.application.append_file_content.AppendFileContent`.
     """
 

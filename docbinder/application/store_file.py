@@ -79,7 +79,7 @@ class StoreFile:
     the new blob is removed, or inserts the FileItem and commits; a duplicate deleted or
     changed between check and commit is noticed by the confirm and the check
     runs again, so the returned FileItem always exists with the produced bytes; :meth:`store_with` lets a caller add its own writes (the attach of
-    :class:`~docbinder.application.produce.ProduceFile`) to that same
+    :class:`~docbinder.application.produce_file.ProduceFile`) to that same
     transaction. If the metadata write fails the blob is removed again (or,
     if that fails too, left for ``gc`` with a log line). If the commit fails,
     the FileItem is looked up again, because a commit can take effect and

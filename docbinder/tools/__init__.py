@@ -32,8 +32,8 @@ data source needs ``[s3]``. Every tool takes the agent run
 """
 
 from docbinder.application.append_file_content import AppendFileContent
+from docbinder.application.content_switch import FileUpdate
 from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.update import FileUpdate
 from docbinder.tools.arguments import ACCEPTED_SHAPES
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png

@@ -29,8 +29,8 @@ from typing import Any, Final
 import attrs
 
 from docbinder.application.binder import Run
-from docbinder.application.content import ContentResult
-from docbinder.application.resolve import ResolvedDocument
+from docbinder.application.get_content import ContentResult
+from docbinder.application.resolve_document_list import ResolvedDocument
 from docbinder.application.results import printable
 from docbinder.domain.errors import DocbinderError, InvalidInput
 from docbinder.domain.model import ContentKind, ContentPart, FileItem

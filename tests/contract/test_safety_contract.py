@@ -34,7 +34,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.sql import repositories
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
-from docbinder.application.resolve import UnresolvedReason
+from docbinder.application.resolve_document_list import UnresolvedReason
 from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks

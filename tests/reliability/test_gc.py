@@ -19,7 +19,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
 from docbinder.application.blob_rules import blob_key_for
-from docbinder.application.maintenance import MIN_GRACE_SECONDS, GcReport
+from docbinder.application.collect_garbage import MIN_GRACE_SECONDS, GcReport
 from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStat, BlobStore

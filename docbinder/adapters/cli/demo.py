@@ -28,7 +28,7 @@ from docbinder.adapters.cli.output import (
     styled,
 )
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
-from docbinder.application.resolve import DEFAULT_SUGGESTIONS
+from docbinder.application.resolve_document_list import DEFAULT_SUGGESTIONS
 from docbinder.domain.model import ContentKind, check_file_name
 
 if TYPE_CHECKING:

@@ -249,7 +249,7 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     others = len(items) - len(mine)
     missing_blobs = [i.id for i in mine if not binder.blobs.exists(i.blob_key)]
     elsewhere = f"; {others} FileItem(s) belong to another blob store" if others else ""
-    from docbinder.application.maintenance import NEWEST_ROWS_CHECKED
+    from docbinder.application.collect_garbage import NEWEST_ROWS_CHECKED
 
     newest = sorted(mine, key=lambda i: (i.created_at, i.id), reverse=True)[:NEWEST_ROWS_CHECKED]
     if any(i.id in missing_blobs for i in newest):

@@ -696,7 +696,7 @@ def file_id_of(text: str, workflow: str | None, command: str) -> str:
     :class:`~docbinder.domain.errors.WorkflowNotFound`, :class:`AccessDenied` or
     :class:`NotFound` when the reference does not resolve in the workflow.
     """
-    from docbinder.application.resolve import UnresolvedReason
+    from docbinder.application.resolve_document_list import UnresolvedReason
     from docbinder.domain.errors import NotFound
     from docbinder.domain.parsing import coerce_document_references
     from docbinder.domain.references import DocumentItemReference, FileReference
@@ -871,7 +871,7 @@ def gc(
         check_database_ready,
         remove_stale_temp_files,
     )
-    from docbinder.application.maintenance import COMMITTED_ORPHANS_HINT, MIN_GRACE_SECONDS
+    from docbinder.application.collect_garbage import COMMITTED_ORPHANS_HINT, MIN_GRACE_SECONDS
 
     if not math.isfinite(grace) or grace < 0:
         raise InvalidInput(f"--grace must be a finite number of seconds >= 0, got {grace}")

@@ -9,7 +9,7 @@ from collections.abc import Generator
 import attrs
 
 from docbinder.application.context import RunContext
-from docbinder.application.resolve import (
+from docbinder.application.resolve_document_list import (
     Resolution,
     ResolveDocumentList,
     UnresolvedReason,
