@@ -76,6 +76,7 @@ from docbinder.application.resolve_document_list import ResolveDocumentList
 from docbinder.application.save_file_version import SaveFileVersion
 from docbinder.application.store_file import StoreFile
 from docbinder.application.store_registration import StoreRegistration
+from docbinder.application.storing import FileStorer
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.authorizer import Authorizer
@@ -191,7 +192,7 @@ class UseCases(containers.DeclarativeContainer):
     ``max_file_size`` (bytes or ``None``), ``extraction_cache`` and ``owned``
     (the adapters the binder closes, in construction order). Use cases that
     share a rule share one instance (the duplicate check, the store
-    registration, the attacher, the hash worker pool).
+    registration, the file storer, the attacher, the hash worker pool).
     """
 
     uow_factory: providers.Dependency[Any] = providers.Dependency()
@@ -217,8 +218,8 @@ class UseCases(containers.DeclarativeContainer):
 
     registration = providers.Singleton(StoreRegistration, units, read_units, blobs)
     check_duplicate = providers.Singleton(CheckDuplicate, read_units, access, blobs)
-    store_file = providers.Singleton(
-        StoreFile,
+    storer = providers.Singleton(
+        FileStorer,
         units,
         blobs,
         access,
@@ -229,6 +230,7 @@ class UseCases(containers.DeclarativeContainer):
         registration=registration,
         hash_workers=hash_workers,
     )
+    store_file = providers.Singleton(StoreFile, storer)
     get_file = providers.Singleton(GetFile, read_units, access)
     open_file = providers.Singleton(OpenFile, get_file, blobs)
     list_files = providers.Singleton(ListFiles, read_units, access)
@@ -238,7 +240,7 @@ class UseCases(containers.DeclarativeContainer):
     attacher = providers.Singleton(Attacher, access, clock, ids)
     persist_action_result = providers.Singleton(PersistActionResult, units, attacher)
     attach_file = providers.Singleton(AttachFile, persist_action_result)
-    produce_file = providers.Singleton(ProduceFile, store_file, attacher)
+    produce_file = providers.Singleton(ProduceFile, storer, attacher)
 
     create_workflow = providers.Singleton(CreateWorkflow, units, access, clock, ids)
     get_workflow = providers.Singleton(GetWorkflow, read_units, access)

@@ -51,7 +51,8 @@ from docbinder.application.resolve_document_list import (
 )
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
-from docbinder.application.store_file import StoredFile, StoreFile
+from docbinder.application.store_file import StoreFile
+from docbinder.application.storing import FileStorer, StoredFile
 
 __all__ = [
     "AppendFileContent",
@@ -68,6 +69,7 @@ __all__ = [
     "DocumentContent",
     "DuplicateCheck",
     "FileContentUpdates",
+    "FileStorer",
     "FileUpdate",
     "FileVersions",
     "FindDeletedFiles",

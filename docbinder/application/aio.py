@@ -41,7 +41,7 @@ from docbinder.application.duplicate_rules import DuplicateCheck
 from docbinder.application.get_content import ContentResult
 from docbinder.application.hashing import FileData
 from docbinder.application.resolve_document_list import Resolution
-from docbinder.application.store_file import StoredFile
+from docbinder.application.storing import StoredFile
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import (

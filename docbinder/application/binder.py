@@ -56,7 +56,8 @@ from docbinder.application.replace_file_content import ReplaceFileContent
 from docbinder.application.resolve_document_list import Resolution, ResolveDocumentList
 from docbinder.application.results import format_tool_file_result
 from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
-from docbinder.application.store_file import StoredFile, StoreFile
+from docbinder.application.store_file import StoreFile
+from docbinder.application.storing import StoredFile
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed
 from docbinder.domain.model import (

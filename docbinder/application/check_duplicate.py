@@ -22,7 +22,7 @@ class CheckDuplicate:
     duplicate whose bytes are gone would hand back a FileItem that cannot be
     read, so a fresh copy is stored instead. The choice is
     :func:`~docbinder.application.duplicate_rules.choose_duplicate`, which
-    :class:`~docbinder.application.store_file.StoreFile` applies too.
+    :class:`~docbinder.application.storing.FileStorer` applies too.
 
     The blob store is asked only after the unit of work that read the
     candidates has ended, so no transaction (and on SQLite no write lock)

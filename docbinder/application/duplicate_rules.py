@@ -1,7 +1,7 @@
 """The duplicate rule storing and the duplicate check share (SPEC C2, ADR 0012).
 
 :class:`~docbinder.application.check_duplicate.CheckDuplicate` (the use case)
-and :class:`~docbinder.application.store_file.StoreFile` both pick the
+and :class:`~docbinder.application.storing.FileStorer` (storing) both pick the
 duplicate to reuse from the candidates
 :meth:`~docbinder.ports.metadata.FileRepository.find_duplicates` found, with
 :func:`choose_duplicate`; :class:`DuplicateCheck` is its answer.

@@ -19,7 +19,7 @@ import attrs
 from docbinder.application.attaching import Attacher, AttachPlan, log_attach_failure
 from docbinder.application.context import RunContext
 from docbinder.application.hashing import FileData
-from docbinder.application.store_file import StoredFile, StoreFile, WorkNotCommitted
+from docbinder.application.storing import FileStorer, StoredFile, WorkNotCommitted
 from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
@@ -44,13 +44,14 @@ class ProducedFile:
 class ProduceFile:
     """Store a file and attach it to the run's workflow in one transaction.
 
-    Built from the :class:`StoreFile` use case and the
+    Built from the :class:`~docbinder.application.storing.FileStorer` that
+    :class:`~docbinder.application.store_file.StoreFile` runs and the
     :class:`~docbinder.application.attaching.Attacher` every attach uses, so
     both keep one source of truth for their rules.
     """
 
-    def __init__(self, store: StoreFile, attach: Attacher) -> None:
-        self._store = store
+    def __init__(self, storer: FileStorer, attach: Attacher) -> None:
+        self._storer = storer
         self._attach = attach
 
     def __call__(
@@ -65,10 +66,10 @@ class ProduceFile:
     ) -> ProducedFile:
         """Store ``data`` as ``file_name`` for the run's principal and attach it under ``label``.
 
-        Raises what :meth:`StoreFile.__call__` raises (:class:`InvalidInput`, also for a
-        ``user_message`` that breaks :func:`~docbinder.domain.model.check_text_field`,
-        :class:`AccessDenied`, :class:`SizeLimitExceeded`,
-        :class:`StorageError`); never raises for the attach.
+        Raises what :meth:`~docbinder.application.storing.FileStorer.store`
+        raises (:class:`InvalidInput`, also for a ``user_message`` that breaks
+        :func:`~docbinder.domain.model.check_text_field`, :class:`AccessDenied`,
+        :class:`SizeLimitExceeded`, :class:`StorageError`); never raises for the attach.
         """
         # The caller's own text is checked before anything is stored, the same on every
         # backend (ADR 0018); only refusals about the workflow leave the file unattached.
@@ -91,7 +92,7 @@ class ProduceFile:
                 return None
 
         try:
-            stored, message = self._store.store_with(
+            stored, message = self._storer.store(
                 ctx.principal, file_name, data, attach, mime_type=mime_type
             )
         except WorkNotCommitted as exc:

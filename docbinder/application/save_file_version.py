@@ -115,7 +115,7 @@ class SaveFileVersion:
         ``file_name`` (default ``name``) is the FileItem's file name.
         ``mime_type`` as in ``StoreFile`` (declared, else detected, else
         guessed). ``then(uow, stored)`` runs inside the recording
-        transaction, like ``StoreFile.store_with``. Raises
+        transaction, like ``FileStorer.store``'s ``then``. Raises
         :class:`InvalidInput` (bad name, namespace or metadata),
         :class:`AccessDenied`, :class:`SizeLimitExceeded`,
         :class:`StorageError`; nothing is kept when it raises (a blob left

@@ -155,6 +155,8 @@ def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
     """The container builds each use case once and hands it in; none builds another."""
     with build_binder(database_url="memory://", blob_url="memory://") as binder:
         assert binder.store_file.registration is binder.save_file_version._registration
+        # Storing alone and storing with the attach run the same steps, built once.
+        assert binder.produce_file._storer is binder.store_file._storer
         switch = binder.append_file_content._switch
         assert switch is binder.replace_file_content._switch
         assert switch._registration is binder.store_file.registration
@@ -176,7 +178,6 @@ def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
         assert binder.delete_file._get is binder.get_file
         assert binder.attach_file._persist is binder.persist_action_result
         assert binder.produce_file._attach is binder.attacher
-        assert binder.produce_file._store is binder.store_file
         assert binder.list_messages._get_workflow is binder.get_workflow
         assert binder.get_content._resolve is binder.resolve
 

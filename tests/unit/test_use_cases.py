@@ -23,10 +23,6 @@ _NOT_USE_CASES = BINDER_PORTS | {
 }
 """Constructor arguments of DocBinder that are not use cases."""
 
-_HOOKS = {"StoreFile": {"store_with"}}
-"""Second entry points kept on purpose: ProduceFile adds its writes to the store's
-transaction through ``store_with`` (ADR 0011, ADR 0025)."""
-
 
 @pytest.fixture
 def binder() -> Iterator[DocBinder]:
@@ -49,7 +45,7 @@ def test_every_use_case_has_one_public_entry_point(binder: DocBinder) -> None:
     for name, use_case in _use_cases(binder).items():
         cls = type(use_case)
         assert callable(use_case), name
-        assert _public_members(cls) == _HOOKS.get(cls.__name__, set()), (
+        assert _public_members(cls) == set(), (
             f"{cls.__name__} ({name}) should have __call__ as its only public entry point"
         )
 
