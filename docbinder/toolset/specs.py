@@ -153,6 +153,12 @@ OPTIONAL: Final[Mapping[str, frozenset[str]]] = {
 """Per tool, the arguments that may be ``null`` or left out (their default applies)."""
 
 
+_FILE_ID_ARGUMENT: Final = (
+    "A file id, or one reference of the active workflow: 'docItem:<id>', "
+    "'docList:<label>' (every file of that result) or 'file:<file id>'."
+)
+
+
 def write_file_spec() -> ToolSpec:
     """``write_file(name, content, encoding)``; ``content`` takes any JSON value (not strict)."""
     name = _shaped("write_file.name", {"type": "string"})
@@ -365,17 +371,22 @@ def list_documents_spec() -> ToolSpec:
 
 
 def read_file_spec() -> ToolSpec:
-    """``read_file(file_id, max_chars)``."""
+    """``read_file(file_id, max_chars)``; ``file_id`` also takes a document reference."""
     return ToolSpec(
         "read_file",
-        "Read the text of one stored file by its file id (the `file id:` line of a tool "
-        "result, or from list_files). Text formats come back as stored, HTML as its visible "
-        "text, PDF as page text; images have no text (use read_documents for them). "
-        f"`max_chars` (default {DEFAULT_MAX_CHARS}) may be null; longer text ends with a "
-        "'[truncated ...]' line.",
+        "Read the text of a stored file. `file_id` is its file id (the `file id:` line of a "
+        "tool result, or from list_files) or a reference of the active workflow: "
+        "`docItem:<id>`, `docList:<label>` or `file:<file id>`. Text formats come back as "
+        "stored, HTML as its visible text, PDF as page text; images have no text (use "
+        "read_documents for them). A reference that names several files (a `docList:`) "
+        "returns each file's text under a `--- docItem:<id> '<name>' ... ---` header, all "
+        "within `max_chars`; a file without text, or beyond the limit, gets a one-line note "
+        "saying how to read it. An unknown reference gets the reason and the valid "
+        f"references. `max_chars` (default {DEFAULT_MAX_CHARS}) may be null; longer text "
+        "ends with a '[truncated ...]' line.",
         _obj(
             {
-                "file_id": _string("The file id."),
+                "file_id": _string(_FILE_ID_ARGUMENT),
                 "max_chars": _shaped("read_file.max_chars", {"type": ["integer", "null"]}),
             }
         ),
@@ -414,12 +425,16 @@ def search_spec() -> ToolSpec:
 
 
 def get_file_info_spec() -> ToolSpec:
-    """``get_file_info(file_id)``."""
+    """``get_file_info(file_id)``; ``file_id`` also takes a document reference."""
     return ToolSpec(
         "get_file_info",
-        "Show the metadata of one stored file by its file id: name, MIME type, size in "
-        "bytes, SHA-256, creator, creation time, folder and tags.",
-        _obj({"file_id": _string("The file id.")}),
+        "Show the metadata of a stored file: name, MIME type, size in bytes, SHA-256, "
+        "creator, creation time, folder and tags. `file_id` is its file id or a reference "
+        "of the active workflow (`docItem:<id>`, `docList:<label>`, `file:<file id>`); a "
+        "reference answers with its `documentList ref:` line first, and one that names "
+        "several files (a `docList:`) with one such block per file. An unknown reference "
+        "gets the reason and the valid references.",
+        _obj({"file_id": _string(_FILE_ID_ARGUMENT)}),
         produces_files=False,
         read_only=True,
     )

@@ -30,10 +30,24 @@ import attrs
 
 from docbinder.application.binder import Run
 from docbinder.application.get_content import ContentResult
-from docbinder.application.resolve_document_list import ResolvedDocument
+from docbinder.application.resolve_document_list import (
+    DocumentSuggestion,
+    Resolution,
+    ResolvedDocument,
+    UnresolvedReason,
+    UnresolvedReference,
+)
 from docbinder.application.results import printable
-from docbinder.domain.errors import DocbinderError, InvalidInput
+from docbinder.domain.errors import (
+    DocbinderError,
+    FileItemNotFound,
+    InvalidInput,
+    NoActiveWorkflow,
+    NotFound,
+)
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
+from docbinder.domain.parsing import REASON_NOT_A_REFERENCE, coerce_document_references
+from docbinder.domain.references import DocumentItemReference, FileReference
 from docbinder.tools import consuming, producing
 from docbinder.tools.arguments import (
     coerce_base64,
@@ -293,14 +307,49 @@ class DocbinderToolset:
         )
 
     def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
-        file_id = _file_id(args["file_id"])
         max_chars = args.get("max_chars")
-        text = consuming.read_file(
-            self.run,
-            file_id,
-            max_chars=consuming.DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+        limit = coerce_int(
+            consuming.DEFAULT_MAX_CHARS if max_chars is None else max_chars, "max_chars", minimum=1
         )
-        return ToolOutcome(text, file_ids=(file_id,))
+
+        def by_id(file_id: str) -> ToolOutcome:
+            text = consuming.read_file(self.run, file_id, max_chars=limit)
+            return ToolOutcome(text, file_ids=(file_id,))
+
+        def by_reference(
+            documents: tuple[ResolvedDocument, ...], resolution: Resolution
+        ) -> ToolOutcome:
+            if len(documents) == 1 and resolution.ok:
+                text = consuming.read_file(self.run, documents[0].file.id, max_chars=limit)
+                return _documents_outcome(text, documents)
+            lines = [f"{len(documents)} file(s) match {_named(resolution)}, each under a header:"]
+            budget = limit
+            for document in documents:
+                lines.append(_document_header(document))
+                if budget <= 0:
+                    lines.append(
+                        f"[not read: this answer already holds max_chars={limit} characters; "
+                        f"read it alone with read_file and {document.document.reference}]"
+                    )
+                    continue
+                try:
+                    text = consuming.read_file(self.run, document.file.id, max_chars=budget)
+                except InvalidInput:  # no text (an image, a binary file)
+                    lines.append(
+                        f"[no text: '{printable(document.file.file_name)}' is "
+                        f"{document.file.mime_type}; read it with read_documents and "
+                        f"{document.document.reference}]"
+                    )
+                    continue
+                except DocbinderError as exc:  # its blob is gone, a storage fault
+                    lines.append(f"[not read: {' '.join(str(exc).split())}]")
+                    continue
+                budget -= min(budget, len(text))
+                lines.append(text)
+            lines.extend(_miss_lines(resolution.unresolved, resolution.suggestions))
+            return _documents_outcome("\n".join(lines), documents)
+
+        return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
 
     def _search(self, args: dict[str, Any]) -> ToolOutcome:
         query = args["query"]
@@ -325,8 +374,65 @@ class DocbinderToolset:
         )
 
     def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
-        item = consuming.get_file_info(self.run, _file_id(args["file_id"]))
-        return ToolOutcome(file_info_text(item), file_ids=(item.id,))
+        def by_id(file_id: str) -> ToolOutcome:
+            item = consuming.get_file_info(self.run, file_id)
+            return ToolOutcome(file_info_text(item), file_ids=(item.id,))
+
+        def by_reference(
+            documents: tuple[ResolvedDocument, ...], resolution: Resolution
+        ) -> ToolOutcome:
+            blocks = [
+                f"documentList ref: {d.document.reference}\n{file_info_text(d.file)}"
+                for d in documents
+            ]
+            if len(documents) > 1 or not resolution.ok:
+                blocks.insert(0, f"{len(documents)} file(s) match {_named(resolution)}:")
+            misses = _miss_lines(resolution.unresolved, resolution.suggestions)
+            if misses:
+                blocks.append("\n".join(misses))
+            return _documents_outcome("\n\n".join(blocks), documents)
+
+        return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
+
+    # -- file tools: a file id or a document reference -------------------------------------
+    def _by_file_id_or_reference(
+        self,
+        value: object,
+        by_id: Callable[[str], ToolOutcome],
+        by_reference: Callable[[tuple[ResolvedDocument, ...], Resolution], ToolOutcome],
+    ) -> ToolOutcome:
+        """Answer for the ``file_id`` of ``read_file`` / ``get_file_info``: a file id or a reference.
+
+        A plain file id (see :func:`_plain_file_id`: text that is no reference,
+        a bare UUID, one ``file:<id>``) goes to ``by_id`` as ever: any file the
+        principal may read, in the workflow or not. Anything else is resolved
+        in the run's workflow for the run's principal by :meth:`Run.resolve`
+        (the ``documentList`` parser and resolver, SPEC C6/C7) and goes to
+        ``by_reference`` with one document per distinct file, in reference
+        order. A bare id that names no readable file but a document of the
+        workflow (the id of a ``docItem:`` reference) is resolved the same way.
+
+        Raises :class:`NoActiveWorkflow` for a reference in a run without
+        workflow (the message names ``--workflow``), :class:`NotFound` with the
+        resolver's reasons and the valid references when nothing resolved;
+        ``by_id``'s errors (:class:`FileItemNotFound`, ...) for a plain id.
+        """
+        plain = _plain_file_id(value)
+        if plain is None:
+            resolution = self.run.resolve(value)
+            if not resolution.documents:
+                raise _nothing_resolved(resolution)
+            return by_reference(_distinct_files(resolution.documents), resolution)
+        file_id, bare = plain
+        try:
+            return by_id(file_id)
+        except FileItemNotFound:
+            if not bare or self.workflow_id is None:
+                raise
+            resolution = self.run.resolve(file_id)
+            if not resolution.documents:
+                raise
+        return by_reference(_distinct_files(resolution.documents), resolution)
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
         limit = args.get("limit")
@@ -477,23 +583,122 @@ def read_documents_outcome(
                     f"[binary file '{printable(part.file_name)}' ({part.mime_type}, "
                     f"{part.size} bytes) has no text to show{note}]"
                 )
-    for miss in content.unresolved:
-        lines.append(
-            f"Unresolved: {printable(_short(miss.reference))} ({miss.reason.value}): {miss.message}"
-        )
-    if content.unresolved:
-        suggestions = content.resolution.suggestions
-        if suggestions:
-            valid = ", ".join(f"{s.reference} ('{printable(s.file_name)}')" for s in suggestions)
-            lines.append(f"Valid references: {valid}")
-        else:
-            lines.append("Valid references: none (the active workflow has no readable documents)")
+    lines.extend(_miss_lines(content.unresolved, content.resolution.suggestions))
     return ToolOutcome(
         "\n".join(lines),
         tuple(parts),
         file_ids=tuple(dict.fromkeys(d.file_id for d in content.documents)),
         document_ids=tuple(d.document_id for d in content.documents),
     )
+
+
+def _miss_lines(
+    unresolved: Sequence[UnresolvedReference], suggestions: Sequence[DocumentSuggestion]
+) -> list[str]:
+    """One ``Unresolved:`` line per failed reference, then the ``Valid references:`` line."""
+    if not unresolved:
+        return []
+    lines = [
+        f"Unresolved: {printable(_short(miss.reference))} ({miss.reason.value}): {miss.message}"
+        for miss in unresolved
+    ]
+    lines.append(_valid_references(suggestions))
+    return lines
+
+
+def _valid_references(suggestions: Sequence[DocumentSuggestion]) -> str:
+    if not suggestions:
+        return "Valid references: none (the active workflow has no readable documents)"
+    valid = ", ".join(f"{s.reference} ('{printable(s.file_name)}')" for s in suggestions)
+    return f"Valid references: {valid}"
+
+
+_NO_WORKFLOW: Final = (
+    "{named} is a document reference, resolved in the active workflow, and this run has no "
+    "workflow; pass the file id instead (the `file id:` line of a tool result, or list_files), "
+    "or bind a workflow: `docbinder mcp --workflow ID`, in Python "
+    "`DocBinder.start_run(principal, workflow_id)`"
+)
+
+
+def _nothing_resolved(resolution: Resolution) -> DocbinderError:
+    """The error of a ``file_id`` reference that resolved to no document: the resolver's reasons."""
+    named = _named(resolution)
+    if any(m.reason is UnresolvedReason.NO_ACTIVE_WORKFLOW for m in resolution.unresolved):
+        return NoActiveWorkflow(_NO_WORKFLOW.format(named=named))
+    misses = "; ".join(
+        f"{printable(_short(m.reference, 80))} ({m.reason.value}): {m.message}"
+        for m in resolution.unresolved[:3]
+    )
+    if len(resolution.unresolved) > 3:
+        misses += f"; {len(resolution.unresolved) - 3} more"
+    return NotFound(
+        f"no document found for {named}: {misses or 'no reference given'}. "
+        f"{_valid_references(resolution.suggestions[:5])}"
+    )
+
+
+def _named(resolution: Resolution) -> str:
+    """The references of ``resolution`` for a message (the first three, canonical)."""
+    canonical = resolution.references.canonical()
+    if not canonical:
+        rejected = [printable(_short(r.raw, 80)) for r in resolution.references.rejected[:3]]
+        return ", ".join(rejected) or "the file id"
+    shown = ", ".join(canonical[:3])
+    return shown if len(canonical) <= 3 else f"{shown} (+{len(canonical) - 3} more)"
+
+
+def _distinct_files(documents: Sequence[ResolvedDocument]) -> tuple[ResolvedDocument, ...]:
+    """The first document of each FileItem, in order (``file:<id>`` may match several)."""
+    seen: dict[str, ResolvedDocument] = {}
+    for document in documents:
+        seen.setdefault(document.file.id, document)
+    return tuple(seen.values())
+
+
+def _document_header(document: ResolvedDocument) -> str:
+    item = document.file
+    return (
+        f"--- {document.document.reference} '{printable(item.file_name)}' "
+        f"({item.mime_type}, {item.size} bytes, file id {item.id}) ---"
+    )
+
+
+def _documents_outcome(text: str, documents: Sequence[ResolvedDocument]) -> ToolOutcome:
+    return ToolOutcome(
+        text,
+        file_ids=tuple(d.file.id for d in documents),
+        document_ids=tuple(d.document.id for d in documents),
+    )
+
+
+def _plain_file_id(value: object) -> tuple[str, bool] | None:
+    """``(file id, bare)`` when ``value`` is one plain file id, else ``None`` (a reference).
+
+    A plain file id is text the ``documentList`` parser reads as no reference at
+    all (any id docbinder does not shape like a reference, looked up as given,
+    as ever), one bare UUID (``bare``: it may also be a document id) or one
+    ``file:<id>``. Empty or non-text ``value`` that holds no reference raises
+    :class:`InvalidInput` as a file id always did.
+    """
+    if not isinstance(value, str):
+        if coerce_document_references(value).references:
+            return None
+        return _file_id(value), False  # refused: neither text nor a reference
+    text = _file_id(value)
+    parsed = coerce_document_references(text)
+    if not parsed.references:
+        if all(r.reason == REASON_NOT_A_REFERENCE for r in parsed.rejected):
+            return text, False
+        return None
+    if len(parsed.references) != 1 or parsed.rejected:
+        return None
+    [reference] = parsed.references
+    if isinstance(reference, FileReference):
+        return reference.file_id, False
+    if isinstance(reference, DocumentItemReference) and reference.bare:
+        return reference.document_id, True
+    return None
 
 
 def _size_of(parts: Sequence[ContentPart]) -> int:

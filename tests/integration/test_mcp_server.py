@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from docbinder.application import DocBinder
+from docbinder.application import DocBinder, Run
 from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.model import Principal
 from docbinder.integrations.mcp import (
@@ -32,6 +32,8 @@ from docbinder.integrations.mcp import (
     is_loopback,
     token_hash,
 )
+from docbinder.tools import TaskResult, persist_task_result
+from docbinder.toolset import file_info_text
 from tests.integration.shapes import CALLS, CHARTJS, check_stored
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import ALICE, png_bytes
@@ -185,6 +187,164 @@ def test_a_flattened_chart_spec_and_loose_consuming_arguments(binder: DocBinder)
     assert first_text(chart).startswith("Created chart 'revenue.png' (")
     assert first_text(listed).startswith("1 file(s), newest first:")
     assert searched.is_error and first_text(searched) == "file a not found"
+
+
+# -- read_file and get_file_info by reference ------------------------------------------------
+
+
+def _task_result(binder: DocBinder) -> tuple[Run, TaskResult]:
+    """A workflow of ALICE with one message of three files labelled ``q3``."""
+    run = binder.start_new_run(ALICE)
+    result = persist_task_result(
+        run,
+        [("notes.md", b"# Notes\nalpha"), ("rows.csv", b"a,b\n1,2"), ("p.png", png_bytes())],
+        label="q3",
+    )
+    return run, result
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_file_tools_take_a_doc_item_reference(binder: DocBinder, mode: str) -> None:
+    run, result = _task_result(binder)
+    server = DocbinderMcpServer(binder, ALICE, workflow_id=run.context.workflow_id)
+    ref = result.references[0]
+    note = result.items[0]
+    sloppy = f" `DocItem: {ref.split(':')[1]}`. "
+
+    async def body(client: Client) -> list[Any]:
+        return [
+            await client.call_tool("read_file", {"file_id": ref}),
+            await client.call_tool("read_file", {"file_id": sloppy, "max_chars": 3}),
+            await client.call_tool("read_file", {"file_id": ref.split(":")[1]}),  # bare doc id
+            await client.call_tool("get_file_info", {"file_id": ref}),
+            await client.call_tool("get_file_info", {"file_id": f"file:{note.id}"}),
+        ]
+
+    read, cut, bare, info, by_file = run_client(server, mode, body)
+    assert not any(r.is_error for r in (read, cut, bare, info, by_file))
+    assert first_text(read) == first_text(bare) == "# Notes\nalpha"
+    assert read.meta["docbinder/fileIds"] == [note.id]
+    assert read.meta["docbinder/documentIds"] == [ref.split(":")[1]]
+    assert first_text(cut) == "# N\n[truncated after 3 characters]"
+    assert first_text(info) == f"documentList ref: {ref}\n{file_info_text(note)}"
+    assert first_text(by_file) == file_info_text(note)  # one file:<id> is a file id
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_doc_list_reference_answers_for_each_of_its_files(binder: DocBinder, mode: str) -> None:
+    run, result = _task_result(binder)
+    server = DocbinderMcpServer(binder, ALICE, workflow_id=run.context.workflow_id)
+    label = result.list_reference
+    assert label is not None
+    notes, rows, png = result.items
+    refs = result.references
+
+    async def body(client: Client) -> list[Any]:
+        return [
+            await client.call_tool("read_file", {"file_id": label}),
+            await client.call_tool("read_file", {"file_id": label, "max_chars": 10}),
+            await client.call_tool("get_file_info", {"file_id": label}),
+            await client.call_tool("read_file", {"file_id": f"{refs[1]}, docItem:nope"}),
+        ]
+
+    read, capped, info, partly = run_client(server, mode, body)
+    assert not any(r.is_error for r in (read, capped, info, partly))
+    assert first_text(read).splitlines() == [
+        f"3 file(s) match {label}, each under a header:",
+        f"--- {refs[0]} 'notes.md' (text/markdown, {notes.size} bytes, file id {notes.id}) ---",
+        "# Notes",
+        "alpha",
+        f"--- {refs[1]} 'rows.csv' (text/csv, {rows.size} bytes, file id {rows.id}) ---",
+        "a,b",
+        "1,2",
+        f"--- {refs[2]} 'p.png' (image/png, {png.size} bytes, file id {png.id}) ---",
+        f"[no text: 'p.png' is image/png; read it with read_documents and {refs[2]}]",
+    ]
+    assert read.meta["docbinder/fileIds"] == [notes.id, rows.id, png.id]
+    assert read.meta["docbinder/documentIds"] == [r.split(":")[1] for r in refs]
+    capped_lines = first_text(capped).splitlines()
+    assert capped_lines[2:5] == ["# Notes", "al", "[truncated after 10 characters]"]
+    assert capped_lines[6] == (
+        f"[not read: this answer already holds max_chars=10 characters; read it alone with "
+        f"read_file and {refs[1]}]"
+    )
+    blocks = first_text(info).split("\n\n")
+    assert blocks == [
+        f"3 file(s) match {label}:",
+        *(
+            f"documentList ref: {ref}\n{file_info_text(item)}"
+            for ref, item in zip(refs, result.items, strict=True)
+        ),
+    ]
+    lines = first_text(partly).splitlines()
+    assert lines[0] == f"1 file(s) match {refs[1]}, docItem:nope, each under a header:"
+    assert lines[-2] == (
+        "Unresolved: docItem:nope (not_in_workflow): no document with this reference in the "
+        "active workflow"
+    )
+    assert lines[-1].startswith("Valid references: ") and refs[0] in lines[-1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_references_from_elsewhere_resolve_to_nothing_and_leak_nothing(
+    binder: DocBinder, mode: str
+) -> None:
+    _run, result = _task_result(binder)
+    notes = result.items[0]
+    doc_item, label = result.references[0], result.list_reference
+    assert label is not None
+    references = [doc_item, label, f"file:{notes.id}", notes.id]
+
+    async def body(client: Client) -> list[Any]:
+        return [
+            await client.call_tool(tool, {"file_id": reference})
+            for reference in references
+            for tool in ("read_file", "get_file_info")
+        ]
+
+    # another tenant, in its own workflow: nothing of alice's, whatever the shape
+    answers = run_client(DocbinderMcpServer(binder, OUTSIDER), mode, body)
+    # the same user in another workflow: her file ids work, the references do not
+    elsewhere = run_client(DocbinderMcpServer(binder, ALICE), mode, body)
+    for answer in [*answers, *elsewhere[:4]]:
+        message = first_text(answer)
+        assert answer.is_error, message
+        assert "\n" not in message and "Traceback" not in message
+        assert "notes.md" not in message and "alpha" not in message
+        assert notes.id not in message or message == f"file {notes.id} not found"
+    for answer in answers[:2] + elsewhere[:2]:
+        assert first_text(answer) == (
+            f"no document found for {doc_item}: {doc_item} (not_in_workflow): no document with "
+            "this reference in the active workflow. Valid references: none (the active "
+            "workflow has no readable documents)"
+        )
+    for answer in answers[2:4] + elsewhere[2:4]:
+        assert first_text(answer).startswith(f"no document found for {label}: {label} (")
+    assert [first_text(a) for a in answers[4:]] == [f"file {notes.id} not found"] * 4
+    assert [first_text(a) for a in elsewhere[4:]] == ["# Notes\nalpha", file_info_text(notes)] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_plain_file_ids_work_as_before(binder: DocBinder, mode: str) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+    # a file of the user outside the session's workflow
+    stored = binder.start_run(ALICE).store_file("old.txt", b"kept").item
+
+    async def body(client: Client) -> list[Any]:
+        return [
+            await client.call_tool("read_file", {"file_id": stored.id}),
+            await client.call_tool("get_file_info", {"file_id": stored.id}),
+            await client.call_tool("read_file", {"file_id": "not-a-file"}),
+            await client.call_tool("read_file", {"file_id": "docItem:bad/id"}),
+        ]
+
+    read, info, absent, rejected = run_client(server, mode, body)
+    assert first_text(read) == "kept" and read.meta["docbinder/documentIds"] == []
+    assert first_text(info) == file_info_text(binder.get_file(ALICE, stored.id))
+    assert absent.is_error and first_text(absent) == "file not-a-file not found"
+    assert rejected.is_error
+    assert first_text(rejected).startswith("no document found for 'docItem:bad/id': ")
+    assert "(rejected_input): not a usable document reference: invalid_id" in first_text(rejected)
 
 
 # -- HTTP host and bearer tokens ------------------------------------------------------------

@@ -421,6 +421,22 @@ def test_file_tools_by_file_id(toolset: DocbinderToolset, run: Run) -> None:
     ]
 
 
+def test_file_tools_refuse_references_without_a_workflow(binder: DocBinder) -> None:
+    toolset = DocbinderToolset(binder.start_run(ALICE))
+    [file_id] = ok(toolset.call("write_file", {"name": "a.txt", "content": "a"})).file_ids
+    assert ok(toolset.call("read_file", {"file_id": file_id})).text == "a"
+    assert ok(toolset.call("read_file", {"file_id": f"file:{file_id}"})).text == "a"
+    for tool, reference in (("read_file", "docItem:abc"), ("get_file_info", "docList:q3")):
+        refused = toolset.call(tool, {"file_id": reference})
+        assert refused.is_error
+        assert refused.text == (
+            f"{reference} is a document reference, resolved in the active workflow, and this "
+            "run has no workflow; pass the file id instead (the `file id:` line of a tool "
+            "result, or list_files), or bind a workflow: `docbinder mcp --workflow ID`, in "
+            "Python `DocBinder.start_run(principal, workflow_id)`"
+        )
+
+
 def test_file_tools_do_not_cross_mandates(binder: DocBinder, toolset: DocbinderToolset) -> None:
     [file_id] = ok(toolset.call("write_file", {"name": "a.txt", "content": "secret"})).file_ids
     outsider = DocbinderToolset(binder.start_new_run(OUTSIDER))

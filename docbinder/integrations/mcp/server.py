@@ -8,7 +8,9 @@ process serves one session; over streamable HTTP the session is the
 request without it; a request the SDK lets through without a session shares
 one run per principal). Each run joins
 ``workflow_id`` when given, else creates a new workflow on the session's first
-call.
+call. Tools that take a document reference (``read_documents``; ``read_file`` and
+``get_file_info`` besides a file id) resolve it in the session's workflow for the
+session's principal, through the run like every other entry point.
 
 Resources: each document of the session's workflow is
 ``docbinder://documents/<chatDocumentId>`` (name, MIME type, size), listed by
@@ -75,7 +77,9 @@ INSTRUCTIONS: Final = (
     "docbinder stores the files your tools produce and attaches them to the active workflow. "
     "A producing tool (write_file, render_document, create_chart, ...) answers with a "
     "`docItem:<id>` reference: copy it into the documentList of read_documents to read the "
-    "file later. list_documents shows the active workflow and its references."
+    "file later. read_file and get_file_info take that reference (or a docList:<label>, "
+    "answering for each of its files) as well as a file id. list_documents shows the active "
+    "workflow and its references."
 )
 
 
