@@ -255,8 +255,9 @@ def driver_lane_open(engine: Engine) -> bool:
     connection's joined ones.
     """
     dispatch = engine.dispatch
-    if any(getattr(dispatch, name) for name in _LANE_EVENTS):
-        return False
+    for name in _LANE_EVENTS:
+        if getattr(dispatch, name):
+            return False
     if engine.dialect.dispatch.handle_error:
         return False
     return all(listener is _sqlite_begin for listener in dispatch.begin)
