@@ -215,3 +215,101 @@ def attrs_copy(item: FileItem, name: str, *, file_id: str | None = None) -> File
     return attrs.evolve(
         item, id=file_id or str(uuid.uuid4()), file_name=f"{name}.txt", blob_key=f"x/{name}"
     )
+
+
+def _write_lock_is_free(engine: sa.Engine) -> bool:
+    """Whether another connection gets SQLite's write lock at once (nobody holds a transaction)."""
+    other = sqlite3.connect(str(engine.url.database), timeout=0.05, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        other.close()
+
+
+def test_the_unit_begins_and_commits_on_the_driver_connection(
+    binder: DocBinder, engine: sa.Engine
+) -> None:
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm")
+    WatchedConnection.sent.clear()
+    produced = run.produce_file("a.txt", b"alpha")
+    assert WatchedConnection.sent[0] == "BEGIN IMMEDIATE"
+    assert WatchedConnection.sent[-1] == "COMMIT"
+    assert _write_lock_is_free(engine)
+    with engine.connect() as conn:
+        stored = conn.execute(sa.select(file_items.c.id)).scalars().all()
+    assert produced.item.id in stored
+
+
+def test_a_commit_listener_sees_every_commit(binder: DocBinder, engine: sa.Engine) -> None:
+    commits: list[object] = []
+
+    def on_commit(conn: Any) -> None:
+        commits.append(conn)
+
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm")
+    event.listen(engine, "commit", on_commit)
+    try:
+        WatchedConnection.sent.clear()
+        run.produce_file("a.txt", b"alpha")
+    finally:
+        event.remove(engine, "commit", on_commit)
+    assert len(commits) == 1
+    # SQLAlchemy ran the transaction: its BEGIN came through the engine's hook, and
+    # the commit went to the driver's commit(), not as a statement of the lane.
+    assert "COMMIT" not in WatchedConnection.sent
+    run.produce_file("b.txt", b"beta")
+    assert len(commits) == 1  # removed: the lane is back, and nothing is reported
+
+
+def test_a_unit_left_without_commit_keeps_nothing_and_frees_the_lock(engine: sa.Engine) -> None:
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    with store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "dropped"))
+        assert not _write_lock_is_free(engine)  # the lane's BEGIN IMMEDIATE holds it
+    assert _write_lock_is_free(engine)
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+
+
+def test_a_sqlalchemy_statement_joins_the_transaction_the_lane_began(engine: sa.Engine) -> None:
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    rolled_back, committed = attrs_copy(kept, "rolled-back"), attrs_copy(kept, "committed")
+    with store.unit_of_work() as uow:
+        uow.files.add(rolled_back)  # on the lane: BEGIN IMMEDIATE, then the insert
+        assert uow.files.get(rolled_back.id) == rolled_back  # through SQLAlchemy, same transaction
+        uow.rollback()
+        assert uow.files.get(rolled_back.id) is None
+        uow.files.add(committed)
+        assert uow.files.get(committed.id) == committed
+        uow.commit()
+    assert _write_lock_is_free(engine)
+    with store.read_unit_of_work() as uow:
+        assert {item.id for item in uow.files.list(U1.mandate_id)} == {kept.id, committed.id}
+
+
+def test_a_refused_commit_stores_nothing_and_frees_the_lock(
+    binder: DocBinder, engine: sa.Engine
+) -> None:
+    def refuse(_conn: WatchedConnection, _sql: str) -> None:
+        raise sqlite3.OperationalError("disk I/O error (test)")
+
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm")
+    before = _rows(engine, file_items)
+    WatchedConnection.trap = ("COMMIT", refuse, False)
+    with pytest.raises(StorageError):
+        run.produce_file("refused.txt", b"never kept")
+    assert WatchedConnection.trap is None  # it fired
+    assert _write_lock_is_free(engine)
+    assert _rows(engine, file_items) == before
+    assert run.produce_file("after.txt", b"kept").document_id is not None

@@ -28,9 +28,15 @@ import attrs
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from docbinder.adapters.sql.engine import statements_listened
+from docbinder.adapters.sql.engine import (
+    driver_lane_open,
+    run_on_driver,
+    sqlite_begin_sql,
+    statements_listened,
+)
 from docbinder.adapters.sql.errors import integrity_error, translating
 from docbinder.adapters.sql.rows import from_row, to_row
 from docbinder.adapters.sql.schema import (
@@ -169,24 +175,52 @@ _ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT docbinder_statement"
 class LazyConnection:
     """The connection of one unit of work, checked out of the pool at its first statement.
 
+    ``engine`` gives the connections (an option engine of SqlMetadata's);
+    ``events`` is the engine listeners are registered on (by default
+    ``engine``), see :func:`~docbinder.adapters.sql.engine.driver_lane_open`;
+    ``begin_sql`` the ``BEGIN`` the lane sends on SQLite (by default the one
+    ``engine``'s execution options name, see
+    :func:`~docbinder.adapters.sql.engine.sqlite_begin_sql`).
+
     Its transaction begins with the first statement (SQLAlchemy's autobegin;
     on SQLite the engine's ``begin`` hook makes that ``BEGIN IMMEDIATE`` or a
     deferred ``BEGIN``). Not thread-safe, like the unit that owns it.
 
-    On SQLite, the producer path's statements (savepoints and the
-    :class:`DriverStatement` writes) go straight to the driver connection of
-    the begun transaction while nothing listens to SQLAlchemy's statement
-    events (:meth:`driver`, ADR 0029, ADR 0032).
+    On SQLite, while nothing but docbinder listens to SQLAlchemy's statement
+    and transaction events, the unit's transaction runs on the driver
+    connection: :meth:`driver` sends its ``BEGIN``, the producer path's
+    statements (savepoints and the :class:`DriverStatement` writes) go there,
+    and :meth:`commit` / :meth:`rollback` end it there (ADR 0029, 0032, 0033).
+    A statement sent through SQLAlchemy meanwhile joins that transaction.
     """
 
-    __slots__ = ("_conn", "_driver", "_engine", "_lane", "_sqlite", "lost")
+    __slots__ = (
+        "_begin_sql",
+        "_conn",
+        "_driver",
+        "_engine",
+        "_events",
+        "_fairy",
+        "_lane",
+        "_own_begin",
+        "_sqlite",
+        "lost",
+    )
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(
+        self, engine: Engine, events: Engine | None = None, begin_sql: str | None = None
+    ) -> None:
         self._engine = engine
+        self._events = engine if events is None else events
         self._sqlite = engine.dialect.name == "sqlite"
+        if begin_sql is None and self._sqlite:
+            begin_sql = sqlite_begin_sql(engine.get_execution_options())
+        self._begin_sql = begin_sql or ""
         self._conn: Connection | None = None
+        self._fairy: PoolProxiedConnection | None = None
         self._driver: Any = None
         self._lane: object = None
+        self._own_begin = False
         self.lost: BaseException | None = None
         """The error under which the database ended the current transaction, if it did."""
 
@@ -196,14 +230,21 @@ class LazyConnection:
         return self._engine.dialect
 
     @property
-    def connected(self) -> Connection | None:
-        """The connection if one was checked out, else ``None``."""
-        return self._conn
+    def checked_out(self) -> bool:
+        """Whether this unit holds a connection of the pool."""
+        return self._conn is not None or self._fairy is not None
 
     def connection(self) -> Connection:
-        """The connection, checked out now if this is the first use."""
+        """The SQLAlchemy connection, checked out now if this is the first use.
+
+        If the driver lane checked a connection out already (:meth:`driver`),
+        SQLAlchemy's connection is made over that one, inside its transaction.
+        """
         if self._conn is None:
-            self._conn = self._engine.connect()
+            fairy, self._fairy = self._fairy, None
+            self._conn = (
+                Connection(self._engine, fairy) if fairy is not None else self._engine.connect()
+            )
         return self._conn
 
     def close(self) -> None:
@@ -212,31 +253,74 @@ class LazyConnection:
         The next statement checks out a connection again.
         """
         conn, self._conn = self._conn, None
+        fairy, self._fairy = self._fairy, None
         self._driver = self._lane = None
+        self._own_begin = False
         self.lost = None
         if conn is not None:
             conn.close()
+        if fairy is not None:
+            fairy.close()  # the pool rolls back what is open (reset on return)
+
+    def commit(self) -> None:
+        """Commit the current transaction, if any; raises ``sqlalchemy.exc.DBAPIError`` on failure.
+
+        A transaction SQLAlchemy knows of is committed through it; one that
+        only the driver lane began (:meth:`driver`) with ``COMMIT`` on the
+        driver connection.
+        """
+        own, self._own_begin = self._own_begin, False
+        conn = self._conn
+        if conn is not None and conn.in_transaction():
+            conn.commit()
+        elif own and self._driver.in_transaction:
+            run_on_driver(self._engine.dialect, self._driver, "COMMIT")
+
+    def rollback(self) -> None:
+        """Roll back the current transaction, if any (as :meth:`commit`, with ``ROLLBACK``)."""
+        own, self._own_begin = self._own_begin, False
+        conn = self._conn
+        if conn is not None and conn.in_transaction():
+            conn.rollback()
+        elif own and self._driver.in_transaction:
+            run_on_driver(self._engine.dialect, self._driver, "ROLLBACK")
 
     def execute(self, statement: Any, parameters: Any = None) -> sa.CursorResult[Any]:
         """Run ``statement`` with ``parameters`` (a dict, or a list of dicts for executemany)."""
         return self.connection().execute(statement, parameters)
 
     def driver(self) -> Any | None:
-        """On SQLite, the driver connection of this unit's begun transaction; else ``None``.
+        """On SQLite, the driver connection of this unit's transaction, begun now if needed; else ``None``.
 
-        ``None`` also while anything listens to SQLAlchemy's statement events
-        (``before_cursor_execute``, ``after_cursor_execute``, ``handle_error``:
-        tracing, statement counters, fault injection): then every statement
-        goes through SQLAlchemy, so the listeners see all of them. This is
-        decided when the transaction begins (a listener added during a
-        transaction counts from the next one). The
-        transaction is begun through the engine first, so its ``BEGIN`` (the
-        engine's hook) always comes first. A SQLite connection is a file
-        handle: there is no disconnect for SQLAlchemy to detect, and
-        :meth:`run_driver` wraps driver errors as SQLAlchemy would.
+        ``None`` also while anything but docbinder listens to SQLAlchemy's
+        statement or transaction events (``before_cursor_execute``,
+        ``after_cursor_execute``, ``handle_error``, ``begin``, ``commit``,
+        ``rollback``, the savepoint events: tracing, statement counters,
+        fault injection; :func:`~docbinder.adapters.sql.engine.driver_lane_open`):
+        then the transaction and every statement go through SQLAlchemy, so
+        the listeners see all of them. This is decided when the transaction
+        begins (a listener added during a transaction counts from the next
+        one). On the lane the unit's ``BEGIN`` (``IMMEDIATE`` or
+        ``DEFERRED``, as the engine's hook would send it) goes to the driver
+        connection too. A SQLite connection is a file handle: there is no
+        disconnect for SQLAlchemy to detect, and :meth:`run_driver` wraps
+        driver errors as SQLAlchemy would.
         """
         if not self._sqlite:
             return None
+        if self._own_begin:
+            return self._driver
+        conn = self._conn
+        if (conn is None or conn.get_transaction() is None) and driver_lane_open(self._events):
+            if conn is not None:
+                driver = conn.connection.driver_connection
+            else:
+                if self._fairy is None:
+                    self._fairy = self._engine.raw_connection()
+                driver = self._fairy.driver_connection
+            run_on_driver(self._engine.dialect, driver, self._begin_sql)
+            self._driver, self._own_begin, self._lane = driver, True, None
+            return driver
         conn = self.connection()
         transaction = conn.get_transaction()
         if transaction is None:
@@ -255,12 +339,12 @@ class LazyConnection:
         statements, so :mod:`docbinder.adapters.sql.errors` translates it the
         same way.
         """
+        if not many:
+            return run_on_driver(self._engine.dialect, driver, sql, parameters)
         dialect = self._engine.dialect
         dbapi = dialect.loaded_dbapi
         try:
-            if many:
-                return driver.executemany(sql, parameters)
-            return driver.execute(sql, parameters)
+            return driver.executemany(sql, parameters)
         except dbapi.Error as err:
             raise sa_exc.DBAPIError.instance(
                 sql, parameters, err, dbapi.Error, dialect=dialect

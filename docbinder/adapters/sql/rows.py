@@ -81,13 +81,31 @@ def _make_row_converter() -> cattrs.Converter:
 row_converter = _make_row_converter()
 """The cattrs converter for SQL rows: snake_case keys equal to column names."""
 
+_UNSTRUCTURE: dict[type, Any] = {}
+_STRUCTURE: dict[type, tuple[Any, bool]] = {}
+
+
+def _unstructure_hook(cls: type) -> Any:
+    hook = _UNSTRUCTURE.get(cls)
+    if hook is None:
+        hook = _UNSTRUCTURE[cls] = row_converter.get_unstructure_hook(cls)
+    return hook
+
+
+def _structure_hook(cls: type) -> tuple[Any, bool]:
+    found = _STRUCTURE.get(cls)
+    if found is None:
+        scoped = "scope" in attrs.fields_dict(cls)
+        found = _STRUCTURE[cls] = (row_converter.get_structure_hook(cls), scoped)
+    return found
+
 
 def to_row(entity: Any) -> dict[str, Any]:
     """The column values of ``entity`` (a FileItem, ChatWorkflow, ChatMessage or ChatDocument).
 
     Keys are column names; a ``scope`` is flattened to :data:`SCOPE_COLUMNS`.
     """
-    row: dict[str, Any] = row_converter.unstructure(entity)
+    row: dict[str, Any] = _unstructure_hook(type(entity))(entity)
     scope = row.pop("scope", None)
     if scope is not None:
         row.update(scope)
@@ -102,7 +120,9 @@ def from_row(row: Mapping[Any, Any], cls: type[T]) -> T:
     ``ValueError``, ``KeyError``, ...); the repositories report that as a
     :class:`~docbinder.domain.errors.StorageError`.
     """
+    hook, scoped = _structure_hook(cls)
     data = dict(row)
-    if "scope" in attrs.fields_dict(cls):  # type: ignore[arg-type]
+    if scoped:
         data["scope"] = {name: data.pop(name) for name in SCOPE_COLUMNS}
-    return row_converter.structure(data, cls)
+    result: T = hook(data, cls)
+    return result

@@ -14,6 +14,7 @@ from docbinder.adapters.sql.engine import (
     create_engine_from_url,
     install_sqlite_hooks,
     reset_pool_after_fork,
+    sqlite_begin_sql,
 )
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.repositories import (
@@ -34,11 +35,16 @@ class SqlUnitOfWork:
     whatever was not committed and returns the connection to the pool. After
     ``commit()`` the unit may go on: the next statement starts a new
     transaction. Driver faults surface as
-    :class:`~docbinder.domain.errors.StorageError`.
+    :class:`~docbinder.domain.errors.StorageError`. ``events`` is the engine
+    listeners are registered on when ``engine`` is an option engine derived
+    from it, ``begin_sql`` SQLite's ``BEGIN`` for its units (both see
+    :class:`~docbinder.adapters.sql.repositories.LazyConnection`).
     """
 
-    def __init__(self, engine: Engine) -> None:
-        self._conn = LazyConnection(engine)
+    def __init__(
+        self, engine: Engine, events: Engine | None = None, begin_sql: str | None = None
+    ) -> None:
+        self._conn = LazyConnection(engine, events, begin_sql)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
         self.files: FileRepository = SqlFileRepository(self._conn)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
@@ -67,8 +73,7 @@ class SqlUnitOfWork:
         Also raises it, and commits nothing, when the database already ended
         the transaction under a savepoint (see :meth:`LazyConnection.begin_nested`).
         """
-        conn = self._conn.connected
-        if conn is None:
+        if not self._conn.checked_out:
             return
         lost = self._conn.lost
         if lost is not None:
@@ -77,19 +82,18 @@ class SqlUnitOfWork:
                 f"the database ended this transaction ({lost!r}); nothing of it was committed"
             ) from lost
         try:
-            conn.commit()
+            self._conn.commit()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def rollback(self) -> None:
         """Roll back everything since the last commit."""
-        conn = self._conn.connected
-        if conn is None:
+        if not self._conn.checked_out:
             return
         self._conn.lost = None
         try:
-            conn.rollback()
+            self._conn.rollback()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
@@ -115,6 +119,8 @@ class SqlMetadata:
         self._engine = engine
         self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
         self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        self._writer_begin = sqlite_begin_sql(self._writer.get_execution_options())
+        self._reader_begin = sqlite_begin_sql(self._reader.get_execution_options())
         self._closed = False
 
     @classmethod
@@ -139,7 +145,7 @@ class SqlMetadata:
         write lock at its first statement (waiting up to the busy timeout).
         """
         self._require_open()
-        return SqlUnitOfWork(self._writer)
+        return SqlUnitOfWork(self._writer, self._engine, self._writer_begin)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
         """A fresh unit of work meant for reading only.
@@ -151,7 +157,7 @@ class SqlMetadata:
         locked") when another writer got there first.
         """
         self._require_open()
-        return SqlUnitOfWork(self._reader)
+        return SqlUnitOfWork(self._reader, self._engine, self._reader_begin)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
