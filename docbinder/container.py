@@ -53,7 +53,7 @@ from docbinder.application.count_file_references import CountFileReferences
 from docbinder.application.create_workflow import CreateWorkflow
 from docbinder.application.delete_file import DeleteFile
 from docbinder.application.delete_file_versions import DeleteFileVersions
-from docbinder.application.extraction_cache import CachingExtractor, PruneExtractionCache
+from docbinder.application.extraction_cache import CachingExtractor
 from docbinder.application.find_deleted_files import FindDeletedFiles
 from docbinder.application.get_content import GetContent
 from docbinder.application.get_file import GetFile
@@ -71,6 +71,7 @@ from docbinder.application.open_file import OpenFile
 from docbinder.application.open_file_version import OpenFileVersion
 from docbinder.application.persist_action_result import PersistActionResult
 from docbinder.application.produce_file import ProduceFile
+from docbinder.application.prune_extraction_cache import PruneExtractionCache
 from docbinder.application.replace_file_content import ReplaceFileContent
 from docbinder.application.resolve_document_list import ResolveDocumentList
 from docbinder.application.save_file_version import SaveFileVersion

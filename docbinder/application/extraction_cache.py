@@ -1,4 +1,4 @@
-"""The extraction cache in front of a content extractor (feature B10), and its gc step.
+"""The extraction cache in front of a content extractor (feature B10).
 
 :class:`CachingExtractor` wraps a :class:`~docbinder.ports.extractor.ContentExtractor`:
 parts are looked up by the FileItem's content hash (``sha256``) and the
@@ -10,6 +10,8 @@ could not read a FileItem with those bytes.
 
 Payload: the parts without their per-document fields (document id, file
 name, MIME type, size), as UTF-8 JSON compressed with zlib (RFC 1950).
+Removing entries no FileItem needs is the use case
+:class:`~docbinder.application.prune_extraction_cache.PruneExtractionCache`.
 """
 
 from __future__ import annotations
@@ -20,12 +22,9 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from docbinder.domain.errors import DocbinderError
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache
-from docbinder.ports.metadata import UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
 
@@ -139,44 +138,3 @@ class CachingExtractor:
             return False
         decide = getattr(self.inner, "cacheable", None)
         return bool(decide(item, parts)) if callable(decide) else True
-
-
-@attrs.frozen
-class CachePruneReport:
-    """What pruning found: ``stale_hashes`` no FileItem has; ``removed`` entries (0 on a dry run)."""
-
-    stale_hashes: tuple[str, ...]
-    removed: int
-    dry_run: bool
-
-
-class PruneExtractionCache:
-    """Remove cache entries whose content hash no FileItem has (a step of ``docbinder gc``).
-
-    Safe by construction: the cache holds only what can be extracted again,
-    so an entry removed while a FileItem with that hash is being stored costs
-    one extraction, never content.
-    """
-
-    def __init__(self, uow_factory: UnitOfWorkFactory, cache: ExtractionCache) -> None:
-        self._uow = uow_factory
-        self._cache = cache
-
-    def __call__(self, *, dry_run: bool = True) -> CachePruneReport:
-        """Scan the cached hashes and every FileItem's hash once; remove the stale entries.
-
-        The unit of work opens first, so a closed binder refuses (``BinderClosed``)
-        even when the cache is empty.
-        """
-        with self._uow() as uow:
-            cached = self._cache.hashes()
-            if not cached:
-                return CachePruneReport((), 0, dry_run)
-            live = {item.sha256 for item in uow.files.iter_all()}
-        stale = tuple(sorted(cached - live))
-        removed = 0 if dry_run or not stale else self._cache.remove(stale)
-        if removed:
-            log.info(
-                "extraction cache: removed %d entries of %d unused hashes", removed, len(stale)
-            )
-        return CachePruneReport(stale, removed, dry_run)
