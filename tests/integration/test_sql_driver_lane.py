@@ -313,3 +313,51 @@ def test_a_refused_commit_stores_nothing_and_frees_the_lock(
     assert _write_lock_is_free(engine)
     assert _rows(engine, file_items) == before
     assert run.produce_file("after.txt", b"kept").document_id is not None
+
+
+def test_a_statement_listener_added_while_the_lane_transaction_is_open_joins_it(
+    engine: sa.Engine,
+) -> None:
+    """Tracing switched on mid-unit counts from the next transaction; this one goes on."""
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    added = attrs_copy(kept, "added")
+    seen: list[str] = []
+
+    def listen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        seen.append(statement)
+
+    try:
+        with store.unit_of_work() as uow:
+            uow.files.add(added)  # on the lane: BEGIN IMMEDIATE went to the driver
+            event.listen(engine, "before_cursor_execute", listen)
+            assert uow.files.get(added.id) == added  # through SQLAlchemy, same transaction
+            uow.commit()
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    assert not any(sql.upper().startswith("BEGIN") for sql in seen)
+    assert _write_lock_is_free(engine)
+    with store.read_unit_of_work() as uow:
+        assert {item.id for item in uow.files.list(U1.mandate_id)} == {kept.id, added.id}
+
+
+def test_a_unit_never_joins_another_units_transaction_on_the_shared_memory_connection(
+    tmp_path: Path,
+) -> None:
+    """``sqlite://`` has one connection for all units: an inner unit must fail, not end the outer's work."""
+    made = create_engine_from_url("sqlite://")
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    outer = attrs_copy(kept, "outer")
+    with store.unit_of_work() as uow:
+        uow.files.add(outer)  # the lane's BEGIN IMMEDIATE on the one connection
+        inner = store.read_unit_of_work()
+        with pytest.raises(StorageError, match="within a transaction"), inner:
+            inner.files.list(U1.mandate_id)  # a SQLAlchemy statement, BEGIN through the hook
+    # Refused loudly: the outer's insert is not silently rolled back under a commit that succeeds.
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+    made.dispose()

@@ -33,6 +33,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from docbinder.adapters.sql.engine import (
     driver_lane_open,
+    join_driver_transaction,
     run_on_driver,
     sqlite_begin_sql,
     statements_listened,
@@ -240,12 +241,15 @@ class LazyConnection:
         If the driver lane checked a connection out already (:meth:`driver`),
         SQLAlchemy's connection is made over that one, inside its transaction.
         """
-        if self._conn is None:
+        conn = self._conn
+        if conn is None:
             fairy, self._fairy = self._fairy, None
-            self._conn = (
+            conn = self._conn = (
                 Connection(self._engine, fairy) if fairy is not None else self._engine.connect()
             )
-        return self._conn
+        if self._own_begin and conn.get_transaction() is None:
+            join_driver_transaction(conn)
+        return conn
 
     def close(self) -> None:
         """Return the connection to the pool (rolling back what was not committed).
