@@ -361,3 +361,28 @@ def test_a_unit_never_joins_another_units_transaction_on_the_shared_memory_conne
     with store.read_unit_of_work() as uow:
         assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
     made.dispose()
+
+
+def test_an_interrupted_commit_frees_the_lock_without_the_pools_reset(tmp_path: Path) -> None:
+    """The unit ends its lane transaction itself; the pool's reset on return may be off."""
+    WatchedConnection.sent = []
+    made = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+        connect_args={"factory": WatchedConnection},
+        pool_reset_on_return=None,
+    )
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    WatchedConnection.trap = ("COMMIT", _interrupt, False)  # before SQLite runs it
+    with pytest.raises(KeyboardInterrupt), store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "interrupted"))
+        uow.commit()
+    assert WatchedConnection.trap is None  # it fired
+    assert _write_lock_is_free(made)
+    # The pooled connection came back without a transaction: the next unit begins normally.
+    assert binder.start_new_run(U1).produce_file("after.txt", b"kept").document_id is not None
+    with store.read_unit_of_work() as uow:
+        assert "interrupted.txt" not in {item.file_name for item in uow.files.list(U1.mandate_id)}
+    made.dispose()

@@ -14,6 +14,7 @@ work stays usable, so the caller can look again and retry in the same unit.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import json
 import os
@@ -258,13 +259,23 @@ class LazyConnection:
         """
         conn, self._conn = self._conn, None
         fairy, self._fairy = self._fairy, None
-        self._driver = self._lane = None
+        driver, self._driver = self._driver, None
+        self._lane = None
         self._own_begin = False
         self.lost = None
-        if conn is not None:
-            conn.close()
-        if fairy is not None:
-            fairy.close()  # the pool rolls back what is open (reset on return)
+        try:
+            if driver is not None and driver.in_transaction:
+                # Ended here, not left to the pool's reset on return: that may be
+                # off (pool_reset_on_return=None), and a lane transaction is not
+                # one ``Connection.close`` knows of (a COMMIT interrupted before
+                # it ran, a unit abandoned after a commit).
+                with contextlib.suppress(self._engine.dialect.loaded_dbapi.Error):
+                    driver.rollback()
+        finally:
+            if conn is not None:
+                conn.close()
+            if fairy is not None:
+                fairy.close()
 
     def commit(self) -> None:
         """Commit the current transaction, if any; raises ``sqlalchemy.exc.DBAPIError`` on failure.
