@@ -386,3 +386,37 @@ def test_an_interrupted_commit_frees_the_lock_without_the_pools_reset(tmp_path: 
     with store.read_unit_of_work() as uow:
         assert "interrupted.txt" not in {item.file_name for item in uow.files.list(U1.mandate_id)}
     made.dispose()
+
+
+class _InterruptedCursor(sqlite3.Connection):
+    """A connection whose next ``cursor()`` (SQLAlchemy's way in) raises ``KeyboardInterrupt`` once armed."""
+
+    armed: ClassVar[bool] = False
+
+    def cursor(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if _InterruptedCursor.armed:
+            _InterruptedCursor.armed = False
+            raise KeyboardInterrupt
+        return super().cursor(*args, **kwargs)
+
+
+def test_an_interrupt_in_a_joined_sqlalchemy_statement_comes_through_as_itself(
+    tmp_path: Path,
+) -> None:
+    """SQLAlchemy invalidates (closes) the connection on an interrupt; closing the unit copes."""
+    made = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"factory": _InterruptedCursor}
+    )
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    with pytest.raises(KeyboardInterrupt), store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "dropped"))  # on the lane
+        _InterruptedCursor.armed = True
+        uow.files.list(U1.mandate_id)  # through SQLAlchemy, joined
+    assert not _InterruptedCursor.armed  # it fired
+    assert _write_lock_is_free(made)
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+    made.dispose()

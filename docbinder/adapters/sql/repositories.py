@@ -264,13 +264,15 @@ class LazyConnection:
         self._own_begin = False
         self.lost = None
         try:
-            if driver is not None and driver.in_transaction:
+            if driver is not None:
                 # Ended here, not left to the pool's reset on return: that may be
                 # off (pool_reset_on_return=None), and a lane transaction is not
                 # one ``Connection.close`` knows of (a COMMIT interrupted before
-                # it ran, a unit abandoned after a commit).
+                # it ran, a unit abandoned after a commit). A connection that
+                # SQLAlchemy invalidated meanwhile is closed: nothing to end.
                 with contextlib.suppress(self._engine.dialect.loaded_dbapi.Error):
-                    driver.rollback()
+                    if driver.in_transaction:
+                        driver.rollback()
         finally:
             if conn is not None:
                 conn.close()
