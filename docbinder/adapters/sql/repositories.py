@@ -14,7 +14,6 @@ work stays usable, so the caller can look again and retry in the same unit.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import hashlib
 import json
 import os
@@ -270,9 +269,11 @@ class LazyConnection:
                 # one ``Connection.close`` knows of (a COMMIT interrupted before
                 # it ran, a unit abandoned after a commit). A connection that
                 # SQLAlchemy invalidated meanwhile is closed: nothing to end.
-                with contextlib.suppress(self._engine.dialect.loaded_dbapi.Error):
+                try:
                     if driver.in_transaction:
                         driver.rollback()
+                except self._engine.dialect.loaded_dbapi.Error:
+                    pass
         finally:
             if conn is not None:
                 conn.close()
