@@ -313,3 +313,110 @@ def test_a_refused_commit_stores_nothing_and_frees_the_lock(
     assert _write_lock_is_free(engine)
     assert _rows(engine, file_items) == before
     assert run.produce_file("after.txt", b"kept").document_id is not None
+
+
+def test_a_statement_listener_added_while_the_lane_transaction_is_open_joins_it(
+    engine: sa.Engine,
+) -> None:
+    """Tracing switched on mid-unit counts from the next transaction; this one goes on."""
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    added = attrs_copy(kept, "added")
+    seen: list[str] = []
+
+    def listen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        seen.append(statement)
+
+    try:
+        with store.unit_of_work() as uow:
+            uow.files.add(added)  # on the lane: BEGIN IMMEDIATE went to the driver
+            event.listen(engine, "before_cursor_execute", listen)
+            assert uow.files.get(added.id) == added  # through SQLAlchemy, same transaction
+            uow.commit()
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    assert not any(sql.upper().startswith("BEGIN") for sql in seen)
+    assert _write_lock_is_free(engine)
+    with store.read_unit_of_work() as uow:
+        assert {item.id for item in uow.files.list(U1.mandate_id)} == {kept.id, added.id}
+
+
+def test_a_unit_never_joins_another_units_transaction_on_the_shared_memory_connection(
+    tmp_path: Path,
+) -> None:
+    """``sqlite://`` has one connection for all units: an inner unit must fail, not end the outer's work."""
+    made = create_engine_from_url("sqlite://")
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    outer = attrs_copy(kept, "outer")
+    with store.unit_of_work() as uow:
+        uow.files.add(outer)  # the lane's BEGIN IMMEDIATE on the one connection
+        inner = store.read_unit_of_work()
+        with pytest.raises(StorageError, match="within a transaction"), inner:
+            inner.files.list(U1.mandate_id)  # a SQLAlchemy statement, BEGIN through the hook
+    # Refused loudly: the outer's insert is not silently rolled back under a commit that succeeds.
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+    made.dispose()
+
+
+def test_an_interrupted_commit_frees_the_lock_without_the_pools_reset(tmp_path: Path) -> None:
+    """The unit ends its lane transaction itself; the pool's reset on return may be off."""
+    WatchedConnection.sent = []
+    made = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+        connect_args={"factory": WatchedConnection},
+        pool_reset_on_return=None,
+    )
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    WatchedConnection.trap = ("COMMIT", _interrupt, False)  # before SQLite runs it
+    with pytest.raises(KeyboardInterrupt), store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "interrupted"))
+        uow.commit()
+    assert WatchedConnection.trap is None  # it fired
+    assert _write_lock_is_free(made)
+    # The pooled connection came back without a transaction: the next unit begins normally.
+    assert binder.start_new_run(U1).produce_file("after.txt", b"kept").document_id is not None
+    with store.read_unit_of_work() as uow:
+        assert "interrupted.txt" not in {item.file_name for item in uow.files.list(U1.mandate_id)}
+    made.dispose()
+
+
+class _InterruptedCursor(sqlite3.Connection):
+    """A connection whose next ``cursor()`` (SQLAlchemy's way in) raises ``KeyboardInterrupt`` once armed."""
+
+    armed: ClassVar[bool] = False
+
+    def cursor(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if _InterruptedCursor.armed:
+            _InterruptedCursor.armed = False
+            raise KeyboardInterrupt
+        return super().cursor(*args, **kwargs)
+
+
+def test_an_interrupt_in_a_joined_sqlalchemy_statement_comes_through_as_itself(
+    tmp_path: Path,
+) -> None:
+    """SQLAlchemy invalidates (closes) the connection on an interrupt; closing the unit copes."""
+    made = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"factory": _InterruptedCursor}
+    )
+    migrate(made)
+    store = SqlMetadata(made)
+    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
+    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    with pytest.raises(KeyboardInterrupt), store.unit_of_work() as uow:
+        uow.files.add(attrs_copy(kept, "dropped"))  # on the lane
+        _InterruptedCursor.armed = True
+        uow.files.list(U1.mandate_id)  # through SQLAlchemy, joined
+    assert not _InterruptedCursor.armed  # it fired
+    assert _write_lock_is_free(made)
+    with store.read_unit_of_work() as uow:
+        assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
+    made.dispose()

@@ -21,6 +21,7 @@ import importlib
 import os
 import weakref
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import sqlalchemy as sa
@@ -293,15 +294,34 @@ def run_on_driver(dialect: sa.Dialect, driver: Any, sql: str, parameters: Any = 
         raise exc.DBAPIError.instance(sql, parameters, err, dbapi.Error, dialect=dialect) from err
 
 
+_JOINING: ContextVar[sa.Connection | None] = ContextVar("docbinder_sqlite_joining", default=None)
+
+
+def join_driver_transaction(conn: sa.Connection) -> None:
+    """Begin ``conn``'s SQLAlchemy transaction inside the one its unit began on the driver (ADR 0033).
+
+    The engine's ``BEGIN`` hook sends nothing for this one call, whatever
+    listens (a listener added while the unit's transaction was open counts
+    from the next one). Any other ``BEGIN`` on a driver connection that is
+    already in a transaction still reaches SQLite and fails there ("cannot
+    start a transaction within a transaction"): a unit never silently joins,
+    commits or rolls back another unit's transaction on a shared connection
+    (the ``StaticPool`` of ``sqlite://``, one connection for every unit).
+    """
+    token = _JOINING.set(conn)
+    try:
+        conn.begin()
+    finally:
+        _JOINING.reset(token)
+
+
 def _sqlite_begin(conn: sa.Connection) -> None:
+    if _JOINING.get() is conn and conn.connection.driver_connection.in_transaction:  # type: ignore[union-attr]
+        # The unit began this transaction on the driver lane; SQLAlchemy joins it.
+        return
     sql = sqlite_begin_sql(conn.get_execution_options())
     if statements_listened(conn):
         conn.exec_driver_sql(sql)
         return
     # The driver connection directly (about 30 µs of CPU less than exec_driver_sql).
-    driver = conn.connection.driver_connection
-    if driver.in_transaction:  # type: ignore[union-attr]
-        # A unit on the driver lane began this transaction already (ADR 0033);
-        # SQLAlchemy now joins it for a statement of its own.
-        return
-    run_on_driver(conn.dialect, driver, sql)
+    run_on_driver(conn.dialect, conn.connection.driver_connection, sql)

@@ -33,6 +33,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from docbinder.adapters.sql.engine import (
     driver_lane_open,
+    join_driver_transaction,
     run_on_driver,
     sqlite_begin_sql,
     statements_listened,
@@ -240,12 +241,15 @@ class LazyConnection:
         If the driver lane checked a connection out already (:meth:`driver`),
         SQLAlchemy's connection is made over that one, inside its transaction.
         """
-        if self._conn is None:
+        conn = self._conn
+        if conn is None:
             fairy, self._fairy = self._fairy, None
-            self._conn = (
+            conn = self._conn = (
                 Connection(self._engine, fairy) if fairy is not None else self._engine.connect()
             )
-        return self._conn
+        if self._own_begin and conn.get_transaction() is None:
+            join_driver_transaction(conn)
+        return conn
 
     def close(self) -> None:
         """Return the connection to the pool (rolling back what was not committed).
@@ -254,13 +258,27 @@ class LazyConnection:
         """
         conn, self._conn = self._conn, None
         fairy, self._fairy = self._fairy, None
-        self._driver = self._lane = None
+        driver, self._driver = self._driver, None
+        self._lane = None
         self._own_begin = False
         self.lost = None
-        if conn is not None:
-            conn.close()
-        if fairy is not None:
-            fairy.close()  # the pool rolls back what is open (reset on return)
+        try:
+            if driver is not None:
+                # Ended here, not left to the pool's reset on return: that may be
+                # off (pool_reset_on_return=None), and a lane transaction is not
+                # one ``Connection.close`` knows of (a COMMIT interrupted before
+                # it ran, a unit abandoned after a commit). A connection that
+                # SQLAlchemy invalidated meanwhile is closed: nothing to end.
+                try:
+                    if driver.in_transaction:
+                        driver.rollback()
+                except self._engine.dialect.loaded_dbapi.Error:
+                    pass
+        finally:
+            if conn is not None:
+                conn.close()
+            if fairy is not None:
+                fairy.close()
 
     def commit(self) -> None:
         """Commit the current transaction, if any; raises ``sqlalchemy.exc.DBAPIError`` on failure.
