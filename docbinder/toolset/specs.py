@@ -380,8 +380,9 @@ def read_file_spec() -> ToolSpec:
         "stored, HTML as its visible text, PDF as page text; images have no text (use "
         "read_documents for them). A reference that names several files (a `docList:`) "
         "returns each file's text under a `--- docItem:<id> '<name>' ... ---` header, all "
-        "within `max_chars`; a file without text, or beyond the limit, gets a one-line note "
-        "saying how to read it. An unknown reference gets the reason and the valid "
+        "within `max_chars`; a file without text gets a one-line note saying how to read it, "
+        "and once the limit is reached one line names the files left unread. An unknown "
+        "reference gets the reason and the valid "
         f"references. `max_chars` (default {DEFAULT_MAX_CHARS}) may be null; longer text "
         "ends with a '[truncated ...]' line.",
         _obj(

@@ -74,6 +74,10 @@ DEFAULT_MAX_TEXT_CHARS: Final = consuming.DEFAULT_MAX_CHARS
 """Most characters of document text one ``read_documents`` answer carries (100,000)."""
 
 MAX_LISTED_DOCUMENTS: Final = 200
+MAX_INFO_BLOCKS: Final = 20
+"""``get_file_info`` on a reference naming more files describes this many, then names the rest."""
+_NEXT_REFERENCES: Final = 5
+"""How many of the files left out of an answer are named by their ``docItem:`` reference."""
 """Most documents ``list_documents`` (and :func:`workflow_documents`) returns, newest first."""
 
 DEFAULT_LIST_FILES: Final = 50
@@ -324,14 +328,11 @@ class DocbinderToolset:
                 return _documents_outcome(text, documents)
             lines = [f"{len(documents)} file(s) match {_named(resolution)}, each under a header:"]
             budget = limit
-            for document in documents:
-                lines.append(_document_header(document))
+            for position, document in enumerate(documents):
                 if budget <= 0:
-                    lines.append(
-                        f"[not read: this answer already holds max_chars={limit} characters; "
-                        f"read it alone with read_file and {document.document.reference}]"
-                    )
-                    continue
+                    lines.append(_not_read_line(documents[position:], limit))
+                    break
+                lines.append(_document_header(document))
                 try:
                     text = consuming.read_file(self.run, document.file.id, max_chars=budget)
                 except InvalidInput:  # no text (an image, a binary file)
@@ -383,10 +384,16 @@ class DocbinderToolset:
         ) -> ToolOutcome:
             blocks = [
                 f"documentList ref: {d.document.reference}\n{file_info_text(d.file)}"
-                for d in documents
+                for d in documents[:MAX_INFO_BLOCKS]
             ]
             if len(documents) > 1 or not resolution.ok:
                 blocks.insert(0, f"{len(documents)} file(s) match {_named(resolution)}:")
+            if len(documents) > MAX_INFO_BLOCKS:
+                rest = documents[MAX_INFO_BLOCKS:]
+                blocks.append(
+                    f"[{len(rest)} more file(s) not shown (at most {MAX_INFO_BLOCKS} per answer); "
+                    f"ask for them one at a time, the next: {_references(rest)}]"
+                )
             misses = _miss_lines(resolution.unresolved, resolution.suggestions)
             if misses:
                 blocks.append("\n".join(misses))
@@ -654,6 +661,20 @@ def _distinct_files(documents: Sequence[ResolvedDocument]) -> tuple[ResolvedDocu
     for document in documents:
         seen.setdefault(document.file.id, document)
     return tuple(seen.values())
+
+
+def _references(documents: Sequence[ResolvedDocument]) -> str:
+    """The first :data:`_NEXT_REFERENCES` ``docItem:`` references of ``documents``, comma-separated."""
+    named = ", ".join(d.document.reference for d in documents[:_NEXT_REFERENCES])
+    return named + (", ..." if len(documents) > _NEXT_REFERENCES else "")
+
+
+def _not_read_line(documents: Sequence[ResolvedDocument], limit: int) -> str:
+    """The one line for the files a ``read_file`` answer had no room left for."""
+    return (
+        f"[{len(documents)} more file(s) not read: this answer already holds max_chars={limit} "
+        f"characters; read them one at a time with read_file, the next: {_references(documents)}]"
+    )
 
 
 def _document_header(document: ResolvedDocument) -> str:

@@ -264,10 +264,10 @@ def test_a_doc_list_reference_answers_for_each_of_its_files(binder: DocBinder, m
     assert read.meta["docbinder/documentIds"] == [r.split(":")[1] for r in refs]
     capped_lines = first_text(capped).splitlines()
     assert capped_lines[2:5] == ["# Notes", "al", "[truncated after 10 characters]"]
-    assert capped_lines[6] == (
-        f"[not read: this answer already holds max_chars=10 characters; read it alone with "
-        f"read_file and {refs[1]}]"
-    )
+    assert capped_lines[5:] == [
+        f"[2 more file(s) not read: this answer already holds max_chars=10 characters; "
+        f"read them one at a time with read_file, the next: {refs[1]}, {refs[2]}]"
+    ]
     blocks = first_text(info).split("\n\n")
     assert blocks == [
         f"3 file(s) match {label}:",
