@@ -20,6 +20,7 @@ import pytest
 from docbinder.adapters.sql import rows
 from docbinder.adapters.system import UuidIdFactory, uuid4_text
 from docbinder.domain import model
+from docbinder.domain.counters import MAX_COUNTER, check_counter
 from docbinder.domain.errors import InvalidInput
 from docbinder.domain.model import (
     MAX_LABEL_LENGTH,
@@ -198,6 +199,23 @@ def test_non_negative_rule() -> None:
         assert _outcome(model._check_non_negative, None, Field, value) == _outcome(
             reference_non_negative, value
         ), repr(value)
+
+
+def reference_counter(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"field must be a whole number, got {type(value).__name__}")
+    if value < 0 or value > MAX_COUNTER:
+        raise InvalidInput(f"field must be between 0 and {MAX_COUNTER}, got {value}")
+    return value
+
+
+def test_counter_rule() -> None:
+    candidates: list[object] = [0, 1, 7, MAX_COUNTER, MAX_COUNTER + 1, -1, 2**70, -(2**70)]
+    candidates += [True, False, Count(0), Count(-1), Count(MAX_COUNTER + 1), 1.0, "1", None]
+    for value in candidates:
+        assert _outcome(check_counter, "field", value) == _outcome(reference_counter, value), repr(
+            value
+        )
 
 
 def test_utc_rule() -> None:
