@@ -43,6 +43,8 @@ def check_counter(name: str, value: object) -> int:
 
     Usable: an ``int`` (not a ``bool``) from 0 to :data:`MAX_COUNTER`.
     """
+    if type(value) is int and 0 <= value <= MAX_COUNTER:  # the usual value; others go on
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{name} must be a whole number, got {type(value).__name__}")
     if value < 0 or value > MAX_COUNTER:

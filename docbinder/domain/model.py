@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -76,6 +76,10 @@ def suffixed_label(label: str, token: str) -> str:
 
 
 _BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
+_CONTROL_OR_SURROGATE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""What :data:`CONTROL_CHARACTERS` or :data:`SURROGATES` finds, in one search."""
+_SINGLE_LINE_REFUSED = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Every character a single-line text field refuses (NUL, lone surrogates, Cc except tab)."""
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 # type/subtype (RFC 6838 §4.2), optionally with the one parameter docbinder keeps: the
@@ -98,6 +102,10 @@ def _id_problem(name: str, value: object) -> str | None:
 
 
 def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # Fast path for the usual value, a plain str that passes; anything else is judged
+    # (and its message built) by _id_problem.
+    if type(value) is str and 0 < len(value) <= 128 and _BAD_ID_CHAR_RE.search(value) is None:
+        return
     problem = _id_problem(attribute.name, value)
     if problem is not None:
         raise InvalidInput(problem)
@@ -143,12 +151,20 @@ def _check_sha256(_instance: object, attribute: attrs.Attribute[Any], value: obj
 
 
 def _check_non_negative(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is int and value >= 0:  # the usual value; bool and other types go on
+        return
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidInput(f"{attribute.name} must be a non-negative integer")
 
 
+_ZERO = timedelta(0)
+
+
 def _check_utc(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, datetime) or value.utcoffset() != timedelta(0):
+    # A plain datetime in datetime.UTC has offset zero; other values are asked for theirs.
+    if type(value) is datetime and value.tzinfo is UTC:
+        return
+    if not isinstance(value, datetime) or value.utcoffset() != _ZERO:
         raise InvalidInput(f"{attribute.name} must be a timezone-aware UTC datetime")
 
 
@@ -157,6 +173,8 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise InvalidInput(
             f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
         )
+    if _CONTROL_OR_SURROGATE.search(value) is None:
+        return
     if CONTROL_CHARACTERS.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
     if SURROGATES.search(value):
@@ -209,6 +227,8 @@ def check_text_field(
         raise InvalidInput(f"{name} must not be empty")
     if len(value) > max_length:
         raise InvalidInput(f"{name} is longer than {max_length} characters")
+    if single_line and _SINGLE_LINE_REFUSED.search(value) is None:
+        return value  # one search clears the two below
     found = _NUL_OR_SURROGATE.search(value)
     if found is not None:
         what = "NUL characters" if found.group() == "\x00" else "lone surrogates"
@@ -541,6 +561,10 @@ class ContentPart:
     encoding_guessed: bool = False
 
 
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` uses, made once."""
+
+
 def duplicate_key(sha256: str, file_name: str, created_by: str, scope: Scope) -> str:
     """The key two FileItems share when one duplicates the other (SPEC C2).
 
@@ -548,10 +572,8 @@ def duplicate_key(sha256: str, file_name: str, created_by: str, scope: Scope) ->
     mandate_id, feature_instance_id]``; a fixed 64-character string, so SQL
     backends can put a unique index on it whatever the file name's length.
     """
-    payload = json.dumps(
-        [sha256, file_name, created_by, scope.mandate_id, scope.feature_instance_id],
-        ensure_ascii=False,
-        separators=(",", ":"),
+    payload = _COMPACT_JSON.encode(
+        [sha256, file_name, created_by, scope.mandate_id, scope.feature_instance_id]
     )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -578,7 +600,7 @@ def _check_namespace(_instance: object, attribute: attrs.Attribute[Any], value: 
         raise InvalidInput(
             f"{attribute.name} must be a string of at most {MAX_FILE_NAME_LENGTH} characters"
         )
-    if CONTROL_CHARACTERS.search(value) or SURROGATES.search(value):
+    if _CONTROL_OR_SURROGATE.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters or surrogates")
 
 
@@ -632,7 +654,7 @@ def version_space_key(scope: Scope, namespace: str = "") -> str:
 
 
 def _json_hash(values: list[str | None]) -> str:
-    payload = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    payload = _COMPACT_JSON.encode(values)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 

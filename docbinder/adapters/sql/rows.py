@@ -32,10 +32,14 @@ SCOPE_COLUMNS: tuple[str, ...] = tuple(a.name for a in attrs.fields(Scope))
 """The columns a flattened :class:`Scope` occupies: ``mandate_id``, ``feature_instance_id``."""
 
 
+# ensure_ascii keeps the stored text plain ASCII, so any str (even one with a lone
+# surrogate) survives every driver and collation unchanged. Made once: json.dumps
+# would build the same encoder on every call.
+_TAGS_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def _tags_to_json(tags: tuple[str, ...]) -> str:
-    # ensure_ascii keeps the stored text plain ASCII, so any str (even one
-    # with a lone surrogate) survives every driver and collation unchanged.
-    return json.dumps(list(tags), ensure_ascii=True, separators=(",", ":"))
+    return _TAGS_JSON.encode(list(tags))
 
 
 def _tags_from_json(value: Any, _type: Any) -> tuple[str, ...]:

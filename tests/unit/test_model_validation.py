@@ -1,0 +1,325 @@
+"""Entity validators accept and refuse exactly what their full rules say, with the same messages.
+
+Each validator has a fast path for the usual value; these tests compare it, on many
+generated values, with the rule written out plainly (the reference functions below).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from docbinder.adapters.sql import rows
+from docbinder.adapters.system import UuidIdFactory, uuid4_text
+from docbinder.domain import model
+from docbinder.domain.counters import MAX_COUNTER, check_counter
+from docbinder.domain.errors import InvalidInput
+from docbinder.domain.model import (
+    MAX_LABEL_LENGTH,
+    Scope,
+    check_text_field,
+    duplicate_key,
+    version_space_key,
+)
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
+_NUL_OR_SURROGATE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+class Field:
+    """Stands in for the ``attrs.Attribute`` a validator receives (only its name is read)."""
+
+    name = "field"
+
+
+class Text(str):
+    """A str subclass: validators must treat it as the str it is."""
+
+
+class Count(int):
+    """An int subclass."""
+
+
+class Moment(datetime):
+    """A datetime subclass whose offset is whatever ``utcoffset`` says."""
+
+    def utcoffset(self) -> timedelta | None:
+        return timedelta(hours=1)
+
+
+# -- the rules written out plainly ------------------------------------------------------
+
+
+def reference_id(value: object) -> None:
+    if not isinstance(value, str) or not value or len(value) > 128:
+        raise InvalidInput("field must be a non-empty string of at most 128 characters")
+    if _BAD_ID_CHAR.search(value):
+        raise InvalidInput(
+            "field must not contain whitespace, control characters or lone surrogates"
+        )
+
+
+def reference_non_negative(value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidInput("field must be a non-negative integer")
+
+
+def reference_utc(value: object) -> None:
+    if not isinstance(value, datetime) or value.utcoffset() != timedelta(0):
+        raise InvalidInput("field must be a timezone-aware UTC datetime")
+
+
+def reference_label(value: object) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_LABEL_LENGTH:
+        raise InvalidInput(
+            f"field must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
+        )
+    if _CONTROL.search(value):
+        raise InvalidInput("field must not contain control characters")
+    if _SURROGATE.search(value):
+        raise InvalidInput("field must not contain lone surrogates")
+
+
+def reference_namespace(value: object) -> None:
+    if not isinstance(value, str) or len(value) > 1024:
+        raise InvalidInput("field must be a string of at most 1024 characters")
+    if _CONTROL.search(value) or _SURROGATE.search(value):
+        raise InvalidInput("field must not contain control characters or surrogates")
+
+
+def reference_text_field(
+    value: object, *, max_length: int, single_line: bool, allow_empty: bool
+) -> str:
+    name = "field"
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > max_length:
+        raise InvalidInput(f"{name} is longer than {max_length} characters")
+    found = _NUL_OR_SURROGATE.search(value)
+    if found is not None:
+        what = "NUL characters" if found.group() == "\x00" else "lone surrogates"
+        raise InvalidInput(f"{name} must not contain {what}")
+    if single_line and _CONTROL.search(value.replace("\t", " ")):
+        raise InvalidInput(f"{name} must not contain control characters")
+    return value
+
+
+# -- generated values -------------------------------------------------------------------
+
+_ALPHABET = (
+    "aZ09-_.:/#é漢"
+    " \t\n\r\x0b\x0c\x1c\x1f\x00\x01\x7f\x80\x85\x9f\xa0"
+    "\u2028\u3000\ufeff\ud800\udbff\udc00\udfff"
+)
+
+
+def strings(rng: random.Random, count: int) -> Iterator[str]:
+    yield from ("", " ", "\t", "a", "a\tb", "\x00", "\ud800", "x" * 128, "x" * 129)
+    yield from ("x" * 512, "x" * 513, "x" * 1024, "x" * 1025)
+    for _ in range(count):
+        length = rng.choice((1, 2, 3, 5, 8, 36, 127, 128, 129, 511, 512, 513))
+        plain = rng.random() < 0.5  # half mostly harmless, so the fast paths are taken
+        if plain:
+            chars = [rng.choice("abcXYZ019-_ .é") for _ in range(length)]
+            if rng.random() < 0.3:
+                chars[rng.randrange(length)] = rng.choice(_ALPHABET)
+        else:
+            chars = [rng.choice(_ALPHABET) for _ in range(length)]
+        yield "".join(chars)
+
+
+def values(rng: random.Random, count: int) -> Iterator[object]:
+    for text in strings(rng, count):
+        yield text
+        if rng.random() < 0.1:
+            yield Text(text)
+    yield from (None, 0, 1, -1, True, False, 1.0, b"abc", Count(3), ["a"], object())
+
+
+def _outcome(check: Callable[..., Any], *args: Any, **kwargs: Any) -> object:
+    try:
+        return ("ok", check(*args, **kwargs))
+    except InvalidInput as exc:
+        return ("refused", str(exc))
+
+
+# -- the comparisons --------------------------------------------------------------------
+
+
+def test_id_rule() -> None:
+    for value in values(random.Random(1), 20_000):
+        assert _outcome(model._check_id, None, Field, value) == _outcome(reference_id, value), repr(
+            value
+        )
+        assert model.is_valid_id(value) == (_outcome(reference_id, value)[0] == "ok")
+
+
+def test_label_rule() -> None:
+    for value in values(random.Random(2), 20_000):
+        assert _outcome(model._check_label, None, Field, value) == _outcome(
+            reference_label, value
+        ), repr(value)
+
+
+def test_namespace_rule() -> None:
+    for value in values(random.Random(3), 10_000):
+        assert _outcome(model._check_namespace, None, Field, value) == _outcome(
+            reference_namespace, value
+        ), repr(value)
+
+
+@pytest.mark.parametrize("single_line", [True, False])
+@pytest.mark.parametrize("allow_empty", [True, False])
+def test_text_field_rule(single_line: bool, allow_empty: bool) -> None:
+    for value in values(random.Random(4), 10_000):
+        kwargs: dict[str, Any] = {
+            "max_length": 128,
+            "single_line": single_line,
+            "allow_empty": allow_empty,
+        }
+        assert _outcome(check_text_field, "field", value, **kwargs) == _outcome(
+            reference_text_field, value, **kwargs
+        ), repr(value)
+
+
+def test_non_negative_rule() -> None:
+    for value in (0, 1, 2**40, -1, -(2**40), True, False, Count(0), Count(-1), 1.0, "1", None):
+        assert _outcome(model._check_non_negative, None, Field, value) == _outcome(
+            reference_non_negative, value
+        ), repr(value)
+
+
+def reference_counter(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"field must be a whole number, got {type(value).__name__}")
+    if value < 0 or value > MAX_COUNTER:
+        raise InvalidInput(f"field must be between 0 and {MAX_COUNTER}, got {value}")
+    return value
+
+
+def test_counter_rule() -> None:
+    candidates: list[object] = [0, 1, 7, MAX_COUNTER, MAX_COUNTER + 1, -1, 2**70, -(2**70)]
+    candidates += [True, False, Count(0), Count(-1), Count(MAX_COUNTER + 1), 1.0, "1", None]
+    for value in candidates:
+        assert _outcome(check_counter, "field", value) == _outcome(reference_counter, value), repr(
+            value
+        )
+
+
+def test_utc_rule() -> None:
+    now = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    candidates: list[object] = [
+        now,
+        now.replace(tzinfo=timezone(timedelta(0))),
+        now.replace(tzinfo=timezone(timedelta(0), "Z")),
+        now.replace(tzinfo=ZoneInfo("UTC")),
+        now.replace(tzinfo=ZoneInfo("Europe/Paris")),
+        now.replace(tzinfo=timezone(timedelta(hours=-5))),
+        now.replace(tzinfo=None),
+        Moment(2026, 12, 1, tzinfo=UTC),
+        date(2026, 12, 1),
+        "2026-12-01T09:30:00Z",
+        None,
+    ]
+    for value in candidates:
+        assert _outcome(model._check_utc, None, Field, value) == _outcome(reference_utc, value), (
+            repr(value)
+        )
+
+
+def test_entity_refusals_keep_their_messages() -> None:
+    now = datetime.now(UTC)
+    with pytest.raises(InvalidInput, match="must not contain whitespace"):
+        Scope("ac me")
+    with pytest.raises(InvalidInput, match="must be a non-empty string of at most 128"):
+        Scope("")
+    with pytest.raises(InvalidInput, match="file name must not contain control characters"):
+        model.FileItem(
+            id="f",
+            file_name="a\nb",
+            mime_type="text/plain",
+            size=0,
+            sha256=model.EMPTY_SHA256,
+            created_by="u",
+            scope=Scope("m"),
+            created_at=now,
+            blob_key="k",
+        )
+    with pytest.raises(InvalidInput, match="size must be a non-negative integer"):
+        model.FileItem(
+            id="f",
+            file_name="a",
+            mime_type="text/plain",
+            size=True,
+            sha256=model.EMPTY_SHA256,
+            created_by="u",
+            scope=Scope("m"),
+            created_at=now,
+            blob_key="k",
+        )
+
+
+def test_keys_are_the_compact_json_hashes() -> None:
+    rng = random.Random(5)
+    for name in strings(rng, 2_000):
+        scope = Scope("acme", None if rng.random() < 0.5 else "support")
+        payload = json.dumps(
+            ["a" * 64, name, "alice", scope.mandate_id, scope.feature_instance_id],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        expected = model.hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+        assert duplicate_key("a" * 64, name, "alice", scope) == expected
+        space = json.dumps(
+            [scope.mandate_id, scope.feature_instance_id, name],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        assert (
+            version_space_key(scope, name)
+            == model.hashlib.sha256(space.encode("utf-8", "surrogatepass")).hexdigest()
+        )
+
+
+def test_tags_json_is_compact_ascii_json() -> None:
+    rng = random.Random(6)
+    tags = tuple(strings(rng, 300))
+    assert rows._tags_to_json(tags) == json.dumps(
+        list(tags), ensure_ascii=True, separators=(",", ":")
+    )
+    assert rows._tags_to_json(()) == "[]"
+
+
+def test_ids_are_uuid4_text() -> None:
+    rng = random.Random(7)
+    samples = [bytes(16), b"\xff" * 16] + [rng.randbytes(16) for _ in range(20_000)]
+    for raw in samples:
+        assert uuid4_text(raw) == str(uuid.UUID(bytes=raw, version=4))
+    with pytest.raises(ValueError, match="16 bytes"):
+        uuid4_text(bytes(15))
+
+
+def test_id_factory_gives_distinct_version_4_uuids(monkeypatch: pytest.MonkeyPatch) -> None:
+    factory = UuidIdFactory()
+    made = {factory.new_id() for _ in range(1_000)}
+    assert len(made) == 1_000
+    for text in made:
+        parsed = uuid.UUID(text)
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+        assert str(parsed) == text
+    # The randomness is os.urandom's, as for uuid.uuid4.
+    monkeypatch.setattr("docbinder.adapters.system.os.urandom", lambda n: b"\x11" * n)
+    assert factory.new_id() == str(uuid.UUID(bytes=b"\x11" * 16, version=4))
