@@ -137,8 +137,8 @@ def blob_origin(store_id: str, database_id: str | None, key: str) -> str:
     put there by mistake, not from a forger holding the store's credentials.
     """
     database = database_id or "-"
-    mac = hmac.new(store_id.encode(), f"{key}\n{database}".encode(), hashlib.sha256)
-    return f"{ORIGIN_VERSION} {store_id} {database} {mac.hexdigest()[:32]}"
+    mac = hmac.digest(store_id.encode(), f"{key}\n{database}".encode(), "sha256")
+    return f"{ORIGIN_VERSION} {store_id} {database} {mac.hex()[:32]}"
 
 
 @attrs.frozen
