@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -137,8 +138,15 @@ def blob_origin(store_id: str, database_id: str | None, key: str) -> str:
     put there by mistake, not from a forger holding the store's credentials.
     """
     database = database_id or "-"
-    mac = hmac.new(store_id.encode(), f"{key}\n{database}".encode(), hashlib.sha256)
+    mac = _keyed_mac(store_id).copy()
+    mac.update(f"{key}\n{database}".encode())
     return f"{ORIGIN_VERSION} {store_id} {database} {mac.hexdigest()[:32]}"
+
+
+@functools.lru_cache(maxsize=16)
+def _keyed_mac(store_id: str) -> hmac.HMAC:
+    """HMAC-SHA-256 keyed with ``store_id``, fed nothing: copied for each mark (never updated)."""
+    return hmac.new(store_id.encode(), digestmod=hashlib.sha256)
 
 
 @attrs.frozen

@@ -120,6 +120,79 @@ def test_symlinked_root_is_fine(tmp_path: Path) -> None:
     assert list(store.keys()) == ["a/b"]
 
 
+def test_symlinks_out_of_the_root_at_any_depth_are_refused_for_every_write(
+    store: LocalDiskBlobStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ab123").write_bytes(b"theirs")
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "ab").symlink_to(outside, target_is_directory=True)  # docbinder's shard depth
+    (root / "a" / "b" / "link").symlink_to(outside, target_is_directory=True)
+    for key in ("ab/ab123", "ab/new", "a/b/link/new", "a/b/link/x/y"):
+        with pytest.raises(StorageError, match="outside"):
+            store.put(key, [b"evil"])
+    with pytest.raises(StorageError, match="outside"):
+        store.mark_committed("ab/ab123")
+    assert sorted(p.name for p in outside.iterdir()) == ["ab123"]
+    assert (outside / "ab123").read_bytes() == b"theirs"
+    if hasattr(os, "listxattr"):
+        assert os.listxattr(outside / "ab123") == []
+    assert temp_files(root) == []
+
+
+def test_symlinks_that_stay_inside_the_root_are_followed(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "ab").symlink_to(root / "real", target_is_directory=True)
+    (root / "real" / "deep" / "up").symlink_to(root / "real", target_is_directory=True)
+    store.put("ab/abc", [b"one"])
+    store.put("ab/deep/up/new/x", [b"two"])
+    assert (root / "real" / "abc").read_bytes() == b"one"
+    assert (root / "real" / "new" / "x").read_bytes() == b"two"
+    assert b"".join(store.open("ab/abc")) == b"one"
+    store.mark_committed("ab/abc")
+    assert store.is_committed("ab/abc") or not hasattr(os, "setxattr")
+
+
+def test_a_symlink_at_the_key_itself_is_replaced_not_written_through(
+    store: LocalDiskBlobStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "target"
+    outside.write_bytes(b"theirs")
+    (root / "ab").mkdir(parents=True)
+    (root / "ab" / "abc").symlink_to(outside)
+    store.put("ab/abc", [b"ours"])
+    assert outside.read_bytes() == b"theirs"
+    assert not (root / "ab" / "abc").is_symlink()
+    assert (root / "ab" / "abc").read_bytes() == b"ours"
+
+
+def test_a_blob_on_the_directory_path_is_a_storage_error_and_leaves_nothing(
+    store: LocalDiskBlobStore, root: Path
+) -> None:
+    store.put("ab/file", [b"x"])
+    for key in ("ab/file/child", "ab/file/deeper/child"):
+        with pytest.raises(StorageError, match="both a blob and the directory"):
+            store.put(key, [b"y"])
+    assert tree(root) == {"ab": None, "ab/file": b"x"}
+
+
+def test_put_closes_every_descriptor_it_opens(store: LocalDiskBlobStore, root: Path) -> None:
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to count descriptors")
+    store.put("ab/file", [b"x"])
+    before = len(os.listdir("/proc/self/fd"))
+    store.put("ab/second", [b"x"])
+    store.put("cd/e/f/g", [b"x"])
+    with pytest.raises(StorageError):
+        store.put("ab/file/child", [b"y"])
+    with pytest.raises(Boom):
+        store.put("ab/failed", failing(b"partial", Boom()))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_keys_skip_temp_hidden_and_foreign_files(store: LocalDiskBlobStore, root: Path) -> None:
     store.put("ab/blob", [b"x"])
     (root / "ab" / ".tmp-0123456789abcdef0123456789abcdef.part").write_bytes(b"partial")
@@ -418,7 +491,7 @@ def test_failing_rename_is_a_storage_error_and_leaves_nothing(
 ) -> None:
     store.put("k", [b"old"])
 
-    def failing_replace(src: object, dst: object) -> None:
+    def failing_replace(src: object, dst: object, **dir_fds: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
     monkeypatch.setattr(os, "replace", failing_replace)

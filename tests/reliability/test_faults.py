@@ -97,10 +97,10 @@ class _OsWithFaults:
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
 
-    def open(self, path: Any, flags: int, mode: int = 0o777) -> int:
+    def open(self, path: Any, flags: int, mode: int = 0o777, **dir_fd: Any) -> int:
         if flags & os.O_EXCL:  # a new temp file: a new put begins
             self.renamed = False
-        return os.open(path, flags, mode)
+        return os.open(path, flags, mode, **dir_fd)
 
     def write(self, fd: int, data: Any) -> int:
         return int(self._plan.call("disk.write", os.write, fd, data))
@@ -112,8 +112,8 @@ class _OsWithFaults:
             point = "disk.dir-fsync"
         self._plan.call(point, os.fsync, fd)
 
-    def replace(self, src: Any, dst: Any) -> None:
-        self._plan.call("disk.replace", os.replace, src, dst)
+    def replace(self, src: Any, dst: Any, **dir_fds: Any) -> None:
+        self._plan.call("disk.replace", os.replace, src, dst, **dir_fds)
         self.renamed = True
 
 

@@ -91,6 +91,15 @@ _CREATE_ATTEMPTS = 5  # a concurrent delete may prune the directory between mkdi
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY
+_BENEATH = (
+    bool(_O_DIRECTORY and _O_NOFOLLOW)
+    and {os.open, os.mkdir, os.rename, os.stat, os.unlink} <= os.supports_dir_fd
+)  # os.replace takes the same dir_fd arguments as os.rename (it is not listed separately)
+"""Whether ``put`` can work relative to an open directory (``openat``, ``renameat``: POSIX)."""
+_SLASH_SEP = os.sep == "/"
 _ENOATTR = getattr(errno, "ENODATA", getattr(errno, "ENOATTR", -1))  # no such attribute
 
 
@@ -155,8 +164,11 @@ class LocalDiskBlobStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = Path(os.path.realpath(os.fspath(root)))
+        self._root_text = os.fspath(self._root)
+        self._prefix = os.path.join(self._root_text, "")  # the root and one separator
         self._identity: str | None = None
         self._writers: set[str] = set()
+        self._writer: str | None = None  # the one database registered here, named in marks
         self._unconfirmable_told = False
 
     @classmethod
@@ -283,6 +295,7 @@ class LocalDiskBlobStore:
         if "/" in database_id:
             raise InvalidInput(f"invalid database id {database_id!r}")
         self._writers.add(database_id)
+        self._writer = database_id if self._writers == {database_id} else None
         directory = self._root / DATABASES_DIR
         path = directory / database_id
         if path.is_file():
@@ -319,7 +332,7 @@ class LocalDiskBlobStore:
         treats the blob as unconfirmed. :class:`BlobMissing` for an absent
         blob, :class:`StorageError` for other disk faults.
         """
-        path = self._path(key)
+        path = self._path(key, final=False)  # lsetxattr never follows the last component
         setxattr = getattr(os, "setxattr", None)
         if setxattr is None:
             self._unconfirmable(path, "this platform has no extended attributes")
@@ -337,7 +350,7 @@ class LocalDiskBlobStore:
             raise _storage_error("record the commit of", path, exc) from exc
         return True
 
-    def _mark_as_owner(self, path: Path, refused: OSError) -> bool:
+    def _mark_as_owner(self, path: str, refused: OSError) -> bool:
         """Set the record on a file read-only for its owner, this process; ``False`` otherwise."""
         try:
             fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
@@ -364,7 +377,7 @@ class LocalDiskBlobStore:
             os.close(fd)
         return True
 
-    def _unconfirmable(self, path: Path, reason: str) -> None:
+    def _unconfirmable(self, path: str, reason: str) -> None:
         if self._unconfirmable_told:
             log.debug("local disk keeps no commit record on %s: %s", path, reason)
             return
@@ -415,37 +428,152 @@ class LocalDiskBlobStore:
 
     # -- paths --------------------------------------------------------------
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str, *, final: bool = True) -> str:
         """The file for ``key``; :class:`StorageError` if it resolves outside the root.
 
         The root was resolved when the store was made, so only the entries
         below it can be symlinks: each existing one is ``lstat``-ed (two
-        system calls for docbinder's own keys), and only when one of them is
-        a symlink is the whole path resolved and checked against the root.
+        system calls for docbinder's own keys, one without ``final``: for a
+        caller whose system call never follows the last component, such as
+        ``lsetxattr``), and only when one of them is a symlink is the whole
+        path resolved and checked against the root.
         """
-        parts = check_blob_key(key).split("/")
-        path = self._root.joinpath(*parts)
-        current = os.fspath(self._root)
-        for part in parts:
-            current = os.path.join(current, part)
+        check_blob_key(key)
+        path = self._prefix + (key if _SLASH_SEP else key.replace("/", os.sep))
+        end = key.find("/")
+        while end >= 0 or final:
             try:
-                linked = stat_mod.S_ISLNK(os.lstat(current).st_mode)
+                mode = os.lstat(path if end < 0 else self._prefix + key[:end]).st_mode
             except OSError:
                 break  # absent (or unreadable) here: nothing below it to follow
-            if linked:
+            if stat_mod.S_ISLNK(mode):
                 return self._checked_real_path(key, path)
+            if end < 0:
+                break
+            end = key.find("/", end + 1)
         return path
 
-    def _checked_real_path(self, key: str, path: Path) -> Path:
+    def _checked_real_path(self, key: str, path: str) -> str:
         """``path`` if, symlinks resolved, it stays inside the root; else :class:`StorageError`."""
         real = os.path.realpath(path)
-        root = os.fspath(self._root)
-        if real != os.fspath(path) and os.path.commonpath([real, root]) != root:
+        root = self._root_text
+        if real != path and os.path.commonpath([real, root]) != root:
             raise StorageError(
                 f"local disk: blob path for key {key!r} resolves to {real}, outside {root}; "
                 "refusing to follow a symlink out of the store"
             )
         return path
+
+    def _open_parent(self, key: str, parts: list[str]) -> tuple[int, str]:
+        """Open the directory holding the blob ``key`` (``parts``: its segments); ``(fd, path)``.
+
+        Missing directories are made (and their parents ``fsync``ed). No
+        symlink below the root is ever followed unchecked: each directory is
+        opened relative to its parent with ``O_NOFOLLOW|O_DIRECTORY``, so a
+        component that is, or becomes at any moment, a link makes the open
+        fail instead of leading elsewhere; docbinder's own keys (``ab/<id>``)
+        need one ``open``. A link met on the way is resolved and followed only
+        when it stays inside the root (:class:`StorageError` otherwise), as
+        reading does. The caller closes the descriptor.
+        """
+        if len(parts) == 2:  # one directory below the root, as all of docbinder's keys
+            where = self._prefix + parts[0]
+            try:
+                return os.open(where, _DIR_FLAGS | _O_NOFOLLOW), where
+            except OSError:
+                pass  # missing, a symlink or a file: the walk below tells which
+        return self._open_beneath(key, parts[:-1], resolved=False)
+
+    def _open_beneath(self, key: str, dirs: list[str], *, resolved: bool) -> tuple[int, str]:
+        """Open ``<root>/<dirs...>`` one directory at a time, making missing ones."""
+        fd = self._open_root()
+        where = self._root_text
+        try:
+            for name in dirs:
+                child_where = os.path.join(where, name)
+                child = self._open_child(fd, where, name, child_where, key, resolved=resolved)
+                os.close(fd)
+                fd = child
+                if child < 0:  # a symlink: resolve it and walk the real directories instead
+                    return self._open_resolved(key, dirs)
+                where = child_where
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            raise
+        return fd, where
+
+    def _open_root(self) -> int:
+        """Open the root directory (following the root's own path), making it if it is missing."""
+        root = self._root_text
+        try:
+            return os.open(root, _DIR_FLAGS)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise _storage_error("open directory", root, exc) from exc
+        try:
+            self._makedirs(self._root)
+            return os.open(root, _DIR_FLAGS)
+        except OSError as exc:
+            raise _storage_error("create directory", root, exc) from exc
+
+    def _open_child(
+        self, parent: int, parent_where: str, name: str, where: str, key: str, *, resolved: bool
+    ) -> int:
+        """Open (making it if missing) the directory ``name`` in ``parent``; -1 for a symlink."""
+        for _attempt in range(_CREATE_ATTEMPTS):
+            try:
+                return os.open(name, _DIR_FLAGS | _O_NOFOLLOW, dir_fd=parent)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                return self._not_a_directory(parent, name, where, key, exc, resolved=resolved)
+            try:
+                os.mkdir(name, 0o777, dir_fd=parent)
+            except FileExistsError:
+                continue  # made meanwhile by another writer
+            except OSError as exc:
+                raise _storage_error("create directory", where, exc) from exc
+            self._fsync_directory(parent, parent_where)
+        # A concurrent delete pruned it every time it was made.
+        raise StorageError(errno.ENOENT, f"local disk: cannot create directory {where}")
+
+    @staticmethod
+    def _not_a_directory(
+        parent: int, name: str, where: str, key: str, refused: OSError, *, resolved: bool
+    ) -> int:
+        """-1 when ``name`` in ``parent`` is a symlink to resolve; raise why it cannot be opened."""
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            raise _storage_error("open directory", where, refused) from refused
+        if stat_mod.S_ISLNK(info.st_mode):
+            if not resolved:
+                return -1
+            raise StorageError(
+                f"local disk: {where} became a symlink while storing blob {key!r}; "
+                "refusing to follow it"
+            ) from refused
+        if not stat_mod.S_ISDIR(info.st_mode):
+            raise StorageError(
+                f"local disk: cannot store blob {key!r}: a blob occupies the directory name "
+                f"{where} (a key cannot be both a blob and the directory of other blobs)"
+            ) from refused
+        raise _storage_error("open directory", where, refused) from refused
+
+    def _open_resolved(self, key: str, dirs: list[str]) -> tuple[int, str]:
+        """Open the blob's directory through a symlink only if its real path is inside the root."""
+        root = self._root_text
+        real = os.path.realpath(os.path.join(root, *dirs))
+        if os.path.commonpath([real, root]) != root:
+            raise StorageError(
+                f"local disk: blob path for key {key!r} resolves to {real}, outside {root}; "
+                "refusing to follow a symlink out of the store"
+            )
+        relative = os.path.relpath(real, root)
+        inside = [] if relative == os.curdir else relative.split(os.sep)
+        return self._open_beneath(key, inside, resolved=True)
 
     # -- writing ------------------------------------------------------------
 
@@ -460,9 +588,84 @@ class LocalDiskBlobStore:
         propagates; an exception raised by the input itself propagates
         unchanged, disk faults become :class:`StorageError`. Memory use is
         bounded by the largest input chunk plus 64 KiB.
+
+        The directory is opened once (:meth:`_open_parent`, never through a
+        symlink leading out of the root) and the temp file's creation, the
+        rename and the directory's ``fsync`` all go through that descriptor
+        (``openat``, ``renameat``). A symlink at the key's own name is
+        replaced, never followed (rename(2)).
         """
+        if not _BENEATH:  # pragma: no cover - platforms without dir_fd (Windows)
+            return self._put_by_path(key, data)
+        parts = check_blob_key(key).split("/")
+        name = parts[-1]
+        directory, where, fd, temp = self._open_temp(key, parts)
+        temp_path = f"{where}{os.sep}{temp}"
+        try:
+            size = self._write_all(fd, data, temp_path)
+            self._mark(fd, key, temp_path)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise _storage_error("flush", temp_path, exc) from exc
+            fd, to_close = -1, fd
+            try:
+                os.close(to_close)
+            except OSError as exc:
+                raise _storage_error("close", temp_path, exc) from exc
+            try:
+                os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+            except OSError as exc:
+                path = f"{where}{os.sep}{name}"
+                if _is_directory_at(directory, name):
+                    raise StorageError(
+                        f"local disk: cannot store blob {key!r}: {path} is a directory "
+                        "holding other blobs"
+                    ) from exc
+                raise _storage_error("rename temp file to", path, exc) from exc
+        except BaseException:
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            _discard_at(directory, temp, temp_path)
+            os.close(directory)
+            raise
+        try:
+            self._fsync_directory(directory, where)
+        except BaseException:
+            # The rename is not durable, and the caller is told the put failed:
+            # take the blob back so that a failed put leaves nothing visible.
+            _discard_at(directory, name, f"{where}{os.sep}{name}")
+            raise
+        finally:
+            os.close(directory)
+        log.debug("local disk stored blob %s (%d bytes)", key, size)
+        return size
+
+    def _open_temp(self, key: str, parts: list[str]) -> tuple[int, str, int, str]:
+        """Open the blob's directory and create a temp file in it: ``(dir fd, dir, fd, temp name)``."""
+        for attempt in range(_CREATE_ATTEMPTS):
+            directory, where = self._open_parent(key, parts)
+            temp = f"{TEMP_PREFIX}{os.urandom(16).hex()}{TEMP_SUFFIX}"
+            try:
+                return directory, where, os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=directory), temp
+            except BaseException as exc:
+                os.close(directory)
+                if not isinstance(exc, OSError):
+                    raise
+                # FileNotFoundError: a concurrent delete pruned the (empty) directory
+                # after it was opened; FileExistsError: the random name was taken.
+                if attempt == _CREATE_ATTEMPTS - 1 or not isinstance(
+                    exc, FileNotFoundError | FileExistsError
+                ):
+                    raise _storage_error("create temp file", f"{where}{os.sep}{temp}", exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _put_by_path(self, key: str, data: Chunks | BinaryIO) -> int:  # pragma: no cover
+        """:meth:`put` by path names, where ``os`` has no ``dir_fd`` (Windows)."""
         path = self._path(key)
-        fd, temp = self._create_temp(path.parent)
+        parent = Path(os.path.dirname(path))
+        fd, temp = self._create_temp(parent)
         try:
             size = self._write_all(fd, data, temp)
             self._mark(fd, key, temp)
@@ -478,7 +681,7 @@ class LocalDiskBlobStore:
             try:
                 os.replace(temp, path)
             except OSError as exc:
-                if path.is_dir():
+                if os.path.isdir(path):
                     raise StorageError(
                         f"local disk: cannot store blob {key!r}: {path} is a directory "
                         "holding other blobs"
@@ -491,22 +694,18 @@ class LocalDiskBlobStore:
             _discard(temp)
             raise
         try:
-            self._fsync_dir(path.parent)
+            self._fsync_dir(parent)
         except BaseException:
-            # The rename is not durable, and the caller is told the put failed:
-            # take the blob back so that a failed put leaves nothing visible.
             _discard(path)
             raise
-        log.debug("local disk stored blob %s (%d bytes)", key, size)
         return size
 
-    def _mark(self, fd: int, key: str, temp: Path) -> None:
+    def _mark(self, fd: int, key: str, temp: Path | str) -> None:
         """Set the provenance mark of ``key`` on the open temp file (nothing if unsupported)."""
         setxattr = getattr(os, "setxattr", None)
         if self._identity is None or setxattr is None:
             return
-        writer = next(iter(self._writers)) if len(self._writers) == 1 else None
-        mark = blob_origin(self._identity, writer, key).encode("ascii")
+        mark = blob_origin(self._identity, self._writer, key).encode("ascii")
         try:
             setxattr(fd, ORIGIN_XATTR, mark)
         except OSError as exc:
@@ -517,12 +716,11 @@ class LocalDiskBlobStore:
 
     def _create_temp(self, directory: Path) -> tuple[int, Path]:
         """Create the directory chain and an exclusive temp file in it; return (fd, path)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY
         for attempt in range(_CREATE_ATTEMPTS):
             temp = directory / f"{TEMP_PREFIX}{secrets.token_hex(16)}{TEMP_SUFFIX}"
             try:
                 self._makedirs(directory)
-                return os.open(temp, flags, 0o666), temp
+                return os.open(temp, _TEMP_FLAGS, 0o666), temp
             except StorageError:
                 raise
             except FileNotFoundError as exc:
@@ -557,7 +755,7 @@ class LocalDiskBlobStore:
             self._fsync_dir(new.parent)
 
     @staticmethod
-    def _write_all(fd: int, data: Chunks | BinaryIO, temp: Path) -> int:
+    def _write_all(fd: int, data: Chunks | BinaryIO, temp: Path | str) -> int:
         """Write every chunk of ``data`` to ``fd``; small chunks are gathered into 64 KiB writes."""
         size = 0
         pending = bytearray()
@@ -578,22 +776,28 @@ class LocalDiskBlobStore:
             _write_fully(fd, pending, temp)
         return size
 
-    @staticmethod
-    def _fsync_dir(directory: Path) -> None:
+    @classmethod
+    def _fsync_dir(cls, directory: Path | str) -> None:
         """Make entries added to ``directory`` durable (POSIX; a no-op where unsupported)."""
         if os.name == "nt":  # pragma: no cover - Windows cannot open a directory
             return
         try:
-            fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+            fd = os.open(directory, _DIR_FLAGS)
         except OSError as exc:
             raise _storage_error("open directory", directory, exc) from exc
+        try:
+            cls._fsync_directory(fd, directory)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _fsync_directory(fd: int, directory: Path | str) -> None:
+        """``fsync`` the open directory ``fd``; file systems that cannot are let be."""
         try:
             os.fsync(fd)
         except OSError as exc:
             if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
                 raise _storage_error("flush directory", directory, exc) from exc
-        finally:
-            os.close(fd)
 
     # -- reading ------------------------------------------------------------
 
@@ -642,7 +846,7 @@ class LocalDiskBlobStore:
         return self._lookup(self._path(key)) is not None
 
     @staticmethod
-    def _lookup(path: Path) -> os.stat_result | None:
+    def _lookup(path: str) -> os.stat_result | None:
         """``stat`` of the regular file at ``path``, ``None`` if there is none."""
         try:
             info = os.stat(path)
@@ -662,16 +866,16 @@ class LocalDiskBlobStore:
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
-            if path.is_dir():  # a directory of other blobs, not a blob
+            if os.path.isdir(path):  # a directory of other blobs, not a blob
                 return
             raise _storage_error("delete", path, exc) from exc
-        parent = path.parent
-        while parent != self._root and self._root in parent.parents:
+        parent = os.path.dirname(path)
+        while parent != self._root_text and parent.startswith(self._prefix):
             try:
                 os.rmdir(parent)
             except OSError:
                 break  # not empty (or already gone): stop pruning
-            parent = parent.parent
+            parent = os.path.dirname(parent)
 
     # -- listing ------------------------------------------------------------
 
@@ -773,7 +977,7 @@ class FileChunks(ClosingChunks):
     ``with`` block, or when collected. Read faults raise :class:`StorageError`.
     """
 
-    def __init__(self, fd: int, chunk_size: int, path: Path) -> None:
+    def __init__(self, fd: int, chunk_size: int, path: Path | str) -> None:
         self._fd = fd
         self._chunk_size = chunk_size
         self._path = path
@@ -798,7 +1002,7 @@ class FileChunks(ClosingChunks):
             os.close(fd)
 
 
-def _write_fully(fd: int, data: bytes | bytearray, temp: Path) -> None:
+def _write_fully(fd: int, data: bytes | bytearray, temp: Path | str) -> None:
     """``write(2)`` until all of ``data`` is on ``fd`` (a write may be short)."""
     view = memoryview(data)
     while view:
@@ -806,10 +1010,12 @@ def _write_fully(fd: int, data: bytes | bytearray, temp: Path) -> None:
             written = os.write(fd, view)
         except OSError as exc:
             raise _storage_error("write", temp, exc) from exc
+        if written == len(view):
+            return
         view = view[written:]
 
 
-def _read_mark(path: Path) -> str | None:
+def _read_mark(path: str) -> str | None:
     """The :data:`ORIGIN_XATTR` of ``path``; ``None`` if absent, unreadable or unsupported."""
     getxattr = getattr(os, "getxattr", None)
     if getxattr is None:
@@ -821,7 +1027,7 @@ def _read_mark(path: Path) -> str | None:
     return raw.decode("ascii", "replace")
 
 
-def _discard(temp: Path) -> None:
+def _discard(temp: Path | str) -> None:
     """Remove a temp file after a failed ``put``; a failure here is logged, never raised."""
     try:
         os.unlink(temp)
@@ -829,3 +1035,21 @@ def _discard(temp: Path) -> None:
         pass
     except OSError as exc:
         log.warning("local disk could not remove temp file %s: %s", temp, exc)
+
+
+def _discard_at(directory: int, name: str, path: str) -> None:
+    """Remove ``name`` from the open ``directory`` after a failed ``put``; logged, never raised."""
+    try:
+        os.unlink(name, dir_fd=directory)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("local disk could not remove temp file %s: %s", path, exc)
+
+
+def _is_directory_at(directory: int, name: str) -> bool:
+    """Whether ``name`` in the open ``directory`` is a directory (not following a symlink)."""
+    try:
+        return stat_mod.S_ISDIR(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
