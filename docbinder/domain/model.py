@@ -475,6 +475,20 @@ class ChatMessage:
         message got its number); documents that already do are kept as they are.
         """
         r, t, a = counters.as_tuple()
+        if (self.round_number, self.task_number, self.action_number) == (r, t, a) and all(
+            (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
+            for doc in self.documents
+        ):
+            # The usual case: only the number is new. Every other field was validated
+            # when this message was built, so only the number is checked; a copy with it
+            # replaced equals what ``attrs.evolve`` would build, without re-validating
+            # every field and document.
+            _check_non_negative(self, _SEQUENCE_NR, sequence_nr)
+            placed = object.__new__(ChatMessage)
+            for name in _MESSAGE_FIELDS:
+                object.__setattr__(placed, name, getattr(self, name))
+            object.__setattr__(placed, "sequence_nr", sequence_nr)
+            return placed
         documents = tuple(
             doc
             if (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
@@ -493,6 +507,10 @@ class ChatMessage:
     def with_label_suffix(self, token: str) -> ChatMessage:
         """This message under :func:`suffixed_label` ``(documents_label, token)`` (ADR 0004)."""
         return attrs.evolve(self, documents_label=suffixed_label(self.documents_label, token))
+
+
+_SEQUENCE_NR = attrs.fields(ChatMessage).sequence_nr
+_MESSAGE_FIELDS = tuple(field.name for field in attrs.fields(ChatMessage))
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ from docbinder.domain.counters import (
     check_counter,
 )
 from docbinder.domain.errors import Conflict, CountersWouldGoBack, InvalidInput
-from docbinder.domain.model import ChatWorkflow, Scope
+from docbinder.domain.model import ChatMessage, ChatWorkflow, Scope
 
 
 @pytest.mark.parametrize(
@@ -113,6 +113,30 @@ def test_a_placed_message_and_its_documents_carry_the_position_given() -> None:
     same = message.placed(1, WorkflowCounters(1, 0, 0))
     assert same.documents[0] is message.documents[0]
     assert attrs.evolve(same, sequence_nr=0) == message
+
+
+@pytest.mark.parametrize("number", [-1, True, 1.0, "1", None])
+def test_placing_at_the_same_position_still_checks_the_number(number: object) -> None:
+    from docbinder.testing.metadata_suite import make_message
+
+    workflow = ChatWorkflow("wf", Scope("m"), "u", datetime(2024, 1, 1, tzinfo=UTC))
+    message = make_message(workflow, files=1)
+    with pytest.raises(InvalidInput, match="sequence_nr must be a non-negative integer"):
+        message.placed(number, WorkflowCounters(1, 0, 0))  # type: ignore[arg-type]
+
+
+def test_placing_at_the_same_position_equals_a_rebuilt_message() -> None:
+    from docbinder.testing.metadata_suite import make_message
+
+    workflow = ChatWorkflow("wf", Scope("m"), "u", datetime(2024, 1, 1, tzinfo=UTC))
+    message = make_message(workflow, files=3)
+    placed = message.placed(12, WorkflowCounters(1, 0, 0))
+    rebuilt = ChatMessage(**{**attrs.asdict(message, recurse=False), "sequence_nr": 12})
+    assert placed == rebuilt and hash(placed) == hash(rebuilt)
+    assert placed.sequence_nr == 12 and message.sequence_nr == 0
+    assert attrs.fields_dict(ChatMessage).keys() == {
+        name for name in attrs.asdict(placed, recurse=False)
+    }
 
 
 _COUNTER = st.integers(0, 50)
