@@ -835,7 +835,7 @@ def checked_text_bytes(name: str, data: bytes, origin: str = "", *, whole: bool 
     The text must then pass the checks of the name's type: no NUL character;
     strict JSON for ``.json`` when ``whole`` (``False`` for a part appended to a
     file); JSON on each non-empty line of ``.jsonl``/``.ndjson``. ``origin``
-    (``" (decoded from base64)"``) goes into messages. Other names take any
+    (``" (the text 'SGVsbG8=' read as base64)"``) goes into messages. Other names take any
     bytes. Raises :class:`InvalidInput` with what was received, what is
     accepted and an example.
     """
@@ -950,7 +950,11 @@ def coerce_file_content(name: str, content: object) -> FileContent:
                 "name; accepted: bytes, a data: URI or a base64 string of the file; "
                 f"example: data:{binary.mime_type};base64,<base64 of the file>"
             )
-        return _binary_checked(name, extension, data_or_none, None, " (decoded from base64)")
+        shown = text.strip()
+        shown = shown if len(shown) <= 24 else shown[:21] + "..."
+        return _binary_checked(
+            name, extension, data_or_none, None, f" (the text {shown!r} read as base64)"
+        )
     return FileContent(name, _checked_text(name, text), None)
 
 

@@ -68,8 +68,8 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     parts = _text_parts(run, item, max_chars) if _has_text(item) else []
     if not parts:
         raise InvalidInput(
-            f"file '{item.file_name}' ({item.mime_type}) has no text to read; "
-            f"pass it to a document tool instead"
+            f"file '{item.file_name}' ({item.mime_type}) has no text to read; read it with "
+            f"read_documents and file:{item.id} (a file attached to the workflow)"
         )
     text = "\n\n".join(p.text or "" for p in parts)
     if len(text) > max_chars or any(p.truncated for p in parts):

@@ -31,6 +31,7 @@ import attrs
 from docbinder.application.binder import Run
 from docbinder.application.get_content import ContentResult
 from docbinder.application.resolve_document_list import (
+    DEFAULT_SUGGESTIONS,
     DocumentSuggestion,
     Resolution,
     ResolvedDocument,
@@ -613,10 +614,20 @@ def _miss_lines(
     return lines
 
 
-def _valid_references(suggestions: Sequence[DocumentSuggestion]) -> str:
+def _valid_references(suggestions: Sequence[DocumentSuggestion], limit: int | None = None) -> str:
+    """The ``Valid references:`` line: the most recent readable documents, at most ``limit``.
+
+    The resolver suggests at most
+    :data:`~docbinder.application.resolve_document_list.DEFAULT_SUGGESTIONS`; when the line
+    may not name them all, it says so and points at ``list_documents``.
+    """
     if not suggestions:
         return "Valid references: none (the active workflow has no readable documents)"
-    valid = ", ".join(f"{s.reference} ('{printable(s.file_name)}')" for s in suggestions)
+    shown = suggestions[:limit]
+    valid = ", ".join(f"{s.reference} ('{printable(s.file_name)}')" for s in shown)
+    if len(suggestions) > len(shown) or len(suggestions) >= DEFAULT_SUGGESTIONS:
+        # Said first: a tool error is cut at 500 characters.
+        return f"Valid references (the most recent only; list_documents lists them all): {valid}"
     return f"Valid references: {valid}"
 
 
@@ -641,7 +652,7 @@ def _nothing_resolved(resolution: Resolution) -> DocbinderError:
         misses += f"; {len(resolution.unresolved) - 3} more"
     return NotFound(
         f"no document found for {named}: {misses or 'no reference given'}. "
-        f"{_valid_references(resolution.suggestions[:5])}"
+        f"{_valid_references(resolution.suggestions, 5)}"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -420,3 +421,45 @@ def test_workflow_advance_usage_errors_exit_2_and_say_what_was_wrong(cli) -> Non
     assert cli("workflow", "advance", wf, "--next", "task").stdout.endswith(
         "now at round 1, task 1, action 0\n"
     )
+
+
+def test_the_readme_first_session_runs_as_written(tmp_path: Path) -> None:
+    """The ```sh walkthrough of the README's "Command line" section, run by ``sh`` as is."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
+    [script] = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "docbinder"
+    root = Path(__file__).resolve().parents[2]
+    wrapper.write_text(
+        f'#!/bin/sh\nPYTHONPATH="{root}" exec "{sys.executable}" -m docbinder "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "LANG": "C.UTF-8",
+    }
+    done = subprocess.run(
+        ["sh", "-e", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Wrote 'notes.md' (25 bytes)"
+    assert lines[1].startswith("  documentList ref: docItem:")
+    assert lines[2].startswith("  file id: ")
+    # resolve: the document (wrapped as the terminal width has it), then its text.
+    assert "notes.md (text/markdown) docList:writeFile:notes.md" in lines
+    assert lines[-4:] == [
+        "notes.md (text/markdown) docList:writeFile:notes.md",
+        "  text: # Notes / North grew 27 %.",
+        "# Notes",
+        "North grew 27 %.",
+    ]

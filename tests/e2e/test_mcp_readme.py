@@ -54,6 +54,11 @@ def user_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+def without_docbinder_on_path(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as a shell whose venv is not activated: no ``docbinder`` command on ``PATH``."""
+    return {**env, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+
+
 def run_example(code: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
     example = tmp_path / "example.py"
     example.write_text(code, encoding="utf-8")
@@ -72,7 +77,7 @@ def run_example(code: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
 def test_adk_example_lists_the_tools(tmp_path: Path, user_env: dict[str, str]) -> None:
     pytest.importorskip("google.adk")
     [code] = [b for b in blocks("python") if "McpToolset" in b]
-    lines = run_example(code, tmp_path, user_env)
+    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
     assert lines == [
         str(
             sorted(
@@ -95,7 +100,7 @@ def test_adk_example_lists_the_tools(tmp_path: Path, user_env: dict[str, str]) -
 def test_openai_agents_example_writes_and_reads(tmp_path: Path, user_env: dict[str, str]) -> None:
     pytest.importorskip("agents")
     [code] = [b for b in blocks("python") if "MCPServerStdio" in b]
-    lines = run_example(code, tmp_path, user_env)
+    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
     assert lines[0] == "Wrote 'findings.md' (27 bytes)"
     reference = re.fullmatch(r"  documentList ref: (docItem:[0-9a-f-]{36})", lines[1])
     assert reference
@@ -103,6 +108,16 @@ def test_openai_agents_example_writes_and_reads(tmp_path: Path, user_env: dict[s
     assert lines[4].startswith(f"--- {reference[1]} 'findings.md' (text/markdown, 27 bytes")
     assert lines[5:7] == ["# Findings", "North grew 27 %."]
     assert lines[7] == "analyst has 9 docbinder tools"
+
+
+def test_plain_mcp_client_example_reads_by_reference(
+    tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    [code] = [b for b in blocks("python") if "ClientSession(read, write)" in b]
+    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
+    assert lines[0] == "Wrote 'notes.md' (13 bytes)"
+    assert lines[1:3] == ["# Notes", "alpha"]
+    assert re.fullmatch(r"documentList ref: docItem:[0-9a-f-]{36}", lines[3])
 
 
 README_HOME = "/home/alice/.local/share/docbinder"

@@ -645,8 +645,13 @@ def test_read_file_text_html_pdf_and_refusals(binder: DocBinder, run: Run) -> No
         "# Quarterly repo\n[truncated after 16 characters]"
     )
     chart = create_chart(run, {"kind": "pie", "series": [{"labels": ["a"], "values": [1]}]})
-    with pytest.raises(InvalidInput, match=r"file 'chart.png' \(image/png\) has no text to read"):
-        read_file(run, chart.files[0].item.id)
+    chart_id = chart.files[0].item.id
+    with pytest.raises(InvalidInput) as no_text:
+        read_file(run, chart_id)
+    assert str(no_text.value) == (
+        f"file 'chart.png' (image/png) has no text to read; read it with read_documents and "
+        f"file:{chart_id} (a file attached to the workflow)"
+    )
     with pytest.raises(InvalidInput) as caught:
         read_file(run, html.item.id, max_chars=0)
     assert str(caught.value) == (

@@ -261,8 +261,8 @@ def test_content_shapes_per_type(name: str, content: object, expected: bytes) ->
         (
             "x.png",
             "SGVsbG8=",
-            "the content for 'x.png' is not a PNG image: its 5 bytes (decoded from base64) "
-            "start with 48 65 6C 6C 6F",
+            "the content for 'x.png' is not a PNG image: its 5 bytes (the text 'SGVsbG8=' read "
+            "as base64) start with 48 65 6C 6C 6F",
         ),
         ("x.csv", [1, 2], "the content for 'x.csv': got [1, 2] (list); accepted: a list of rows"),
         (

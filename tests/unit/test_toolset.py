@@ -516,3 +516,20 @@ def test_acall_runs_in_a_worker_thread(toolset: DocbinderToolset) -> None:
     written, read = anyio.run(main)
     assert ok(written).text.startswith("Wrote 'async.txt'")
     assert [p.text for p in ok(read).parts] == ["hi"]
+
+
+def test_valid_references_say_when_they_are_only_the_most_recent(run: Run) -> None:
+    toolset = DocbinderToolset(run)
+    for i in range(12):
+        ok(toolset.call("write_file", {"name": f"v{i}.txt", "content": f"text {i}"}))
+    refused = toolset.call("read_file", {"file_id": "docItem:00000000-0000-4000-8000-000000000000"})
+    assert refused.is_error
+    note = "Valid references (the most recent only; list_documents lists them all): docItem:"
+    assert note in refused.text
+    partly = ok(toolset.call("read_file", {"file_id": "docList:writeFile:v0.txt, docItem:nope"}))
+    last = partly.text.splitlines()[-1]
+    assert last.startswith(note) and last.count("docItem:") == 10
+    few = DocbinderToolset(run.binder.start_new_run(run.principal))
+    few.call("write_file", {"name": "only.txt", "content": "x"})
+    alone = ok(few.call("read_file", {"file_id": "docList:writeFile:only.txt, docItem:nope"}))
+    assert alone.text.splitlines()[-1].startswith("Valid references: docItem:")
