@@ -63,3 +63,18 @@ def run_script(
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def docbinder_command(bin_dir: Path) -> Path:
+    """A ``docbinder`` command in ``bin_dir`` (made if missing) that runs this checkout.
+
+    What a user's activated venv puts on ``PATH``: the examples and shell snippets
+    call ``docbinder`` by name.
+    """
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "docbinder"
+    script.write_text(
+        f'#!/bin/sh\nPYTHONPATH="{README.parent}" exec "{sys.executable}" -m docbinder "$@"\n'
+    )
+    script.chmod(0o755)
+    return script

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from docbinder.adapters.cli.main import app
 from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
+from tests.e2e.readme_examples import docbinder_command
 
 
 @pytest.fixture(autouse=True)
@@ -428,14 +429,7 @@ def test_the_readme_first_session_runs_as_written(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
     [script] = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "docbinder"
-    root = Path(__file__).resolve().parents[2]
-    wrapper.write_text(
-        f'#!/bin/sh\nPYTHONPATH="{root}" exec "{sys.executable}" -m docbinder "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    bin_dir = docbinder_command(tmp_path / "bin").parent
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "HOME": str(tmp_path),

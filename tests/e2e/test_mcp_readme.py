@@ -24,6 +24,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from docbinder.integrations.mcp import BearerTokens, token_hash
+from tests.e2e.readme_examples import docbinder_command
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -40,11 +41,7 @@ def blocks(language: str) -> list[str]:
 
 @pytest.fixture
 def user_env(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "docbinder"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m docbinder "$@"\n')
-    script.chmod(0o755)
+    bin_dir = docbinder_command(tmp_path / "bin").parent
     home = tmp_path / "home"
     home.mkdir()
     return {

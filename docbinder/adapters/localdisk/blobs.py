@@ -604,15 +604,8 @@ class LocalDiskBlobStore:
         try:
             size = self._write_all(fd, data, temp_path)
             self._mark(fd, key, temp_path)
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                raise _storage_error("flush", temp_path, exc) from exc
             fd, to_close = -1, fd
-            try:
-                os.close(to_close)
-            except OSError as exc:
-                raise _storage_error("close", temp_path, exc) from exc
+            _flush_and_close(to_close, temp_path)
             try:
                 os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
             except OSError as exc:
@@ -669,15 +662,8 @@ class LocalDiskBlobStore:
         try:
             size = self._write_all(fd, data, temp)
             self._mark(fd, key, temp)
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                raise _storage_error("flush", temp, exc) from exc
             fd, to_close = -1, fd
-            try:
-                os.close(to_close)
-            except OSError as exc:
-                raise _storage_error("close", temp, exc) from exc
+            _flush_and_close(to_close, temp)
             try:
                 os.replace(temp, path)
             except OSError as exc:
@@ -1000,6 +986,25 @@ class FileChunks(ClosingChunks):
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)
+
+
+def _flush_and_close(fd: int, temp: str | Path) -> None:
+    """``fsync`` and close the temp file ``fd`` (closed even when the ``fsync`` fails or is interrupted).
+
+    Raises :class:`StorageError` naming ``temp`` for either failure.
+    """
+    try:
+        os.fsync(fd)
+    except BaseException as exc:  # an interrupt too: the descriptor is closed either way
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        if isinstance(exc, OSError):
+            raise _storage_error("flush", temp, exc) from exc
+        raise
+    try:
+        os.close(fd)
+    except OSError as exc:
+        raise _storage_error("close", temp, exc) from exc
 
 
 def _write_fully(fd: int, data: bytes | bytearray, temp: Path | str) -> None:
