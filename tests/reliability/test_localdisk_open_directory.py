@@ -1,0 +1,96 @@
+"""Local-disk ``put`` through an open directory (ADR 0034) under races and failing system calls."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from docbinder.adapters.localdisk.blobs import LocalDiskBlobStore
+from docbinder.domain.errors import StorageError
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="POSIX only")
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.is_dir())
+
+
+def test_a_symlink_that_vanishes_while_it_is_resolved_fails_the_put_as_a_storage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # realpath lstat-s a link, then readlink-s it: a link removed in between (another
+    # process swapping the shard directory) makes readlink raise FileNotFoundError.
+    root = tmp_path / "root"
+    (root / "real").mkdir(parents=True)
+    (root / "ab").symlink_to("real")
+    store = LocalDiskBlobStore(root)
+    real_readlink = os.readlink
+
+    def vanished(path: str | os.PathLike[str], *args: object, **kwargs: object) -> str:
+        if os.fspath(path).endswith(f"{os.sep}ab"):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", os.fspath(path))
+        return real_readlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "readlink", vanished)
+    with pytest.raises(StorageError):
+        store.put("ab/cdef", [b"data"])
+    with pytest.raises(StorageError):
+        store.is_committed("ab/cdef")
+    monkeypatch.undo()
+    assert _files(root) == []
+
+
+@pytest.mark.parametrize("key", ["ab/cdef", "a/b/cdef"])
+@pytest.mark.parametrize("fault", ["EIO", "interrupt"])
+def test_a_directory_close_that_fails_closes_each_descriptor_once_and_leaks_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, fault: str
+) -> None:
+    # close(2) frees the descriptor even when it reports an error, and an interrupt
+    # arrives after it returned: closing the same number again could close a file
+    # another thread just opened, and here turned the interrupt into EBADF.
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "in").mkdir()
+    (root / "ab").symlink_to("in")  # the walk closes the root, then the link's parent
+    store = LocalDiskBlobStore(root)
+    real_close = os.close
+
+    def make_fault() -> BaseException:
+        return KeyboardInterrupt() if fault == "interrupt" else OSError(errno.EIO, "EIO")
+
+    for fail_at in range(1, 12):
+        calls = [0]
+        twice: list[int] = []
+
+        def closing(fd: int, fail_at: int = fail_at) -> None:
+            calls[0] += 1
+            try:
+                real_close(fd)
+            except OSError as exc:
+                if exc.errno == errno.EBADF:
+                    twice.append(fd)
+                raise
+            if calls[0] == fail_at:
+                raise make_fault()
+
+        before = _open_descriptors()
+        monkeypatch.setattr(os, "close", closing)
+        outcome: BaseException | None = None
+        try:
+            store.put(key, [b"data"])
+        except (StorageError, KeyboardInterrupt) as exc:
+            outcome = exc
+        finally:
+            monkeypatch.setattr(os, "close", real_close)
+        assert twice == [], (fail_at, outcome)
+        assert _open_descriptors() == before, (fail_at, outcome)
+        assert not [f for f in _files(root) if ".tmp-" in f]
+        if calls[0] < fail_at:
+            break
