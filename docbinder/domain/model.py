@@ -475,9 +475,13 @@ class ChatMessage:
         message got its number); documents that already do are kept as they are.
         """
         r, t, a = counters.as_tuple()
-        if type(self) is ChatMessage and (self.round_number, self.task_number, self.action_number) == (r, t, a) and all(
-            (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
-            for doc in self.documents
+        if (
+            type(self) is ChatMessage
+            and (self.round_number, self.task_number, self.action_number) == (r, t, a)
+            and all(
+                (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
+                for doc in self.documents
+            )
         ):
             # The usual case: only the number is new (and the class is this one, whose
             # fields are all copied below). Every other field was validated

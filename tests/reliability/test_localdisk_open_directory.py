@@ -69,7 +69,9 @@ def test_a_directory_close_that_fails_closes_each_descriptor_once_and_leaks_none
         calls = [0]
         twice: list[int] = []
 
-        def closing(fd: int, fail_at: int = fail_at) -> None:
+        def closing(
+            fd: int, fail_at: int = fail_at, calls: list[int] = calls, twice: list[int] = twice
+        ) -> None:
             calls[0] += 1
             try:
                 real_close(fd)
