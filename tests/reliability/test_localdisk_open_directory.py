@@ -96,3 +96,28 @@ def test_a_directory_close_that_fails_closes_each_descriptor_once_and_leaks_none
         assert not [f for f in _files(root) if ".tmp-" in f]
         if calls[0] < fail_at:
             break
+
+
+def test_a_put_whose_open_directory_is_pruned_by_a_delete_walks_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A delete prunes directories left empty; one a put has open (here root/a, just
+    # made) may go before the put makes its subdirectory in it (mkdirat: ENOENT).
+    root = tmp_path / "root"
+    root.mkdir()
+    store = LocalDiskBlobStore(root)
+    real_mkdir = os.mkdir
+    pruned: list[str] = []
+
+    def mkdir(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        if path == "b" and not pruned:
+            pruned.append(path)
+            os.rmdir(root / "a")  # the concurrent delete's pruning
+        real_mkdir(path, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    assert store.put("a/b/cdef", [b"data"]) == 4
+    monkeypatch.undo()
+    assert pruned == ["b"]
+    assert (root / "a" / "b" / "cdef").read_bytes() == b"data"
+    assert _files(root) == ["a/b/cdef"]

@@ -103,6 +103,10 @@ _SLASH_SEP = os.sep == "/"
 _ENOATTR = getattr(errno, "ENODATA", getattr(errno, "ENOATTR", -1))  # no such attribute
 
 
+class _DirectoryPruned(StorageError):
+    """A directory ``put`` had open was removed while it walked (a concurrent delete pruned it)."""
+
+
 def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
     """Translate ``exc`` into a :class:`StorageError` that keeps its ``errno`` and names the path."""
     reason = exc.strerror or str(exc)
@@ -535,6 +539,10 @@ class LocalDiskBlobStore:
                 os.mkdir(name, 0o777, dir_fd=parent)
             except FileExistsError:
                 continue  # made meanwhile by another writer
+            except FileNotFoundError as exc:
+                # The open parent itself was removed (a delete pruned it once empty).
+                error = _storage_error("create directory", where, exc)
+                raise _DirectoryPruned(*error.args) from exc
             except OSError as exc:
                 raise _storage_error("create directory", where, exc) from exc
             self._fsync_directory(parent, parent_where)
@@ -647,7 +655,12 @@ class LocalDiskBlobStore:
     def _open_temp(self, key: str, parts: list[str]) -> tuple[int, str, int, str]:
         """Open the blob's directory and create a temp file in it: ``(dir fd, dir, fd, temp name)``."""
         for attempt in range(_CREATE_ATTEMPTS):
-            directory, where = self._open_parent(key, parts)
+            try:
+                directory, where = self._open_parent(key, parts)
+            except _DirectoryPruned:
+                if attempt == _CREATE_ATTEMPTS - 1:
+                    raise
+                continue  # a concurrent delete pruned a directory on the way: walk again
             temp = f"{TEMP_PREFIX}{os.urandom(16).hex()}{TEMP_SUFFIX}"
             try:
                 return directory, where, os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=directory), temp
