@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
 
 import pytest
 
-from docbinder.adapters.localdisk.blobs import LocalDiskBlobStore
+from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR, LocalDiskBlobStore
 from docbinder.domain.errors import StorageError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="POSIX only")
@@ -121,3 +122,35 @@ def test_a_put_whose_open_directory_is_pruned_by_a_delete_walks_again(
     assert pruned == ["b"]
     assert (root / "a" / "b" / "cdef").read_bytes() == b"data"
     assert _files(root) == ["a/b/cdef"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="mark_committed checks the directory with lstat, then lsetxattr follows it by path",
+)
+def test_a_shard_directory_swapped_for_a_symlink_after_its_check_gets_no_record_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lsetxattr does not follow the last component, but does follow the directories
+    # on the way: a shard swapped for a link to elsewhere between the lstat of
+    # mark_committed and its lsetxattr puts the record on a file outside the root.
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "cdef").write_bytes(b"not the store's")
+    store = LocalDiskBlobStore(root)
+    store.put("ab/cdef", [b"data"])
+    real_lstat = os.lstat
+
+    def lstat_then_swap(path: str | os.PathLike[str], *args: object, **kwargs: object) -> object:
+        info = real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+        if os.fspath(path) == os.fspath(root / "ab"):
+            os.rename(root / "ab", root / "moved")
+            os.symlink(outside, root / "ab")
+        return info
+
+    monkeypatch.setattr(os, "lstat", lstat_then_swap)
+    with contextlib.suppress(StorageError):
+        store.mark_committed("ab/cdef")
+    monkeypatch.undo()
+    assert COMMITTED_XATTR not in os.listxattr(outside / "cdef")
