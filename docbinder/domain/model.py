@@ -475,11 +475,16 @@ class ChatMessage:
         message got its number); documents that already do are kept as they are.
         """
         r, t, a = counters.as_tuple()
-        if (self.round_number, self.task_number, self.action_number) == (r, t, a) and all(
-            (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
-            for doc in self.documents
+        if (
+            type(self) is ChatMessage
+            and (self.round_number, self.task_number, self.action_number) == (r, t, a)
+            and all(
+                (doc.round_number, doc.task_number, doc.action_number) == (r, t, a)
+                for doc in self.documents
+            )
         ):
-            # The usual case: only the number is new. Every other field was validated
+            # The usual case: only the number is new (and the class is this one, whose
+            # fields are all copied below). Every other field was validated
             # when this message was built, so only the number is checked; a copy with it
             # replaced equals what ``attrs.evolve`` would build, without re-validating
             # every field and document.

@@ -506,7 +506,8 @@ class _FiletypeIndex:
     """``filetype``'s matchers grouped by the first byte they can accept, in the library's order.
 
     Built from one state of the library's matcher list; :func:`filetype_guess`
-    rebuilds it when that list changes (``filetype.add_type``).
+    rebuilds it when that list changes (``filetype.add_type``). A matcher
+    given its own ``match`` (an instance attribute) runs for every first byte.
     """
 
     def __init__(self, matchers: list[_FiletypeMatcher]) -> None:
@@ -516,6 +517,7 @@ class _FiletypeIndex:
                 matcher
                 for matcher in self.matchers
                 if first in FILETYPE_FIRST_BYTES.get(type(matcher), range(256))
+                or "match" in getattr(matcher, "__dict__", ())  # its own match, not the class's
             )
             for first in range(256)
         )
@@ -537,8 +539,8 @@ def filetype_guess(head: bytes) -> _FiletypeMatcher | None:
     ``filetype.guess``.
     """
     global _filetype_index
-    if not _FILETYPE_TABLE_APPLIES:
-        return filetype.guess(head)
+    if not _FILETYPE_TABLE_APPLIES or not isinstance(head, bytes | bytearray):
+        return filetype.guess(head)  # filetype turns a memoryview (or a path) into bytes first
     buf = head[:_FILETYPE_SIGNATURE_BYTES]
     if not buf:
         return None

@@ -103,6 +103,10 @@ _SLASH_SEP = os.sep == "/"
 _ENOATTR = getattr(errno, "ENODATA", getattr(errno, "ENOATTR", -1))  # no such attribute
 
 
+class _DirectoryPruned(StorageError):
+    """A directory ``put`` had open was removed while it walked (a concurrent delete pruned it)."""
+
+
 def _storage_error(action: str, path: Path | str, exc: OSError) -> StorageError:
     """Translate ``exc`` into a :class:`StorageError` that keeps its ``errno`` and names the path."""
     reason = exc.strerror or str(exc)
@@ -455,7 +459,7 @@ class LocalDiskBlobStore:
 
     def _checked_real_path(self, key: str, path: str) -> str:
         """``path`` if, symlinks resolved, it stays inside the root; else :class:`StorageError`."""
-        real = os.path.realpath(path)
+        real = _real_path(key, path)
         root = self._root_text
         if real != path and os.path.commonpath([real, root]) != root:
             raise StorageError(
@@ -492,14 +496,16 @@ class LocalDiskBlobStore:
             for name in dirs:
                 child_where = os.path.join(where, name)
                 child = self._open_child(fd, where, name, child_where, key, resolved=resolved)
-                os.close(fd)
-                fd = child
+                # The child is held before the parent is closed: should the close be
+                # interrupted as it returns, only the child is left to close.
+                fd, parent = child, fd
+                _close_directory(parent)
                 if child < 0:  # a symlink: resolve it and walk the real directories instead
                     return self._open_resolved(key, dirs)
                 where = child_where
         except BaseException:
             if fd >= 0:
-                os.close(fd)
+                _close_directory(fd)
             raise
         return fd, where
 
@@ -533,6 +539,10 @@ class LocalDiskBlobStore:
                 os.mkdir(name, 0o777, dir_fd=parent)
             except FileExistsError:
                 continue  # made meanwhile by another writer
+            except FileNotFoundError as exc:
+                # The open parent itself was removed (a delete pruned it once empty).
+                error = _storage_error("create directory", where, exc)
+                raise _DirectoryPruned(*error.args) from exc
             except OSError as exc:
                 raise _storage_error("create directory", where, exc) from exc
             self._fsync_directory(parent, parent_where)
@@ -565,7 +575,7 @@ class LocalDiskBlobStore:
     def _open_resolved(self, key: str, dirs: list[str]) -> tuple[int, str]:
         """Open the blob's directory through a symlink only if its real path is inside the root."""
         root = self._root_text
-        real = os.path.realpath(os.path.join(root, *dirs))
+        real = _real_path(key, os.path.join(root, *dirs))
         if os.path.commonpath([real, root]) != root:
             raise StorageError(
                 f"local disk: blob path for key {key!r} resolves to {real}, outside {root}; "
@@ -621,7 +631,7 @@ class LocalDiskBlobStore:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             _discard_at(directory, temp, temp_path)
-            os.close(directory)
+            _close_directory(directory)
             raise
         try:
             self._fsync_directory(directory, where)
@@ -631,19 +641,24 @@ class LocalDiskBlobStore:
             _discard_at(directory, name, f"{where}{os.sep}{name}")
             raise
         finally:
-            os.close(directory)
+            _close_directory(directory)
         log.debug("local disk stored blob %s (%d bytes)", key, size)
         return size
 
     def _open_temp(self, key: str, parts: list[str]) -> tuple[int, str, int, str]:
         """Open the blob's directory and create a temp file in it: ``(dir fd, dir, fd, temp name)``."""
         for attempt in range(_CREATE_ATTEMPTS):
-            directory, where = self._open_parent(key, parts)
+            try:
+                directory, where = self._open_parent(key, parts)
+            except _DirectoryPruned:
+                if attempt == _CREATE_ATTEMPTS - 1:
+                    raise
+                continue  # a concurrent delete pruned a directory on the way: walk again
             temp = f"{TEMP_PREFIX}{os.urandom(16).hex()}{TEMP_SUFFIX}"
             try:
                 return directory, where, os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=directory), temp
             except BaseException as exc:
-                os.close(directory)
+                _close_directory(directory)
                 if not isinstance(exc, OSError):
                     raise
                 # FileNotFoundError: a concurrent delete pruned the (empty) directory
@@ -1058,3 +1073,27 @@ def _is_directory_at(directory: int, name: str) -> bool:
         return stat_mod.S_ISDIR(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
     except OSError:
         return False
+
+
+def _real_path(key: str, path: str) -> str:
+    """``os.path.realpath(path)``; :class:`StorageError` if a link on it changes meanwhile.
+
+    ``realpath`` ``lstat``s a component, then ``readlink``s it: a symlink
+    removed or replaced between the two raises the bare ``OSError`` of
+    ``readlink`` (Python 3.11, 3.12).
+    """
+    try:
+        return os.path.realpath(path)
+    except OSError as exc:
+        raise _storage_error(f"resolve the path of blob {key!r}:", path, exc) from exc
+
+
+def _close_directory(fd: int) -> None:
+    """Close a directory descriptor opened for reading; an error of ``close(2)`` is ignored.
+
+    Nothing written goes through such a descriptor, so a failing close loses
+    no data, and Linux frees the descriptor even then (close(2)): closing it
+    again could close another thread's newly opened file.
+    """
+    with contextlib.suppress(OSError):
+        os.close(fd)
