@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 from pathlib import Path
@@ -124,33 +123,47 @@ def test_a_put_whose_open_directory_is_pruned_by_a_delete_walks_again(
     assert _files(root) == ["a/b/cdef"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mark_committed checks the directory with lstat, then lsetxattr follows it by path",
-)
 def test_a_shard_directory_swapped_for_a_symlink_after_its_check_gets_no_record_outside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # lsetxattr does not follow the last component, but does follow the directories
-    # on the way: a shard swapped for a link to elsewhere between the lstat of
-    # mark_committed and its lsetxattr puts the record on a file outside the root.
+    # The shard is swapped for a link to elsewhere right after mark_committed opened it:
+    # the blob is opened relative to that descriptor, so the record lands on the blob
+    # the store wrote (now under "moved"), never on the file outside.
     root = tmp_path / "root"
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "cdef").write_bytes(b"not the store's")
     store = LocalDiskBlobStore(root)
     store.put("ab/cdef", [b"data"])
-    real_lstat = os.lstat
+    real_open = os.open
+    swapped: list[str] = []
 
-    def lstat_then_swap(path: str | os.PathLike[str], *args: object, **kwargs: object) -> object:
-        info = real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
-        if os.fspath(path) == os.fspath(root / "ab"):
+    def open_then_swap(
+        path: str | os.PathLike[str], flags: int, *args: object, **kw: object
+    ) -> int:
+        fd = real_open(path, flags, *args, **kw)  # type: ignore[arg-type]
+        if os.fspath(path) == os.fspath(root / "ab") and not swapped:
             os.rename(root / "ab", root / "moved")
             os.symlink(outside, root / "ab")
-        return info
+            swapped.append("ab")
+        return fd
 
-    monkeypatch.setattr(os, "lstat", lstat_then_swap)
-    with contextlib.suppress(StorageError):
-        store.mark_committed("ab/cdef")
+    monkeypatch.setattr(os, "open", open_then_swap)
+    recorded = store.mark_committed("ab/cdef")
     monkeypatch.undo()
+    assert swapped == ["ab"]
+    assert COMMITTED_XATTR not in os.listxattr(outside / "cdef")
+    assert recorded and COMMITTED_XATTR in os.listxattr(root / "moved" / "cdef")
+
+
+def test_a_shard_that_is_a_symlink_out_of_the_root_gets_no_record(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "cdef").write_bytes(b"not the store's")
+    store = LocalDiskBlobStore(root)
+    store.put("cd/0000", [b"data"])  # makes the root
+    os.symlink(outside, root / "ab")
+    with pytest.raises(StorageError):
+        store.mark_committed("ab/cdef")
     assert COMMITTED_XATTR not in os.listxattr(outside / "cdef")

@@ -93,6 +93,8 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC
+_MARK_FLAGS = os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+"""How :meth:`LocalDiskBlobStore.mark_committed` opens a blob: never through a link, never blocking on a FIFO."""
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY
 _BENEATH = (
     bool(_O_DIRECTORY and _O_NOFOLLOW)
@@ -327,40 +329,71 @@ class LocalDiskBlobStore:
     def mark_committed(self, key: str) -> bool:
         """Set :data:`COMMITTED_XATTR` on the blob file; ``False`` where it cannot be kept.
 
-        One ``setxattr`` in the usual case. When the file is read-only for
-        this process (``EACCES``/``EPERM``) and the process owns it, the
-        owner's write bit is added for the call and the mode put back (the
-        modification time does not change). ``False``, logged once per store
-        object, on file systems or platforms without user extended attributes
-        and for files this process may neither write nor chmod: ``gc`` then
-        treats the blob as unconfirmed. :class:`BlobMissing` for an absent
-        blob, :class:`StorageError` for other disk faults.
+        The blob's directory is opened as :meth:`put` opens it (never through
+        a symlink leading out of the root), the blob relative to it with
+        ``O_NOFOLLOW``, and the record is set on that open file
+        (``fsetxattr``), so no path is looked up again between the check and
+        the write: a directory swapped for a symlink meanwhile makes the open
+        fail instead of recording on a file elsewhere. When the file is
+        read-only for this process (``EACCES``/``EPERM``) and the process owns
+        it, the owner's write bit is added for the call and the mode put back
+        (the modification time does not change). ``False``, logged once per
+        store object, on file systems or platforms without user extended
+        attributes, for a symlink at the key, and for files this process may
+        neither write nor chmod: ``gc`` then treats the blob as unconfirmed.
+        :class:`BlobMissing` for an absent blob, :class:`StorageError` for
+        other disk faults.
         """
-        path = self._path(key, final=False)  # lsetxattr never follows the last component
-        setxattr = getattr(os, "setxattr", None)
-        if setxattr is None:
-            self._unconfirmable(path, "this platform has no extended attributes")
+        parts = check_blob_key(key).split("/")
+        if getattr(os, "setxattr", None) is None or not _BENEATH:  # pragma: no cover - not Linux
+            self._unconfirmable(self._root_text, "this platform has no extended attributes")
             return False
+        directory, where = self._open_existing_parent(key, parts)
+        path = f"{where}{os.sep}{parts[-1]}"
         try:
-            setxattr(path, COMMITTED_XATTR, COMMITTED_VALUE, follow_symlinks=False)
+            fd = os.open(parts[-1], _MARK_FLAGS, dir_fd=directory)
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise BlobMissing(f"blob {key} is missing from {self.url}") from exc
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._unconfirmable(path, "the blob's name is a symlink")
+                return False
             if exc.errno in (errno.EACCES, errno.EPERM):
-                return self._mark_as_owner(path, exc)
-            if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
-                self._unconfirmable(path, "the file system keeps no user extended attributes")
+                self._unconfirmable(path, f"no permission to open the file ({exc.strerror})")
                 return False
             raise _storage_error("record the commit of", path, exc) from exc
+        finally:
+            _close_directory(directory)
+        try:
+            try:
+                os.setxattr(fd, COMMITTED_XATTR, COMMITTED_VALUE)
+            except OSError as exc:
+                if exc.errno in (errno.EACCES, errno.EPERM):
+                    return self._mark_as_owner(fd, path, exc)
+                if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                    self._unconfirmable(path, "the file system keeps no user extended attributes")
+                    return False
+                raise _storage_error("record the commit of", path, exc) from exc
+        finally:
+            os.close(fd)
         return True
 
-    def _mark_as_owner(self, path: str, refused: OSError) -> bool:
-        """Set the record on a file read-only for its owner, this process; ``False`` otherwise."""
-        try:
-            fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            self._unconfirmable(path, f"no permission to write the file ({refused.strerror})")
-            return False
+    def _open_existing_parent(self, key: str, parts: list[str]) -> tuple[int, str]:
+        """:meth:`_open_parent` for a blob that should exist: :class:`BlobMissing` if its directory does not."""
+        if len(parts) == 2:  # docbinder's own keys: one open, as put's
+            where = self._prefix + parts[0]
+            try:
+                return os.open(where, _DIR_FLAGS | _O_NOFOLLOW), where
+            except FileNotFoundError as exc:
+                raise BlobMissing(f"blob {key} is missing from {self.url}") from exc
+            except OSError:
+                pass  # a symlink or a file: the walk below tells which, and where it leads
+        if not os.path.lexists(self._prefix + os.sep.join(parts[:-1])):
+            raise BlobMissing(f"blob {key} is missing from {self.url}")
+        return self._open_parent(key, parts)
+
+    def _mark_as_owner(self, fd: int, path: str, refused: OSError) -> bool:
+        """Set the record on ``fd``, read-only for its owner, this process; ``False`` otherwise."""
         try:
             info = os.fstat(fd)
             if info.st_uid != os.geteuid() or not stat_mod.S_ISREG(info.st_mode):
@@ -377,8 +410,6 @@ class LocalDiskBlobStore:
         except OSError as exc:
             self._unconfirmable(path, f"could not make the file writable for the record ({exc})")
             return False
-        finally:
-            os.close(fd)
         return True
 
     def _unconfirmable(self, path: str, reason: str) -> None:
