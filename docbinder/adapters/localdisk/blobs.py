@@ -651,12 +651,7 @@ class LocalDiskBlobStore:
                 os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
             except OSError as exc:
                 path = f"{where}{os.sep}{name}"
-                if _is_directory_at(directory, name):
-                    raise StorageError(
-                        f"local disk: cannot store blob {key!r}: {path} is a directory "
-                        "holding other blobs"
-                    ) from exc
-                raise _storage_error("rename temp file to", path, exc) from exc
+                raise _rename_failed(key, path, exc, _is_directory_at(directory, name)) from exc
         except BaseException:
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -713,12 +708,7 @@ class LocalDiskBlobStore:
             try:
                 os.replace(temp, path)
             except OSError as exc:
-                if os.path.isdir(path):
-                    raise StorageError(
-                        f"local disk: cannot store blob {key!r}: {path} is a directory "
-                        "holding other blobs"
-                    ) from exc
-                raise _storage_error("rename temp file to", path, exc) from exc
+                raise _rename_failed(key, path, exc, os.path.isdir(path)) from exc
         except BaseException:
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -1032,6 +1022,15 @@ class FileChunks(ClosingChunks):
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)
+
+
+def _rename_failed(key: str, path: str, exc: OSError, is_directory: bool) -> StorageError:
+    """The error of a failed rename of ``put``'s temp file to ``path`` (a directory there, or ``exc``)."""
+    if is_directory:
+        return StorageError(
+            f"local disk: cannot store blob {key!r}: {path} is a directory holding other blobs"
+        )
+    return _storage_error("rename temp file to", path, exc)
 
 
 def _flush_and_close(fd: int, temp: str | Path) -> None:
