@@ -420,3 +420,41 @@ def test_an_interrupt_in_a_joined_sqlalchemy_statement_comes_through_as_itself(
     with store.read_unit_of_work() as uow:
         assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
     made.dispose()
+
+
+def test_threads_on_the_in_memory_database_take_turns_and_lose_nothing(tmp_path: Path) -> None:
+    """``sqlite://`` has one connection for every unit: units of threads are serialised on it."""
+    import threading
+
+    made = create_engine_from_url("sqlite://")
+    migrate(made)
+    binder = binder_over(SqlMetadata(made), LocalDiskBlobStore(tmp_path / "blobs"))
+    run = binder.start_new_run(U1)
+    failures: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def produce(worker: int) -> None:
+        start.wait()
+        for n in range(15):
+            try:
+                run.produce_file(f"w{worker}-{n}.txt", f"{worker}/{n}".encode())
+            except BaseException as exc:  # reported below
+                failures.append(exc)
+
+    threads = [threading.Thread(target=produce, args=(w,)) for w in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == []
+    assert _rows(made, file_items) == 90
+    with made.connect() as conn:
+        numbers = sorted(
+            conn.execute(
+                sa.select(chat_messages.c.sequence_nr).where(
+                    chat_messages.c.workflow_id == run.workflow.id
+                )
+            ).scalars()
+        )
+    assert numbers == list(range(1, 91))
+    made.dispose()

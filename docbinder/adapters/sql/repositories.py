@@ -17,6 +17,7 @@ import builtins
 import hashlib
 import json
 import os
+import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -173,6 +174,36 @@ _RELEASE_SAVEPOINT = "RELEASE SAVEPOINT docbinder_statement"
 _ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT docbinder_statement"
 
 
+class SharedConnectionLock:
+    """Serialises the units of work of an engine that has one connection for all (``sqlite://``).
+
+    An in-memory SQLite database lives in one connection (``StaticPool``), so
+    units of different threads would otherwise send their statements into
+    one transaction and commit or roll back each other's work. A unit holds
+    this lock from its first statement until it ends; a unit of another
+    thread waits up to ``timeout_s`` seconds (the busy timeout a file
+    database would wait for its write lock), then gets
+    :class:`~docbinder.domain.errors.StorageError`. Re-entrant in one thread.
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self._lock = threading.RLock()
+        self._timeout_s = timeout_s
+
+    def acquire(self) -> None:
+        """Wait for the connection; :class:`StorageError` after ``timeout_s`` seconds."""
+        if not self._lock.acquire(timeout=self._timeout_s):
+            raise StorageError(
+                f"the in-memory SQLite database (sqlite://) is in use by another thread for "
+                f"more than {self._timeout_s:g} s; it serves one unit of work at a time: use a "
+                "file database (sqlite:///path) for concurrent work"
+            )
+
+    def release(self) -> None:
+        """Give the connection back."""
+        self._lock.release()
+
+
 class LazyConnection:
     """The connection of one unit of work, checked out of the pool at its first statement.
 
@@ -202,16 +233,24 @@ class LazyConnection:
         "_engine",
         "_events",
         "_fairy",
+        "_held",
         "_lane",
         "_own_begin",
+        "_shared",
         "_sqlite",
         "lost",
     )
 
     def __init__(
-        self, engine: Engine, events: Engine | None = None, begin_sql: str | None = None
+        self,
+        engine: Engine,
+        events: Engine | None = None,
+        begin_sql: str | None = None,
+        shared: SharedConnectionLock | None = None,
     ) -> None:
         self._engine = engine
+        self._shared = shared
+        self._held = False
         self._events = engine if events is None else events
         self._sqlite = engine.dialect.name == "sqlite"
         if begin_sql is None and self._sqlite:
@@ -244,6 +283,8 @@ class LazyConnection:
         conn = self._conn
         if conn is None:
             fairy, self._fairy = self._fairy, None
+            if fairy is None:
+                self._hold()
             conn = self._conn = (
                 Connection(self._engine, fairy) if fairy is not None else self._engine.connect()
             )
@@ -275,10 +316,22 @@ class LazyConnection:
                 except self._engine.dialect.loaded_dbapi.Error:
                     pass
         finally:
-            if conn is not None:
-                conn.close()
-            if fairy is not None:
-                fairy.close()
+            try:
+                if conn is not None:
+                    conn.close()
+                if fairy is not None:
+                    fairy.close()
+            finally:
+                if self._held:
+                    self._held = False
+                    if self._shared is not None:
+                        self._shared.release()
+
+    def _hold(self) -> None:
+        """Take the engine's only connection for this unit (``sqlite://``); see :class:`SharedConnectionLock`."""
+        if self._shared is not None and not self._held:
+            self._shared.acquire()
+            self._held = True
 
     def commit(self) -> None:
         """Commit the current transaction, if any; raises ``sqlalchemy.exc.DBAPIError`` on failure.
@@ -334,6 +387,7 @@ class LazyConnection:
                 driver = conn.connection.driver_connection
             else:
                 if self._fairy is None:
+                    self._hold()
                     self._fairy = self._engine.raw_connection()
                 driver = self._fairy.driver_connection
             run_on_driver(self._engine.dialect, driver, self._begin_sql)

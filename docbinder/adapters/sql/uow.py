@@ -8,8 +8,10 @@ from typing import Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import StaticPool
 
 from docbinder.adapters.sql.engine import (
+    DEFAULT_BUSY_TIMEOUT_S,
     SQLITE_BEGIN_OPTION,
     create_engine_from_url,
     install_sqlite_hooks,
@@ -19,6 +21,7 @@ from docbinder.adapters.sql.engine import (
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.repositories import (
     LazyConnection,
+    SharedConnectionLock,
     SqlFileRepository,
     SqlWorkflowRepository,
 )
@@ -38,13 +41,19 @@ class SqlUnitOfWork:
     :class:`~docbinder.domain.errors.StorageError`. ``events`` is the engine
     listeners are registered on when ``engine`` is an option engine derived
     from it, ``begin_sql`` SQLite's ``BEGIN`` for its units (both see
-    :class:`~docbinder.adapters.sql.repositories.LazyConnection`).
+    :class:`~docbinder.adapters.sql.repositories.LazyConnection`); ``shared``
+    the :class:`~docbinder.adapters.sql.repositories.SharedConnectionLock` of an
+    engine with one connection for all units (``sqlite://``).
     """
 
     def __init__(
-        self, engine: Engine, events: Engine | None = None, begin_sql: str | None = None
+        self,
+        engine: Engine,
+        events: Engine | None = None,
+        begin_sql: str | None = None,
+        shared: SharedConnectionLock | None = None,
     ) -> None:
-        self._conn = LazyConnection(engine, events, begin_sql)
+        self._conn = LazyConnection(engine, events, begin_sql, shared)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
         self.files: FileRepository = SqlFileRepository(self._conn)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
@@ -119,6 +128,11 @@ class SqlMetadata:
         self._engine = engine
         self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
         self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        self._shared = (
+            SharedConnectionLock(DEFAULT_BUSY_TIMEOUT_S)
+            if engine.dialect.name == "sqlite" and isinstance(engine.pool, StaticPool)
+            else None
+        )
         self._writer_begin = sqlite_begin_sql(self._writer.get_execution_options())
         self._reader_begin = sqlite_begin_sql(self._reader.get_execution_options())
         self._closed = False
@@ -145,7 +159,7 @@ class SqlMetadata:
         write lock at its first statement (waiting up to the busy timeout).
         """
         self._require_open()
-        return SqlUnitOfWork(self._writer, self._engine, self._writer_begin)
+        return SqlUnitOfWork(self._writer, self._engine, self._writer_begin, self._shared)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
         """A fresh unit of work meant for reading only.
@@ -157,7 +171,7 @@ class SqlMetadata:
         locked") when another writer got there first.
         """
         self._require_open()
-        return SqlUnitOfWork(self._reader, self._engine, self._reader_begin)
+        return SqlUnitOfWork(self._reader, self._engine, self._reader_begin, self._shared)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
