@@ -79,8 +79,9 @@ def create_engine_from_url(
     * ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``: WAL
       journal, ``foreign_keys=ON``, ``busy_timeout`` of ``busy_timeout_s``
       seconds, ``BEGIN IMMEDIATE`` for writing units (see the module doc).
-      ``sqlite://`` (in memory) uses one shared connection: fine for a single
-      thread, not for concurrent units.
+      ``sqlite://`` (in memory) uses one shared connection; units of several
+      threads take turns on it (:class:`~docbinder.adapters.sql.SqlMetadata`
+      serialises them), so it suits tests, not concurrent work.
     * ``postgresql+psycopg://...`` (``postgresql://`` and ``postgres://``
       mean psycopg 3 too).
     * ``mysql+pymysql://...``, ``mariadb+pymysql://...`` (``mysql://`` and
