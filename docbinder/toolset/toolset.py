@@ -40,6 +40,7 @@ from docbinder.application.resolve_document_list import (
 )
 from docbinder.application.results import printable
 from docbinder.domain.errors import (
+    BlobMissing,
     DocbinderError,
     FileItemNotFound,
     InvalidInput,
@@ -204,7 +205,7 @@ class DocbinderToolset:
             return handler(args)
         except DocbinderError as exc:
             log.info("tool %s failed: %s", name, exc)
-            return _error(str(exc) or type(exc).__name__)
+            return _error(_tool_message(exc))
         except Exception:
             log.exception("tool %s failed unexpectedly", name)
             return _error(f"internal error in tool {name}; the details were logged")
@@ -344,7 +345,8 @@ class DocbinderToolset:
                     )
                     continue
                 except DocbinderError as exc:  # its blob is gone, a storage fault
-                    lines.append(f"[not read: {' '.join(str(exc).split())}]")
+                    log.info("read_file could not read %s: %s", document.document.reference, exc)
+                    lines.append(f"[not read: {printable(' '.join(_tool_message(exc).split()))}]")
                     continue
                 budget -= min(budget, len(text))
                 lines.append(text)
@@ -744,8 +746,27 @@ def _short(value: str, limit: int = 120) -> str:
 # -- arguments ---------------------------------------------------------------------------------
 
 
+_BLOB_MISSING: Final = (
+    "the stored bytes of this file are missing from the blob store; an operator can find "
+    "the cause with `docbinder doctor`"
+)
+
+
+def _tool_message(exc: DocbinderError) -> str:
+    """What the model is told of ``exc``: its message, but no storage key or store location.
+
+    A missing blob's message names the blob key and the store's URL (a
+    directory, a bucket); those go to the log (the caller logs ``exc``), the
+    model gets :data:`_BLOB_MISSING`.
+    """
+    if isinstance(exc, BlobMissing):
+        return _BLOB_MISSING
+    return str(exc) or type(exc).__name__
+
+
 def _error(message: str) -> ToolOutcome:
-    line = " ".join(message.split())
+    """A one-line tool error: whitespace collapsed, non-printable characters escaped, cut at 500."""
+    line = printable(" ".join(message.split()))
     if len(line) > _MAX_ERROR_CHARS:
         line = line[:_MAX_ERROR_CHARS] + "…"
     return ToolOutcome(line, is_error=True)

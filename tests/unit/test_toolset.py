@@ -533,3 +533,22 @@ def test_valid_references_say_when_they_are_only_the_most_recent(run: Run) -> No
     few.call("write_file", {"name": "only.txt", "content": "x"})
     alone = ok(few.call("read_file", {"file_id": "docList:writeFile:only.txt, docItem:nope"}))
     assert alone.text.splitlines()[-1].startswith("Valid references: docItem:")
+
+
+def test_tool_errors_escape_control_characters(toolset: DocbinderToolset) -> None:
+    refused = toolset.call("read_file", {"file_id": "\x1b[2Jgone"})
+    assert refused.is_error
+    assert "\x1b" not in refused.text and "\\u001b[2Jgone" in refused.text
+
+
+def test_a_missing_blob_is_told_without_its_key_or_store(
+    binder: DocBinder, toolset: DocbinderToolset
+) -> None:
+    written = ok(toolset.call("write_file", {"name": "gone.txt", "content": "soon gone"}))
+    [file_id] = written.file_ids
+    item = binder.get_file(ALICE, file_id)
+    binder.blobs.delete(item.blob_key)
+    for arguments in ({"file_id": file_id}, {"file_id": "docList:writeFile:gone.txt"}):
+        answer = toolset.call("read_file", arguments)
+        assert "missing from the blob store" in answer.text
+        assert item.blob_key not in answer.text and "memory" not in answer.text.lower()
