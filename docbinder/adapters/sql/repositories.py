@@ -204,15 +204,41 @@ class SharedConnectionLock:
         self._lock.release()
 
 
+@attrs.frozen
+class UnitSettings:
+    """What the units of work of one kind (writing or reading) of one store share.
+
+    ``engine`` gives the connections (an option engine of SqlMetadata's);
+    ``events`` is the engine listeners are registered on (see
+    :func:`~docbinder.adapters.sql.engine.driver_lane_open`); ``begin_sql`` the
+    ``BEGIN`` the driver lane sends on SQLite (empty elsewhere); ``shared`` the
+    :class:`SharedConnectionLock` of an engine with one connection for all
+    units (``sqlite://``), else ``None``. Made once per store by
+    :meth:`for_engine`.
+    """
+
+    engine: Engine
+    events: Engine
+    begin_sql: str
+    shared: SharedConnectionLock | None = None
+
+    @classmethod
+    def for_engine(
+        cls,
+        engine: Engine,
+        events: Engine | None = None,
+        shared: SharedConnectionLock | None = None,
+    ) -> UnitSettings:
+        """Settings for units on ``engine``; ``BEGIN`` from its execution options (SQLite only)."""
+        sqlite = engine.dialect.name == "sqlite"
+        begin_sql = sqlite_begin_sql(engine.get_execution_options()) if sqlite else ""
+        return cls(engine, engine if events is None else events, begin_sql, shared)
+
+
 class LazyConnection:
     """The connection of one unit of work, checked out of the pool at its first statement.
 
-    ``engine`` gives the connections (an option engine of SqlMetadata's);
-    ``events`` is the engine listeners are registered on (by default
-    ``engine``), see :func:`~docbinder.adapters.sql.engine.driver_lane_open`;
-    ``begin_sql`` the ``BEGIN`` the lane sends on SQLite (by default the one
-    ``engine``'s execution options name, see
-    :func:`~docbinder.adapters.sql.engine.sqlite_begin_sql`).
+    Built from the :class:`UnitSettings` its kind of unit shares.
 
     Its transaction begins with the first statement (SQLAlchemy's autobegin;
     on SQLite the engine's ``begin`` hook makes that ``BEGIN IMMEDIATE`` or a
@@ -241,21 +267,13 @@ class LazyConnection:
         "lost",
     )
 
-    def __init__(
-        self,
-        engine: Engine,
-        events: Engine | None = None,
-        begin_sql: str | None = None,
-        shared: SharedConnectionLock | None = None,
-    ) -> None:
-        self._engine = engine
-        self._shared = shared
+    def __init__(self, settings: UnitSettings) -> None:
+        self._engine = settings.engine
+        self._events = settings.events
+        self._begin_sql = settings.begin_sql
+        self._shared = settings.shared
         self._held = False
-        self._events = engine if events is None else events
-        self._sqlite = engine.dialect.name == "sqlite"
-        if begin_sql is None and self._sqlite:
-            begin_sql = sqlite_begin_sql(engine.get_execution_options())
-        self._begin_sql = begin_sql or ""
+        self._sqlite = settings.engine.dialect.name == "sqlite"
         self._conn: Connection | None = None
         self._fairy: PoolProxiedConnection | None = None
         self._driver: Any = None

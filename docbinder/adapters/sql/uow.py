@@ -16,7 +16,6 @@ from docbinder.adapters.sql.engine import (
     create_engine_from_url,
     install_sqlite_hooks,
     reset_pool_after_fork,
-    sqlite_begin_sql,
 )
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.repositories import (
@@ -24,6 +23,7 @@ from docbinder.adapters.sql.repositories import (
     SharedConnectionLock,
     SqlFileRepository,
     SqlWorkflowRepository,
+    UnitSettings,
 )
 from docbinder.domain.errors import BinderClosed, StorageError
 from docbinder.ports.metadata import FileRepository, WorkflowRepository
@@ -38,22 +38,15 @@ class SqlUnitOfWork:
     whatever was not committed and returns the connection to the pool. After
     ``commit()`` the unit may go on: the next statement starts a new
     transaction. Driver faults surface as
-    :class:`~docbinder.domain.errors.StorageError`. ``events`` is the engine
-    listeners are registered on when ``engine`` is an option engine derived
-    from it, ``begin_sql`` SQLite's ``BEGIN`` for its units (both see
-    :class:`~docbinder.adapters.sql.repositories.LazyConnection`); ``shared``
-    the :class:`~docbinder.adapters.sql.repositories.SharedConnectionLock` of an
-    engine with one connection for all units (``sqlite://``).
+    :class:`~docbinder.domain.errors.StorageError`. ``settings`` are the
+    :class:`~docbinder.adapters.sql.repositories.UnitSettings` its store shares
+    among units of its kind (an engine alone gets the defaults).
     """
 
-    def __init__(
-        self,
-        engine: Engine,
-        events: Engine | None = None,
-        begin_sql: str | None = None,
-        shared: SharedConnectionLock | None = None,
-    ) -> None:
-        self._conn = LazyConnection(engine, events, begin_sql, shared)
+    def __init__(self, settings: UnitSettings | Engine) -> None:
+        if not isinstance(settings, UnitSettings):
+            settings = UnitSettings.for_engine(settings)
+        self._conn = LazyConnection(settings)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
         self.files: FileRepository = SqlFileRepository(self._conn)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
@@ -126,15 +119,15 @@ class SqlMetadata:
         install_sqlite_hooks(engine)
         reset_pool_after_fork(engine)
         self._engine = engine
-        self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-        self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
-        self._shared = (
+        writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+        reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        shared = (
             SharedConnectionLock(DEFAULT_BUSY_TIMEOUT_S)
             if engine.dialect.name == "sqlite" and isinstance(engine.pool, StaticPool)
             else None
         )
-        self._writer_begin = sqlite_begin_sql(self._writer.get_execution_options())
-        self._reader_begin = sqlite_begin_sql(self._reader.get_execution_options())
+        self._writing = UnitSettings.for_engine(writer, engine, shared)
+        self._reading = UnitSettings.for_engine(reader, engine, shared)
         self._closed = False
 
     @classmethod
@@ -159,7 +152,7 @@ class SqlMetadata:
         write lock at its first statement (waiting up to the busy timeout).
         """
         self._require_open()
-        return SqlUnitOfWork(self._writer, self._engine, self._writer_begin, self._shared)
+        return SqlUnitOfWork(self._writing)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
         """A fresh unit of work meant for reading only.
@@ -171,7 +164,7 @@ class SqlMetadata:
         locked") when another writer got there first.
         """
         self._require_open()
-        return SqlUnitOfWork(self._reader, self._engine, self._reader_begin, self._shared)
+        return SqlUnitOfWork(self._reading)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
