@@ -7,6 +7,7 @@ import mimetypes
 from collections.abc import Mapping
 
 from docbinder.domain.errors import BlobMissing, DocbinderError
+from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import (
     BlobStore,
     LocatingBlobStore,
@@ -15,7 +16,7 @@ from docbinder.ports.blobs import (
     read_origin,
 )
 from docbinder.ports.extractor import MimeDetector
-from docbinder.ports.metadata import store_location_key
+from docbinder.ports.metadata import UnitOfWorkFactory, store_location_key
 
 log = logging.getLogger(__name__)
 
@@ -174,3 +175,39 @@ def blob_key_for(file_id: str) -> str:
     user input can steer where a blob lands (SPEC C1/C13).
     """
     return check_blob_key(f"{file_id[:2]}/{file_id}")
+
+
+def look_up_after_failed_commit(
+    uow_factory: UnitOfWorkFactory, file_id: str, blob_key: str, fault: Exception
+) -> tuple[bool, FileItem | None]:
+    """After a commit that reported ``fault``: ``(known, item)`` for the FileItem ``file_id``.
+
+    A commit can take effect and still report a fault (the connection drops
+    before the answer arrives), so the FileItem is looked up again in a
+    fresh unit of work. ``(True, item)``: it was stored, the blob
+    ``blob_key`` must stay (logged). ``(True, None)``: it is certainly
+    absent, the caller may remove the blob. ``(False, None)``: the lookup
+    failed too, the outcome is unknown and the blob is left for ``gc``
+    (logged): a blob no FileItem names is found by ``gc``, a FileItem
+    without its blob would be lost data.
+    """
+    try:
+        with uow_factory() as uow:
+            item = uow.files.get(file_id)
+    except Exception as lookup_fault:
+        log.warning(
+            "orphan blob may be left for gc: %s (commit of file %s failed: %s; "
+            "could not check whether it was stored: %s)",
+            blob_key,
+            file_id,
+            fault,
+            lookup_fault,
+        )
+        return False, None
+    if item is not None:
+        log.warning(
+            "commit of file %s reported a fault (%s) but the FileItem was stored; keeping it",
+            file_id,
+            fault,
+        )
+    return True, item

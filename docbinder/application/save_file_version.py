@@ -29,6 +29,7 @@ from docbinder.application.blob_rules import (
     confirm_committed,
     detect_mime_type,
     discard_blob,
+    look_up_after_failed_commit,
 )
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.store_registration import StoreRegistration
@@ -179,11 +180,11 @@ class SaveFileVersion:
             )
         except Exception as exc:
             if committing:
-                outcome = self._stored_anyway(file_id, exc)
-                if outcome is True:
+                known, found = look_up_after_failed_commit(self._uow, file_id, key, exc)
+                if found is not None:
                     confirm_committed(self._blobs, key)
                     return stored, result
-                if outcome is None:
+                if not known:
                     raise  # unknown: the blob stays for gc
             self._discard_blob(key)
             raise
@@ -193,32 +194,6 @@ class SaveFileVersion:
             else:
                 self._discard_blob(key)
             raise
-
-    def _stored_anyway(self, file_id: str, exc: Exception) -> bool | None:
-        """After a failed commit: is the FileItem there? ``None`` if that cannot be told.
-
-        A commit can take effect and still report a fault, so the blob is
-        removed only when the FileItem is certainly absent (``False``).
-        """
-        try:
-            with self._uow() as uow:
-                found = uow.files.get(file_id) is not None
-        except Exception as lookup_exc:
-            log.warning(
-                "orphan blob may be left for gc: commit of version file %s failed (%s); "
-                "could not check whether it was stored (%s)",
-                file_id,
-                exc,
-                lookup_exc,
-            )
-            return None
-        if found:
-            log.warning(
-                "commit of version file %s reported a fault (%s) but it was stored; keeping it",
-                file_id,
-                exc,
-            )
-        return found
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
         return detect_mime_type(self._mime, head, file_name, declared)

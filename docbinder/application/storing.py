@@ -21,6 +21,7 @@ from docbinder.application.blob_rules import (
     confirm_committed,
     detect_mime_type,
     discard_blob,
+    look_up_after_failed_commit,
 )
 from docbinder.application.duplicate_rules import choose_duplicate
 from docbinder.application.hashing import FileData, HashingStream, HashWorkers
@@ -368,38 +369,18 @@ class FileStorer:
         return duplicate, result
 
     def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:
-        """Decide what a failed commit means for the blob, which was written first.
+        """What a failed commit means for the blob, which was written first.
 
-        A commit can fail after the database made it durable (the connection
-        drops before the answer arrives), so the FileItem is looked up again
-        in a fresh unit of work: if it is there, the store succeeded and the
-        blob must stay; if it is not, the blob is removed; if the lookup fails
-        too, the outcome is unknown and the blob is left for ``gc`` (a blob no
-        FileItem names is found by ``gc``; a FileItem without its blob would
-        be lost data).
+        :func:`~docbinder.application.blob_rules.look_up_after_failed_commit`:
+        stored, the store succeeded; certainly absent, the blob is removed;
+        unknown, the blob is left for ``gc``.
         """
-        try:
-            with self._uow() as uow:
-                stored = uow.files.get(item.id)
-        except Exception as lookup_exc:
-            log.warning(
-                "orphan blob left for gc: %s (commit of file %s failed: %s; "
-                "could not check whether it was stored: %s)",
-                item.blob_key,
-                item.id,
-                exc,
-                lookup_exc,
-            )
-            return None
-        if stored is None:
+        known, stored = look_up_after_failed_commit(self._uow, item.id, item.blob_key, exc)
+        if stored is not None:
+            return StoredFile(stored, duplicate=False)
+        if known:
             self._discard_blob(item.blob_key)
-            return None
-        log.warning(
-            "commit of file %s reported a fault (%s) but the FileItem was stored; keeping it",
-            item.id,
-            exc,
-        )
-        return StoredFile(stored, duplicate=False)
+        return None
 
     def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
         return detect_mime_type(self._mime, head, file_name, declared)
