@@ -1024,9 +1024,36 @@ class MetadataContract:
     def test_duplicate_message_id_raises_conflict(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = self.store_workflow(uow)
         [first] = self.store_messages(uow, make_message(workflow, files=0))
-        with uow() as u, pytest.raises(Conflict) as caught:
-            u.workflows.add_message(make_message(workflow, files=0, id=first.id))
+        with uow() as u:
+            with pytest.raises(Conflict) as caught:
+                u.workflows.add_message(make_message(workflow, files=0, id=first.id))
+            second = u.workflows.add_message(make_message(workflow, files=0))
+            u.commit()
         assert not isinstance(caught.value, DuplicateLabel)
+        # The message holding the id is untouched, and the refused one used up no number.
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+        assert second.sequence_nr == 2
+
+    def test_a_taken_id_among_several_documents_stores_none_of_them(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow, files=2))
+        clash = make_message(workflow, files=3)
+        taken = attrs.evolve(clash.documents[1], id=first.documents[1].id)
+        clash = attrs.evolve(clash, documents=(clash.documents[0], taken, clash.documents[2]))
+        with uow() as u:
+            with pytest.raises(Conflict):
+                u.workflows.add_message(clash)
+            second = u.workflows.add_message(make_message(workflow, files=1))
+            u.commit()
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+            assert u.workflows.get_documents(workflow.id, [d.id for d in clash.documents]) == {
+                first.documents[1].id: first.documents[1]
+            }
+        assert second.sequence_nr == 2
 
     def test_duplicate_document_id_raises_conflict_and_stores_nothing(
         self, uow: Callable[[], UnitOfWork]

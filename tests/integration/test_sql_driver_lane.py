@@ -32,6 +32,7 @@ from docbinder.adapters.sql.schema import chat_messages, file_items
 from docbinder.application import DocBinder
 from docbinder.domain.errors import Conflict, StorageError
 from docbinder.domain.model import FileItem, Principal
+from docbinder.testing.metadata_suite import make_message, make_workflow
 from tests.contract.sql_backends import binder_over
 
 U1 = Principal("u1", "m1", None, roles=("member",))
@@ -98,6 +99,13 @@ def _rows(engine: sa.Engine, table: sa.Table) -> int:
         return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
 
 
+def _numbers(engine: sa.Engine) -> list[int]:
+    """The stored messages' sequence numbers, in order."""
+    with engine.connect() as conn:
+        query = sa.select(chat_messages.c.sequence_nr).order_by(chat_messages.c.sequence_nr)
+        return [int(n) for n in conn.execute(query).scalars()]
+
+
 def _ends_the_transaction(conn: WatchedConnection, sql: str) -> None:
     """What SQLite does on a full disk or an I/O error: the whole transaction is gone."""
     sqlite3.Connection.execute(conn, "ROLLBACK")
@@ -118,10 +126,14 @@ def test_a_new_file_reaches_sqlite_without_sqlalchemy_and_without_a_file_savepoi
     assert produced.document_id is not None
     sent = [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
     assert sent[:2] == ["BEGIN IMMEDIATE", "INSERT INTO file_items"]
-    # The attach keeps its savepoint (three statements that stand or fall together).
-    assert "SAVEPOINT docbinder_statement" in sent
-    assert sent.index("SAVEPOINT docbinder_statement") > 1
-    assert "INSERT INTO chat_documents" in sent
+    # The attach's three statements stand or fall together without a savepoint (ADR 0036).
+    assert not any("SAVEPOINT" in sql for sql in sent)
+    assert sent[-4:] == [
+        "UPDATE workflows",
+        "INSERT INTO chat_messages",
+        "INSERT INTO chat_documents",
+        "COMMIT",
+    ]
 
 
 def test_a_statement_listener_sees_every_statement(binder: DocBinder, engine: sa.Engine) -> None:
@@ -149,7 +161,10 @@ def test_a_statement_listener_sees_every_statement(binder: DocBinder, engine: sa
     assert WatchedConnection.sent == []
 
 
-@pytest.mark.parametrize("statement", ["INSERT INTO FILE_ITEMS", "INSERT INTO CHAT_MESSAGES"])
+@pytest.mark.parametrize(
+    "statement",
+    ["INSERT INTO FILE_ITEMS", "INSERT INTO CHAT_MESSAGES", "INSERT INTO CHAT_DOCUMENTS"],
+)
 def test_a_transaction_the_database_ended_stores_nothing(
     binder: DocBinder, engine: sa.Engine, statement: str
 ) -> None:
@@ -176,6 +191,65 @@ def test_an_interrupt_after_the_file_insert_ran_comes_through_and_stores_nothing
     assert _rows(engine, file_items) == 0
     assert list(binder.blobs.keys()) == []
     assert run.produce_file("after.txt", b"kept").document_id is not None
+
+
+@pytest.mark.parametrize(
+    "statement", ["UPDATE WORKFLOWS", "INSERT INTO CHAT_MESSAGES", "INSERT INTO CHAT_DOCUMENTS"]
+)
+def test_an_interrupt_after_a_statement_of_the_attach_ran_stores_nothing(
+    binder: DocBinder, engine: sa.Engine, statement: str
+) -> None:
+    """Without a savepoint the attach's statements cannot be undone after an interrupt: none commits."""
+    run = binder.start_new_run(U1)
+    kept = run.produce_file("kept.txt", b"kept", label="writeFile:kept.txt")
+    WatchedConnection.trap = (statement, _interrupt, True)
+    with pytest.raises(KeyboardInterrupt):
+        run.produce_file("stopped.txt", b"interrupted", label="writeFile:stopped.txt")
+    assert WatchedConnection.trap is None  # it fired
+    assert _rows(engine, file_items) == 1
+    assert _rows(engine, chat_messages) == 1
+    after = run.produce_file("after.txt", b"after", label="writeFile:after.txt")
+    assert kept.document_id is not None and after.document_id is not None
+    assert _numbers(engine) == [1, 2]
+
+
+def test_a_refused_label_gives_its_number_back_on_the_driver(
+    binder: DocBinder, engine: sa.Engine
+) -> None:
+    """A taken label is undone by the attach itself, on the driver connection, and numbers stay dense."""
+    run = binder.start_new_run(U1)
+    run.produce_file("a.txt", b"alpha", label="same")
+    WatchedConnection.sent.clear()
+    second = run.produce_file("b.txt", b"beta", label="same")
+    assert second.label is not None and second.label.startswith("same")
+    assert second.label != "same"
+    sent = [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
+    assert not any("SAVEPOINT" in sql for sql in sent)
+    assert sent[-1] == "COMMIT"
+    assert sent.count("UPDATE workflows") == 3  # taken, given back, taken again
+    assert _numbers(engine) == [1, 2]
+    assert _write_lock_is_free(engine)
+
+
+@pytest.mark.parametrize("statement", ["INSERT INTO CHAT_MESSAGES", "INSERT INTO CHAT_DOCUMENTS"])
+def test_a_unit_whose_attach_was_interrupted_refuses_to_commit(
+    engine: sa.Engine, statement: str
+) -> None:
+    """An interrupt caught inside the unit: what ran cannot be told apart, so nothing commits."""
+    store = SqlMetadata(engine)
+    workflow = make_workflow()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_workflow(workflow)
+        uow.commit()
+    with store.unit_of_work() as uow:
+        first = uow.workflows.add_message(make_message(workflow, "first"))
+        WatchedConnection.trap = (statement, _interrupt, True)
+        with pytest.raises(KeyboardInterrupt):
+            uow.workflows.add_message(make_message(workflow, "second"))
+        with pytest.raises(StorageError, match="ended this transaction"):
+            uow.commit()
+    assert first.sequence_nr == 1
+    assert _rows(engine, chat_messages) == 0
 
 
 def test_a_unit_whose_statement_was_interrupted_refuses_to_commit(engine: sa.Engine) -> None:

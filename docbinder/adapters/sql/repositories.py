@@ -6,9 +6,11 @@ Both work on the one connection of a :class:`~docbinder.adapters.sql.uow.SqlUnit
 :mod:`docbinder.adapters.sql.schema`; the ORM session is not used, since
 nothing here maps objects (entities go through :mod:`docbinder.adapters.sql.rows`).
 Every insert or update that can break a uniqueness rule runs in a savepoint
-(``Connection.begin_nested``): when it fails, only that statement is undone,
-the error is translated (:mod:`docbinder.adapters.sql.errors`) and the unit of
-work stays usable, so the caller can look again and retry in the same unit.
+(``Connection.begin_nested``) or, on SQLite's driver lane, without one
+(:meth:`LazyConnection.one_statement`, :meth:`LazyConnection.undoable`): when
+it fails, only that work is undone, the error is translated
+(:mod:`docbinder.adapters.sql.errors`) and the unit of work stays usable, so
+the caller can look again and retry in the same unit.
 """
 
 from __future__ import annotations
@@ -121,6 +123,17 @@ _SERIES_NAMES = (
     sa.select(file_versions.c.series_name)
     .where(file_versions.c.space_key == sa.bindparam("space"))
     .distinct()
+)
+_UNBUMP_SEQUENCE = (
+    sa.update(workflows)
+    .where(
+        workflows.c.id == sa.bindparam("wf"), workflows.c.last_sequence_nr == sa.bindparam("seq")
+    )
+    .values(last_sequence_nr=workflows.c.last_sequence_nr - 1)
+)
+_DELETE_MESSAGE = sa.delete(chat_messages).where(chat_messages.c.id == sa.bindparam("id"))
+_DELETE_MESSAGE_DOCUMENTS = sa.delete(chat_documents).where(
+    chat_documents.c.message_id == sa.bindparam("id")
 )
 _COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
 _BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(workflows.c.last_sequence_nr, *_COUNTERS)
@@ -247,7 +260,7 @@ class LazyConnection:
     On SQLite, while nothing but docbinder listens to SQLAlchemy's statement
     and transaction events, the unit's transaction runs on the driver
     connection: :meth:`driver` sends its ``BEGIN``, the producer path's
-    statements (savepoints and the :class:`DriverStatement` writes) go there,
+    statements (the :class:`DriverStatement` writes) go there,
     and :meth:`commit` / :meth:`rollback` end it there (ADR 0029, 0032, 0033).
     A statement sent through SQLAlchemy meanwhile joins that transaction.
     """
@@ -501,6 +514,43 @@ class LazyConnection:
             self.lost = exc
             raise
 
+    @contextmanager
+    def undoable(self, undo: Callable[[], None]) -> Iterator[None]:
+        """Guard a block of several writes: as :meth:`begin_nested`, with ``undo`` instead of a savepoint on SQLite.
+
+        On SQLite's driver lane (:meth:`driver`) the unit holds the database's
+        write lock from its first write until it ends, so no other writer
+        can have touched what the block wrote: when the block raises an
+        ``Exception``, ``undo`` takes back what the block did (it must know
+        which of its statements ran) and the transaction goes on, as after
+        ``ROLLBACK TO SAVEPOINT``, without the savepoint's two statements
+        and the statement journal SQLite keeps for it (a temp file once it
+        passes 64 KiB; ADR 0037). :attr:`lost` is set, so the unit refuses
+        to commit, when the database ended the transaction (a full disk, an
+        I/O error), when ``undo`` fails, and for any other ``BaseException``
+        (an interrupt may arrive after a statement ran and before the block
+        could note it). Elsewhere this is :meth:`begin_nested`.
+        """
+        driver = self.driver()
+        if driver is None:
+            with self.begin_nested():
+                yield
+            return
+        try:
+            yield
+        except Exception as exc:
+            if isinstance(exc, sa_exc.DBAPIError) and not driver.in_transaction:
+                self.lost = exc
+                raise
+            try:
+                undo()
+            except BaseException:
+                self.lost = exc
+            raise
+        except BaseException as exc:
+            self.lost = exc
+            raise
+
     def _savepoint_runner(self) -> Callable[[str], Any]:
         driver = self.driver()
         if driver is None:
@@ -534,7 +584,7 @@ class DriverStatement:
 
     __slots__ = ("_prepared", "_statement")
 
-    def __init__(self, statement: sa.Insert | sa.Update) -> None:
+    def __init__(self, statement: sa.Insert | sa.Update | sa.Delete) -> None:
         self._statement = statement
         self._prepared: weakref.WeakKeyDictionary[Dialect, dict[tuple[str, ...], _Prepared]] = (
             weakref.WeakKeyDictionary()
@@ -713,6 +763,10 @@ _DRIVER_INSERT_DOCUMENTS = DriverStatement(_INSERT_DOCUMENTS)
 _DRIVER_BUMP_SEQUENCE = DriverStatement(_BUMP_SEQUENCE)
 _DRIVER_BUMP_SEQUENCE_RETURNING = DriverStatement(_BUMP_SEQUENCE_RETURNING)
 _DRIVER_GET_WORKFLOW = DriverQuery(_GET_WORKFLOW)
+# What SQLite's driver lane sends to take back a refused message (LazyConnection.undoable).
+_DRIVER_UNBUMP_SEQUENCE = DriverStatement(_UNBUMP_SEQUENCE)
+_DRIVER_DELETE_MESSAGE = DriverStatement(_DELETE_MESSAGE)
+_DRIVER_DELETE_MESSAGE_DOCUMENTS = DriverStatement(_DELETE_MESSAGE_DOCUMENTS)
 
 
 def _load(row: sa.Row[Any], cls: type[T]) -> T:
@@ -1312,21 +1366,38 @@ class SqlWorkflowRepository:
         units adding to one workflow queue there and never share a number. The
         round/task/action numbers are read from the same locked row by the same
         statement (``RETURNING``), so they never fall behind those of a message
-        numbered earlier (ADR 0026). Everything runs in one savepoint: on
-        ``DuplicateLabel``, ``Conflict`` (taken message or document id) or
-        ``WorkflowNotFound`` nothing of the message is kept and the number is
-        not used up.
+        numbered earlier (ADR 0026). Everything runs as one undoable block
+        (:meth:`LazyConnection.undoable`: a savepoint, or on SQLite's driver
+        lane the block's own undo): on ``DuplicateLabel``, ``Conflict`` (taken
+        message or document id) or ``WorkflowNotFound`` nothing of the message
+        is kept and the number is not used up.
         """
         wf = message.workflow_id
         table = chat_messages
+        done: list[int] = []  # the number taken, then the message id's row count
+
+        def undo() -> None:
+            # Only on SQLite's driver lane (LazyConnection.undoable): the unit holds
+            # the write lock, so the rows and the counter are as this block left them.
+            if len(done) == 2:
+                _DRIVER_DELETE_MESSAGE_DOCUMENTS.execute(self._session, {"id": message.id})
+                _DRIVER_DELETE_MESSAGE.execute(self._session, {"id": message.id})
+            if (
+                done
+                and _DRIVER_UNBUMP_SEQUENCE.rowcount(self._session, {"wf": wf, "seq": done[0]}) != 1
+            ):
+                raise StorageError(f"the message number of workflow {wf} could not be given back")
+
         with translating():
             try:
-                with self._session.begin_nested():
+                with self._session.undoable(undo):
                     seq, counters = self._take_position(wf)
+                    done.append(seq)
                     stored = message.placed(seq, counters)
                     row = to_row(stored)
                     row["label_hash"] = label_hash(stored.documents_label)
                     _DRIVER_INSERT_MESSAGE.execute(self._session, row)
+                    done.append(1)
                     if stored.documents:
                         table = chat_documents
                         doc_rows = [
