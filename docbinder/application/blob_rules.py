@@ -102,7 +102,8 @@ def release_blob(
     database (``cp a.db b.db``, one blob directory) holds rows naming the same
     blobs as the original, so the blob is removed only when its provenance
     mark (:func:`~docbinder.ports.blobs.read_origin`) verifies, names the
-    store's identity and names ``database_id``. Otherwise (no mark: an older
+    store's identity and names ``database_id`` (a compact mark, ADR 0036, is
+    verified against exactly these two). Otherwise (no mark: an older
     blob or a file system without extended attributes; another or a former
     database; no id) the blob is left for ``gc``, which keeps blobs it cannot
     prove are this database's: space, not data (ADR 0022). ``locations`` is
@@ -126,7 +127,7 @@ def release_blob(
     except DocbinderError as exc:
         log.warning("orphan blob left for gc: %s could not be checked (%s)", key, exc)
         return False
-    origin = read_origin(mark, key)
+    origin = read_origin(mark, key, store_id, [database_id] if database_id else [])
     if (
         origin is None
         or store_id is None

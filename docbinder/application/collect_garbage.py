@@ -20,7 +20,11 @@ belong to a store that is still running.
   database sharing the store, or one copied from another store is reported,
   never removed (ADR 0022); a blob marked with an id this database had
   before it was copied or moved (``former_database_ids``) is not provably
-  its own either: the copy it came from may still use that id;
+  its own either: the copy it came from may still use that id; a compact
+  mark (ADR 0036), which names no database, is verified against this
+  database's id, its former ids, the databases registered in the store and
+  "no database": one written by a database that is none of these is
+  unproven (kept and listed) rather than counted as another database's;
 * it never removes an unnamed blob the store records as committed
   (:meth:`~docbinder.ports.blobs.BlobStore.mark_committed`, set after the
   commit of the FileItem that named it, ADR 0031): a FileItem named it once,
@@ -136,7 +140,9 @@ class GcReport:
     metadata database (theirs; never touched); ``unproven_blobs`` are
     unnamed keys of docbinder's layout whose mark does not prove this store
     wrote them (another program's files, blobs copied from another store or
-    written before marks existed; never touched); ``displaced_rows`` counts,
+    written before marks existed, and blobs with a compact mark (ADR 0036) of
+    a database neither this one, a former id of it nor registered in the
+    store; never touched); ``displaced_rows`` counts,
     by store identity, rows of another store whose blobs are in this one
     (the store's identity file was deleted or replaced); ``short_grace`` is
     true when the grace floor was lowered on request.
@@ -391,6 +397,12 @@ class CollectGarbage:
         committed: list[str] = []
         young: list[str] = []
         freed = 0
+        # A compact mark (ADR 0036) names no database: it is verified against each
+        # database this one knows of. One of an unknown, unregistered database
+        # verifies against none and is unproven: kept, as another database's would be.
+        candidates: list[str | None] = [database_id] if database_id is not None else []
+        candidates += sorted({*former_ids, *databases} - {database_id})
+        candidates.append(None)
         for key in sorted(own_keys - named):
             try:
                 stat = self._blobs.stat(key)
@@ -399,7 +411,7 @@ class CollectGarbage:
             if stat.modified_at > cutoff:
                 young.append(key)
                 continue
-            origin = read_origin(stat.origin, key)
+            origin = read_origin(stat.origin, key, store_id, candidates)
             if origin is None or store_id is None or origin.store_id != store_id:
                 unproven.append(key)  # not provably written by this store: never removed
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import hmac
@@ -110,9 +111,10 @@ class BlobReader(Protocol):
 class BlobStat:
     """Size in bytes, last-modified time (UTC) and provenance mark of a stored blob.
 
-    ``origin`` is the mark the store keeps with the blob (see :func:`blob_origin`;
-    local disk: the extended attribute ``user.docbinder.origin``, S3: the object
-    metadata ``x-amz-meta-docbinder-origin``), ``None`` when the blob has none
+    ``origin`` is the mark the store keeps with the blob, as found (see
+    :func:`blob_origin` and :func:`compact_blob_origin`; local disk: the extended
+    attribute ``user.docbinder.origin``, S3: the object metadata
+    ``x-amz-meta-docbinder-origin``), ``None`` when the blob has none
     (written by something else, before marks existed, or by a store that keeps
     none).
     """
@@ -123,7 +125,17 @@ class BlobStat:
 
 
 ORIGIN_VERSION = "v1"
-"""First word of every provenance mark; another version is never taken for docbinder's."""
+"""First word of every full provenance mark (:func:`blob_origin`).
+
+A mark whose first word is neither this nor :data:`COMPACT_ORIGIN_VERSION` is
+never taken for docbinder's.
+"""
+
+COMPACT_ORIGIN_VERSION = "v2"
+"""First word of every compact provenance mark (:func:`compact_blob_origin`, ADR 0036)."""
+
+COMPACT_MAC_BYTES = 9
+"""Bytes of HMAC-SHA-256 a compact mark keeps (72 bits; 12 base64url characters)."""
 
 
 def blob_origin(store_id: str, database_id: str | None, key: str) -> str:
@@ -136,11 +148,42 @@ def blob_origin(store_id: str, database_id: str | None, key: str) -> str:
     store, does not verify (:func:`read_origin`). The identity is readable by
     whoever can read the store: the mark tells docbinder's own blobs from files
     put there by mistake, not from a forger holding the store's credentials.
+    About 109 ASCII characters with UUID ids; the S3 and memory stores write
+    it, local disk writes :func:`compact_blob_origin`.
     """
     database = database_id or "-"
+    return (
+        f"{ORIGIN_VERSION} {store_id} {database} {_origin_mac(store_id, database, key).hex()[:32]}"
+    )
+
+
+def compact_blob_origin(store_id: str, database_id: str | None, key: str) -> str:
+    """The compact provenance mark of the blob ``key``: ``"v2 <mac>"``, 15 ASCII characters.
+
+    ``mac`` is the first :data:`COMPACT_MAC_BYTES` (9) bytes of the HMAC-SHA-256
+    :func:`blob_origin` computes (keyed with ``store_id`` over ``key``, a
+    newline and ``database_id`` or ``-``), in base64url without padding (RFC
+    4648 section 5; 12 characters). The store and database ids are not written:
+    the MAC binds them, and :func:`read_origin` verifies the mark against the
+    store id and the candidate databases its caller knows.
+
+    Why: the local-disk store keeps the mark in an extended attribute, and ext4
+    with 256-byte inodes fits only about 92 bytes of attributes in the inode;
+    the 109-byte full mark made it allocate a 4 KiB attribute block for every
+    blob (ADR 0036). 72 bits are ample for what the mark proves: it tells
+    docbinder's own blobs from files put there by mistake and blobs copied
+    from another store or key, not from a forger holding the store's identity
+    (readable by whoever can read the store, as for :func:`blob_origin`).
+    """
+    mac = _origin_mac(store_id, database_id or "-", key)[:COMPACT_MAC_BYTES]
+    return f"{COMPACT_ORIGIN_VERSION} {base64.urlsafe_b64encode(mac).decode('ascii').rstrip('=')}"
+
+
+def _origin_mac(store_id: str, database: str, key: str) -> bytes:
+    """HMAC-SHA-256 keyed with ``store_id`` over ``key + "\\n" + database`` (32 bytes)."""
     mac = _keyed_mac(store_id).copy()
     mac.update(f"{key}\n{database}".encode())
-    return f"{ORIGIN_VERSION} {store_id} {database} {mac.hexdigest()[:32]}"
+    return mac.digest()
 
 
 @functools.lru_cache(maxsize=16)
@@ -157,22 +200,51 @@ class BlobOrigin:
     database_id: str | None
 
 
-def read_origin(mark: str | None, key: str) -> BlobOrigin | None:
+_COMPACT_MARK_RE = re.compile(r"\Av2 [A-Za-z0-9_-]{12}\Z")
+
+
+def read_origin(
+    mark: str | None,
+    key: str,
+    store_id: str | None = None,
+    databases: Iterable[str | None] = (),
+) -> BlobOrigin | None:
     """The verified origin of the blob ``key`` from its mark, or ``None`` if it does not verify.
 
-    ``None`` for no mark, another format or version, or a MAC that does not
-    match ``key`` (see :func:`blob_origin`). The caller still compares
-    ``store_id`` with the store it is connected to.
+    A full mark (:func:`blob_origin`, ``v1``) names its store and database and
+    is verified on its own; ``store_id`` and ``databases`` are not used for it,
+    and the caller still compares the returned ``store_id`` with the store it
+    is connected to. A compact mark (:func:`compact_blob_origin`, ``v2``) names
+    neither: it verifies only against ``store_id`` (the identity of the store
+    the blob was read from) and gives ``BlobOrigin(store_id, database)`` for
+    the first of ``databases`` (``None`` standing for ``-``, no database)
+    whose MAC matches; ``None`` when ``store_id`` is ``None``, none matches or
+    ``databases`` is empty, so a compact mark of a database the caller does
+    not know is unproven, never another's or its own. ``None`` also for no
+    mark, another format or version, a mark with non-ASCII characters (never
+    docbinder's), or a MAC that does not match ``key``. MACs are compared in
+    constant time (:func:`hmac.compare_digest`).
     """
     if not mark:
         return None
-    parts = mark.strip().split(" ")
+    text = mark.strip()
+    if not text.isascii():
+        return None  # every mark docbinder writes is ASCII
+    if _COMPACT_MARK_RE.fullmatch(text):
+        if store_id is None:
+            return None
+        for database_id in databases:
+            expected = compact_blob_origin(store_id, database_id, key)
+            if hmac.compare_digest(expected.encode("ascii"), text.encode("ascii")):
+                return BlobOrigin(store_id, None if database_id in (None, "", "-") else database_id)
+        return None
+    parts = text.split(" ")
     if len(parts) != 4 or parts[0] != ORIGIN_VERSION:
         return None
-    _version, store_id, database, _mac = parts
-    if not hmac.compare_digest(blob_origin(store_id, database, key), mark.strip()):
+    _version, marked_store, database, _mac = parts
+    if not hmac.compare_digest(blob_origin(marked_store, database, key), text):
         return None
-    return BlobOrigin(store_id, None if database == "-" else database)
+    return BlobOrigin(marked_store, None if database == "-" else database)
 
 
 class BlobStore(Protocol):
@@ -197,8 +269,9 @@ class BlobStore(Protocol):
         no temp file left) — also when iterating ``data`` raises, in which case
         the exception propagates unchanged. An existing blob under ``key`` is
         replaced. Once the store knows its identity (:meth:`identity`), the
-        blob is stored with its provenance mark (:func:`blob_origin`, naming
-        the database given to :meth:`register_database` when exactly one was),
+        blob is stored with its provenance mark (:func:`blob_origin` or
+        :func:`compact_blob_origin`, for the database given to
+        :meth:`register_database` when exactly one was),
         which :meth:`stat` returns; a store that cannot keep marks stores none,
         and ``gc`` then never removes its unnamed blobs.
         """

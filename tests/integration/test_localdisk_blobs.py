@@ -17,6 +17,7 @@ import pytest
 import docbinder.adapters.localdisk.blobs as localdisk
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
+from docbinder.ports.blobs import BlobOrigin, compact_blob_origin, read_origin
 from docbinder.testing.blob_suite import HOSTILE_KEYS, Boom, Generated, failing, pattern
 
 MiB = 1 << 20
@@ -806,3 +807,83 @@ def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
 
     assert _as_user(NOBODY, record_twice) == "(False, False, 1, True)"
     assert not LocalDiskBlobStore(shared_root).is_committed("ab/ab1")
+
+
+# -- compact provenance marks (ADR 0036) --------------------------------------------------
+
+DATABASE = "2c9e4b71-5d3a-4f6e-8b1c-7a0d9e8f6b5c"
+needs_xattrs = pytest.mark.skipif(
+    not hasattr(os, "setxattr"), reason="this platform has no os.setxattr"
+)
+
+
+def _keeps_user_xattrs(directory: Path) -> bool:
+    probe = directory / "xattr-probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.docbinder.probe", b"1")
+    except OSError:
+        return False
+    finally:
+        probe.unlink()
+    return True
+
+
+@needs_xattrs
+def test_local_disk_writes_the_compact_mark_and_it_verifies(tmp_path: Path) -> None:
+    store = LocalDiskBlobStore(tmp_path / "store")
+    if not _keeps_user_xattrs(tmp_path):
+        pytest.skip(f"{tmp_path} keeps no user extended attributes")
+    identity = store.identity(create=True)
+    store.register_database(DATABASE)
+    store.put("ab/abc", [b"x" * 1024])
+    raw = os.getxattr(tmp_path / "store" / "ab" / "abc", localdisk.ORIGIN_XATTR)
+    assert raw == compact_blob_origin(identity, DATABASE, "ab/abc").encode("ascii")
+    assert len(raw) == 15
+    mark = LocalDiskBlobStore(tmp_path / "store").stat("ab/abc").origin
+    assert read_origin(mark, "ab/abc", identity, [None, DATABASE]) == BlobOrigin(identity, DATABASE)
+    assert read_origin(mark, "ab/abc", identity, [None, "another"]) is None
+    # one instance written for two databases marks its blobs with no database ("-")
+    store.register_database("another")
+    store.put("cd/cde", [b"y"])
+    anonymous = store.stat("cd/cde").origin
+    assert read_origin(anonymous, "cd/cde", identity, [DATABASE, "another", None]) == (
+        BlobOrigin(identity, None)
+    )
+
+
+def _blocks_after_sync(path: Path) -> int:
+    os.sync()
+    return os.stat(path).st_blocks
+
+
+@needs_xattrs
+def test_a_marked_and_committed_blob_takes_no_more_blocks_than_a_plain_file(
+    tmp_path: Path,
+) -> None:
+    """ext4 with 256-byte inodes keeps about 92 bytes of extended attributes in the
+    inode; the 109-byte full mark made every blob take a 4 KiB attribute block of its
+    own (16 sectors for a 1 KiB blob instead of 8). The compact mark fits (ADR 0036)."""
+    root = tmp_path / "store"
+    store = LocalDiskBlobStore(root)
+    store.identity(create=True)
+    store.register_database(DATABASE)
+    store.put("ab/abc", [b"x" * 1024])
+    shard = root / "ab"
+    if not _keeps_user_xattrs(shard):
+        pytest.skip(f"{shard} keeps no user extended attributes")
+    assert store.mark_committed("ab/abc")
+    plain = shard / "plain"
+    plain.write_bytes(b"x" * 1024)
+    control = shard / "control"
+    control.write_bytes(b"x" * 1024)
+    os.setxattr(control, localdisk.ORIGIN_XATTR, b"v2 " + b"A" * 12)
+    os.setxattr(control, localdisk.COMMITTED_XATTR, b"v1")
+    plain_blocks = _blocks_after_sync(plain)
+    if _blocks_after_sync(control) > plain_blocks:
+        pytest.skip(
+            f"the file system at {shard} keeps even 17 bytes of attribute values outside "
+            "the inode (small inodes)"
+        )
+    assert _blocks_after_sync(shard / "abc") <= plain_blocks
+    assert len(os.getxattr(shard / "abc", localdisk.ORIGIN_XATTR)) == 15

@@ -256,7 +256,12 @@ def test_gc_never_takes_another_databases_blobs_even_when_the_registrations_are_
     mine.append(_attach(cli, tmp_path, "f9.txt", b"Z"))
     report = cli.json("gc", "--apply", *NO_GRACE)
     assert report["refusal"] is None and report["orphanBlobs"] == [leftover]
-    assert report["otherDatabaseBlobs"] == 1
+    if store.kind == "localdisk":
+        # A compact mark (ADR 0036) names no database: with the other one no longer
+        # registered, its blob cannot be told from a stranger's. Unproven: kept all the same.
+        assert report["otherDatabaseBlobs"] == 0 and len(report["unprovenBlobs"]) == 1
+    else:
+        assert report["otherDatabaseBlobs"] == 1 and report["unprovenBlobs"] == []
     assert not store.blobs.exists(leftover)
     assert set(cli.files()) == set(mine)
     assert cli.ok(*other_db, "files", "cat", theirs).stdout_bytes == b"theirs"

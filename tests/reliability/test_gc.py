@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.localdisk.blobs import ORIGIN_XATTR
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
@@ -22,7 +23,7 @@ from docbinder.application.blob_rules import blob_key_for
 from docbinder.application.collect_garbage import MIN_GRACE_SECONDS, GcReport
 from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStat, BlobStore
+from docbinder.ports.blobs import BlobStat, BlobStore, blob_origin, compact_blob_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
 from tests.contract.sql_backends import SqlBackend, binder_over, provision
 from tests.reliability.harness import (
@@ -687,3 +688,75 @@ def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_
         assert b"".join(second.open_file(U1, only_b.id)) == b"only in the copy"
         for item in seeds:
             assert b"".join(first.open_file(U1, item.id)) == bytes([int(item.file_name[1])])
+
+
+# -- compact provenance marks on local disk (ADR 0036) -----------------------------------
+
+
+def _mark_by_hand(root: Path, key: str, data: bytes, mark: str) -> None:
+    """A file in the layout carrying ``mark``, as a blob written earlier or elsewhere would."""
+    path = root / key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.setxattr(path, ORIGIN_XATTR, mark.encode("ascii"))
+
+
+@pytest.mark.skipif(not hasattr(os, "setxattr"), reason="this platform has no os.setxattr")
+def test_gc_sorts_compact_local_disk_marks_as_it_sorted_full_ones(tmp_path: Path) -> None:
+    """Local disk writes compact marks that name no database; gc verifies them against
+    this database, its former ids, the registered ones and none, so every blob lands in
+    the category its full mark gave it. Full marks written before still count."""
+    root = tmp_path / "blobs"
+    metadata = MemoryMetadataStore()
+    binder = make_binder(metadata.unit_of_work, LocalDiskBlobStore(root))
+    kept = binder.start_run(U1).store_file("kept.txt", b"named").item
+    store_id = LocalDiskBlobStore(root).identity()
+    with metadata.unit_of_work() as uow:
+        mine = uow.files.database_id()
+    assert store_id is not None and mine is not None
+    if not os.listxattr(root / kept.blob_key):
+        pytest.skip(f"{root} keeps no user extended attributes")
+
+    own = LocalDiskBlobStore(root)
+    own.identity()  # a store writes marks once it knows its identity
+    own.register_database(mine)
+    own.put("ow/own1", [b"a crash's leftover"])
+    own.put("co/committed1", [b"a restored database's file"])
+    own.mark_committed("co/committed1")
+    theirs = LocalDiskBlobStore(root)
+    theirs.identity()  # a store writes marks once it knows its identity
+    theirs.register_database("other-database")
+    theirs.put("ot/other1", [b"another database's"])
+    both = LocalDiskBlobStore(root)
+    both.identity()  # a store writes marks once it knows its identity
+    both.register_database(mine)
+    both.register_database("other-database")
+    both.put("an/anon1", [b"no database named"])
+    # a database that never registered here, another store, a mark copied onto another key
+    _mark_by_hand(root, "gh/ghost1", b"?", compact_blob_origin(store_id, "ghost", "gh/ghost1"))
+    _mark_by_hand(root, "fo/foreign1", b"?", compact_blob_origin("s2", mine, "fo/foreign1"))
+    _mark_by_hand(root, "cp/cpcopy1", b"?", compact_blob_origin(store_id, mine, "ow/own1"))
+    # full marks of blobs written before compact marks existed
+    _mark_by_hand(root, "ol/old1", b"old", blob_origin(store_id, mine, "ol/old1"))
+    _mark_by_hand(root, "ol/old2", b"old", blob_origin(store_id, "other-database", "ol/old2"))
+
+    for key in ("ow/own1", "co/committed1", "ot/other1", "an/anon1"):
+        mark = LocalDiskBlobStore(root).stat(key).origin
+        assert mark is not None and mark.startswith("v2 ") and len(mark) == 15
+
+    collector = wire_binder(metadata.unit_of_work, LocalDiskBlobStore(root), clock=_AheadClock())
+    report = collector.collect_garbage(dry_run=True, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.orphan_blobs == ("an/anon1", "ol/old1", "ow/own1")
+    assert report.other_database_blobs == 2
+    assert report.unproven_blobs == ("cp/cpcopy1", "fo/foreign1", "gh/ghost1")
+    assert report.committed_blobs == ("co/committed1",)
+    assert report.refusal is not None and "other-database" not in report.refusal  # anon1
+
+    LocalDiskBlobStore(root).delete("an/anon1")
+    report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
+    assert report.refusal is None
+    assert report.orphan_blobs == ("ol/old1", "ow/own1")
+    left = set(LocalDiskBlobStore(root).keys())
+    assert left >= {kept.blob_key, "co/committed1", "ot/other1", "ol/old2"}
+    assert left >= {"cp/cpcopy1", "fo/foreign1", "gh/ghost1"}
+    assert not left & {"ol/old1", "ow/own1"}

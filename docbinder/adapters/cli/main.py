@@ -982,7 +982,8 @@ def gc(
         out.print(
             f"not touched: {len(report.unproven_blobs)} file(s) in docbinder's layout that this "
             "store cannot prove it wrote (no or another store's provenance mark: put there by "
-            "something else, copied without their marks, or written before marks existed):"
+            "something else, copied without their marks, or written before marks existed; "
+            "or a compact mark of a database not registered in this store):"
         )
         for key in report.unproven_blobs:
             out.print(f"  blob {key}")

@@ -33,7 +33,13 @@ from urllib.parse import unquote, urlsplit
 
 from docbinder.adapters.streams import ClosingChunks, iter_chunks
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
-from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key, is_blob_key
+from docbinder.ports.blobs import (
+    BlobStat,
+    Chunks,
+    check_blob_key,
+    compact_blob_origin,
+    is_blob_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +64,16 @@ DATABASES_DIR = ".docbinder-databases"
 """Directory under the root with one empty file per metadata database writing here."""
 
 ORIGIN_XATTR = "user.docbinder.origin"
-"""Extended attribute holding a blob's provenance mark (:func:`~docbinder.ports.blobs.blob_origin`).
+"""Extended attribute holding a blob's provenance mark, in its compact form (ADR 0036).
+
+Written as :func:`~docbinder.ports.blobs.compact_blob_origin` (``v2 <mac>``, 15
+bytes): with :data:`COMMITTED_XATTR` (2 bytes) both attributes fit inside an ext4
+inode of 256 bytes (about 92 bytes of room), so no blob needs a 4 KiB attribute
+block of its own. It names neither the store nor the database: ``stat`` returns
+it as found, and :func:`~docbinder.ports.blobs.read_origin` verifies it against
+the store identity and the databases the caller knows. Blobs written before
+carry the full form (:func:`~docbinder.ports.blobs.blob_origin`, ``v1 ...``, 109
+bytes with UUID ids), which is still read.
 
 Set on the temp file before the rename, so a blob never appears without it
 where the file system keeps user extended attributes (Linux ext4, XFS, Btrfs,
@@ -723,11 +738,11 @@ class LocalDiskBlobStore:
         return size
 
     def _mark(self, fd: int, key: str, temp: Path | str) -> None:
-        """Set the provenance mark of ``key`` on the open temp file (nothing if unsupported)."""
+        """Set the compact provenance mark of ``key`` on the open temp file (nothing if unsupported)."""
         setxattr = getattr(os, "setxattr", None)
         if self._identity is None or setxattr is None:
             return
-        mark = blob_origin(self._identity, self._writer, key).encode("ascii")
+        mark = compact_blob_origin(self._identity, self._writer, key).encode("ascii")
         try:
             setxattr(fd, ORIGIN_XATTR, mark)
         except OSError as exc:
