@@ -532,3 +532,28 @@ def test_threads_on_the_in_memory_database_take_turns_and_lose_nothing(tmp_path:
         )
     assert numbers == list(range(1, 91))
     made.dispose()
+
+
+@pytest.mark.parametrize("name", ["do_execute", "do_executemany"])
+def test_a_dialect_execute_listener_sees_the_attach(
+    binder: DocBinder, engine: sa.Engine, name: str
+) -> None:
+    """A ``do_execute``/``do_executemany`` hook (SQLAlchemy's DialectEvents) closes the lane too."""
+    seen: list[str] = []
+
+    def listen(_cursor: Any, statement: str, _parameters: Any, _context: Any) -> bool:
+        seen.append(statement.split(" (")[0].split(" SET")[0])
+        return False  # SQLAlchemy then runs the statement itself
+
+    run = binder.start_new_run(U1)
+    run.produce_file("warm.txt", b"warm", label="writeFile:warm.txt")
+    event.listen(engine, name, listen)
+    try:
+        WatchedConnection.sent.clear()
+        run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
+    finally:
+        event.remove(engine, name, listen)
+    if name == "do_execute":
+        assert "INSERT INTO chat_messages" in seen
+    # Nothing went past the hook to the driver connection directly.
+    assert not any(sql.startswith(("INSERT", "UPDATE")) for sql in WatchedConnection.sent)

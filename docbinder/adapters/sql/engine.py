@@ -216,8 +216,9 @@ def statements_listened(conn: sa.Connection) -> bool:
     """Whether anything listens to the statements of ``conn`` through SQLAlchemy's events.
 
     ``before_cursor_execute`` / ``after_cursor_execute`` on the connection or
-    its engine, or ``handle_error`` on its dialect (tracing, statement
-    counters, fault injection). While one does, every statement of a unit
+    its engine, or ``handle_error``, ``do_execute``, ``do_executemany`` or
+    ``do_execute_no_params`` on its dialect (tracing, statement counters,
+    fault injection). While one does, every statement of a unit
     goes through SQLAlchemy's execution path so that it sees all of them;
     otherwise SQLite's ``BEGIN`` and the producer path's statements go to
     the driver connection (ADR 0029, ADR 0032).
@@ -225,8 +226,17 @@ def statements_listened(conn: sa.Connection) -> bool:
     return bool(
         conn.dispatch.before_cursor_execute
         or conn.dispatch.after_cursor_execute
-        or conn.dialect.dispatch.handle_error
+        or _dialect_listened(conn.dialect)
     )
+
+
+_LANE_DIALECT_EVENTS = ("handle_error", "do_execute", "do_executemany", "do_execute_no_params")
+"""Dialect events that see statements (SQLAlchemy's ``DialectEvents``): any listener closes the lane."""
+
+
+def _dialect_listened(dialect: sa.Dialect) -> bool:
+    dispatch = dialect.dispatch
+    return any(getattr(dispatch, name) for name in _LANE_DIALECT_EVENTS)
 
 
 _LANE_EVENTS = (
@@ -250,7 +260,7 @@ def driver_lane_open(engine: Engine) -> bool:
     ``BEGIN`` hook listens to its transaction events (``begin``,
     ``commit``, ``rollback``, the savepoint events), nothing to
     ``engine_connect`` and nothing to its statements (``before_cursor_execute``, ``after_cursor_execute``) or
-    to its dialect's ``handle_error``. Then a unit's ``BEGIN``, statements
+    to its dialect's ``handle_error`` and ``do_execute*`` events. Then a unit's ``BEGIN``, statements
     and ``COMMIT`` go to the ``sqlite3`` connection, and no listener has
     anything to miss; with any listener, all of it goes through SQLAlchemy
     (ADR 0033). Costs a few µs: it reads the engine's own event lists, not a
@@ -260,7 +270,7 @@ def driver_lane_open(engine: Engine) -> bool:
     for name in _LANE_EVENTS:
         if getattr(dispatch, name):
             return False
-    if engine.dialect.dispatch.handle_error:
+    if _dialect_listened(engine.dialect):
         return False
     return all(listener is _sqlite_begin for listener in dispatch.begin)
 
