@@ -557,3 +557,76 @@ def test_a_dialect_execute_listener_sees_the_attach(
         assert "INSERT INTO chat_messages" in seen
     # Nothing went past the hook to the driver connection directly.
     assert not any(sql.startswith(("INSERT", "UPDATE")) for sql in WatchedConnection.sent)
+
+
+def _time_limit(conn: WatchedConnection, sql: str) -> None:
+    """What a time-limit signal handler does: an ``Exception`` raised wherever Python is."""
+    raise TimeoutError("time limit reached (test)")
+
+
+def _labels(engine: sa.Engine) -> list[str]:
+    with engine.connect() as conn:
+        query = sa.select(chat_messages.c.documents_label).order_by(chat_messages.c.sequence_nr)
+        return [str(label) for label in conn.execute(query).scalars()]
+
+
+@pytest.mark.parametrize(
+    "statement", ["UPDATE WORKFLOWS", "INSERT INTO CHAT_MESSAGES", "INSERT INTO CHAT_DOCUMENTS"]
+)
+def test_an_exception_after_a_statement_of_the_attach_ran_keeps_none_of_that_message(
+    engine: sa.Engine, statement: str
+) -> None:
+    """An ``Exception`` that lands after a statement ran (a signal handler's ``TimeoutError``)
+    is not one the attach's undo can place: the refused message is never stored, and no
+    number is given back while a stored message holds it."""
+    store = SqlMetadata(engine)
+    workflow = make_workflow()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_workflow(workflow)
+        uow.commit()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_message(make_message(workflow, "first"))
+        WatchedConnection.trap = (statement, _time_limit, True)
+        with pytest.raises(TimeoutError):
+            uow.workflows.add_message(make_message(workflow, "second", files=2))
+        assert WatchedConnection.trap is None  # it fired
+        try:
+            uow.workflows.add_message(make_message(workflow, "third"))
+            uow.commit()
+        except StorageError:
+            pass  # refusing the whole unit is sound too
+    with store.unit_of_work() as uow:
+        uow.workflows.add_message(make_message(workflow, "later"))
+        uow.commit()
+    assert "second" not in _labels(engine)
+    numbers = _numbers(engine)
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+@pytest.mark.parametrize(
+    "statement", ["UPDATE WORKFLOWS", "INSERT INTO CHAT_MESSAGES", "INSERT INTO CHAT_DOCUMENTS"]
+)
+def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_nothing(
+    engine: sa.Engine, statement: str
+) -> None:
+    """With ``isolation_level = None`` a statement outside a transaction commits at once:
+    a unit whose transaction the database ended must not store what the caller sends next."""
+    store = SqlMetadata(engine)
+    workflow = make_workflow()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_workflow(workflow)
+        uow.commit()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_message(make_message(workflow, "first"))
+        WatchedConnection.trap = (statement, _ends_the_transaction, False)
+        with pytest.raises(StorageError):
+            uow.workflows.add_message(make_message(workflow, "second", files=1))
+        assert WatchedConnection.trap is None  # it fired
+        with pytest.raises(StorageError):
+            uow.workflows.add_message(make_message(workflow, "third", files=1))
+            uow.commit()
+    assert _rows(engine, chat_messages) == 0
+    assert _write_lock_is_free(engine)
+    with store.unit_of_work() as uow:
+        assert uow.workflows.add_message(make_message(workflow, "after")).sequence_nr == 1
+        uow.commit()

@@ -56,6 +56,7 @@ from docbinder.adapters.sql.schema import (
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
+    DocbinderError,
     FileItemNotFound,
     InvalidInput,
     StorageError,
@@ -311,6 +312,7 @@ class LazyConnection:
         If the driver lane checked a connection out already (:meth:`driver`),
         SQLAlchemy's connection is made over that one, inside its transaction.
         """
+        self._refuse_if_lost()
         conn = self._conn
         if conn is None:
             fairy, self._fairy = self._fairy, None
@@ -322,6 +324,32 @@ class LazyConnection:
         if self._own_begin and conn.get_transaction() is None:
             join_driver_transaction(conn)
         return conn
+
+    def _refuse_if_lost(self) -> None:
+        """Raise :class:`StorageError` while :attr:`lost` is set: the unit must be rolled back first.
+
+        On SQLite the driver connection runs with ``isolation_level = None``:
+        once the database ended the unit's transaction, each statement sent
+        would commit on its own, although :meth:`SqlUnitOfWork.commit` then
+        refuses; after an interrupt the work cannot be committed anyway. So
+        nothing more is sent until ``rollback`` or ``close`` clears it.
+        """
+        lost = self.lost
+        if lost is not None:
+            raise StorageError(
+                f"this transaction can no longer commit ({lost!r}); roll it back first"
+            ) from lost
+
+    def _ended(self) -> None:
+        """The database ended the driver lane's transaction outside a guarded block: refuse, as lost.
+
+        SQLite ends a transaction on its own on a full disk, an I/O error or
+        an interrupt; a statement sent now would run outside any transaction
+        and commit at once (``isolation_level = None``).
+        """
+        err = StorageError("the database ended this transaction; nothing of it can commit")
+        self.lost = err
+        raise err
 
     def close(self) -> None:
         """Return the connection to the pool (rolling back what was not committed).
@@ -410,7 +438,10 @@ class LazyConnection:
         """
         if not self._sqlite:
             return None
+        self._refuse_if_lost()
         if self._own_begin:
+            if not self._driver.in_transaction:
+                self._ended()
             return self._driver
         conn = self._conn
         if (conn is None or conn.get_transaction() is None) and driver_lane_open(self._events):
@@ -527,9 +558,15 @@ class LazyConnection:
         and the statement journal SQLite keeps for it (a temp file once it
         passes 64 KiB; ADR 0037). :attr:`lost` is set, so the unit refuses
         to commit, when the database ended the transaction (a full disk, an
-        I/O error), when ``undo`` fails, and for any other ``BaseException``
-        (an interrupt may arrive after a statement ran and before the block
-        could note it). Elsewhere this is :meth:`begin_nested`.
+        I/O error), when ``undo`` fails, and for anything raised but a
+        driver error (``sqlalchemy.exc.DBAPIError``: the statement that
+        raised it did not take effect, so the block knows what ran) or a
+        docbinder error the block raised itself: an interrupt, or an
+        ``Exception`` a signal handler raises (a time limit's
+        ``TimeoutError``), may arrive after a statement ran and before the
+        block could note it, and ``undo`` would then leave that statement's
+        work in place or give back a number a stored row holds. Elsewhere
+        this is :meth:`begin_nested`.
         """
         driver = self.driver()
         if driver is None:
@@ -538,8 +575,8 @@ class LazyConnection:
             return
         try:
             yield
-        except Exception as exc:
-            if isinstance(exc, sa_exc.DBAPIError) and not driver.in_transaction:
+        except (sa_exc.DBAPIError, DocbinderError) as exc:
+            if not driver.in_transaction:
                 self.lost = exc
                 raise
             try:
