@@ -125,6 +125,13 @@ class Settings:
                 )
         home = Path(values.get("home") or default_home()).expanduser().absolute()
         sources.setdefault("home", "default")
+        if ("database_url" not in values or "blob_url" not in values) and (
+            home.exists() and not home.is_dir()
+        ):
+            raise ConfigurationError(
+                f"home {home} is not a directory ({sources['home']}): the embedded default keeps "
+                "its database and blobs in a directory; give --home / DOCBINDER_HOME a directory"
+            )
         if "database_url" not in values:
             values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"
             sources["database_url"] = "default (embedded SQLite)"

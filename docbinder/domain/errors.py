@@ -90,7 +90,8 @@ class FileStillReferenced(Conflict):
     def __init__(self, file_id: str, references: int) -> None:
         super().__init__(
             f"file {file_id} is referred to by {references} document(s) in workflows; "
-            "deleting it makes them resolve as file_missing (use --force / force=True to delete)"
+            "deleting it makes them resolve as file_missing (delete it with force to do so anyway: "
+            "force=True in Python, --force on the command line)"
         )
         self.file_id = file_id
         self.references = references

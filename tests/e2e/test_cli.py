@@ -457,3 +457,11 @@ def test_the_readme_first_session_runs_as_written(tmp_path: Path) -> None:
         "# Notes",
         "North grew 27 %.",
     ]
+
+
+def test_a_role_the_role_table_does_not_know_is_named_on_stderr(cli) -> None:  # type: ignore[no-untyped-def]
+    unknown = cli("--role", "superuser", "files", "ls")
+    assert "warning: role 'superuser' is not one of admin, member, viewer" in unknown.stderr
+    known = cli("--role", "viewer", "files", "ls")
+    assert known.exit_code == 0, known.output
+    assert "warning" not in known.stderr

@@ -307,3 +307,13 @@ def test_toml_with_the_same_key_twice_or_a_foreign_key_is_refused(tmp_path: Path
     config.write_text('[tool]\nx = 1\n[docbinder]\nblob_url = "memory://"\n', encoding="utf-8")
     with pytest.raises(ConfigurationError, match="unknown setting"):
         Settings.load(config_file=config, environ={})
+
+
+def test_a_home_that_is_a_file_is_refused_with_the_setting_named(tmp_path: Path) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("not a directory")
+    with pytest.raises(ConfigurationError, match=r"is not a directory.*DOCBINDER_HOME"):
+        Settings.load({"home": str(taken)}, environ={})
+    # With both URLs given the home is not used, and nothing is refused.
+    explicit = {"home": str(taken), "database_url": "memory://", "blob_url": "memory://"}
+    assert Settings.load(explicit, environ={}).database_url == "memory://"

@@ -142,7 +142,23 @@ class State:
             from docbinder.container import build_binder
 
             self._binder = build_binder(self.settings, prepare=prepare)
+            self._warn_of_unknown_roles(self._binder)
         return self._binder
+
+    def _warn_of_unknown_roles(self, binder: DocBinder) -> None:
+        """A ``--role`` the role table does not know grants nothing: say so once, on stderr."""
+        # Only the role table says which roles exist (``known_roles``); with another
+        # authorizer (Casbin) the policy gives roles their meaning.
+        known = getattr(binder.access.authorizer, "known_roles", None)
+        if not isinstance(known, frozenset):
+            return
+        for role in self.roles:
+            if role not in known:
+                err.print(
+                    f"warning: role {role!r} is not one of {', '.join(sorted(known))}; "
+                    "it grants nothing",
+                    markup=False,
+                )
 
 
 STATE = State()

@@ -43,6 +43,11 @@ class RoleTableAuthorizer:
     def name(self) -> str:
         return "roletable"
 
+    @property
+    def known_roles(self) -> frozenset[str]:
+        """The role names that grant something: those of the table, and ``admin``."""
+        return frozenset(self._table) | {"admin"}
+
     def is_allowed(self, principal: Principal, action: Action, resource: Resource) -> bool:
         if principal.mandate_id != resource.scope.mandate_id:
             return False
