@@ -103,7 +103,9 @@ class Attacher:
         plan's principal: :class:`FileItemNotFound` if one is not readable.
         A taken label is retried with ``#<8 hex>`` suffixes in the same unit
         (a failed insert leaves the unit usable, as the port promises);
-        :class:`DuplicateLabel` after :data:`_LABEL_ATTEMPTS` tries.
+        :class:`DuplicateLabel` after :data:`_LABEL_ATTEMPTS` tries. A label
+        the run already saw taken (:meth:`RunContext.label_taken`) is suffixed
+        on the first try.
         """
         for item in items:
             if not self._access.can_read_file(plan.context.principal, item):
@@ -120,11 +122,16 @@ class Attacher:
             role=plan.role,
             user_message=plan.user_message,
         )
-        candidate = message
+        ctx = plan.context
+        # A label this run saw taken is asked for with a suffix at once (one refused
+        # insert fewer for every later attach under the same label, e.g. the default).
+        taken = ctx.label_taken(plan.label)
+        candidate = message.with_label_suffix(self._ids.new_id()) if taken else message
         for attempt in range(_LABEL_ATTEMPTS):
             try:
                 return uow.workflows.add_message(candidate)
             except DuplicateLabel:
+                ctx.note_label_taken(plan.label)
                 if attempt == _LABEL_ATTEMPTS - 1:
                     raise
                 candidate = message.with_label_suffix(self._ids.new_id())
@@ -150,8 +157,9 @@ class Attacher:
         return stored
 
     def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
-        """After the commit: append ``stored`` to the run's in-memory workflow and log it."""
+        """After the commit: append ``stored`` to the run's in-memory workflow, note its label, log it."""
         ctx.append_message(stored)
+        ctx.note_label_taken(stored.documents_label)
         ctx.set_counters(stored.counters)
         log.info(
             "attached %d document(s) to workflow %s as message %s (label %s)",

@@ -28,7 +28,7 @@ class RunContext:
     between threads: a view never misses a message appended before it was read.
     """
 
-    __slots__ = ("_added", "_bound", "_lock", "_view", "principal")
+    __slots__ = ("_added", "_bound", "_lock", "_taken", "_view", "principal")
 
     def __init__(self, principal: Principal, workflow: ChatWorkflow | None = None) -> None:
         self.principal = principal
@@ -36,6 +36,7 @@ class RunContext:
         self._added: list[ChatMessage] = []
         self._view = workflow
         self._lock = threading.Lock()
+        self._taken: set[str] = set()
 
     def __repr__(self) -> str:
         return f"RunContext(principal={self.principal!r}, workflow_id={self.workflow_id!r})"
@@ -93,6 +94,21 @@ class RunContext:
                 current_action=counters.action,
             )
             self._view = None
+
+    def label_taken(self, label: str) -> bool:
+        """Whether this run has seen ``label`` taken in its workflow (see :meth:`note_label_taken`)."""
+        return label in self._taken
+
+    def note_label_taken(self, label: str) -> None:
+        """Remember that a message of the workflow holds ``label`` (a stored one, or a refusal).
+
+        The attach then asks for the label with a suffix straight away instead
+        of being refused first (ADR 0004's rule, one insert fewer). A label is
+        never freed while its message exists; should that message be deleted,
+        this run still suffixes it, which the rule allows.
+        """
+        with self._lock:
+            self._taken.add(label)
 
     def append_message(self, message: ChatMessage) -> None:
         """Append a stored message to the in-memory workflow so this run sees it at once."""

@@ -45,7 +45,13 @@ from docbinder.domain.errors import (
     SizeLimitExceeded,
     WorkflowNotFound,
 )
-from docbinder.domain.model import EMPTY_SHA256, ContentKind, FileItem, Principal
+from docbinder.domain.model import (
+    DEFAULT_LABEL,
+    EMPTY_SHA256,
+    ContentKind,
+    FileItem,
+    Principal,
+)
 
 MakeBinder = Callable[..., DocBinder]
 
@@ -312,6 +318,28 @@ class BridgeContract:
             labels[1].startswith("writeFile:r.md#") and len(labels[1]) == len("writeFile:r.md#") + 8
         )
         assert first.document_id != second.document_id
+
+    def test_a_label_taken_by_another_run_or_this_one_is_suffixed(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """The first message under a label gets it; every later one, from any run, a suffix."""
+        first_run = binder.start_new_run(u1)
+        assert first_run.workflow is not None
+        workflow_id = first_run.workflow.id
+        first_run.produce_file("a.md", b"a")  # the default label
+        second_run = binder.start_run(u1, workflow_id)  # knows nothing of the label yet
+        later = [second_run.produce_file(f"{n}.md", n.encode()) for n in ("b", "c", "d")]
+        later.append(first_run.produce_file("e.md", b"e"))
+        labels = [r.label for r in later]
+        assert all(
+            label is not None
+            and label.startswith(DEFAULT_LABEL + "#")
+            and len(label) == len(DEFAULT_LABEL) + 9
+            for label in labels
+        ), labels
+        stored = binder.list_messages(u1, workflow_id)
+        assert [m.documents_label for m in stored] == [DEFAULT_LABEL, *labels]
+        assert len(set(labels)) == 4
 
     def test_zero_byte_file(self, binder: DocBinder, u1: Principal) -> None:
         run = binder.start_new_run(u1)

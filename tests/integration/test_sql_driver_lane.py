@@ -630,3 +630,19 @@ def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_noth
     with store.unit_of_work() as uow:
         assert uow.workflows.add_message(make_message(workflow, "after")).sequence_nr == 1
         uow.commit()
+
+
+def test_a_run_asks_for_a_label_it_saw_taken_with_a_suffix_at_once(
+    binder: DocBinder, engine: sa.Engine
+) -> None:
+    """The default label: after the first attach, no refused insert and no number given back."""
+    run = binder.start_new_run(U1)
+    run.produce_file("a.txt", b"alpha")
+    run.produce_file("b.txt", b"beta")  # refused once, then suffixed: the run learns it
+    WatchedConnection.sent.clear()
+    third = run.produce_file("c.txt", b"gamma")
+    sent = [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
+    assert sent.count("INSERT INTO chat_messages") == 1
+    assert sent.count("UPDATE workflows") == 1
+    assert third.label is not None and third.label.startswith("agent_tool_output#")
+    assert _numbers(engine) == [1, 2, 3]
