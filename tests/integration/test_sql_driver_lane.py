@@ -29,9 +29,9 @@ from sqlalchemy import event
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
 from docbinder.adapters.sql.schema import chat_messages, file_items
-from docbinder.application import DocBinder
+from docbinder.application import DocBinder, Run
 from docbinder.domain.errors import Conflict, StorageError
-from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.model import ChatWorkflow, FileItem, Principal
 from docbinder.testing.metadata_suite import make_message, make_workflow
 from tests.contract.sql_backends import binder_over
 
@@ -97,6 +97,15 @@ def binder(engine: sa.Engine, tmp_path: Path) -> DocBinder:
 def _rows(engine: sa.Engine, table: sa.Table) -> int:
     with engine.connect() as conn:
         return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+
+
+def _stored_workflow(store: SqlMetadata) -> ChatWorkflow:
+    """A new workflow, committed in ``store``."""
+    workflow = make_workflow()
+    with store.unit_of_work() as uow:
+        uow.workflows.add_workflow(workflow)
+        uow.commit()
+    return workflow
 
 
 def _numbers(engine: sa.Engine) -> list[int]:
@@ -217,8 +226,10 @@ def test_a_refused_label_gives_its_number_back_on_the_driver(
     binder: DocBinder, engine: sa.Engine
 ) -> None:
     """A taken label is undone by the attach itself, on the driver connection, and numbers stay dense."""
-    run = binder.start_new_run(U1)
-    run.produce_file("a.txt", b"alpha", label="same")
+    first = binder.start_new_run(U1)
+    first.produce_file("a.txt", b"alpha", label="same")
+    assert first.workflow is not None
+    run = binder.start_run(U1, first.workflow.id)  # a run that has not seen the label taken
     WatchedConnection.sent.clear()
     second = run.produce_file("b.txt", b"beta", label="same")
     assert second.label is not None and second.label.startswith("same")
@@ -237,10 +248,7 @@ def test_a_unit_whose_attach_was_interrupted_refuses_to_commit(
 ) -> None:
     """An interrupt caught inside the unit: what ran cannot be told apart, so nothing commits."""
     store = SqlMetadata(engine)
-    workflow = make_workflow()
-    with store.unit_of_work() as uow:
-        uow.workflows.add_workflow(workflow)
-        uow.commit()
+    workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         first = uow.workflows.add_message(make_message(workflow, "first"))
         WatchedConnection.trap = (statement, _interrupt, True)
@@ -580,10 +588,7 @@ def test_an_exception_after_a_statement_of_the_attach_ran_keeps_none_of_that_mes
     is not one the attach's undo can place: the refused message is never stored, and no
     number is given back while a stored message holds it."""
     store = SqlMetadata(engine)
-    workflow = make_workflow()
-    with store.unit_of_work() as uow:
-        uow.workflows.add_workflow(workflow)
-        uow.commit()
+    workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         uow.workflows.add_message(make_message(workflow, "first"))
         WatchedConnection.trap = (statement, _time_limit, True)
@@ -612,10 +617,7 @@ def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_noth
     """With ``isolation_level = None`` a statement outside a transaction commits at once:
     a unit whose transaction the database ended must not store what the caller sends next."""
     store = SqlMetadata(engine)
-    workflow = make_workflow()
-    with store.unit_of_work() as uow:
-        uow.workflows.add_workflow(workflow)
-        uow.commit()
+    workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         uow.workflows.add_message(make_message(workflow, "first"))
         WatchedConnection.trap = (statement, _ends_the_transaction, False)
@@ -635,14 +637,22 @@ def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_noth
 def test_a_run_asks_for_a_label_it_saw_taken_with_a_suffix_at_once(
     binder: DocBinder, engine: sa.Engine
 ) -> None:
-    """The default label: after the first attach, no refused insert and no number given back."""
-    run = binder.start_new_run(U1)
-    run.produce_file("a.txt", b"alpha")
-    run.produce_file("b.txt", b"beta")  # refused once, then suffixed: the run learns it
-    WatchedConnection.sent.clear()
-    third = run.produce_file("c.txt", b"gamma")
-    sent = [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
-    assert sent.count("INSERT INTO chat_messages") == 1
-    assert sent.count("UPDATE workflows") == 1
-    assert third.label is not None and third.label.startswith("agent_tool_output#")
-    assert _numbers(engine) == [1, 2, 3]
+    """The default label: once a run saw it taken, no refused insert and no number given back."""
+
+    def attaches(run: Run, name: str) -> list[str]:
+        WatchedConnection.sent.clear()
+        produced = run.produce_file(name, name.encode())
+        assert produced.label is not None and produced.label.startswith("agent_tool_output#")
+        return [sql.split(" (")[0].split(" SET")[0] for sql in WatchedConnection.sent]
+
+    first = binder.start_new_run(U1)
+    first.produce_file("a.txt", b"alpha")  # takes the label
+    assert attaches(first, "b.txt").count("UPDATE workflows") == 1  # noted when a.txt was stored
+    assert first.workflow is not None
+    other = binder.start_run(U1, first.workflow.id)
+    refused = attaches(other, "c.txt")  # learns it from the refusal
+    assert refused.count("INSERT INTO chat_messages") == 2
+    learned = attaches(other, "d.txt")
+    assert learned.count("INSERT INTO chat_messages") == 1
+    assert learned.count("UPDATE workflows") == 1
+    assert _numbers(engine) == [1, 2, 3, 4]

@@ -23,7 +23,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -513,37 +513,24 @@ class LazyConnection:
             raise
         run(_RELEASE_SAVEPOINT)
 
-    @contextmanager
-    def one_statement(self) -> Iterator[None]:
+    def one_statement(self) -> AbstractContextManager[None]:
         """Guard a block that sends exactly one statement: as :meth:`begin_nested`, cheaper on SQLite.
 
         SQLite undoes a failed statement by itself and keeps the transaction
         open (every statement is atomic; a constraint failure aborts only the
         statement), unless the error made it end the whole transaction (a
-        full disk, an I/O error, an interrupt). So on SQLite's driver lane
-        (:meth:`driver`) no savepoint is sent: after a driver error the
-        driver says whether the transaction is still open, and if it is not,
-        :attr:`lost` is set exactly as a failed ``ROLLBACK TO SAVEPOINT``
-        would set it. Any other exception (an interrupt that arrives once
-        the statement ran) also sets :attr:`lost`: the statement cannot be
-        undone alone, so the unit refuses to commit. Elsewhere (PostgreSQL,
-        where a failed statement aborts the transaction; MariaDB; SQLite
-        with statement listeners) this is :meth:`begin_nested`.
+        full disk, an I/O error, an interrupt). So this is :meth:`undoable`
+        with nothing to undo: on SQLite's driver lane no savepoint is sent;
+        after a driver error the driver says whether the transaction is
+        still open, and if it is not, :attr:`lost` is set exactly as a
+        failed ``ROLLBACK TO SAVEPOINT`` would set it; any other exception
+        (an interrupt that arrives once the statement ran) also sets
+        :attr:`lost`: the statement cannot be undone alone, so the unit
+        refuses to commit. Elsewhere (PostgreSQL, where a failed statement
+        aborts the transaction; MariaDB; SQLite with statement listeners)
+        this is :meth:`begin_nested`.
         """
-        driver = self.driver()
-        if driver is None:
-            with self.begin_nested():
-                yield
-            return
-        try:
-            yield
-        except sa_exc.DBAPIError as exc:
-            if not driver.in_transaction:
-                self.lost = exc
-            raise
-        except BaseException as exc:
-            self.lost = exc
-            raise
+        return self.undoable(_nothing_to_undo)
 
     @contextmanager
     def undoable(self, undo: Callable[[], None]) -> Iterator[None]:
@@ -593,6 +580,10 @@ class LazyConnection:
         if driver is None:
             return self.connection().exec_driver_sql
         return lambda sql: self.run_driver(driver, sql)
+
+
+def _nothing_to_undo() -> None:
+    """The undo of a block of one statement: SQLite took back the statement that failed."""
 
 
 class DriverStatement:
