@@ -108,6 +108,21 @@ def _stored_workflow(store: SqlMetadata) -> ChatWorkflow:
     return workflow
 
 
+def _second_message_trapped(
+    uow: Any,
+    workflow: ChatWorkflow,
+    trap: tuple[str, Trap, bool],
+    raised: type[BaseException],
+    files: int,
+) -> None:
+    """In ``uow``: a first message, then a second one with ``files`` documents that ``trap`` breaks."""
+    uow.workflows.add_message(make_message(workflow, "first"))
+    WatchedConnection.trap = trap
+    with pytest.raises(raised):
+        uow.workflows.add_message(make_message(workflow, "second", files=files))
+    assert WatchedConnection.trap is None  # it fired
+
+
 def _numbers(engine: sa.Engine) -> list[int]:
     """The stored messages' sequence numbers, in order."""
     with engine.connect() as conn:
@@ -590,11 +605,7 @@ def test_an_exception_after_a_statement_of_the_attach_ran_keeps_none_of_that_mes
     store = SqlMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
-        uow.workflows.add_message(make_message(workflow, "first"))
-        WatchedConnection.trap = (statement, _time_limit, True)
-        with pytest.raises(TimeoutError):
-            uow.workflows.add_message(make_message(workflow, "second", files=2))
-        assert WatchedConnection.trap is None  # it fired
+        _second_message_trapped(uow, workflow, (statement, _time_limit, True), TimeoutError, 2)
         try:
             uow.workflows.add_message(make_message(workflow, "third"))
             uow.commit()
@@ -619,11 +630,8 @@ def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_noth
     store = SqlMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
-        uow.workflows.add_message(make_message(workflow, "first"))
-        WatchedConnection.trap = (statement, _ends_the_transaction, False)
-        with pytest.raises(StorageError):
-            uow.workflows.add_message(make_message(workflow, "second", files=1))
-        assert WatchedConnection.trap is None  # it fired
+        trap = (statement, _ends_the_transaction, False)
+        _second_message_trapped(uow, workflow, trap, StorageError, 1)
         with pytest.raises(StorageError):
             uow.workflows.add_message(make_message(workflow, "third", files=1))
             uow.commit()
