@@ -99,6 +99,13 @@ def _rows(engine: sa.Engine, table: sa.Table) -> int:
         return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
 
 
+def _store_with_a_kept_file(engine: sa.Engine) -> tuple[SqlMetadata, FileItem]:
+    """A store on ``engine`` holding one committed FileItem (``kept.txt``), and that FileItem."""
+    store = SqlMetadata(engine)
+    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
+    return store, binder.store_file(U1, "kept.txt", b"kept").item
+
+
 def _stored_workflow(store: SqlMetadata) -> ChatWorkflow:
     """A new workflow, committed in ``store``."""
     workflow = make_workflow()
@@ -277,9 +284,7 @@ def test_a_unit_whose_attach_was_interrupted_refuses_to_commit(
 
 def test_a_unit_whose_statement_was_interrupted_refuses_to_commit(engine: sa.Engine) -> None:
     """The insert ran and cannot be undone alone without a savepoint: nothing of the unit commits."""
-    store = SqlMetadata(engine)
-    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     with store.unit_of_work() as uow:
         uow.files.add(attrs_copy(kept, "first"))
         WatchedConnection.trap = ("INSERT INTO FILE_ITEMS", _interrupt, True)
@@ -292,9 +297,7 @@ def test_a_unit_whose_statement_was_interrupted_refuses_to_commit(engine: sa.Eng
 
 
 def test_a_refused_insert_leaves_the_unit_usable_without_a_savepoint(engine: sa.Engine) -> None:
-    store = SqlMetadata(engine)
-    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     with store.unit_of_work() as uow:
         first = attrs_copy(kept, "first")
         uow.files.add(first)
@@ -365,9 +368,7 @@ def test_a_commit_listener_sees_every_commit(binder: DocBinder, engine: sa.Engin
 
 
 def test_a_unit_left_without_commit_keeps_nothing_and_frees_the_lock(engine: sa.Engine) -> None:
-    store = SqlMetadata(engine)
-    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     with store.unit_of_work() as uow:
         uow.files.add(attrs_copy(kept, "dropped"))
         assert not _write_lock_is_free(engine)  # the lane's BEGIN IMMEDIATE holds it
@@ -377,9 +378,7 @@ def test_a_unit_left_without_commit_keeps_nothing_and_frees_the_lock(engine: sa.
 
 
 def test_a_sqlalchemy_statement_joins_the_transaction_the_lane_began(engine: sa.Engine) -> None:
-    store = SqlMetadata(engine)
-    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     rolled_back, committed = attrs_copy(kept, "rolled-back"), attrs_copy(kept, "committed")
     with store.unit_of_work() as uow:
         uow.files.add(rolled_back)  # on the lane: BEGIN IMMEDIATE, then the insert
@@ -416,9 +415,7 @@ def test_a_statement_listener_added_while_the_lane_transaction_is_open_joins_it(
     engine: sa.Engine,
 ) -> None:
     """Tracing switched on mid-unit counts from the next transaction; this one goes on."""
-    store = SqlMetadata(engine)
-    binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     added = attrs_copy(kept, "added")
     seen: list[str] = []
 
