@@ -658,19 +658,13 @@ class LocalDiskBlobStore:
         directory, where, fd, temp = self._open_temp(key, parts)
         temp_path = f"{where}{os.sep}{temp}"
         try:
-            size = self._write_all(fd, data, temp_path)
-            self._mark(fd, key, temp_path)
-            fd, to_close = -1, fd
-            _flush_and_close(to_close, temp_path)
+            size = self._fill_temp(fd, data, key, temp_path)
             try:
                 os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
             except OSError as exc:
                 path = f"{where}{os.sep}{name}"
                 raise _rename_failed(key, path, exc, _is_directory_at(directory, name)) from exc
         except BaseException:
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
             _discard_at(directory, temp, temp_path)
             _close_directory(directory)
             raise
@@ -716,18 +710,12 @@ class LocalDiskBlobStore:
         parent = Path(os.path.dirname(path))
         fd, temp = self._create_temp(parent)
         try:
-            size = self._write_all(fd, data, temp)
-            self._mark(fd, key, temp)
-            fd, to_close = -1, fd
-            _flush_and_close(to_close, temp)
+            size = self._fill_temp(fd, data, key, temp)
             try:
                 os.replace(temp, path)
             except OSError as exc:
                 raise _rename_failed(key, path, exc, os.path.isdir(path)) from exc
         except BaseException:
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
             _discard(temp)
             raise
         try:
@@ -735,6 +723,23 @@ class LocalDiskBlobStore:
         except BaseException:
             _discard(path)
             raise
+        return size
+
+    def _fill_temp(self, fd: int, data: Chunks | BinaryIO, key: str, temp: Path | str) -> int:
+        """Write ``data`` and the mark of ``key`` into the temp file ``fd``, ``fsync`` and close it.
+
+        Returns the bytes written. ``fd`` is closed whatever happens; errors
+        are those of :meth:`_write_all`, :meth:`_mark` and ``fsync``/``close``
+        (:class:`StorageError` naming ``temp``), or the exception ``data`` raised.
+        """
+        try:
+            size = self._write_all(fd, data, temp)
+            self._mark(fd, key, temp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        _flush_and_close(fd, temp)
         return size
 
     def _mark(self, fd: int, key: str, temp: Path | str) -> None:
