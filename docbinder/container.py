@@ -274,18 +274,7 @@ class UseCases(containers.DeclarativeContainer):
         FileContentUpdates, get_file_for_update, append_file_content, replace_file_content
     )
 
-    save_file_version = providers.Singleton(
-        SaveFileVersion,
-        units,
-        blobs,
-        access,
-        clock,
-        ids,
-        mime,
-        max_file_size,
-        registration=registration,
-        hash_workers=hash_workers,
-    )
+    save_file_version = providers.Singleton(SaveFileVersion, units, storer)
     get_latest_file_version = providers.Singleton(GetLatestFileVersion, read_units, access)
     get_file_version = providers.Singleton(GetFileVersion, read_units, access)
     list_file_versions = providers.Singleton(ListFileVersions, read_units, access)

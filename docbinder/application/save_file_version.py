@@ -23,26 +23,14 @@ from typing import Any, TypeVar
 
 import attrs
 
-from docbinder.application.access import AccessPolicy
-from docbinder.application.blob_rules import (
-    blob_key_for,
-    confirm_committed,
-    detect_mime_type,
-    discard_blob,
-    look_up_after_failed_commit,
-)
-from docbinder.application.hashing import FileData, HashingStream, HashWorkers
-from docbinder.application.store_registration import StoreRegistration
-from docbinder.domain.access import ResourceKind
+from docbinder.application.hashing import FileData
+from docbinder.application.storing import FileStorer
 from docbinder.domain.errors import (
     StorageError,
     VersionTaken,
 )
 from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
-from docbinder.ports.blobs import BlobStore
-from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
-from docbinder.ports.system import Clock, IdFactory
 
 log = logging.getLogger(__name__)
 
@@ -70,33 +58,14 @@ class SaveFileVersion:
 
     A series lives in the principal's scope (``principal.scope``); the
     ``namespace`` argument picks a sub-space of it (``""`` by default). The
-    MIME type is decided as in ``StoreFile``; ``registration`` is the store
-    registration the composition root shares with every use case that writes
-    blobs.
+    MIME type is decided as in ``StoreFile``: the blob is written and the
+    FileItem built by the :class:`~docbinder.application.storing.FileStorer`
+    the composition root shares with ``StoreFile`` and ``ProduceFile``.
     """
 
-    def __init__(
-        self,
-        uow_factory: UnitOfWorkFactory,
-        blobs: BlobStore,
-        access: AccessPolicy,
-        clock: Clock,
-        ids: IdFactory,
-        mime: MimeDetector | None = None,
-        max_size: int | None = None,
-        *,
-        registration: StoreRegistration,
-        hash_workers: HashWorkers | None = None,
-    ) -> None:
+    def __init__(self, uow_factory: UnitOfWorkFactory, storer: FileStorer) -> None:
         self._uow = uow_factory
-        self._registration = registration
-        self._blobs = blobs
-        self._access = access
-        self._clock = clock
-        self._ids = ids
-        self._mime = mime
-        self._max_size = max_size
-        self._hash_workers = hash_workers
+        self._storer = storer
 
     def __call__(
         self,
@@ -128,26 +97,14 @@ class SaveFileVersion:
         host_data = dict(host_data or {})
         # Validate the metadata before anything is written (the id is a placeholder).
         FileVersion("unsaved", series, 0, user_metadata, host_data)
-        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
-        file_id = self._ids.new_id()
-        key = blob_key_for(file_id)
-        store_id = self._registration.ensure()
-        stream = HashingStream(data, self._max_size, self._hash_workers)
-        self._blobs.put(key, stream)
-        item = FileItem(
-            id=file_id,
-            file_name=file_name if file_name is not None else name,
-            mime_type=self._detect(stream.head, file_name or name, mime_type),
-            size=stream.size,
-            sha256=stream.sha256,
-            created_by=principal.user_id,
-            scope=principal.scope,
-            created_at=self._clock.now(),
-            blob_key=key,
-            blob_store=store_id,
-        )
+        storer = self._storer
+        blob = storer.write_blob(principal, data)
+        file_id, key = blob.file_id, blob.key
         committing = False
         try:
+            item = storer.new_item(
+                principal, blob, file_name if file_name is not None else name, mime_type
+            )
             for _attempt in range(MAX_SAVE_ATTEMPTS):
                 with self._uow() as uow:
                     latest = uow.files.latest_version(series.key)
@@ -163,7 +120,7 @@ class SaveFileVersion:
                     result = then(uow, stored) if then is not None else None
                     committing = True
                     uow.commit()
-                confirm_committed(self._blobs, key)  # after the commit, outside the unit (ADR 0031)
+                storer.confirm_committed(key)  # after the commit, outside the unit (ADR 0031)
                 log.info(
                     "saved version %d of %r (file %s, %d bytes) for user %s in scope %s",
                     number,
@@ -180,23 +137,17 @@ class SaveFileVersion:
             )
         except Exception as exc:
             if committing:
-                known, found = look_up_after_failed_commit(self._uow, file_id, key, exc)
+                known, found = storer.look_up_after_failed_commit(file_id, key, exc)
                 if found is not None:
-                    confirm_committed(self._blobs, key)
+                    storer.confirm_committed(key)
                     return stored, result
                 if not known:
                     raise  # unknown: the blob stays for gc
-            self._discard_blob(key)
+            storer.discard_blob(key)
             raise
         except BaseException:
             if committing:
                 log.warning("orphan blob left for gc: %s (commit interrupted)", key)
             else:
-                self._discard_blob(key)
+                storer.discard_blob(key)
             raise
-
-    def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
-        return detect_mime_type(self._mime, head, file_name, declared)
-
-    def _discard_blob(self, key: str) -> None:
-        discard_blob(self._blobs, key)

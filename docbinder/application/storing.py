@@ -75,6 +75,22 @@ _STORE_ATTEMPTS = 4
 """Rounds of check-then-commit a store tries while concurrent writers keep changing the candidate."""
 
 
+@attrs.frozen
+class NewBlob:
+    """A blob :meth:`FileStorer.write_blob` wrote for a new FileItem not stored yet.
+
+    ``file_id`` is the id the FileItem gets, ``key`` the blob's key in the
+    store, ``store_id`` the store's identity (``None`` when it keeps none),
+    ``stream`` the :class:`HashingStream` it was written from (size in bytes,
+    SHA-256, head for MIME sniffing).
+    """
+
+    file_id: str
+    key: str
+    store_id: str | None
+    stream: HashingStream
+
+
 class FileStorer:
     """Store a file: blob first, then the FileItem (SPEC C1, section 5).
 
@@ -129,6 +145,62 @@ class FileStorer:
         self._hash_workers = hash_workers
         self.registration = registration
 
+    def write_blob(self, principal: Principal, data: FileData) -> NewBlob:
+        """Check ``principal``'s ``create`` right, then write ``data`` as the blob of a new file id.
+
+        The blob is durable when this returns (:meth:`BlobStore.put`); nothing
+        names it yet. Raises :class:`AccessDenied` (before anything is
+        written), :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing
+        kept) and :class:`StorageError`.
+        """
+        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        file_id = self._ids.new_id()
+        key = blob_key_for(file_id)
+        store_id = self.registration.ensure()
+        stream = HashingStream(data, self._max_size, self._hash_workers)
+        self._blobs.put(key, stream)
+        return NewBlob(file_id, key, store_id, stream)
+
+    def new_item(
+        self,
+        principal: Principal,
+        blob: NewBlob,
+        file_name: str,
+        mime_type: str | None,
+        folder: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> FileItem:
+        """The FileItem naming ``blob``, owned by ``principal``; the MIME type as ``StoreFile`` decides it."""
+        stream = blob.stream
+        return FileItem(
+            id=blob.file_id,
+            file_name=file_name,
+            mime_type=detect_mime_type(self._mime, stream.head, file_name, mime_type),
+            size=stream.size,
+            sha256=stream.sha256,
+            created_by=principal.user_id,
+            scope=principal.scope,
+            created_at=self._clock.now(),
+            blob_key=blob.key,
+            folder=folder,
+            tags=tags,
+            blob_store=blob.store_id,
+        )
+
+    def confirm_committed(self, key: str) -> None:
+        """Record in the store that a FileItem naming ``key`` committed (ADR 0031); never raises."""
+        confirm_committed(self._blobs, key)
+
+    def discard_blob(self, key: str) -> None:
+        """Remove the blob ``key`` no FileItem names (logged, never raises)."""
+        discard_blob(self._blobs, key)
+
+    def look_up_after_failed_commit(
+        self, file_id: str, key: str, exc: Exception
+    ) -> tuple[bool, FileItem | None]:
+        """:func:`~docbinder.application.blob_rules.look_up_after_failed_commit` on this storer's units."""
+        return look_up_after_failed_commit(self._uow, file_id, key, exc)
+
     def store(
         self,
         principal: Principal,
@@ -163,80 +235,44 @@ class FileStorer:
         """
         check_file_name(file_name)
         folder, tags = check_file_metadata(folder, tags)
-        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
-        file_id = self._ids.new_id()
-        key = blob_key_for(file_id)
-        store_id = self.registration.ensure()
-        stream = HashingStream(data, self._max_size, self._hash_workers)
-        self._blobs.put(key, stream)
+        blob = self.write_blob(principal, data)
+        key = blob.key
         pending: _Pending[T] = _Pending()
         try:
-            recorded = self._record(
-                principal,
-                file_id,
-                key,
-                store_id,
-                file_name,
-                stream,
-                mime_type,
-                folder,
-                tags,
-                then,
-                pending,
-            )
+            item = self.new_item(principal, blob, file_name, mime_type, folder, tags)
+            recorded = self._record(principal, item, then, pending)
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
             if pending.item is not None:
                 recovered = self._after_failed_commit(pending.item, exc)
                 if recovered is not None:
-                    confirm_committed(self._blobs, key)
+                    self.confirm_committed(key)
                     return recovered, pending.result
                 raise
-            self._discard_blob(key)
+            self.discard_blob(key)
             raise
         except BaseException:
             if pending.item is not None:
                 # Interrupted while committing: the row may exist, so the blob stays.
                 log.warning("orphan blob left for gc: %s (commit interrupted)", key)
                 raise
-            self._discard_blob(key)
+            self.discard_blob(key)
             raise
         if not recorded[0].duplicate:
             # The FileItem naming the new blob committed: record it in the store, after
             # the unit of work ended (ADR 0031). A reused duplicate wrote no kept blob.
-            confirm_committed(self._blobs, key)
+            self.confirm_committed(key)
         return recorded
 
     def _record(
         self,
         principal: Principal,
-        file_id: str,
-        key: str,
-        store_id: str | None,
-        file_name: str,
-        stream: HashingStream,
-        mime_type: str | None,
-        folder: str | None,
-        tags: tuple[str, ...],
+        item: FileItem,
         then: Callable[[UnitOfWork, FileItem], T] | None,
         pending: _Pending[T],
     ) -> tuple[StoredFile, T | None]:
-        sha = stream.sha256
-        item = FileItem(
-            id=file_id,
-            file_name=file_name,
-            mime_type=self._detect(stream.head, file_name, mime_type),
-            size=stream.size,
-            sha256=sha,
-            created_by=principal.user_id,
-            scope=principal.scope,
-            created_at=self._clock.now(),
-            blob_key=key,
-            folder=folder,
-            tags=tags,
-            blob_store=store_id,
-        )
+        sha, file_name, key = item.sha256, item.file_name, item.blob_key
         lost_race = False
         for attempt in range(_STORE_ATTEMPTS):
             # The usual case (no duplicate) costs no lookup: the first attempt
@@ -276,7 +312,7 @@ class FileStorer:
                         continue  # the candidate was deleted or changed: look again
                     # The commit proved the candidate is there: only now does the fresh
                     # copy go (outside the transaction, like every blob-store call).
-                    self._discard_blob(key)
+                    self.discard_blob(key)
                     return reused
             return self._stored(item), pending.result
         raise StorageError(
@@ -375,15 +411,9 @@ class FileStorer:
         stored, the store succeeded; certainly absent, the blob is removed;
         unknown, the blob is left for ``gc``.
         """
-        known, stored = look_up_after_failed_commit(self._uow, item.id, item.blob_key, exc)
+        known, stored = self.look_up_after_failed_commit(item.id, item.blob_key, exc)
         if stored is not None:
             return StoredFile(stored, duplicate=False)
         if known:
-            self._discard_blob(item.blob_key)
+            self.discard_blob(item.blob_key)
         return None
-
-    def _detect(self, head: bytes, file_name: str, declared: str | None) -> str:
-        return detect_mime_type(self._mime, head, file_name, declared)
-
-    def _discard_blob(self, key: str) -> None:
-        discard_blob(self._blobs, key)

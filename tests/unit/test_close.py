@@ -154,9 +154,9 @@ async def test_the_async_binder_closes_with_async_with(tmp_path: Path) -> None:
 def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
     """The container builds each use case once and hands it in; none builds another."""
     with build_binder(database_url="memory://", blob_url="memory://") as binder:
-        assert binder.store_file.registration is binder.save_file_version._registration
-        # Storing alone and storing with the attach run the same steps, built once.
+        # Storing alone, with the attach and as a version run the same steps, built once.
         assert binder.produce_file._storer is binder.store_file._storer
+        assert binder.save_file_version._storer is binder.store_file._storer
         switch = binder.append_file_content._switch
         assert switch is binder.replace_file_content._switch
         assert switch._registration is binder.store_file.registration
