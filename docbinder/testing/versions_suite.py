@@ -68,6 +68,14 @@ class VersionsContract:
             binder.versions.save(ALICE, "m.txt", b"1", user_metadata={"x": "y" * 70_000})
         assert binder.versions.list(ALICE, "m.txt") == []
 
+    def test_a_refused_file_name_keeps_no_blob(self, binder: DocBinder) -> None:
+        binder.versions.save(ALICE, "kept.txt", b"kept")
+        before = sorted(binder.blobs.keys())
+        with pytest.raises(InvalidInput):
+            binder.versions.save(ALICE, "n.txt", b"1", file_name="bad\x00name")
+        assert sorted(binder.blobs.keys()) == before
+        assert binder.versions.list(ALICE, "n.txt") == []
+
     def test_absent_versions_read_as_none(self, binder: DocBinder) -> None:
         assert binder.versions.latest(ALICE, "nothing.txt") is None
         binder.versions.save(ALICE, "one.txt", b"1")
