@@ -32,3 +32,41 @@ def backend_unavailable(name: str, reason: str) -> None:
     if IN_CI:
         pytest.fail(message + " (CI=true requires every backend)", pytrace=False)
     pytest.skip(message)
+
+
+# -- the reliability figures (tests/reliability/harness.py) --------------------------------
+# Printed at the end of the run. Under pytest-xdist each worker hands its figures to the
+# controller when it finishes (``workeroutput``, read in ``pytest_testnodedown``), so the
+# totals are the whole run's, as in a run without workers.
+
+_LEDGER_KEY = "docbinder_reliability_ledger"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker: put this worker's reliability figures where the controller reads them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        from tests.reliability.harness import LEDGER
+
+        output[_LEDGER_KEY] = LEDGER.as_data()
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without that plugin
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the xdist controller: add a finished worker's reliability figures to the run's."""
+    data = getattr(node, "workeroutput", {}).get(_LEDGER_KEY)
+    if data:
+        from tests.reliability.harness import LEDGER
+
+        LEDGER.merge(data)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the faults injected and survived, the hostile inputs tried and the load figures."""
+    from tests.reliability.harness import LEDGER
+
+    lines = LEDGER.lines()
+    if lines:
+        terminalreporter.section("reliability figures")
+        for line in lines:
+            terminalreporter.write_line(line)

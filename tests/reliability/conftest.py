@@ -1,4 +1,4 @@
-"""Reliability tests: the session figures are printed at the end of the run."""
+"""Reliability tests; their session figures are printed by ``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-
-from tests.reliability.harness import LEDGER
 
 
 @pytest.fixture(autouse=True)
@@ -19,12 +17,3 @@ def _restore_docbinder_logger() -> Iterator[None]:
     logger.handlers[:] = saved[0]
     logger.setLevel(saved[1])
     logger.propagate = saved[2]
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print the faults injected and survived, the hostile inputs tried and the load figures."""
-    lines = LEDGER.lines()
-    if lines:
-        terminalreporter.section("reliability figures")
-        for line in lines:
-            terminalreporter.write_line(line)

@@ -63,6 +63,22 @@ class Ledger:
         out.extend(self.load)
         return out
 
+    def as_data(self) -> dict[str, Any]:
+        """The figures as plain data (what a pytest-xdist worker hands to the controller)."""
+        return {
+            "injected": dict(self.injected),
+            "survived": dict(self.survived),
+            "hostile": dict(self.hostile),
+            "load": list(self.load),
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        """Add the figures of :meth:`as_data` from another process to these."""
+        self.injected.update(data.get("injected", {}))
+        self.survived.update(data.get("survived", {}))
+        self.hostile.update(data.get("hostile", {}))
+        self.load.extend(data.get("load", []))
+
 
 LEDGER = Ledger()
 """The session's figures, printed at the end of the run (see ``conftest.py``)."""
