@@ -53,13 +53,17 @@ def run_script(
     if offline:
         env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"})
     env.update(env_update or {})
+    return run_in(tmp_path, [sys.executable, *command], env, timeout=timeout)
+
+
+def run_in(cwd: Path, argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 180) -> str:
+    """Run ``argv`` in ``cwd`` with exactly ``env``; its stdout (text).
+
+    Fails the test with the command's stderr on a non-zero exit; ``timeout``
+    in seconds.
+    """
     done = subprocess.run(
-        [sys.executable, *command],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
+        list(argv), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from docbinder.adapters.cli.main import app
 from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
-from tests.e2e.readme_examples import docbinder_command
+from tests.e2e.readme_examples import docbinder_command, run_in
 
 
 @pytest.fixture(autouse=True)
@@ -436,16 +436,7 @@ def test_the_readme_first_session_runs_as_written(tmp_path: Path) -> None:
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "LANG": "C.UTF-8",
     }
-    done = subprocess.run(
-        ["sh", "-e", "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = run_in(tmp_path, ["sh", "-e", "-c", script], env).splitlines()
     assert lines[0] == "Wrote 'notes.md' (25 bytes)"
     assert lines[1].startswith("  documentList ref: docItem:")
     assert lines[2].startswith("  file id: ")

@@ -24,7 +24,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from docbinder.integrations.mcp import BearerTokens, token_hash
-from tests.e2e.readme_examples import docbinder_command
+from tests.e2e.readme_examples import docbinder_command, run_in
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -59,16 +59,7 @@ def without_docbinder_on_path(env: dict[str, str]) -> dict[str, str]:
 def run_example(code: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
     example = tmp_path / "example.py"
     example.write_text(code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(example)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+    return run_in(tmp_path, [sys.executable, str(example)], env).splitlines()
 
 
 def test_adk_example_lists_the_tools(tmp_path: Path, user_env: dict[str, str]) -> None:
