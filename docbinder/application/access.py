@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from docbinder.domain.access import Action, Resource, ResourceKind
-from docbinder.domain.errors import AccessDenied
+from docbinder.domain.errors import AccessDenied, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, FileItem, Principal, Scope
 from docbinder.ports.authorizer import Authorizer
 
@@ -38,3 +38,16 @@ class AccessPolicy:
             raise AccessDenied(
                 f"user {principal.user_id} may not create a {kind.value} in scope {scope}"
             )
+
+    def require_workflow_update(self, principal: Principal, workflow: Resource) -> None:
+        """Raise unless ``principal`` may add messages to the stored ``workflow``.
+
+        ``workflow`` is the :class:`Resource` of a workflow as stored.
+        :class:`WorkflowNotFound` if ``principal`` may not even read it (the
+        same answer as for an absent workflow, so ids of other tenants stay
+        unconfirmed), :class:`AccessDenied` if it may read but not update it.
+        """
+        if not self.authorizer.is_allowed(principal, Action.READ, workflow):
+            raise WorkflowNotFound(f"workflow {workflow.id} not found")
+        if not self.authorizer.is_allowed(principal, Action.UPDATE, workflow):
+            raise AccessDenied(f"user {principal.user_id} may not update workflow {workflow.id}")

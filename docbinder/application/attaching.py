@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 
 import attrs
 
@@ -29,7 +30,6 @@ from docbinder.domain.errors import (
     FileItemNotFound,
     InvalidInput,
     NoActiveWorkflow,
-    WorkflowNotFound,
 )
 from docbinder.domain.model import (
     ChatMessage,
@@ -91,12 +91,17 @@ class Attacher:
     ) -> ChatMessage:
         """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.
 
-        The workflow is read again in ``uow`` and the rights are checked on the
-        stored one (:class:`WorkflowNotFound`, :class:`AccessDenied`). The
-        round/task/action numbers on the returned message and its documents are
-        the ones the repository read together with its ``sequence_nr`` (on the
-        locked workflow row), not those of this earlier read: another run may
-        advance in between (ADR 0026).
+        The rights are checked on the workflow as stored, which the
+        repository reads in ``uow`` together with the message's number
+        (``admit`` of :meth:`~docbinder.ports.metadata.WorkflowRepository.add_message`,
+        ADR 0038): :class:`WorkflowNotFound` if it is absent or not readable,
+        :class:`AccessDenied` if it is readable but not updatable; nothing of
+        the message is kept then. The run's in-memory workflow is not trusted
+        for this: a caller can build a :class:`RunContext` around any
+        :class:`ChatWorkflow` object (another tenant's id, a forged scope).
+        The round/task/action numbers on the returned message and its
+        documents are the ones read with its ``sequence_nr`` on the locked
+        workflow row (ADR 0026).
 
         ``items`` must be stored rows read in this unit (or just inserted by
         it), not copies a caller handed in. Each is read-checked for the
@@ -107,13 +112,13 @@ class Attacher:
         the run already saw taken (:meth:`RunContext.label_taken`) is suffixed
         on the first try.
         """
+        principal = plan.context.principal
         for item in items:
-            if not self._access.can_read_file(plan.context.principal, item):
+            if not self._access.can_read_file(principal, item):
                 raise FileItemNotFound(f"file {item.id} not found")
-        workflow = self._stored_workflow(uow, plan)
         message_id = self._ids.new_id()
         message = ChatMessage.attaching(
-            workflow,
+            plan.workflow,  # its id only: the stored counters replace its numbers
             items,
             message_id=message_id,
             document_ids=[self._ids.new_id() for _ in items],
@@ -127,34 +132,16 @@ class Attacher:
         # insert fewer for every later attach under the same label, e.g. the default).
         taken = ctx.label_taken(plan.label)
         candidate = message.with_label_suffix(self._ids.new_id()) if taken else message
+        admit = partial(self._access.require_workflow_update, principal)
         for attempt in range(_LABEL_ATTEMPTS):
             try:
-                return uow.workflows.add_message(candidate)
+                return uow.workflows.add_message(candidate, admit)
             except DuplicateLabel:
                 ctx.note_label_taken(plan.label)
                 if attempt == _LABEL_ATTEMPTS - 1:
                     raise
                 candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _stored_workflow(self, uow: UnitOfWork, plan: AttachPlan) -> ChatWorkflow:
-        """The workflow as stored, read in ``uow``, with the rights checked on it.
-
-        The run's in-memory workflow is not trusted: a caller can build a
-        :class:`RunContext` around any :class:`ChatWorkflow` object (another
-        tenant's id, a forged scope). Raises :class:`WorkflowNotFound` if the
-        stored workflow is absent or not readable by the principal (the same
-        answer for both) and :class:`AccessDenied` if it is readable but not
-        updatable.
-        """
-        principal = plan.context.principal
-        workflow_id = plan.workflow.id
-        stored = uow.workflows.get_workflow(workflow_id)
-        if stored is None or not self._access.can_on_workflow(principal, Action.READ, stored):
-            raise WorkflowNotFound(f"workflow {workflow_id} not found")
-        if not self._access.can_on_workflow(principal, Action.UPDATE, stored):
-            raise AccessDenied(f"user {principal.user_id} may not update workflow {workflow_id}")
-        return stored
 
     def finish(self, ctx: RunContext, stored: ChatMessage) -> None:
         """After the commit: append ``stored`` to the run's in-memory workflow, note its label, log it."""

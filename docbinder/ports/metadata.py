@@ -9,6 +9,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol
 
+from docbinder.domain.access import Resource
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.model import (
     ChatDocument,
@@ -282,7 +283,9 @@ class WorkflowRepository(Protocol):
         """
         ...
 
-    def add_message(self, message: ChatMessage) -> ChatMessage:
+    def add_message(
+        self, message: ChatMessage, admit: Callable[[Resource], None] | None = None
+    ) -> ChatMessage:
         """Insert a message with its documents; return it as stored, numbered and placed.
 
         ``sequence_nr`` is one more than the highest of the workflow so far.
@@ -296,6 +299,15 @@ class WorkflowRepository(Protocol):
         :class:`DuplicateLabel` if the workflow already has a message with that
         ``documents_label``, :class:`WorkflowNotFound` if the workflow does not
         exist.
+
+        ``admit``, unless ``None``, is called once with the workflow as stored
+        (:meth:`Resource.of_workflow <docbinder.domain.access.Resource.of_workflow>`:
+        its stored scope and creator), read together with the number, after
+        the workflow was found and before the label or any id is checked or
+        anything inserted. Whatever it raises propagates and leaves nothing of
+        the message, with the number not used up (ADR 0038): the attach checks
+        its rights on the stored workflow this way, in the statement that
+        numbers the message, instead of reading the workflow first.
         """
         ...
 

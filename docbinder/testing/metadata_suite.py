@@ -32,8 +32,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from docbinder.domain.access import Resource, ResourceKind
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
+    AccessDenied,
     Conflict,
     CountersWouldGoBack,
     DuplicateFileItem,
@@ -1082,6 +1084,53 @@ class MetadataContract:
             second = u.workflows.add_message(make_message(workflow, "other"))
             u.commit()
         assert (first.sequence_nr, second.sequence_nr) == (1, 2)
+
+    def test_admit_gets_the_stored_workflow_as_a_resource(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(
+            uow, make_workflow(scope=Scope("mandate-9", "feature-3"), created_by="owner-9")
+        )
+        seen: list[Resource] = []
+        # The message may name any scope: admit sees the stored workflow's.
+        with uow() as u:
+            stored = u.workflows.add_message(make_message(workflow), seen.append)
+            u.commit()
+        assert seen == [
+            Resource(ResourceKind.WORKFLOW, Scope("mandate-9", "feature-3"), "owner-9", workflow.id)
+        ]
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [stored]
+
+    def test_a_refusing_admit_keeps_nothing_and_uses_up_no_number(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow, "taken"))
+
+        def refuse(resource: Resource) -> None:
+            raise AccessDenied(f"no update on {resource.id}")
+
+        with uow() as u:
+            # Refused before the label is looked at: no DuplicateLabel for a taken one.
+            for label in ("taken", "free"):
+                refused = make_message(workflow, label)
+                with pytest.raises(AccessDenied):
+                    u.workflows.add_message(refused, refuse)
+            second = u.workflows.add_message(make_message(workflow, "free"))
+            u.commit()
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+            assert u.workflows.get_documents(workflow.id, [refused.documents[0].id]) == {}
+        assert second.sequence_nr == 2
+
+    def test_admit_is_not_called_for_a_missing_workflow(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        seen: list[Resource] = []
+        with uow() as u, pytest.raises(WorkflowNotFound):
+            u.workflows.add_message(make_message(new_id("wf")), seen.append)
+        assert seen == []
 
     # -- documents -------------------------------------------------------------------
 

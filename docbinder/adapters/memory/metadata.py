@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import attrs
 
+from docbinder.domain.access import Resource
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -550,13 +551,17 @@ class MemoryWorkflowRepository:
             self._undo.push(undo)
             return counters
 
-    def add_message(self, message: ChatMessage) -> ChatMessage:
+    def add_message(
+        self, message: ChatMessage, admit: Callable[[Resource], None] | None = None
+    ) -> ChatMessage:
         s = self._s
         wf = message.workflow_id
         with s.lock:
             workflow = s.workflows.get(wf)
             if workflow is None:
                 raise WorkflowNotFound(f"no workflow {wf}")
+            if admit is not None:
+                admit(Resource.of_workflow(workflow))  # before anything of the message is checked
             if (wf, message.documents_label) in s.labels:
                 raise DuplicateLabel(
                     f"documents_label {message.documents_label!r} is already used in workflow {wf}"

@@ -53,6 +53,7 @@ from docbinder.adapters.sql.schema import (
     label_hash,
     workflows,
 )
+from docbinder.domain.access import Resource, ResourceKind
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -137,10 +138,17 @@ _DELETE_MESSAGE_DOCUMENTS = sa.delete(chat_documents).where(
     chat_documents.c.message_id == sa.bindparam("id")
 )
 _COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
-_BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(workflows.c.last_sequence_nr, *_COUNTERS)
-_READ_POSITION = sa.select(workflows.c.last_sequence_nr, *_COUNTERS).where(
-    workflows.c.id == sa.bindparam("wf")
+# What numbering a message reads from the row it locks: the number, the counters, and
+# the owner the attach checks its rights on (add_message's ``admit``, ADR 0038).
+_POSITION = (
+    workflows.c.last_sequence_nr,
+    *_COUNTERS,
+    workflows.c.mandate_id,
+    workflows.c.feature_instance_id,
+    workflows.c.created_by,
 )
+_BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(*_POSITION)
+_READ_POSITION = sa.select(*_POSITION).where(workflows.c.id == sa.bindparam("wf"))
 _READ_COUNTERS = sa.select(*_COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
 _DOCUMENTS_BY_LABELS = (
     sa.select(
@@ -720,9 +728,9 @@ class _Prepared:
 class DriverQuery:
     """A Core ``SELECT`` that, on SQLite's driver lane, is sent as driver SQL with result processing.
 
-    The workflow re-read of every attach (its rights are checked on the
-    stored row, ADR 0012) is the producer path's one read that returns a
-    row. Off the lane (PostgreSQL, MariaDB, SQLite with statement listeners)
+    Used for the workflow read that resolving and ``get_workflow`` start
+    with (rights are checked on the stored row, ADR 0012; an attach gets the
+    row from its numbering statement instead, ADR 0038). Off the lane (PostgreSQL, MariaDB, SQLite with statement listeners)
     it runs with ``Connection.execute`` as any other read. On the lane (see
     :meth:`LazyConnection.driver`), the statement compiled once per dialect
     goes to the driver connection, and each value of the row passes the
@@ -1386,7 +1394,9 @@ class SqlWorkflowRepository:
             )
         return stored
 
-    def add_message(self, message: ChatMessage) -> ChatMessage:
+    def add_message(
+        self, message: ChatMessage, admit: Callable[[Resource], None] | None = None
+    ) -> ChatMessage:
         """Insert the message and its documents; return it with its number and position.
 
         The number comes from incrementing ``workflows.last_sequence_nr``; that
@@ -1394,11 +1404,15 @@ class SqlWorkflowRepository:
         units adding to one workflow queue there and never share a number. The
         round/task/action numbers are read from the same locked row by the same
         statement (``RETURNING``), so they never fall behind those of a message
-        numbered earlier (ADR 0026). Everything runs as one undoable block
+        numbered earlier (ADR 0026). The same statement returns the workflow's
+        scope and creator, which ``admit`` gets before the message is inserted
+        (ADR 0038). Everything runs as one undoable block
         (:meth:`LazyConnection.undoable`: a savepoint, or on SQLite's driver
         lane the block's own undo): on ``DuplicateLabel``, ``Conflict`` (taken
-        message or document id) or ``WorkflowNotFound`` nothing of the message
-        is kept and the number is not used up.
+        message or document id), ``WorkflowNotFound`` or a docbinder error
+        from ``admit`` nothing of the message is kept and the number is not
+        used up; any other exception from ``admit`` leaves the unit to be
+        rolled back (on the driver lane it refuses further work).
         """
         wf = message.workflow_id
         table = chat_messages
@@ -1419,8 +1433,10 @@ class SqlWorkflowRepository:
         with translating():
             try:
                 with self._session.undoable(undo):
-                    seq, counters = self._take_position(wf)
+                    seq, counters, owner = self._take_position(wf)
                     done.append(seq)
+                    if admit is not None:
+                        admit(owner)
                     stored = message.placed(seq, counters)
                     row = to_row(stored)
                     row["label_hash"] = label_hash(stored.documents_label)
@@ -1437,8 +1453,8 @@ class SqlWorkflowRepository:
                 raise integrity_error(err, table) from err
         return stored
 
-    def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters]:
-        """The next ``sequence_nr`` and the counters, from the row the increment locks.
+    def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters, Resource]:
+        """The next ``sequence_nr``, the counters and the owner, from the row the increment locks.
 
         One ``UPDATE … RETURNING`` where the dialect has it (SQLite ≥ 3.35,
         PostgreSQL); ``UPDATE`` then ``SELECT`` of the row it locked elsewhere
@@ -1456,9 +1472,13 @@ class SqlWorkflowRepository:
             row = None if found is None else tuple(found)
         if row is None:
             raise WorkflowNotFound(f"no workflow {workflow_id}")
-        # Both statements return last_sequence_nr, then the counters in _COUNTERS order.
-        sequence_nr, current_round, current_task, current_action = row
-        return int(sequence_nr), WorkflowCounters(current_round, current_task, current_action)
+        # Both statements return the _POSITION columns, in that order.
+        sequence_nr, current_round, current_task, current_action, mandate, feature, owner = row
+        return (
+            int(sequence_nr),
+            WorkflowCounters(current_round, current_task, current_action),
+            Resource(ResourceKind.WORKFLOW, Scope(mandate, feature), owner, workflow_id),
+        )
 
     def get_documents(
         self, workflow_id: str, document_ids: Sequence[str]
