@@ -81,7 +81,7 @@ _CONTROL_OR_SURROGATE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _SINGLE_LINE_REFUSED = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
 """Every character a single-line text field refuses (NUL, lone surrogates, Cc except tab)."""
 
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_LOWER_HEX = "0123456789abcdef"
 # type/subtype (RFC 6838 §4.2), optionally with the one parameter docbinder keeps: the
 # declared ``charset`` of a text format (RFC 2046 §4.1.2), e.g. ``text/csv; charset=gbk``.
 _MIME_RE = re.compile(
@@ -103,8 +103,10 @@ def _id_problem(name: str, value: object) -> str | None:
 
 def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # Fast path for the usual value, a plain str that passes; anything else is judged
-    # (and its message built) by _id_problem.
-    if type(value) is str and 0 < len(value) <= 128 and _BAD_ID_CHAR_RE.search(value) is None:
+    # (and its message built) by _id_problem. A printable str holds no character of
+    # _BAD_ID_CHAR_RE but the space: str.isprintable() is false for the categories
+    # Cc, Cs and Z* other than U+0020, which cover every other whitespace character.
+    if type(value) is str and 0 < len(value) <= 128 and value.isprintable() and " " not in value:
         return
     problem = _id_problem(attribute.name, value)
     if problem is not None:
@@ -146,8 +148,10 @@ def _check_mime(_instance: object, attribute: attrs.Attribute[Any], value: objec
 
 
 def _check_sha256(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str) or not _SHA256_RE.match(value):
-        raise InvalidInput(f"{attribute.name} must be 64 lowercase hex digits")
+    # Exactly 64 characters, each a lowercase hex digit (strip removes them all).
+    if isinstance(value, str) and len(value) == 64 and not value.strip(_LOWER_HEX):
+        return
+    raise InvalidInput(f"{attribute.name} must be 64 lowercase hex digits")
 
 
 def _check_non_negative(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -173,7 +177,8 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise InvalidInput(
             f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
         )
-    if _CONTROL_OR_SURROGATE.search(value) is None:
+    # A printable str holds no Cc or Cs character; other strings are searched.
+    if value.isprintable() or _CONTROL_OR_SURROGATE.search(value) is None:
         return
     if CONTROL_CHARACTERS.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
@@ -227,8 +232,9 @@ def check_text_field(
         raise InvalidInput(f"{name} must not be empty")
     if len(value) > max_length:
         raise InvalidInput(f"{name} is longer than {max_length} characters")
-    if single_line and _SINGLE_LINE_REFUSED.search(value) is None:
-        return value  # one search clears the two below
+    # No Cc or Cs character in a printable str; else one search clears the two below.
+    if single_line and (value.isprintable() or _SINGLE_LINE_REFUSED.search(value) is None):
+        return value
     found = _NUL_OR_SURROGATE.search(value)
     if found is not None:
         what = "NUL characters" if found.group() == "\x00" else "lone surrogates"

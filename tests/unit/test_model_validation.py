@@ -194,6 +194,27 @@ def test_text_field_rule(single_line: bool, allow_empty: bool) -> None:
         ), repr(value)
 
 
+def reference_sha256(value: object) -> None:
+    if not isinstance(value, str) or re.fullmatch(r"[0-9a-f]{64}", value) is None:
+        raise InvalidInput("field must be 64 lowercase hex digits")
+
+
+def test_sha256_rule() -> None:
+    rng = random.Random(5)
+    digest = "0123456789abcdef" * 4
+    candidates: list[object] = [digest, Text(digest), digest + "\n", digest[:-1], digest.upper()]
+    candidates += [" " + digest[1:], digest[:63] + "g", digest[:63] + "\u0660", None, 0, b"ab"]
+    for _ in range(20_000):
+        chars = list(digest)
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            chars[rng.randrange(64)] = rng.choice("0f9aAF g\n\x00é" + _ALPHABET)
+        candidates.append("".join(chars)[: rng.choice((64, 64, 64, 63))])
+    for value in candidates:
+        assert _outcome(model._check_sha256, None, Field, value) == _outcome(
+            reference_sha256, value
+        ), repr(value)
+
+
 def test_non_negative_rule() -> None:
     for value in (0, 1, 2**40, -1, -(2**40), True, False, Count(0), Count(-1), 1.0, "1", None):
         assert _outcome(model._check_non_negative, None, Field, value) == _outcome(
