@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-# RFC 9562 §4.1 and §5.4 on the UUID as a 128-bit big-endian integer: the version field
-# (bits 76..79) holds 4 and the variant field (bits 62..63) holds binary 10.
-_VERSION_AND_VARIANT_MASK = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
-_VERSION_4_AND_VARIANT = (0x4000 << 64) | (0x8000 << 48)
+# RFC 9562 §4.1 and §5.4: in the 36-character form, the version digit (the 13th hex
+# digit) is 4, and the variant bits (the top two of the 17th hex digit) are binary 10,
+# so that digit is 8, 9, a or b; its low two bits stay random.
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 class UtcClock:
@@ -28,9 +28,8 @@ def uuid4_text(random_bytes: bytes) -> str:
     """
     if len(random_bytes) != 16:
         raise ValueError("a UUID is made of 16 bytes")
-    value = int.from_bytes(random_bytes, "big") & _VERSION_AND_VARIANT_MASK | _VERSION_4_AND_VARIANT
-    hexa = f"{value:032x}"
-    return f"{hexa[:8]}-{hexa[8:12]}-{hexa[12:16]}-{hexa[16:20]}-{hexa[20:]}"
+    h = random_bytes.hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT_DIGIT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 class UuidIdFactory:

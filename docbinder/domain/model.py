@@ -12,6 +12,7 @@ non-empty id without whitespace so that host platforms can bring their own.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import re
@@ -318,9 +319,9 @@ class Principal:
     feature_instance_id: str | None = attrs.field(default=None, validator=_check_optional_id)
     roles: tuple[str, ...] = attrs.field(default=("member",), converter=_to_tuple)
 
-    @property
+    @functools.cached_property
     def scope(self) -> Scope:
-        """The scope this principal works in: its mandate and feature instance."""
+        """The scope this principal works in: its mandate and feature instance (built once)."""
         return Scope(self.mandate_id, self.feature_instance_id)
 
 
@@ -384,8 +385,30 @@ class ChatDocument:
         """The ChatDocument that attaches ``item`` to message ``message_id`` of ``workflow``.
 
         It records the file's name, size and MIME type as they are now, and the
-        workflow's current round, task and action numbers (SPEC C3).
+        workflow's current round, task and action numbers (SPEC C3). Raises
+        :class:`InvalidInput` for an invalid ``document_id`` or ``message_id``.
         """
+        if cls is ChatDocument and type(item) is FileItem and type(workflow) is ChatWorkflow:
+            # The usual case: every field but the two new ids comes from an entity whose
+            # own validators passed, so only those two are checked; the copy equals what
+            # the constructor would build, without validating the rest again.
+            _check_id(None, _DOCUMENT_ID, document_id)
+            _check_id(None, _DOCUMENT_MESSAGE_ID, message_id)
+            document = object.__new__(ChatDocument)
+            for name, value in (
+                ("id", document_id),
+                ("message_id", message_id),
+                ("workflow_id", workflow.id),
+                ("file_id", item.id),
+                ("file_name", item.file_name),
+                ("file_size", item.size),
+                ("mime_type", item.mime_type),
+                ("round_number", workflow.current_round),
+                ("task_number", workflow.current_task),
+                ("action_number", workflow.current_action),
+            ):
+                object.__setattr__(document, name, value)
+            return document
         return cls(
             id=document_id,
             message_id=message_id,
@@ -521,6 +544,8 @@ class ChatMessage:
 
 
 _SEQUENCE_NR = attrs.fields(ChatMessage).sequence_nr
+_DOCUMENT_ID = attrs.fields(ChatDocument).id
+_DOCUMENT_MESSAGE_ID = attrs.fields(ChatDocument).message_id
 _MESSAGE_FIELDS = tuple(field.name for field in attrs.fields(ChatMessage))
 
 

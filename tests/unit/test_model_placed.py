@@ -8,7 +8,14 @@ import attrs
 import pytest
 
 from docbinder.domain.errors import InvalidInput
-from docbinder.domain.model import ChatMessage, WorkflowCounters
+from docbinder.domain.model import (
+    ChatDocument,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Scope,
+    WorkflowCounters,
+)
 
 _WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -45,3 +52,66 @@ def test_placing_refuses_what_evolve_refuses(number: object) -> None:
     with pytest.raises(InvalidInput) as got:
         message.placed(number, WorkflowCounters(0, 0, 0))  # type: ignore[arg-type]
     assert str(got.value) == str(expected.value)
+
+
+def _file(**overrides: object) -> FileItem:
+    fields: dict[str, object] = {
+        "id": "f1",
+        "file_name": "Bericht Q1.pdf",
+        "mime_type": "application/pdf",
+        "size": 2048,
+        "sha256": "ab" * 32,
+        "created_by": "u1",
+        "scope": Scope("m1", "fi1"),
+        "created_at": _WHEN,
+        "blob_key": "f1/f1",
+    }
+    fields.update(overrides)
+    return FileItem(**fields)  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class _TaggedFile(FileItem):
+    tag: str = "t"
+
+
+@pytest.mark.parametrize("file_class", [FileItem, _TaggedFile])
+def test_a_document_for_a_file_equals_the_one_the_constructor_builds(
+    file_class: type[FileItem],
+) -> None:
+    item = file_class(**attrs.asdict(_file(), recurse=False))
+    workflow = ChatWorkflow(
+        id="w1",
+        scope=Scope("m1", "fi1"),
+        created_by="u1",
+        created_at=_WHEN,
+        current_round=4,
+        current_task=5,
+        current_action=6,
+    )
+    document = ChatDocument.for_file(item, document_id="d1", message_id="m1", workflow=workflow)
+    expected = ChatDocument(
+        id="d1",
+        message_id="m1",
+        workflow_id="w1",
+        file_id="f1",
+        file_name="Bericht Q1.pdf",
+        file_size=2048,
+        mime_type="application/pdf",
+        round_number=4,
+        task_number=5,
+        action_number=6,
+    )
+    assert type(document) is ChatDocument
+    assert document == expected
+    assert hash(document) == hash(expected)
+    assert repr(document) == repr(expected)
+    assert attrs.asdict(document) == attrs.asdict(expected)  # every field is set
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "x" * 129, "\x00", None])
+def test_a_document_for_a_file_checks_its_two_new_ids(bad: object) -> None:
+    workflow = ChatWorkflow(id="w1", scope=Scope("m1"), created_by="u1", created_at=_WHEN)
+    for ids in ({"document_id": bad, "message_id": "m1"}, {"document_id": "d1", "message_id": bad}):
+        with pytest.raises(InvalidInput):
+            ChatDocument.for_file(_file(), workflow=workflow, **ids)  # type: ignore[arg-type]

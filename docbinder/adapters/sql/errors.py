@@ -24,8 +24,8 @@ foreign keys; SQLite gives ``UNIQUE constraint failed: <table>.<col>, ...``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any
 
 import sqlalchemy as sa
@@ -157,13 +157,33 @@ def storage_error(error: BaseException) -> StorageError:
     return StorageError(f"metadata store failed: {text}{hint}")
 
 
-@contextmanager
-def translating() -> Iterator[None]:
+class _Translating:
+    """The context manager :func:`translating` returns (one object, shared: it keeps no state)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, sa_exc.SQLAlchemyError):
+            raise storage_error(exc) from exc
+
+
+_TRANSLATING = _Translating()
+
+
+def translating() -> AbstractContextManager[None]:
     """Re-raise any SQLAlchemy error inside the block as :class:`StorageError` (chained).
 
-    docbinder errors raised inside pass through unchanged.
+    docbinder errors raised inside pass through unchanged. A plain object
+    with ``__enter__``/``__exit__`` rather than a generator: every statement
+    of the producer path runs inside one, and a generator context manager
+    costs a frame and a generator per use.
     """
-    try:
-        yield
-    except sa_exc.SQLAlchemyError as err:
-        raise storage_error(err) from err
+    return _TRANSLATING
