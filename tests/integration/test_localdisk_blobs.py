@@ -184,13 +184,18 @@ def test_put_closes_every_descriptor_it_opens(store: LocalDiskBlobStore, root: P
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("needs /proc to count descriptors")
     store.put("ab/file", [b"x"])
+    store.close()  # the blob kept open for mark_committed
     before = len(os.listdir("/proc/self/fd"))
     store.put("ab/second", [b"x"])
     store.put("cd/e/f/g", [b"x"])
+    held = 2 if localdisk._HOLDS_BLOBS else 0  # the new blobs, kept for mark_committed
+    assert len(os.listdir("/proc/self/fd")) == before + held
     with pytest.raises(StorageError):
         store.put("ab/file/child", [b"y"])
     with pytest.raises(Boom):
         store.put("ab/failed", failing(b"partial", Boom()))
+    assert len(os.listdir("/proc/self/fd")) == before + held
+    store.close()
     assert len(os.listdir("/proc/self/fd")) == before
 
 
@@ -887,3 +892,205 @@ def test_a_marked_and_committed_blob_takes_no_more_blocks_than_a_plain_file(
         )
     assert _blocks_after_sync(shard / "abc") <= plain_blocks
     assert len(os.getxattr(shard / "abc", localdisk.ORIGIN_XATTR)) == 15
+
+
+# -- blobs put keeps open for mark_committed ------------------------------------------------
+
+needs_held_blobs = pytest.mark.skipif(
+    not localdisk._HOLDS_BLOBS or not Path("/proc/self/fd").is_dir(),
+    reason="put keeps no descriptor here, or /proc cannot count them",
+)
+
+
+def _open_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _descriptors_into(root: Path) -> int:
+    """How many of this process's descriptors name a file below ``root``."""
+    found = 0
+    for name in os.listdir("/proc/self/fd"):
+        found += _fd_path(int(name)).startswith(f"{root}{os.sep}")
+    return found
+
+
+def _held_store(tmp_path: Path) -> tuple[LocalDiskBlobStore, Path]:
+    if not _keeps_user_xattrs(tmp_path):
+        pytest.skip(f"{tmp_path} keeps no user extended attributes")
+    root = tmp_path / "store"
+    return LocalDiskBlobStore(root), root
+
+
+def _committed(path: Path | int) -> bool:
+    return localdisk.COMMITTED_XATTR in os.listxattr(path)
+
+
+def _opens_while(monkeypatch: pytest.MonkeyPatch, action: Callable[[], object]) -> list[str]:
+    """The paths ``os.open`` was called with while ``action`` ran."""
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str, flags: int, *args: object, **kw: object) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, flags, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+    try:
+        action()
+    finally:
+        monkeypatch.setattr(os, "open", real_open)
+    return opened
+
+
+@needs_held_blobs
+def test_a_blob_put_holds_is_marked_through_its_descriptor_without_an_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/held", [b"x"])
+    before = _open_count()
+    answers: list[bool] = []
+    assert _opens_while(monkeypatch, lambda: answers.append(store.mark_committed("ab/held"))) == []
+    assert answers == [True]
+    assert os.getxattr(root / "ab" / "held", localdisk.COMMITTED_XATTR) == b"v1"
+    assert _open_count() == before - 1  # the held descriptor was closed
+    # marking again goes by name, as for any blob the store does not hold
+    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/held")) != []
+    assert store.is_committed("ab/held")
+
+
+@needs_held_blobs
+def test_a_blob_whose_descriptor_was_closed_for_newer_ones_is_marked_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/first", [b"x"])
+    for number in range(localdisk.HELD_BLOBS):
+        store.put(f"cd/{number:04d}", [b"y"])
+    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/first")) != []
+    assert _committed(root / "ab" / "first")
+    newest = f"cd/{localdisk.HELD_BLOBS - 1:04d}"
+    assert _opens_while(monkeypatch, lambda: store.mark_committed(newest)) == []
+    assert _committed(root / newest)
+
+
+@needs_held_blobs
+def test_mark_committed_after_delete_is_blob_missing_and_after_a_new_put_marks_the_new_file(
+    tmp_path: Path,
+) -> None:
+    store, root = _held_store(tmp_path)
+    path = root / "ab" / "key"
+    store.put("ab/key", [b"one"])
+    store.delete("ab/key")
+    with pytest.raises(BlobMissing):
+        store.mark_committed("ab/key")
+    store.put("ab/key", [b"one"])
+    old = os.open(path, os.O_RDONLY)  # the first file, replaced below
+    try:
+        store.put("ab/key", [b"two"])
+        new_inode = os.stat(path).st_ino
+        assert new_inode != os.fstat(old).st_ino
+        assert store.mark_committed("ab/key") is True
+        assert os.stat(path).st_ino == new_inode and _committed(path)
+        assert not _committed(old)
+    finally:
+        os.close(old)
+    assert b"".join(store.open("ab/key")) == b"two"
+
+
+@needs_held_blobs
+def test_the_descriptors_put_keeps_are_bounded_and_released(tmp_path: Path) -> None:
+    store, root = _held_store(tmp_path)
+    before = _open_count()
+    for number in range(3 * localdisk.HELD_BLOBS):
+        store.put(f"ab/{number:04d}", [b"x"])
+        assert _open_count() <= before + localdisk.HELD_BLOBS
+    assert _open_count() == before + localdisk.HELD_BLOBS
+    assert _descriptors_into(root) == localdisk.HELD_BLOBS
+    store.close()
+    assert _open_count() == before
+    store.put("ab/again", [b"x"])  # the store stays usable
+    assert _descriptors_into(root) == 1
+    del store  # a store that is collected closes what it holds
+    import gc
+
+    gc.collect()
+    assert _open_count() == before
+
+
+@needs_held_blobs
+def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/first", [b"x"])
+    store.close()
+    before = _open_count()
+    with pytest.raises(Boom):
+        store.put("ab/failed", failing(b"partial", Boom()))
+    assert _open_count() == before
+    with pytest.raises(BlobMissing):
+        store.mark_committed("ab/failed")
+    # the directory's fsync fails after the rename: the blob is taken back, nothing held
+    real_fsync = os.fsync
+
+    def failing_directory_fsync(fd: int) -> None:
+        if _fd_path(fd) == str(root / "ab"):
+            raise OSError(errno.EIO, "I/O error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_directory_fsync)
+    with pytest.raises(StorageError):
+        store.put("ab/undone", [b"x"])
+    monkeypatch.undo()
+    assert _open_count() == before
+    with pytest.raises(BlobMissing):
+        store.mark_committed("ab/undone")
+    # the rename fails: the old blob stays, and is marked by name
+    store.put("ab/first", [b"old"])
+
+    def failing_replace(src: object, dst: object, **dir_fds: int) -> None:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(StorageError):
+        store.put("ab/first", [b"new"])
+    monkeypatch.undo()
+    assert _open_count() == before
+    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/first")) != []
+    assert _committed(root / "ab" / "first")
+    assert temp_files(root) == []
+
+
+@needs_held_blobs
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc of Linux")
+def test_a_forked_child_closes_the_inherited_descriptors_and_marks_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/parent", [b"x"])
+    store.put("ab/child", [b"y"])
+    lock = store._held._lock
+    lock.acquire()  # as if another thread of the parent held it when it forked
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                import signal
+
+                signal.alarm(10)  # a lock inherited in the held state would hang here
+                if _descriptors_into(root) != 0:
+                    code = 2
+                elif store.mark_committed("ab/child") is not True:
+                    code = 3
+                else:
+                    code = 0
+            finally:
+                os._exit(code)
+    finally:
+        lock.release()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert _committed(root / "ab" / "child")
+    assert _descriptors_into(root) == 2  # the parent still holds both blobs
+    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/parent")) == []
+    assert _committed(root / "ab" / "parent")
