@@ -35,6 +35,8 @@ def printable(text: str) -> str:
     Tab becomes ``\\t``, other characters ``\\u`` and four hex digits
     (``\\U`` and eight above the Basic Multilingual Plane).
     """
+    if text.isprintable():
+        return text  # the usual name: nothing to escape
     out: list[str] = []
     for ch in text:
         if ch.isprintable() or ch == " ":

@@ -60,9 +60,11 @@ def clean_label(label: object) -> str:
     """
     if not isinstance(label, str):
         return DEFAULT_LABEL
-    cleaned = CONTROL_CHARACTERS.sub(" ", label)
-    # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
-    cleaned = SURROGATES.sub("\ufffd", cleaned)
+    cleaned = label
+    if not label.isprintable():  # a printable str has no Cc or Cs character to replace
+        cleaned = CONTROL_CHARACTERS.sub(" ", cleaned)
+        # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
+        cleaned = SURROGATES.sub("\ufffd", cleaned)
     cleaned = cleaned[: MAX_LABEL_LENGTH - LABEL_SUFFIX_DIGITS - 1]
     return cleaned if cleaned.strip() else DEFAULT_LABEL
 

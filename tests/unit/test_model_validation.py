@@ -19,6 +19,7 @@ import pytest
 
 from docbinder.adapters.sql import rows
 from docbinder.adapters.system import UuidIdFactory, uuid4_text
+from docbinder.application.results import printable
 from docbinder.domain import model
 from docbinder.domain.counters import MAX_COUNTER, check_counter
 from docbinder.domain.errors import InvalidInput
@@ -344,3 +345,36 @@ def test_id_factory_gives_distinct_version_4_uuids(monkeypatch: pytest.MonkeyPat
     # The randomness is os.urandom's, as for uuid.uuid4.
     monkeypatch.setattr("docbinder.adapters.system.os.urandom", lambda n: b"\x11" * n)
     assert factory.new_id() == str(uuid.UUID(bytes=b"\x11" * 16, version=4))
+
+
+def reference_clean_label(label: object) -> str:
+    if not isinstance(label, str):
+        return model.DEFAULT_LABEL
+    cleaned = _SURROGATE.sub("\ufffd", _CONTROL.sub(" ", label))
+    cleaned = cleaned[: MAX_LABEL_LENGTH - model.LABEL_SUFFIX_DIGITS - 1]
+    return cleaned if cleaned.strip() else model.DEFAULT_LABEL
+
+
+def reference_printable(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out)
+
+
+def test_label_cleaning_rule() -> None:
+    for value in values(random.Random(8), 20_000):
+        assert model.clean_label(value) == reference_clean_label(value), repr(value)
+
+
+def test_tool_result_names_are_escaped_as_the_character_rule_says() -> None:
+    for text in strings(random.Random(9), 20_000):
+        assert printable(text) == reference_printable(text), repr(text)
+    assert printable("a\U0001f600\U000e0001") == "a\U0001f600\\U000e0001"

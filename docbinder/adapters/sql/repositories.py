@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
+from types import TracebackType
 from typing import Any, TypeVar
 
 import attrs
@@ -540,8 +541,7 @@ class LazyConnection:
         """
         return self.undoable(_nothing_to_undo)
 
-    @contextmanager
-    def undoable(self, undo: Callable[[], None]) -> Iterator[None]:
+    def undoable(self, undo: Callable[[], None]) -> AbstractContextManager[None]:
         """Guard a block of several writes: as :meth:`begin_nested`, with ``undo`` instead of a savepoint on SQLite.
 
         On SQLite's driver lane (:meth:`driver`) the unit holds the database's
@@ -562,26 +562,11 @@ class LazyConnection:
         block could note it, and ``undo`` would then leave that statement's
         work in place or give back a number a stored row holds. Elsewhere
         this is :meth:`begin_nested`.
+
+        A plain context manager object (:class:`_Undoable`), not a generator:
+        the producer path enters two per attach.
         """
-        driver = self.driver()
-        if driver is None:
-            with self.begin_nested():
-                yield
-            return
-        try:
-            yield
-        except (sa_exc.DBAPIError, DocbinderError) as exc:
-            if not driver.in_transaction:
-                self.lost = exc
-                raise
-            try:
-                undo()
-            except BaseException:
-                self.lost = exc
-            raise
-        except BaseException as exc:
-            self.lost = exc
-            raise
+        return _Undoable(self, undo)
 
     def _savepoint_runner(self) -> Callable[[str], Any]:
         driver = self.driver()
@@ -592,6 +577,49 @@ class LazyConnection:
 
 def _nothing_to_undo() -> None:
     """The undo of a block of one statement: SQLite took back the statement that failed."""
+
+
+class _Undoable:
+    """What :meth:`LazyConnection.undoable` returns; entered once."""
+
+    __slots__ = ("_driver", "_nested", "_session", "_undo")
+
+    def __init__(self, session: LazyConnection, undo: Callable[[], None]) -> None:
+        self._session = session
+        self._undo = undo
+        self._driver: Any = None
+        self._nested: AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> None:
+        session = self._session
+        driver = self._driver = session.driver()
+        if driver is None:
+            nested = session.begin_nested()
+            nested.__enter__()
+            self._nested = nested
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        if self._nested is not None:
+            return self._nested.__exit__(exc_type, exc, traceback)
+        if exc is None:
+            return None
+        session = self._session
+        if isinstance(exc, sa_exc.DBAPIError | DocbinderError):
+            if not self._driver.in_transaction:
+                session.lost = exc
+                return None
+            try:
+                self._undo()
+            except BaseException:
+                session.lost = exc
+            return None
+        session.lost = exc
+        return None
 
 
 class DriverStatement:

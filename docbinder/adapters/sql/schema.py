@@ -60,11 +60,12 @@ Datetimes are stored as UTC with microseconds (:class:`UtcDateTime`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeEngine
 
@@ -109,6 +110,24 @@ class UtcDateTime(sa.types.TypeDecorator[datetime]):
         value = value.astimezone(UTC)
         return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
 
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        """On SQLite with SQLAlchemy's default text format, one function instead of two.
+
+        The text is the one ``process_bind_param`` followed by SQLAlchemy's
+        SQLite ``DATETIME`` processor gives (``YYYY-MM-DD HH:MM:SS.ffffff``,
+        naive UTC), made by ``datetime.isoformat``; every statement of the
+        producer path binds one or two of these. Other dialects, and a SQLite
+        ``DATETIME`` with its own storage format, keep the composed pair.
+        """
+        impl = getattr(self, "impl_instance", None)
+        if (
+            dialect.name == "sqlite"
+            and type(impl) is sqlite.DATETIME
+            and getattr(impl, "_storage_format", None) == _SQLITE_DATETIME_FORMAT
+        ):
+            return _sqlite_utc_text
+        return super().bind_processor(dialect)
+
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
@@ -117,6 +136,19 @@ class UtcDateTime(sa.types.TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+_SQLITE_DATETIME_FORMAT = getattr(sqlite.DATETIME, "_storage_format", None)
+"""SQLAlchemy's default text format of a SQLite ``DATETIME``, which :func:`_sqlite_utc_text` writes."""
+
+
+def _sqlite_utc_text(value: datetime | None) -> str | None:
+    """An aware datetime as SQLite's default ``DATETIME`` text in UTC (see ``UtcDateTime``)."""
+    if value is None:
+        return None
+    if value.utcoffset() is None:
+        raise ValueError("naive datetimes cannot be stored; use an aware UTC datetime")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def long_text() -> TypeEngine[str]:
