@@ -39,6 +39,8 @@ _TAGS_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
 def _tags_to_json(tags: tuple[str, ...]) -> str:
+    if not tags:
+        return "[]"  # what the encoder gives for no tags, the usual case
     return _TAGS_JSON.encode(list(tags))
 
 
