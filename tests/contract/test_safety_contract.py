@@ -429,6 +429,10 @@ def test_a_forged_run_context_cannot_write_into_another_tenants_workflow(stack: 
     assert run.attach_safely(produced.item) is None
     messages = binder.list_messages(ALICE, alice.workflow.id)
     assert [m.documents[0].id for m in messages] == [mine.document_id]
+    # The refused attaches used up none of alice's message numbers.
+    alice.produce_file("next.md", b"# next\n")
+    numbers = [m.sequence_nr for m in binder.list_messages(ALICE, alice.workflow.id)]
+    assert numbers == [1, 2]
 
 
 def test_a_forged_run_context_cannot_advance_another_tenants_counters(stack: Stack) -> None:
