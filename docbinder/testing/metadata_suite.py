@@ -1124,6 +1124,29 @@ class MetadataContract:
             assert u.workflows.get_documents(workflow.id, [refused.documents[0].id]) == {}
         assert second.sequence_nr == 2
 
+    def test_an_admit_raising_any_exception_keeps_nothing_and_leaves_the_unit_usable(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        [first] = self.store_messages(uow, make_message(workflow, "first"))
+        failure = RuntimeError("the authorizer is down")
+
+        def fail(resource: Resource) -> None:
+            raise failure
+
+        with uow() as u:
+            refused = make_message(workflow, "refused")
+            with pytest.raises(RuntimeError) as raised:
+                u.workflows.add_message(refused, fail)
+            assert raised.value is failure  # propagated as it is
+            # The unit goes on and commits, as after a refusal by a docbinder error.
+            second = u.workflows.add_message(make_message(workflow, "second"))
+            u.commit()
+        with uow() as u:
+            assert u.workflows.list_messages(workflow.id) == [first, second]
+            assert u.workflows.get_documents(workflow.id, [refused.documents[0].id]) == {}
+        assert second.sequence_nr == 2
+
     def test_admit_is_not_called_for_a_missing_workflow(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:

@@ -31,10 +31,12 @@ import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.sql import repositories
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
 from docbinder.application.resolve_document_list import UnresolvedReason
+from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
@@ -463,6 +465,36 @@ def test_a_forged_run_context_learns_nothing_from_resolve(stack: Stack) -> None:
         [miss] = answer.unresolved
         assert miss.reason is UnresolvedReason.NOT_IN_WORKFLOW and miss.document_id is None
     assert run.get_content([mine.reference]).parts == ()
+
+
+class _FailingWorkflowReads(RoleTableAuthorizer):
+    """The role table, but deciding whether a workflow may be read raises once armed."""
+
+    armed = False
+
+    def is_allowed(self, principal: Principal, action: Action, resource: Resource) -> bool:
+        if self.armed and resource.kind is ResourceKind.WORKFLOW and action is Action.READ:
+            raise RuntimeError("the authorizer is down")
+        return super().is_allowed(principal, action, resource)
+
+
+def test_an_authorizer_failing_during_the_attach_does_not_fail_the_store(stack: Stack) -> None:
+    authorizer = _FailingWorkflowReads()
+    binder = wire_binder(
+        stack.uow_factory, stack.blobs, stack.read_uow_factory, authorizer=authorizer
+    )
+    alice = binder.start_new_run(ALICE)
+    first = alice.produce_file("plan.md", b"# plan\n")
+    assert alice.workflow is not None
+    authorizer.armed = True  # the attach's check on the stored workflow raises
+    produced = alice.produce_file("x.txt", b"stored anyway")
+    assert produced.document_id is None
+    authorizer.armed = False
+    assert binder.get_file(ALICE, produced.item.id) == produced.item
+    alice.produce_file("next.md", b"# next\n")
+    messages = binder.list_messages(ALICE, alice.workflow.id)
+    assert [m.sequence_nr for m in messages] == [1, 2]
+    assert messages[0].documents[0].id == first.document_id
 
 
 def test_a_run_of_a_workflow_deleted_meanwhile_fails_cleanly(stack: Stack) -> None:

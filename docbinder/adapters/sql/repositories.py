@@ -579,6 +579,32 @@ def _nothing_to_undo() -> None:
     """The undo of a block of one statement: SQLite took back the statement that failed."""
 
 
+class _AdmitRaised(DocbinderError):
+    """What ``add_message``'s ``admit`` raised, if not a docbinder error, carried out of its block.
+
+    ``admit`` runs no statement, so whatever it raises is a refusal the block
+    can undo (:meth:`LazyConnection.undoable` undoes a block only for docbinder
+    and database errors, and on SQLite's driver lane refuses further work of
+    the unit after any other exception). ``add_message`` raises :attr:`error`
+    again once the block is undone, so the unit stays usable: a
+    ``produce_file`` still stores its file when a custom authorizer fails.
+    """
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _admit(admit: Callable[[Resource], None], owner: Resource) -> None:
+    """Call ``admit`` on ``owner``; an exception other than a docbinder error comes as :class:`_AdmitRaised`."""
+    try:
+        admit(owner)
+    except DocbinderError:
+        raise
+    except Exception as exc:
+        raise _AdmitRaised(exc) from exc
+
+
 class _Undoable:
     """What :meth:`LazyConnection.undoable` returns; entered once."""
 
@@ -1438,9 +1464,9 @@ class SqlWorkflowRepository:
         (:meth:`LazyConnection.undoable`: a savepoint, or on SQLite's driver
         lane the block's own undo): on ``DuplicateLabel``, ``Conflict`` (taken
         message or document id), ``WorkflowNotFound`` or a docbinder error
-        from ``admit`` nothing of the message is kept and the number is not
-        used up; any other exception from ``admit`` leaves the unit to be
-        rolled back (on the driver lane it refuses further work).
+        or any other exception from ``admit`` (:class:`_AdmitRaised` carries
+        it through the block) nothing of the message is kept, the number is
+        not used up and the unit stays usable.
         """
         wf = message.workflow_id
         table = chat_messages
@@ -1464,7 +1490,7 @@ class SqlWorkflowRepository:
                     seq, counters, owner = self._take_position(wf)
                     done.append(seq)
                     if admit is not None:
-                        admit(owner)
+                        _admit(admit, owner)
                     stored = message.placed(seq, counters)
                     row = to_row(stored)
                     row["label_hash"] = label_hash(stored.documents_label)
@@ -1479,6 +1505,9 @@ class SqlWorkflowRepository:
                         _DRIVER_INSERT_DOCUMENTS.execute(self._session, doc_rows)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, table) from err
+            except _AdmitRaised as carried:
+                error = carried.error
+                raise error from error.__cause__
         return stored
 
     def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters, Resource]:
