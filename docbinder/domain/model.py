@@ -61,7 +61,8 @@ def clean_label(label: object) -> str:
     if not isinstance(label, str):
         return DEFAULT_LABEL
     cleaned = label
-    if not label.isprintable():  # a printable str has no Cc or Cs character to replace
+    # str.isprintable: a subclass's own isprintable is not asked (it could say yes).
+    if not str.isprintable(label):  # a printable str has no Cc or Cs character to replace
         cleaned = CONTROL_CHARACTERS.sub(" ", cleaned)
         # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
         cleaned = SURROGATES.sub("\ufffd", cleaned)
@@ -180,8 +181,9 @@ def _check_label(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise InvalidInput(
             f"{attribute.name} must be a non-empty string of at most {MAX_LABEL_LENGTH} characters"
         )
-    # A printable str holds no Cc or Cs character; other strings are searched.
-    if value.isprintable() or _CONTROL_OR_SURROGATE.search(value) is None:
+    # A printable str holds no Cc or Cs character; other strings are searched. (str.isprintable,
+    # not value.isprintable: a subclass of str may answer for itself.)
+    if str.isprintable(value) or _CONTROL_OR_SURROGATE.search(value) is None:
         return
     if CONTROL_CHARACTERS.search(value):
         raise InvalidInput(f"{attribute.name} must not contain control characters")
@@ -236,7 +238,7 @@ def check_text_field(
     if len(value) > max_length:
         raise InvalidInput(f"{name} is longer than {max_length} characters")
     # No Cc or Cs character in a printable str; else one search clears the two below.
-    if single_line and (value.isprintable() or _SINGLE_LINE_REFUSED.search(value) is None):
+    if single_line and (str.isprintable(value) or _SINGLE_LINE_REFUSED.search(value) is None):
         return value
     found = _NUL_OR_SURROGATE.search(value)
     if found is not None:

@@ -47,6 +47,13 @@ class Text(str):
     """A str subclass: validators must treat it as the str it is."""
 
 
+class Printable(str):
+    """A str subclass that calls itself printable: the character rules must look for themselves."""
+
+    def isprintable(self) -> bool:
+        return True
+
+
 class Count(int):
     """An int subclass."""
 
@@ -378,3 +385,23 @@ def test_tool_result_names_are_escaped_as_the_character_rule_says() -> None:
     for text in strings(random.Random(9), 20_000):
         assert printable(text) == reference_printable(text), repr(text)
     assert printable("a\U0001f600\U000e0001") == "a\U0001f600\\U000e0001"
+
+
+def test_a_str_subclass_saying_it_is_printable_meets_the_same_rules() -> None:
+    for text in ("a\x00b", "a\x1fb", "a\ud800b", "tab\there", "a\x85b", "a\u2028b", "plain"):
+        value = Printable(text)
+        assert _outcome(model._check_id, None, Field, value) == _outcome(reference_id, value)
+        assert _outcome(model._check_label, None, Field, value) == _outcome(
+            reference_label, value
+        ), repr(text)
+        for single_line in (True, False):
+            kwargs: dict[str, Any] = {
+                "max_length": 128,
+                "single_line": single_line,
+                "allow_empty": False,
+            }
+            assert _outcome(check_text_field, "field", value, **kwargs) == _outcome(
+                reference_text_field, value, **kwargs
+            ), repr(text)
+        assert model.clean_label(value) == reference_clean_label(value), repr(text)
+        assert printable(value) == reference_printable(value), repr(text)
