@@ -902,10 +902,6 @@ needs_held_blobs = pytest.mark.skipif(
 )
 
 
-def _open_count() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
 def _descriptors_into(root: Path) -> int:
     """How many of this process's descriptors name a file below ``root``."""
     found = 0
@@ -948,12 +944,12 @@ def test_a_blob_put_holds_is_marked_through_its_descriptor_without_an_open(
 ) -> None:
     store, root = _held_store(tmp_path)
     store.put("ab/held", [b"x"])
-    before = _open_count()
+    assert _descriptors_into(root) == 1
     answers: list[bool] = []
     assert _opens_while(monkeypatch, lambda: answers.append(store.mark_committed("ab/held"))) == []
     assert answers == [True]
     assert os.getxattr(root / "ab" / "held", localdisk.COMMITTED_XATTR) == b"v1"
-    assert _open_count() == before - 1  # the held descriptor was closed
+    assert _descriptors_into(root) == 0  # the held descriptor was closed
     # marking again goes by name, as for any blob the store does not hold
     assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/held")) != []
     assert store.is_committed("ab/held")
@@ -1000,22 +996,22 @@ def test_mark_committed_after_delete_is_blob_missing_and_after_a_new_put_marks_t
 
 @needs_held_blobs
 def test_the_descriptors_put_keeps_are_bounded_and_released(tmp_path: Path) -> None:
+    # Counted below the store's root only: other tests' stores in the same process may
+    # close theirs (when collected) while this one runs.
     store, root = _held_store(tmp_path)
-    before = _open_count()
     for number in range(3 * localdisk.HELD_BLOBS):
         store.put(f"ab/{number:04d}", [b"x"])
-        assert _open_count() <= before + localdisk.HELD_BLOBS
-    assert _open_count() == before + localdisk.HELD_BLOBS
+        assert _descriptors_into(root) <= localdisk.HELD_BLOBS
     assert _descriptors_into(root) == localdisk.HELD_BLOBS
     store.close()
-    assert _open_count() == before
+    assert _descriptors_into(root) == 0
     store.put("ab/again", [b"x"])  # the store stays usable
     assert _descriptors_into(root) == 1
     del store  # a store that is collected closes what it holds
     import gc
 
     gc.collect()
-    assert _open_count() == before
+    assert _descriptors_into(root) == 0
 
 
 @needs_held_blobs
@@ -1023,10 +1019,10 @@ def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.Mo
     store, root = _held_store(tmp_path)
     store.put("ab/first", [b"x"])
     store.close()
-    before = _open_count()
+    assert _descriptors_into(root) == 0
     with pytest.raises(Boom):
         store.put("ab/failed", failing(b"partial", Boom()))
-    assert _open_count() == before
+    assert _descriptors_into(root) == 0
     with pytest.raises(BlobMissing):
         store.mark_committed("ab/failed")
     # the directory's fsync fails after the rename: the blob is taken back, nothing held
@@ -1041,7 +1037,7 @@ def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(StorageError):
         store.put("ab/undone", [b"x"])
     monkeypatch.undo()
-    assert _open_count() == before
+    assert _descriptors_into(root) == 0
     with pytest.raises(BlobMissing):
         store.mark_committed("ab/undone")
     # the rename fails: the old blob stays, and is marked by name
@@ -1054,7 +1050,7 @@ def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(StorageError):
         store.put("ab/first", [b"new"])
     monkeypatch.undo()
-    assert _open_count() == before
+    assert _descriptors_into(root) == 0
     assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/first")) != []
     assert _committed(root / "ab" / "first")
     assert temp_files(root) == []
