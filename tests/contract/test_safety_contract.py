@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace, TracebackType
 from typing import Any, BinaryIO
@@ -38,7 +39,7 @@ from docbinder.application.context import RunContext
 from docbinder.application.resolve_document_list import UnresolvedReason
 from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, WorkflowNotFound
-from docbinder.domain.model import ChatWorkflow, Principal
+from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from tests.contract.sql_backends import SqlBackend, statements_sent
@@ -495,6 +496,47 @@ def test_an_authorizer_failing_during_the_attach_does_not_fail_the_store(stack: 
     messages = binder.list_messages(ALICE, alice.workflow.id)
     assert [m.sequence_nr for m in messages] == [1, 2]
     assert messages[0].documents[0].id == first.document_id
+
+
+def test_a_forged_attach_neither_waits_for_nor_reveals_the_owners_open_write(
+    stack: Stack,
+) -> None:
+    if stack.lock_waits is None:
+        pytest.skip("SQLite: every writing unit waits for the one database write lock alike")
+    binder = stack.binder()
+    alice = binder.start_new_run(ALICE)
+    alice.produce_file("plan.md", b"# alice's plan\n")
+    assert alice.workflow is not None
+    workflow = alice.workflow
+    numbered, forged_done = threading.Event(), threading.Event()
+    finished_first: list[bool] = []
+
+    def alice_writes() -> None:
+        # An open unit of alice's that numbered a message: it holds the workflow's row.
+        with stack.uow_factory() as u:
+            u.workflows.add_message(
+                ChatMessage(
+                    id="00000000-0000-4000-8000-0000000000a1",
+                    workflow_id=workflow.id,
+                    documents_label="alice, still writing",
+                    published_at=datetime.now(UTC),
+                )
+            )
+            numbered.set()
+            finished_first.append(forged_done.wait(30))
+            u.rollback()
+
+    owner = threading.Thread(target=alice_writes)
+    owner.start()
+    try:
+        assert numbered.wait(30)
+        produced = _forged_run(binder, workflow).produce_file("x.txt", b"bob was here")
+    finally:
+        forged_done.set()
+        owner.join(60)
+    assert produced.document_id is None
+    # Refused while alice's unit still held the row: it waited for nothing.
+    assert finished_first == [True]
 
 
 def test_a_run_of_a_workflow_deleted_meanwhile_fails_cleanly(stack: Stack) -> None:

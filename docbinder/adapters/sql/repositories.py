@@ -148,6 +148,7 @@ _POSITION = (
     workflows.c.feature_instance_id,
     workflows.c.created_by,
 )
+_READ_OWNER = sa.select(*_POSITION[-3:]).where(workflows.c.id == sa.bindparam("wf"))
 _BUMP_SEQUENCE_RETURNING = _BUMP_SEQUENCE.returning(*_POSITION)
 _READ_POSITION = sa.select(*_POSITION).where(workflows.c.id == sa.bindparam("wf"))
 _READ_COUNTERS = sa.select(*_COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
@@ -1458,9 +1459,13 @@ class SqlWorkflowRepository:
         units adding to one workflow queue there and never share a number. The
         round/task/action numbers are read from the same locked row by the same
         statement (``RETURNING``), so they never fall behind those of a message
-        numbered earlier (ADR 0026). The same statement returns the workflow's
-        scope and creator, which ``admit`` gets before the message is inserted
-        (ADR 0038). Everything runs as one undoable block
+        numbered earlier (ADR 0026). On SQLite the same statement returns the
+        workflow's scope and creator, which ``admit`` gets before the message
+        is inserted: the unit holds the database's write lock from its first
+        write anyway. Where the database locks rows (PostgreSQL, MariaDB)
+        they are read first, without a lock, and ``admit`` runs before the
+        numbering statement, so a caller it refuses never waits for a row
+        lock of that workflow, nor holds one (ADR 0038). Everything runs as one undoable block
         (:meth:`LazyConnection.undoable`: a savepoint, or on SQLite's driver
         lane the block's own undo): on ``DuplicateLabel``, ``Conflict`` (taken
         message or document id), ``WorkflowNotFound`` or a docbinder error
@@ -1471,6 +1476,9 @@ class SqlWorkflowRepository:
         wf = message.workflow_id
         table = chat_messages
         done: list[int] = []  # the number taken, then the message id's row count
+        if admit is not None and self._session.dialect.name != "sqlite":
+            admit(self._owner(wf))  # nothing written yet: whatever it raises leaves nothing
+            admit = None
 
         def undo() -> None:
             # Only on SQLite's driver lane (LazyConnection.undoable): the unit holds
@@ -1510,6 +1518,17 @@ class SqlWorkflowRepository:
                 raise error from error.__cause__
         return stored
 
+    def _owner(self, workflow_id: str) -> Resource:
+        """The stored workflow's owner, read without a lock; :class:`WorkflowNotFound` if absent."""
+        with translating():
+            row: tuple[Any, ...] | None = self._session.execute(
+                _READ_OWNER, {"wf": workflow_id}
+            ).first()
+        if row is None:
+            raise WorkflowNotFound(f"no workflow {workflow_id}")
+        mandate_id, feature_instance_id, created_by = tuple(row)
+        return _owner_resource(workflow_id, mandate_id, feature_instance_id, created_by)
+
     def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters, Resource]:
         """The next ``sequence_nr``, the counters and the owner, from the row the increment locks.
 
@@ -1534,7 +1553,7 @@ class SqlWorkflowRepository:
         return (
             int(sequence_nr),
             WorkflowCounters(current_round, current_task, current_action),
-            Resource(ResourceKind.WORKFLOW, Scope(mandate, feature), owner, workflow_id),
+            _owner_resource(workflow_id, mandate, feature, owner),
         )
 
     def get_documents(
@@ -1676,6 +1695,15 @@ class SqlWorkflowRepository:
         with translating():
             rows = self._session.execute(stmt).all()
         return [_load(row, ChatDocument) for row in rows]
+
+
+def _owner_resource(
+    workflow_id: str, mandate_id: str, feature_instance_id: str | None, created_by: str
+) -> Resource:
+    """The access-control resource of a stored workflow, from its columns."""
+    return Resource(
+        ResourceKind.WORKFLOW, Scope(mandate_id, feature_instance_id), created_by, workflow_id
+    )
 
 
 def _rows_by_id(
