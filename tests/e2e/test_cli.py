@@ -133,6 +133,28 @@ def test_unresolved_reference_exits_1_and_lists_suggestions(cli, tmp_path: Path)
     assert "error: 1 reference(s) unresolved" in result.stderr
 
 
+def test_a_reference_without_workflow_names_the_option_and_an_unknown_file_the_listing(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path
+) -> None:
+    f = tmp_path / "notes.md"
+    f.write_text("# notes")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    cli("attach", str(f), "--workflow", wf, "--label", "notes")
+    result = cli("resolve", "docList:notes")
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: 1 reference(s) unresolved: ")
+    assert "--workflow WORKFLOW_ID" in line and "docbinder workflow ls" in line
+    assert cli("resolve", "docList:notes", "--workflow", wf).exit_code == 0
+    for command in ("show", "cat"):
+        result = cli("files", command, "notes.md")
+        assert result.exit_code == 1
+        assert result.stderr.strip() == (
+            "error: file notes.md not found "
+            "(docbinder files ls lists the files you may read, with their ids)"
+        )
+
+
 def test_bad_input_gives_one_line_and_writes_nothing(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     good = tmp_path / "good.txt"
     good.write_text("good")

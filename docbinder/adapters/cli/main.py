@@ -35,7 +35,13 @@ from docbinder.adapters.cli.output import (
 from docbinder.application import DocBinder, Run, ToolFileResult
 from docbinder.config import Settings
 from docbinder.domain.counters import CounterStep
-from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput, SizeLimitExceeded
+from docbinder.domain.errors import (
+    AccessDenied,
+    DocbinderError,
+    FileItemNotFound,
+    InvalidInput,
+    SizeLimitExceeded,
+)
 from docbinder.domain.model import Principal, check_file_name
 
 PROGRESS_THRESHOLD = 8 << 20
@@ -182,6 +188,9 @@ def handles_errors(func: F) -> F:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(0) from None
+        except FileItemNotFound as exc:
+            fail(f"{exc} (docbinder files ls lists the files you may read, with their ids)")
+            raise typer.Exit(1) from None
         except DocbinderError as exc:
             fail(str(exc))
             raise typer.Exit(1) from None
@@ -524,7 +533,17 @@ def resolve(
             if not resolution.references:
                 out.print("nothing to resolve: the documentList holds no references")
     if unresolved:
-        fail(f"{len(unresolved)} reference(s) unresolved")
+        from docbinder.application.resolve_document_list import UnresolvedReason
+
+        hint = ""
+        if workflow is None and all(
+            u.reason is UnresolvedReason.NO_ACTIVE_WORKFLOW for u in unresolved
+        ):
+            hint = (
+                ": references resolve within a workflow; give it with --workflow WORKFLOW_ID "
+                "(docbinder workflow ls lists the workflow ids)"
+            )
+        fail(f"{len(unresolved)} reference(s) unresolved{hint}")
         raise typer.Exit(1)
 
 
