@@ -92,9 +92,9 @@ class Attacher:
         """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.
 
         The rights are checked on the workflow as stored, which the
-        repository reads in ``uow`` together with the message's number
-        (``admit`` of :meth:`~docbinder.ports.metadata.WorkflowRepository.add_message`,
-        ADR 0038): :class:`WorkflowNotFound` if it is absent or not readable,
+        repository reads in ``uow`` before it inserts anything (``admit`` of
+        :meth:`~docbinder.ports.metadata.WorkflowRepository.add_message`; on
+        SQLite with the message's number, elsewhere just before it, ADR 0038): :class:`WorkflowNotFound` if it is absent or not readable,
         :class:`AccessDenied` if it is readable but not updatable; nothing of
         the message is kept then. The run's in-memory workflow is not trusted
         for this: a caller can build a :class:`RunContext` around any
