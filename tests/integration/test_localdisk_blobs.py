@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat as stat_mod
 import subprocess
 import sys
@@ -992,6 +993,34 @@ def test_mark_committed_after_delete_is_blob_missing_and_after_a_new_put_marks_t
     finally:
         os.close(old)
     assert b"".join(store.open("ab/key")) == b"two"
+
+
+@needs_held_blobs
+def test_a_held_blob_removed_behind_the_store_is_missing_when_its_commit_is_recorded(
+    tmp_path: Path,
+) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/gone", [b"x"])
+    os.unlink(root / "ab" / "gone")  # another process, or gc run with too short a grace
+    with pytest.raises(BlobMissing):
+        store.mark_committed("ab/gone")
+    assert _descriptors_into(root) == 0
+
+
+@needs_held_blobs
+def test_a_store_directory_replaced_behind_the_store_gets_the_record_on_the_file_at_the_key(
+    tmp_path: Path,
+) -> None:
+    store, root = _held_store(tmp_path)
+    store.put("ab/key", [b"bytes"])
+    # The store is moved while a writer runs: a copy takes the root's place.
+    shutil.copytree(root, tmp_path / "copy")
+    os.rename(root, tmp_path / "retired")
+    os.rename(tmp_path / "copy", root)
+    assert store.mark_committed("ab/key") is True
+    assert _committed(root / "ab" / "key")  # the file the key names now
+    assert not _committed(tmp_path / "retired" / "ab" / "key")
+    assert _descriptors_into(tmp_path / "retired") == 0
 
 
 @needs_held_blobs
