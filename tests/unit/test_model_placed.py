@@ -16,6 +16,7 @@ from docbinder.domain.model import (
     Scope,
     WorkflowCounters,
 )
+from docbinder.testing.metadata_suite import make_file
 
 _WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -54,22 +55,6 @@ def test_placing_refuses_what_evolve_refuses(number: object) -> None:
     assert str(got.value) == str(expected.value)
 
 
-def _file(**overrides: object) -> FileItem:
-    fields: dict[str, object] = {
-        "id": "f1",
-        "file_name": "Bericht Q1.pdf",
-        "mime_type": "application/pdf",
-        "size": 2048,
-        "sha256": "ab" * 32,
-        "created_by": "u1",
-        "scope": Scope("m1", "fi1"),
-        "created_at": _WHEN,
-        "blob_key": "f1/f1",
-    }
-    fields.update(overrides)
-    return FileItem(**fields)  # type: ignore[arg-type]
-
-
 @attrs.frozen
 class _TaggedFile(FileItem):
     tag: str = "t"
@@ -79,7 +64,7 @@ class _TaggedFile(FileItem):
 def test_a_document_for_a_file_equals_the_one_the_constructor_builds(
     file_class: type[FileItem],
 ) -> None:
-    item = file_class(**attrs.asdict(_file(), recurse=False))
+    item = file_class(**attrs.asdict(make_file(file_name="Bericht Q1.pdf"), recurse=False))
     workflow = ChatWorkflow(
         id="w1",
         scope=Scope("m1", "fi1"),
@@ -94,10 +79,10 @@ def test_a_document_for_a_file_equals_the_one_the_constructor_builds(
         id="d1",
         message_id="m1",
         workflow_id="w1",
-        file_id="f1",
+        file_id=item.id,
         file_name="Bericht Q1.pdf",
-        file_size=2048,
-        mime_type="application/pdf",
+        file_size=item.size,
+        mime_type=item.mime_type,
         round_number=4,
         task_number=5,
         action_number=6,
@@ -114,4 +99,4 @@ def test_a_document_for_a_file_checks_its_two_new_ids(bad: object) -> None:
     workflow = ChatWorkflow(id="w1", scope=Scope("m1"), created_by="u1", created_at=_WHEN)
     for ids in ({"document_id": bad, "message_id": "m1"}, {"document_id": "d1", "message_id": bad}):
         with pytest.raises(InvalidInput):
-            ChatDocument.for_file(_file(), workflow=workflow, **ids)  # type: ignore[arg-type]
+            ChatDocument.for_file(make_file(), workflow=workflow, **ids)  # type: ignore[arg-type]
