@@ -227,9 +227,9 @@ def _what_if_sides(binder: Any, principal: Any, names: Iterator[str]) -> dict[st
         label_hash,
         workflows,
     )
-    from docbinder.application.blob_rules import blob_key_for
     from docbinder.application.context import RunContext
-    from docbinder.application.hashing import HashingStream
+    from docbinder.application.steps.blob_rules import blob_key_for
+    from docbinder.application.steps.hashing import HashingStream
     from docbinder.domain.access import Action, ResourceKind
     from docbinder.domain.model import ChatMessage, FileItem, duplicate_key
 

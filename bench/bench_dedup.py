@@ -15,7 +15,7 @@ PostgreSQL tables are ``ANALYZE``d after each step (what autovacuum does in
 steady state); SQLite is left as docbinder leaves it (no ``ANALYZE``).
 
 Timed at each size, ``--runs`` times: 200 calls of
-:class:`docbinder.application.check_duplicate.CheckDuplicate` (a unit of work, the
+:class:`docbinder.application.use_cases.check_duplicate.CheckDuplicate` (a unit of work, the
 indexed lookup, the access check) for existing items (hits, caller = the
 item's creator) and 200 for absent ones (misses); and 200 calls of
 ``FileRepository.find_duplicates`` inside one unit of work (the lookup
@@ -100,7 +100,7 @@ def _measure(
     binder: Any, engine: Any, sample: list[dict[str, Any]], rng: random.Random, runs: int
 ) -> tuple[dict[str, list[float]], list[dict[str, Any]]]:
     """Per-call milliseconds of checks (hits, misses) and lookups; the plan of the check."""
-    from docbinder.application.check_duplicate import CheckDuplicate
+    from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 
     check = CheckDuplicate(binder.uow_factory, binder.access)
     hits = [rng.choice(sample) for _ in range(LOOKUPS)]

@@ -17,9 +17,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.get_content import ContentResult
-from docbinder.application.resolve_document_list import Resolution, UnresolvedReason
-from docbinder.application.storing import StoredFile
+from docbinder.application.steps.storing import StoredFile
+from docbinder.application.use_cases.get_content import ContentResult
+from docbinder.application.use_cases.resolve_document_list import Resolution, UnresolvedReason
 from docbinder.config import Settings
 from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.counters import CounterLevel, WorkflowCounters

@@ -39,45 +39,45 @@ from docbinder.adapters.memory import (
 )
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
-from docbinder.application.access import AccessPolicy
-from docbinder.application.advance_counters import AdvanceCounters
-from docbinder.application.append_file_content import AppendFileContent
-from docbinder.application.attach_file import AttachFile
-from docbinder.application.attaching import Attacher
 from docbinder.application.binder import DocBinder, FileContentUpdates, FileVersions
-from docbinder.application.check_duplicate import CheckDuplicate
-from docbinder.application.closing import UnitOfWorkGate
-from docbinder.application.collect_garbage import CollectGarbage
-from docbinder.application.content_switch import ContentSwitch
-from docbinder.application.count_file_references import CountFileReferences
-from docbinder.application.create_workflow import CreateWorkflow
-from docbinder.application.delete_file import DeleteFile
-from docbinder.application.delete_file_versions import DeleteFileVersions
-from docbinder.application.extraction_cache import CachingExtractor
-from docbinder.application.find_deleted_files import FindDeletedFiles
-from docbinder.application.get_content import GetContent
-from docbinder.application.get_file import GetFile
-from docbinder.application.get_file_for_update import GetFileForUpdate
-from docbinder.application.get_file_version import GetFileVersion
-from docbinder.application.get_latest_file_version import GetLatestFileVersion
-from docbinder.application.get_workflow import GetWorkflow
-from docbinder.application.hashing import HashWorkers
-from docbinder.application.list_file_versions import ListFileVersions
-from docbinder.application.list_files import ListFiles
-from docbinder.application.list_latest_file_versions import ListLatestFileVersions
-from docbinder.application.list_messages import ListMessages
-from docbinder.application.list_workflows import ListWorkflows
-from docbinder.application.open_file import OpenFile
-from docbinder.application.open_file_version import OpenFileVersion
-from docbinder.application.persist_action_result import PersistActionResult
-from docbinder.application.produce_file import ProduceFile
-from docbinder.application.prune_extraction_cache import PruneExtractionCache
-from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.resolve_document_list import ResolveDocumentList
-from docbinder.application.save_file_version import SaveFileVersion
-from docbinder.application.store_file import StoreFile
-from docbinder.application.store_registration import StoreRegistration
-from docbinder.application.storing import FileStorer
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.attaching import Attacher
+from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.steps.content_switch import ContentSwitch
+from docbinder.application.steps.extraction_cache import CachingExtractor
+from docbinder.application.steps.hashing import HashWorkers
+from docbinder.application.steps.store_registration import StoreRegistration
+from docbinder.application.steps.storing import FileStorer
+from docbinder.application.use_cases.advance_counters import AdvanceCounters
+from docbinder.application.use_cases.append_file_content import AppendFileContent
+from docbinder.application.use_cases.attach_file import AttachFile
+from docbinder.application.use_cases.check_duplicate import CheckDuplicate
+from docbinder.application.use_cases.collect_garbage import CollectGarbage
+from docbinder.application.use_cases.count_file_references import CountFileReferences
+from docbinder.application.use_cases.create_workflow import CreateWorkflow
+from docbinder.application.use_cases.delete_file import DeleteFile
+from docbinder.application.use_cases.delete_file_versions import DeleteFileVersions
+from docbinder.application.use_cases.find_deleted_files import FindDeletedFiles
+from docbinder.application.use_cases.get_content import GetContent
+from docbinder.application.use_cases.get_file import GetFile
+from docbinder.application.use_cases.get_file_for_update import GetFileForUpdate
+from docbinder.application.use_cases.get_file_version import GetFileVersion
+from docbinder.application.use_cases.get_latest_file_version import GetLatestFileVersion
+from docbinder.application.use_cases.get_workflow import GetWorkflow
+from docbinder.application.use_cases.list_file_versions import ListFileVersions
+from docbinder.application.use_cases.list_files import ListFiles
+from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
+from docbinder.application.use_cases.list_messages import ListMessages
+from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_version import OpenFileVersion
+from docbinder.application.use_cases.persist_action_result import PersistActionResult
+from docbinder.application.use_cases.produce_file import ProduceFile
+from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
+from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
+from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
+from docbinder.application.use_cases.save_file_version import SaveFileVersion
+from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.ports.authorizer import Authorizer
@@ -365,7 +365,7 @@ def compose_binder(
     ``SqlMetadata.read_unit_of_work`` so SQLite reads do not wait for the write
     lock). ``max_file_size`` is in bytes (``None``: no limit). With an
     ``extraction_cache`` the extractor is wrapped in
-    :class:`~docbinder.application.extraction_cache.CachingExtractor` and
+    :class:`~docbinder.application.steps.extraction_cache.CachingExtractor` and
     ``binder.prune_extraction_cache`` is set. The binder's :meth:`~DocBinder.close`
     closes its own hash worker threads and the objects in ``owned`` (anything
     with ``close()``), not the ports passed in otherwise: the caller owns those.

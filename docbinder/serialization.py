@@ -98,8 +98,8 @@ def _make_wire_converter() -> cattrs.Converter:
 def _register_results(conv: cattrs.Converter, register: Any) -> None:
     """Result types of the use cases, for ``--json`` and host APIs (unstructure only)."""
     from docbinder.application.binder import ToolFileResult
-    from docbinder.application.get_content import ContentResult, DocumentContent
-    from docbinder.application.resolve_document_list import (
+    from docbinder.application.use_cases.get_content import ContentResult, DocumentContent
+    from docbinder.application.use_cases.resolve_document_list import (
         DocumentSuggestion,
         Resolution,
         ResolvedDocument,

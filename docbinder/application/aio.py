@@ -35,13 +35,13 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.collect_garbage import DEFAULT_GRACE_SECONDS, GcReport
-from docbinder.application.content_switch import FileUpdate
-from docbinder.application.duplicate_rules import DuplicateCheck
-from docbinder.application.get_content import ContentResult
-from docbinder.application.hashing import FileData
-from docbinder.application.resolve_document_list import Resolution
-from docbinder.application.storing import StoredFile
+from docbinder.application.steps.content_switch import FileUpdate
+from docbinder.application.steps.duplicate_rules import DuplicateCheck
+from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.storing import StoredFile
+from docbinder.application.use_cases.collect_garbage import DEFAULT_GRACE_SECONDS, GcReport
+from docbinder.application.use_cases.get_content import ContentResult
+from docbinder.application.use_cases.resolve_document_list import Resolution
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
 from docbinder.domain.model import (
@@ -296,7 +296,7 @@ class AsyncDocBinder:
         folder: str | None = None,
         tags: tuple[str, ...] = (),
     ) -> StoredFile:
-        """As :class:`~docbinder.application.store_file.StoreFile`; ``data`` may be async chunks."""
+        """As :class:`~docbinder.application.use_cases.store_file.StoreFile`; ``data`` may be async chunks."""
 
         def work(chunks: FileData) -> StoredFile:
             return self.sync.store_file(
@@ -308,7 +308,7 @@ class AsyncDocBinder:
     async def check_duplicate(
         self, principal: Principal, sha256: str, file_name: str
     ) -> DuplicateCheck:
-        """As :class:`~docbinder.application.check_duplicate.CheckDuplicate`."""
+        """As :class:`~docbinder.application.use_cases.check_duplicate.CheckDuplicate`."""
         return await self._run(self.sync.check_duplicate, principal, sha256, file_name)
 
     async def get_file(self, principal: Principal, file_id: str) -> FileItem:
@@ -351,7 +351,7 @@ class AsyncDocBinder:
     ) -> FileUpdate:
         """As ``binder.update_file.append``; ``data`` may be async chunks.
 
-        See :class:`~docbinder.application.append_file_content.AppendFileContent`.
+        See :class:`~docbinder.application.use_cases.append_file_content.AppendFileContent`.
         """
 
         def work(chunks: FileData) -> FileUpdate:
@@ -369,7 +369,7 @@ class AsyncDocBinder:
     ) -> FileUpdate:
         """As ``binder.update_file.replace``; ``data`` may be async chunks.
 
-        See :class:`~docbinder.application.replace_file_content.ReplaceFileContent`.
+        See :class:`~docbinder.application.use_cases.replace_file_content.ReplaceFileContent`.
         """
 
         def work(chunks: FileData) -> FileUpdate:

@@ -20,44 +20,44 @@ from typing import Any, TypeVar
 
 import attrs
 
-from docbinder.application.access import AccessPolicy
-from docbinder.application.advance_counters import AdvanceCounters
-from docbinder.application.append_file_content import AppendFileContent
-from docbinder.application.attach_file import AttachFile, attach_file_as_chat_document
-from docbinder.application.attaching import Attacher
-from docbinder.application.check_duplicate import CheckDuplicate
-from docbinder.application.closing import CLOSED_MESSAGE
-from docbinder.application.collect_garbage import CollectGarbage
-from docbinder.application.content_switch import FileUpdate
 from docbinder.application.context import RunContext
-from docbinder.application.count_file_references import CountFileReferences
-from docbinder.application.create_workflow import CreateWorkflow
-from docbinder.application.delete_file import DeleteFile
-from docbinder.application.delete_file_versions import DeleteFileVersions
-from docbinder.application.find_deleted_files import FindDeletedFiles
-from docbinder.application.get_content import ContentResult, GetContent
-from docbinder.application.get_file import GetFile
-from docbinder.application.get_file_for_update import GetFileForUpdate
-from docbinder.application.get_file_version import GetFileVersion
-from docbinder.application.get_latest_file_version import GetLatestFileVersion
-from docbinder.application.get_workflow import GetWorkflow
-from docbinder.application.hashing import FileData
-from docbinder.application.list_file_versions import ListFileVersions
-from docbinder.application.list_files import ListFiles
-from docbinder.application.list_latest_file_versions import ListLatestFileVersions
-from docbinder.application.list_messages import ListMessages
-from docbinder.application.list_workflows import ListWorkflows
-from docbinder.application.open_file import OpenFile
-from docbinder.application.open_file_version import OpenFileVersion
-from docbinder.application.persist_action_result import PersistActionResult
-from docbinder.application.produce_file import ProduceFile
-from docbinder.application.prune_extraction_cache import PruneExtractionCache
-from docbinder.application.replace_file_content import ReplaceFileContent
-from docbinder.application.resolve_document_list import Resolution, ResolveDocumentList
-from docbinder.application.results import format_tool_file_result
-from docbinder.application.save_file_version import SaveFileVersion, StoredVersion
-from docbinder.application.store_file import StoreFile
-from docbinder.application.storing import StoredFile
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.attaching import Attacher
+from docbinder.application.steps.closing import CLOSED_MESSAGE
+from docbinder.application.steps.content_switch import FileUpdate
+from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.results import format_tool_file_result
+from docbinder.application.steps.storing import StoredFile
+from docbinder.application.use_cases.advance_counters import AdvanceCounters
+from docbinder.application.use_cases.append_file_content import AppendFileContent
+from docbinder.application.use_cases.attach_file import AttachFile, attach_file_as_chat_document
+from docbinder.application.use_cases.check_duplicate import CheckDuplicate
+from docbinder.application.use_cases.collect_garbage import CollectGarbage
+from docbinder.application.use_cases.count_file_references import CountFileReferences
+from docbinder.application.use_cases.create_workflow import CreateWorkflow
+from docbinder.application.use_cases.delete_file import DeleteFile
+from docbinder.application.use_cases.delete_file_versions import DeleteFileVersions
+from docbinder.application.use_cases.find_deleted_files import FindDeletedFiles
+from docbinder.application.use_cases.get_content import ContentResult, GetContent
+from docbinder.application.use_cases.get_file import GetFile
+from docbinder.application.use_cases.get_file_for_update import GetFileForUpdate
+from docbinder.application.use_cases.get_file_version import GetFileVersion
+from docbinder.application.use_cases.get_latest_file_version import GetLatestFileVersion
+from docbinder.application.use_cases.get_workflow import GetWorkflow
+from docbinder.application.use_cases.list_file_versions import ListFileVersions
+from docbinder.application.use_cases.list_files import ListFiles
+from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
+from docbinder.application.use_cases.list_messages import ListMessages
+from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_version import OpenFileVersion
+from docbinder.application.use_cases.persist_action_result import PersistActionResult
+from docbinder.application.use_cases.produce_file import ProduceFile
+from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
+from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
+from docbinder.application.use_cases.resolve_document_list import Resolution, ResolveDocumentList
+from docbinder.application.use_cases.save_file_version import SaveFileVersion, StoredVersion
+from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed
 from docbinder.domain.model import (
@@ -109,11 +109,11 @@ class FileContentUpdates:
     """``binder.update_file``: in-place changes of a FileItem's bytes, one method per use case.
 
     A thin facade: :meth:`load_for_update` is
-    :class:`~docbinder.application.get_file_for_update.GetFileForUpdate`,
+    :class:`~docbinder.application.use_cases.get_file_for_update.GetFileForUpdate`,
     :meth:`append` is
-    :class:`~docbinder.application.append_file_content.AppendFileContent`,
+    :class:`~docbinder.application.use_cases.append_file_content.AppendFileContent`,
     :meth:`replace` is
-    :class:`~docbinder.application.replace_file_content.ReplaceFileContent`
+    :class:`~docbinder.application.use_cases.replace_file_content.ReplaceFileContent`
     (their docstrings give the errors). The FileItem keeps its id; no message
     is created (SPEC C10).
     """
@@ -325,7 +325,7 @@ class DocBinder:
     :meth:`start_new_run`, every :class:`Run` method and every use case
     attribute raise :class:`~docbinder.domain.errors.BinderClosed`, on every
     backend: the composition root hands the use cases their units of work
-    through a :class:`~docbinder.application.closing.UnitOfWorkGate` that is
+    through a :class:`~docbinder.application.steps.closing.UnitOfWorkGate` that is
     among ``resources`` and closes first. The ``uow_factory`` and
     ``read_uow_factory`` attributes are the ports themselves, not gated.
     """

@@ -434,7 +434,7 @@ def is_own_key(key: str) -> bool:
     """Whether ``key`` follows docbinder's own layout, so ``gc`` may consider it.
 
     docbinder writes only ``<first two characters of an id>/<id>`` (see
-    :func:`docbinder.application.blob_rules.blob_key_for`; ids hold no ``.``, so a
+    :func:`docbinder.application.steps.blob_rules.blob_key_for`; ids hold no ``.``, so a
     file name with an extension never matches) and the probe
     ``docbinder-probe-<32 hex digits>``; anything else in a blob root or bucket
     (``notes.txt``, ``2024/report.pdf``) belongs to someone else and is never

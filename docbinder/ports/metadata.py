@@ -172,7 +172,7 @@ class FileRepository(Protocol):
         """The item, locked against other units until this one ends; ``None`` if absent.
 
         Taken before deleting an item whose references were counted
-        (:class:`~docbinder.application.delete_file.DeleteFile`): a unit holding
+        (:class:`~docbinder.application.use_cases.delete_file.DeleteFile`): a unit holding
         the item with :meth:`lock_shared` (an attach of it) makes this wait for
         its commit, so the count that follows sees its documents; and a later
         :meth:`lock_shared` waits for this unit. SQL: ``SELECT ... FOR UPDATE``

@@ -44,7 +44,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from docbinder.application import DocBinder
 from docbinder.application.binder import Run
-from docbinder.application.resolve_document_list import Resolution, UnresolvedReason
+from docbinder.application.use_cases.resolve_document_list import Resolution, UnresolvedReason
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,

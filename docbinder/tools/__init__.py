@@ -31,9 +31,9 @@ data source needs ``[s3]``. Every tool takes the agent run
 (:class:`docbinder.application.binder.Run`) as its first argument.
 """
 
-from docbinder.application.append_file_content import AppendFileContent
-from docbinder.application.content_switch import FileUpdate
-from docbinder.application.replace_file_content import ReplaceFileContent
+from docbinder.application.steps.content_switch import FileUpdate
+from docbinder.application.use_cases.append_file_content import AppendFileContent
+from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
 from docbinder.tools.arguments import ACCEPTED_SHAPES
 from docbinder.tools.bridge import bridge, bridged_tool
 from docbinder.tools.charts import ChartSpec, Series, parse_chart_spec, render_chart_png

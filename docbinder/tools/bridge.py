@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec
 
 from docbinder.application.binder import Run
-from docbinder.application.hashing import FileData
+from docbinder.application.steps.hashing import FileData
 from docbinder.domain.errors import InvalidInput
 from docbinder.domain.model import DEFAULT_LABEL
 from docbinder.ports.blobs import CHUNK_SIZE

@@ -98,8 +98,8 @@ def replace_in_file(
 
     Replaces every occurrence, or the first ``count``. The FileItem keeps its
     id and gets a new blob, size and SHA-256 through the same path as
-    ``write_file`` append (:class:`~docbinder.application.content_switch.ContentSwitch`, used by
-    :class:`~docbinder.application.replace_file_content.ReplaceFileContent`);
+    ``write_file`` append (:class:`~docbinder.application.steps.content_switch.ContentSwitch`, used by
+    :class:`~docbinder.application.use_cases.replace_file_content.ReplaceFileContent`);
     no message is created. A UTF-8 byte order mark is kept. The text is::
 
         Replaced 2 occurrences in 'notes.md' (40 bytes)

@@ -153,7 +153,7 @@ def write_file(
           file id: <fileId>
 
     The appended file gets a new blob, size and SHA-256 in one transaction
-    (:class:`~docbinder.application.append_file_content.AppendFileContent`). Errors:
+    (:class:`~docbinder.application.use_cases.append_file_content.AppendFileContent`). Errors:
     :class:`InvalidInput` (bad mode, name or content; the message says what
     was received, what is accepted and gives an example),
     :class:`FileItemNotFound`, :class:`AccessDenied` (no ``update`` right),

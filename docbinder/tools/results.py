@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from docbinder.application.binder import Run, ToolFileResult
-from docbinder.application.hashing import FileData
+from docbinder.application.steps.hashing import FileData
 from docbinder.domain.errors import InvalidInput
 from docbinder.domain.model import FileItem
 

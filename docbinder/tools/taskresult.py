@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import attrs
 
 from docbinder.application.binder import Run
-from docbinder.application.hashing import FileData
-from docbinder.application.results import format_tool_file_result
+from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.results import format_tool_file_result
 from docbinder.domain.errors import (
     AccessDenied,
     DocbinderError,

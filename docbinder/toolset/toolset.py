@@ -29,8 +29,9 @@ from typing import Any, Final
 import attrs
 
 from docbinder.application.binder import Run
-from docbinder.application.get_content import ContentResult
-from docbinder.application.resolve_document_list import (
+from docbinder.application.steps.results import printable
+from docbinder.application.use_cases.get_content import ContentResult
+from docbinder.application.use_cases.resolve_document_list import (
     DEFAULT_SUGGESTIONS,
     DocumentSuggestion,
     Resolution,
@@ -38,7 +39,6 @@ from docbinder.application.resolve_document_list import (
     UnresolvedReason,
     UnresolvedReference,
 )
-from docbinder.application.results import printable
 from docbinder.domain.errors import (
     BlobMissing,
     DocbinderError,
@@ -620,7 +620,7 @@ def _valid_references(suggestions: Sequence[DocumentSuggestion], limit: int | No
     """The ``Valid references:`` line: the most recent readable documents, at most ``limit``.
 
     The resolver suggests at most
-    :data:`~docbinder.application.resolve_document_list.DEFAULT_SUGGESTIONS`; when the line
+    :data:`~docbinder.application.use_cases.resolve_document_list.DEFAULT_SUGGESTIONS`; when the line
     may not name them all, it says so and points at ``list_documents``.
     """
     if not suggestions:

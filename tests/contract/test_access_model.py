@@ -28,7 +28,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application import DocBinder
-from docbinder.application.resolve_document_list import UnresolvedReason
+from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.container import compose_binder
 from docbinder.domain.errors import FileItemNotFound
 from docbinder.domain.model import Principal

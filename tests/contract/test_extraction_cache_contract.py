@@ -11,7 +11,7 @@ import pytest
 from docbinder.adapters.extract import DefaultContentExtractor
 from docbinder.adapters.memory import MemoryBlobStore, MemoryExtractionCache, MemoryMetadataStore
 from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
-from docbinder.application.resolve_document_list import UnresolvedReason
+from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.domain.model import ContentPart, FileItem, Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.testing.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache

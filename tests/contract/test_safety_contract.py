@@ -36,7 +36,7 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.sql import repositories
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
-from docbinder.application.resolve_document_list import UnresolvedReason
+from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.domain.access import Action, Resource, ResourceKind
 from docbinder.domain.errors import FileItemNotFound, FileStillReferenced, WorkflowNotFound
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from docbinder.adapters.cli.main import app
 from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
+from docbinder.cli.main import app
 from tests.e2e.readme_examples import docbinder_command, run_in
 
 

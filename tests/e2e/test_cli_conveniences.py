@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from docbinder.adapters.cli.main import app
+from docbinder.cli.main import app
 from tests.reliability.harness import error_lines, invoke_cli
 
 

@@ -443,7 +443,7 @@ def test_cli_refuses_bad_options_before_serving(
 ) -> None:
     from typer.testing import CliRunner
 
-    from docbinder.adapters.cli.main import app
+    from docbinder.cli.main import app
 
     for key in [k for k in os.environ if k.startswith("DOCBINDER_")]:
         monkeypatch.delenv(key)

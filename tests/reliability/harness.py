@@ -19,8 +19,8 @@ from typing import Any, BinaryIO
 import attrs
 from typer.testing import CliRunner, Result
 
-from docbinder.adapters.cli.main import app
 from docbinder.application import DocBinder
+from docbinder.cli.main import app
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from docbinder.adapters.cli.main import app
-from docbinder.adapters.cli.output import clean
+from docbinder.cli.main import app
+from docbinder.cli.output import clean
 from tests.reliability.harness import error_lines, invoke_cli
 
 HOSTILE_NAME = "evil\u202e\u2028[red]x[bold]\u200b\u2066.txt"

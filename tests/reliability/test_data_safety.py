@@ -28,7 +28,7 @@ from docbinder.adapters.s3.blobs import (
     DEFAULT_READ_TIMEOUT,
     worst_case_seconds,
 )
-from docbinder.application.blob_rules import blob_key_for
+from docbinder.application.steps.blob_rules import blob_key_for
 from docbinder.config import Settings
 from docbinder.container import build_binder
 from docbinder.domain.errors import StorageError

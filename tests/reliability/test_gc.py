@@ -19,8 +19,8 @@ from docbinder.adapters.localdisk.blobs import ORIGIN_XATTR
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
-from docbinder.application.blob_rules import blob_key_for
-from docbinder.application.collect_garbage import MIN_GRACE_SECONDS, GcReport
+from docbinder.application.steps.blob_rules import blob_key_for
+from docbinder.application.use_cases.collect_garbage import MIN_GRACE_SECONDS, GcReport
 from docbinder.domain.errors import UnsafeOperation
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStat, BlobStore, blob_origin, compact_blob_origin

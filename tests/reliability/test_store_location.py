@@ -19,8 +19,8 @@ import pytest
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
-from docbinder.application.collect_garbage import MIN_GRACE_SECONDS
-from docbinder.application.store_registration import AdoptStoreLocation
+from docbinder.application.steps.store_registration import AdoptStoreLocation
+from docbinder.application.use_cases.collect_garbage import MIN_GRACE_SECONDS
 from docbinder.domain.errors import StoreMoved, UnsafeOperation
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStore, LocatingBlobStore

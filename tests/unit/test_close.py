@@ -13,7 +13,7 @@ from docbinder import BinderClosed, DocBinder, Principal, build_binder
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.sql import SqlMetadata
 from docbinder.aio import AsyncDocBinder
-from docbinder.application.hashing import OVERLAP_MIN_BYTES
+from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES
 from tests.wiring import BINDER_PORTS, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))

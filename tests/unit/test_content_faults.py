@@ -10,7 +10,7 @@ import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.streams import ChunkReader
-from docbinder.application.resolve_document_list import UnresolvedReason
+from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import ContentPart, FileItem, Principal
 from docbinder.ports.blobs import BlobReader
@@ -70,7 +70,7 @@ def test_storage_fault_on_one_document_keeps_the_others(
     blobs.failing.add(bad_item.blob_key)
     blobs.error = error
 
-    with caplog.at_level(logging.WARNING, logger="docbinder.application.get_content"):
+    with caplog.at_level(logging.WARNING, logger="docbinder.application.use_cases.get_content"):
         content = run.get_content([good_ref, bad_ref, other_ref])
 
     texts = [p.text for p in content.parts]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from docbinder.application.results import format_tool_file_result, printable
+from docbinder.application.steps.results import format_tool_file_result, printable
 from docbinder.config import Settings
 from docbinder.domain.errors import InvalidInput, WorkflowNotFound
 from docbinder.domain.model import FileItem, Principal, Scope, is_valid_id

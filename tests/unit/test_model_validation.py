@@ -19,7 +19,7 @@ import pytest
 
 from docbinder.adapters.sql import rows
 from docbinder.adapters.system import UuidIdFactory, uuid4_text
-from docbinder.application.results import printable
+from docbinder.application.steps.results import printable
 from docbinder.domain import model
 from docbinder.domain.counters import MAX_COUNTER, check_counter
 from docbinder.domain.errors import InvalidInput

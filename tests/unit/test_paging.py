@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docbinder.application.paging import visible_newest_first
+from docbinder.application.steps.paging import visible_newest_first
 
 
 class Rows:

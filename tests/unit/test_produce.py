@@ -125,7 +125,7 @@ def test_a_context_of_another_workflow_ignores_foreign_messages(rig: Rig) -> Non
 def test_large_chunks_hash_like_hashlib_in_order() -> None:
     import hashlib
 
-    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     chunks = [bytes([n]) * (OVERLAP_MIN_BYTES + n) for n in range(4)] + [b"tail", b"x" * 10]
     stream = HashingStream(iter(chunks))
@@ -138,7 +138,7 @@ def test_a_forked_child_hashes_large_chunks() -> None:
     import hashlib
     import os
 
-    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream
+    from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES, HashingStream
 
     big = b"z" * (OVERLAP_MIN_BYTES * 2)
     list(HashingStream([big]))  # the parent's pool exists now
@@ -159,7 +159,7 @@ def test_large_chunks_hash_inline_when_the_pool_takes_no_more_work(how: str) -> 
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
-    from docbinder.application.hashing import OVERLAP_MIN_BYTES, HashingStream, HashWorkers
+    from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES, HashingStream, HashWorkers
 
     workers = HashWorkers(max_workers=1)
     if how == "closed":

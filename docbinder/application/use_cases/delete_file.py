@@ -1,0 +1,85 @@
+"""Deleting a FileItem and its blob: :class:`DeleteFile`."""
+
+from __future__ import annotations
+
+import logging
+
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.blob_rules import release_blob
+from docbinder.application.use_cases.get_file import GetFile
+from docbinder.domain.access import Action
+from docbinder.domain.errors import (
+    AccessDenied,
+    FileItemNotFound,
+    FileStillReferenced,
+)
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+
+class DeleteFile:
+    """Delete a FileItem and its blob: metadata first, then the blob.
+
+    Each FileItem owns its blob, so removing one never removes bytes another
+    FileItem needs (SPEC C2). A blob that cannot be removed, or whose
+    provenance mark does not prove this database wrote it (a copied database
+    shares the blobs of the original), is left for ``gc``
+    (:func:`~docbinder.application.steps.blob_rules.release_blob`).
+    A FileItem that ChatDocuments refer to is deleted only with ``force``:
+    those documents stay in their workflows and resolve as ``file_missing``
+    (ADR 0012). The row is locked before the references are counted, so an
+    attach of the file either commits first and is counted, or waits and then
+    fails with :class:`FileItemNotFound`.
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        get_file: GetFile,
+    ) -> None:
+        self._uow = uow_factory
+        self._blobs = blobs
+        self._access = access
+        self._get = get_file
+
+    def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
+        """Delete and return the FileItem.
+
+        Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
+        :class:`~docbinder.domain.errors.FileStillReferenced` (with the number
+        of referring documents; nothing deleted) when documents refer to the
+        file and ``force`` is false. The lock of the row
+        (:meth:`~docbinder.ports.metadata.FileRepository.lock`), the count and
+        the delete are one unit of work; the blob removed is the one the
+        locked row names.
+        """
+        item = self._get(principal, file_id)
+        if not self._access.can_on_file(principal, Action.DELETE, item):
+            raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
+        with self._uow() as uow:
+            locked = uow.files.lock(item.id)
+            if locked is None:
+                raise FileItemNotFound(f"file {file_id} not found")
+            item = locked
+            references = uow.workflows.count_documents_for_file(item.id)
+            if references and not force:
+                raise FileStillReferenced(item.id, references)
+            if not uow.files.delete(item.id):
+                raise FileItemNotFound(f"file {file_id} not found")
+            database_id = uow.files.database_id()
+            locations = uow.files.store_locations()
+            uow.commit()
+        release_blob(self._blobs, item.blob_key, database_id, locations)
+        log.info(
+            "deleted file %s (%s) by user %s%s",
+            item.id,
+            item.file_name,
+            principal.user_id,
+            f"; {references} document(s) now resolve as file_missing" if references else "",
+        )
+        return item

@@ -1,0 +1,154 @@
+"""Content for consuming tools: resolved documents become ContentParts (SPEC C8)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Generator
+
+import attrs
+
+from docbinder.application.context import RunContext
+from docbinder.application.use_cases.resolve_document_list import (
+    Resolution,
+    ResolveDocumentList,
+    UnresolvedReason,
+    UnresolvedReference,
+)
+from docbinder.domain.errors import BlobMissing, StorageError
+from docbinder.domain.model import ContentPart, FileItem
+from docbinder.ports.blobs import BlobStore
+from docbinder.ports.extractor import ContentExtractor
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class DocumentContent:
+    """The parts of one resolved document, in order."""
+
+    reference: str
+    document_id: str
+    file_id: str
+    file_name: str
+    mime_type: str
+    parts: tuple[ContentPart, ...]
+
+
+@attrs.frozen
+class ContentResult:
+    """What a consuming tool receives: parts per document, plus why anything is missing."""
+
+    documents: tuple[DocumentContent, ...]
+    unresolved: tuple[UnresolvedReference, ...]
+    resolution: Resolution
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """All parts of all documents, in reference order."""
+        return tuple(p for d in self.documents for p in d.parts)
+
+
+def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Generator[bytes, None, None]:
+    """The blob's chunks, opened at the first read: a cache hit never fetches the bytes.
+
+    Closing the generator (the caller does, however extraction ends) closes the blob.
+    """
+    with blobs.open(item.blob_key) as chunks:
+        yield from chunks
+
+
+class GetContent:
+    """Resolve a ``documentList`` and extract each document's content parts."""
+
+    def __init__(
+        self, resolve: ResolveDocumentList, blobs: BlobStore, extractor: ContentExtractor
+    ) -> None:
+        self._resolve = resolve
+        self._blobs = blobs
+        self._extractor = extractor
+
+    def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
+        """Content parts for every readable document; never raises for bad references.
+
+        A document whose blob cannot be read (missing: ``blob_missing``; any
+        other storage fault: ``storage_fault``) or whose extraction raises
+        (``extraction_failed``) becomes an unresolved entry with the reason;
+        the other documents' parts are still returned.
+
+        A non-empty reference list that yields zero parts is logged with the
+        reason of every reference (the "0 valid ContentParts" failure mode).
+        """
+        resolution = self._resolve(ctx, document_list)
+        documents: list[DocumentContent] = []
+        unresolved = list(resolution.unresolved)
+        for resolved in resolution.documents:
+            doc, item = resolved.document, resolved.file
+            try:
+                with contextlib.closing(_opened_on_demand(self._blobs, item)) as chunks:
+                    parts = self._extractor.extract(doc.id, item, chunks)
+            except BlobMissing:
+                log.warning("blob missing: file %s has no blob %s", item.id, item.blob_key)
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.BLOB_MISSING,
+                        "the document's file content is missing from the blob store",
+                        doc.id,
+                    )
+                )
+                continue
+            except (StorageError, OSError) as exc:
+                # One document's storage fault must not sink the others (issue: hostile input).
+                log.warning(
+                    "content of document %s not read: storage fault on blob %s of file %s: %s",
+                    doc.id,
+                    item.blob_key,
+                    item.id,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.STORAGE_FAULT,
+                        f"the document's file content could not be read from storage: {exc}",
+                        doc.id,
+                    )
+                )
+                continue
+            except Exception as exc:
+                log.exception(
+                    "content extraction failed for document %s (%s): %s",
+                    doc.id,
+                    item.mime_type,
+                    exc,
+                )
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.EXTRACTION_FAILED,
+                        f"the document's content could not be extracted: {type(exc).__name__}",
+                        doc.id,
+                    )
+                )
+                continue
+            documents.append(
+                DocumentContent(
+                    resolved.reference,
+                    doc.id,
+                    item.id,
+                    item.file_name,
+                    item.mime_type,
+                    tuple(parts),
+                )
+            )
+        total = sum(len(d.parts) for d in documents)
+        asked = len(resolution.references.references) + len(resolution.references.rejected)
+        if asked and total == 0:
+            log.warning(
+                "0 content parts from %d reference(s): %s",
+                asked,
+                ", ".join(f"{u.reference} ({u.reason.value})" for u in unresolved[:20])
+                or "no parts extracted",
+            )
+        return ContentResult(tuple(documents), tuple(unresolved), resolution)

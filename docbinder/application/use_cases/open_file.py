@@ -1,0 +1,25 @@
+"""Read a FileItem's bytes: :class:`OpenFile`."""
+
+from __future__ import annotations
+
+from docbinder.application.use_cases.get_file import GetFile
+from docbinder.domain.model import Principal
+from docbinder.ports.blobs import BlobReader, BlobStore
+
+
+class OpenFile:
+    """The bytes of a FileItem the principal may read, as a stream of chunks."""
+
+    def __init__(self, get_file: GetFile, blobs: BlobStore) -> None:
+        self._get = get_file
+        self._blobs = blobs
+
+    def __call__(self, principal: Principal, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
+        """The file's bytes as a :class:`BlobReader` of chunks of at most ``chunk_size`` bytes.
+
+        Use it in a ``with`` block, which closes the stream however the reading
+        ends. Raises :class:`FileItemNotFound` (absent or not readable) and
+        :class:`BlobMissing` at call time.
+        """
+        item = self._get(principal, file_id)
+        return self._blobs.open(item.blob_key, chunk_size)

@@ -1,0 +1,43 @@
+"""The bytes of a version in hand (feature row B1, ADR 0027): :class:`OpenFileVersion`."""
+
+from __future__ import annotations
+
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.use_cases.save_file_version import StoredVersion
+from docbinder.domain.errors import AccessDenied
+from docbinder.domain.model import Principal
+from docbinder.ports.blobs import BlobReader, BlobStore
+
+
+class OpenFileVersion:
+    """Stream the bytes of a version that a read use case returned.
+
+    Opens no unit of work: with a ``gate`` (the binder's
+    :class:`~docbinder.application.steps.closing.UnitOfWorkGate`) it raises
+    ``BinderClosed`` once the binder is closed, like every other use case.
+    """
+
+    def __init__(
+        self, blobs: BlobStore, access: AccessPolicy, gate: UnitOfWorkGate | None = None
+    ) -> None:
+        self._blobs = blobs
+        self._access = access
+        self._gate = gate
+
+    def __call__(
+        self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
+    ) -> BlobReader:
+        """The bytes of a version as a :class:`BlobReader` of at most ``chunk_size`` bytes a chunk.
+
+        Use it in a ``with`` block so the stream is closed however reading ends.
+
+        Raises :class:`AccessDenied` if the principal may not read it,
+        :class:`BlobMissing` if its blob is gone, ``BinderClosed`` after the
+        binder's close.
+        """
+        if self._gate is not None:
+            self._gate.require_open()  # the one read that opens no unit of work
+        if not self._access.can_read_file(principal, stored.item):
+            raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
+        return self._blobs.open(stored.item.blob_key, chunk_size)

@@ -1,0 +1,108 @@
+"""The producer path in one transaction: store, duplicate check and attach (SPEC C1-C3, section 5).
+
+A file-producing tool calls :class:`ProduceFile` once. The blob is written
+first (SPEC section 5 order); then a single unit of work runs the duplicate
+check, inserts the FileItem (or takes the readable duplicate) and adds the
+ChatMessage with its ChatDocument, and commits once. The tool therefore
+never sees a FileItem whose attach was half done, and the metadata costs one
+transaction instead of one per step.
+
+Storing errors propagate; attaching never fails the store: when no workflow
+is bound, the caller may not update it, or the message cannot be added, the
+file is still stored and one warning names the cause (SPEC C3).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from docbinder.application.context import RunContext
+from docbinder.application.steps.attaching import Attacher, AttachPlan, log_attach_failure
+from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.storing import FileStorer, StoredFile, WorkNotCommitted
+from docbinder.domain.model import ChatMessage, FileItem, check_message_text
+from docbinder.ports.metadata import UnitOfWork
+
+
+@attrs.frozen
+class ProducedFile:
+    """What :class:`ProduceFile` did: the stored file and, if attached, its message.
+
+    ``message`` is ``None`` when the attach did not happen (the reason was
+    logged as one warning).
+    """
+
+    stored: StoredFile
+    message: ChatMessage | None
+
+    @property
+    def document_id(self) -> str | None:
+        """The new ChatDocument's id, or ``None``."""
+        return self.message.documents[0].id if self.message is not None else None
+
+
+class ProduceFile:
+    """Store a file and attach it to the run's workflow in one transaction.
+
+    Built from the :class:`~docbinder.application.steps.storing.FileStorer` that
+    :class:`~docbinder.application.use_cases.store_file.StoreFile` runs and the
+    :class:`~docbinder.application.steps.attaching.Attacher` every attach uses, so
+    both keep one source of truth for their rules.
+    """
+
+    def __init__(self, storer: FileStorer, attach: Attacher) -> None:
+        self._storer = storer
+        self._attach = attach
+
+    def __call__(
+        self,
+        ctx: RunContext,
+        file_name: str,
+        data: FileData,
+        *,
+        label: str,
+        user_message: str = "",
+        mime_type: str | None = None,
+    ) -> ProducedFile:
+        """Store ``data`` as ``file_name`` for the run's principal and attach it under ``label``.
+
+        Raises what :meth:`~docbinder.application.steps.storing.FileStorer.store`
+        raises (:class:`InvalidInput`, also for a ``user_message`` that breaks
+        :func:`~docbinder.domain.model.check_text_field`, :class:`AccessDenied`,
+        :class:`SizeLimitExceeded`, :class:`StorageError`); never raises for the attach.
+        """
+        # The caller's own text is checked before anything is stored, the same on every
+        # backend (ADR 0018); only refusals about the workflow leave the file unattached.
+        check_message_text(user_message, "user_message")
+        plan: AttachPlan | None = None
+        refused: Exception | None = None
+        try:
+            plan = self._attach.plan(ctx, label=label, user_message=user_message)
+        except Exception as exc:  # logged once the file is stored
+            refused = exc
+        failures: list[tuple[str, Exception]] = []
+
+        def attach(uow: UnitOfWork, item: FileItem) -> ChatMessage | None:
+            if plan is None:
+                return None
+            try:
+                return self._attach.add_message(uow, plan, [item])
+            except Exception as exc:  # the store goes on; the cause is logged below
+                failures.append((item.id, exc))
+                return None
+
+        try:
+            stored, message = self._storer.store(
+                ctx.principal, file_name, data, attach, mime_type=mime_type
+            )
+        except WorkNotCommitted as exc:
+            # A duplicate was found; only the attach failed to commit.
+            stored, message = exc.stored, None
+            failures.append((stored.item.id, exc))
+        if refused is not None:
+            log_attach_failure(stored.item.id, refused)
+        for file_id, failure in failures:
+            log_attach_failure(file_id, failure)
+        if message is not None:
+            self._attach.finish(ctx, message)
+        return ProducedFile(stored, message)

@@ -1,0 +1,280 @@
+"""Resolve references against the active workflow (SPEC C7).
+
+``docItem:<id>`` matches only ChatDocument ids of the active workflow;
+``docList:<label>`` gives the documents of the message with that label;
+``file:<id>`` gives the workflow's documents pointing at that FileItem; a bare id
+(no prefix, read as ``docItem``) that names no ChatDocument is tried as a FileItem id,
+since the unified tool-result block (SPEC C5) shows both ids to the model. The
+workflow is read again from storage and must be readable by the run's principal
+(otherwise every reference is ``not_in_workflow``, whether or not it exists: no
+existence oracle). Each document is read-checked through the same visibility
+decision as ``get_file``.
+Lookups are indexed, one batch per reference kind (``docItem`` ids, ``docList``
+labels, ``file`` ids with the bare ids no ChatDocument has, then the FileItems
+of every document found), so the cost grows with the number of references, not
+with the size of the workflow, and the number of queries does not grow with
+the number of references. Resolving reads metadata only: whether a document's
+bytes are still in the blob store is found out when they are read (ADR 0028):
+``GetContent`` reports ``blob_missing``, ``Run.open_file`` raises
+:class:`~docbinder.domain.errors.BlobMissing`. A deleted FileItem, a metadata
+fact, is reported here as ``file_missing``.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from docbinder.application.context import RunContext
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.domain.access import Action
+from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
+from docbinder.domain.parsing import coerce_document_references
+from docbinder.domain.references import (
+    DocumentItemReference,
+    DocumentListReference,
+    DocumentReference,
+    DocumentReferenceList,
+    FileReference,
+)
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SUGGESTIONS = 10
+"""How many recent documents an answer with unresolved references lists."""
+
+
+class UnresolvedReason(enum.StrEnum):
+    """Why a reference did not resolve (SPEC C7).
+
+    ``BLOB_MISSING``, ``STORAGE_FAULT`` and ``EXTRACTION_FAILED`` come from
+    reading a resolved document's content (``GetContent``), never from
+    resolving alone (ADR 0028).
+    """
+
+    NO_ACTIVE_WORKFLOW = "no_active_workflow"
+    NOT_IN_WORKFLOW = "not_in_workflow"
+    ACCESS_DENIED = "access_denied"
+    FILE_MISSING = "file_missing"
+    BLOB_MISSING = "blob_missing"
+    REJECTED_INPUT = "rejected_input"
+    STORAGE_FAULT = "storage_fault"
+    EXTRACTION_FAILED = "extraction_failed"
+
+
+_MESSAGES = {
+    UnresolvedReason.NO_ACTIVE_WORKFLOW: "no workflow is bound to this run",
+    UnresolvedReason.NOT_IN_WORKFLOW: "no document with this reference in the active workflow",
+    UnresolvedReason.ACCESS_DENIED: "the caller may not read this document's file",
+    UnresolvedReason.FILE_MISSING: "the document's file was deleted",
+    UnresolvedReason.BLOB_MISSING: "the document's file content is missing from the blob store",
+    UnresolvedReason.REJECTED_INPUT: "not a usable document reference",
+    UnresolvedReason.STORAGE_FAULT: "the document's file content could not be read from storage",
+    UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
+}
+
+
+@attrs.frozen
+class ResolvedDocument:
+    """A resolved ChatDocument with its FileItem and the reference that found it."""
+
+    reference: str
+    document: ChatDocument
+    file: FileItem
+
+
+@attrs.frozen
+class UnresolvedReference:
+    """A reference (or rejected input) that found nothing, with a reason and a sentence."""
+
+    reference: str
+    reason: UnresolvedReason
+    message: str
+    document_id: str | None = None
+
+
+@attrs.frozen
+class DocumentSuggestion:
+    """A recent document of the workflow, listed so the model can correct a reference."""
+
+    reference: str
+    file_name: str
+
+
+@attrs.frozen
+class Resolution:
+    """The answer of :class:`ResolveDocumentList`.
+
+    ``documents`` in reference order without repeats; ``unresolved`` lists
+    every reference that failed; ``suggestions`` (the workflow's most recent
+    readable documents, newest first) is filled only when something failed.
+    """
+
+    documents: tuple[ResolvedDocument, ...]
+    unresolved: tuple[UnresolvedReference, ...]
+    suggestions: tuple[DocumentSuggestion, ...]
+    references: DocumentReferenceList
+
+    @property
+    def ok(self) -> bool:
+        """True when every reference resolved and nothing was rejected."""
+        return not self.unresolved
+
+
+def _unresolved(
+    reference: str, reason: UnresolvedReason, doc_id: str | None = None
+) -> UnresolvedReference:
+    return UnresolvedReference(reference, reason, _MESSAGES[reason], doc_id)
+
+
+class ResolveDocumentList:
+    """Parse a ``documentList`` in any shape and resolve it in the active workflow."""
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        suggestions: int = DEFAULT_SUGGESTIONS,
+    ) -> None:
+        self._uow = uow_factory
+        self._access = access
+        self._suggestions = suggestions
+
+    def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
+        """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
+
+        Storage faults propagate as :class:`StorageError`.
+        """
+        refs = coerce_document_references(document_list)
+        rejected = [
+            UnresolvedReference(
+                r.raw,
+                UnresolvedReason.REJECTED_INPUT,
+                f"{_MESSAGES[UnresolvedReason.REJECTED_INPUT]}: {r.reason}",
+            )
+            for r in refs.rejected
+        ]
+        workflow = ctx.bound_workflow
+        if workflow is None:
+            unresolved = [
+                _unresolved(str(r), UnresolvedReason.NO_ACTIVE_WORKFLOW) for r in refs.references
+            ]
+            if refs.references:
+                log.warning(
+                    "no workflow available: %d reference(s) unresolved (no_active_workflow) for user %s",
+                    len(refs.references),
+                    ctx.principal.user_id,
+                )
+            return Resolution((), (*unresolved, *rejected), (), refs)
+
+        with self._uow() as uow:
+            # The run's workflow object is not trusted: rights are checked on the stored one.
+            stored = uow.workflows.get_workflow(workflow.id)
+            suggestions: tuple[DocumentSuggestion, ...] = ()
+            if stored is None or not self._access.can_on_workflow(
+                ctx.principal, Action.READ, stored
+            ):
+                log.warning(
+                    "workflow %s is absent or not readable by user %s: every reference unresolved",
+                    workflow.id,
+                    ctx.principal.user_id,
+                )
+                documents: list[ResolvedDocument] = []
+                unresolved = [
+                    _unresolved(str(r), UnresolvedReason.NOT_IN_WORKFLOW) for r in refs.references
+                ]
+            else:
+                workflow = stored
+                documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
+                if unresolved or rejected:
+                    suggestions = self._suggest(uow, ctx, workflow)
+        all_unresolved = (*unresolved, *rejected)
+        if all_unresolved:
+            log.warning(
+                "resolved %d of %d reference(s) in workflow %s; unresolved: %s",
+                len(documents),
+                len(refs.references) + len(refs.rejected),
+                workflow.id,
+                ", ".join(f"{u.reference} ({u.reason.value})" for u in all_unresolved[:20]),
+            )
+        return Resolution(tuple(documents), all_unresolved, suggestions, refs)
+
+    def _lookup(
+        self,
+        uow: UnitOfWork,
+        ctx: RunContext,
+        workflow: ChatWorkflow,
+        references: Sequence[DocumentReference],
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+        workflows = uow.workflows
+        item_ids = [r.document_id for r in references if isinstance(r, DocumentItemReference)]
+        by_id = workflows.get_documents(workflow.id, item_ids) if item_ids else {}
+        labels = [r.label for r in references if isinstance(r, DocumentListReference)]
+        by_label = workflows.documents_by_labels(workflow.id, labels) if labels else {}
+        # A bare id that names no ChatDocument may be the FileItem id of the
+        # tool-result block: it is looked up with the ``file:`` references.
+        file_ids = [
+            r.file_id if isinstance(r, FileReference) else r.document_id
+            for r in references
+            if isinstance(r, FileReference)
+            or (isinstance(r, DocumentItemReference) and r.bare and r.document_id not in by_id)
+        ]
+        by_file = workflows.documents_by_files(workflow.id, file_ids) if file_ids else {}
+        matches: list[tuple[str, list[ChatDocument]]] = []
+        for ref in references:
+            if isinstance(ref, DocumentItemReference):
+                doc = by_id.get(ref.document_id)
+                if doc is not None:
+                    found = [doc]
+                else:
+                    found = by_file.get(ref.document_id, []) if ref.bare else []
+            elif isinstance(ref, DocumentListReference):
+                found = by_label.get(ref.label, [])
+            else:
+                assert isinstance(ref, FileReference)
+                found = by_file.get(ref.file_id, [])
+            matches.append((str(ref), found))
+        # One batch of FileItem lookups for every document found.
+        files = uow.files.get_many([doc.file_id for _, found in matches for doc in found])
+        documents: list[ResolvedDocument] = []
+        unresolved: list[UnresolvedReference] = []
+        seen: set[str] = set()
+        for text, found in matches:
+            if not found:
+                unresolved.append(_unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW))
+                continue
+            for doc in found:
+                if doc.id in seen:
+                    continue
+                item = files.get(doc.file_id)
+                reason = self._check(ctx, item)
+                if reason is None:
+                    assert item is not None
+                    seen.add(doc.id)
+                    documents.append(ResolvedDocument(text, doc, item))
+                else:
+                    unresolved.append(_unresolved(text, reason, doc.id))
+        return documents, unresolved
+
+    def _check(self, ctx: RunContext, item: FileItem | None) -> UnresolvedReason | None:
+        if item is None:
+            return UnresolvedReason.FILE_MISSING
+        if not self._access.can_read_file(ctx.principal, item):
+            return UnresolvedReason.ACCESS_DENIED
+        return None
+
+    def _suggest(
+        self, uow: UnitOfWork, ctx: RunContext, workflow: ChatWorkflow
+    ) -> tuple[DocumentSuggestion, ...]:
+        recent = uow.workflows.recent_documents(workflow.id, self._suggestions)
+        files = uow.files.get_many([doc.file_id for doc in recent])
+        out: list[DocumentSuggestion] = []
+        for doc in recent:
+            item = files.get(doc.file_id)
+            if item is not None and self._access.can_read_file(ctx.principal, item):
+                out.append(DocumentSuggestion(doc.reference, doc.file_name))
+        return tuple(out)
