@@ -453,15 +453,9 @@ class DocbinderMcpServer:
             return error_result(unknown_handle(handle), None)
         except DocbinderError as exc:
             return error_result(_public(exc), None)
-        if self._produces.get(params.name, False) and toolset.workflow_id is not None:
-            allowed = await anyio.to_thread.run_sync(toolset.run.can_attach)
-            if not allowed:
-                return error_result(
-                    f"you may read workflow {toolset.workflow_id} but not add files to it; "
-                    "leave `workflow` out to store them in a new workflow",
-                    toolset.workflow_id,
-                )
-        outcome = await toolset.acall(params.name, arguments)
+        outcome = await anyio.to_thread.run_sync(
+            _checked_call, toolset, params.name, arguments, self._produces.get(params.name, False)
+        )
         await self._remember_links(principal, outcome)
         return tool_result(outcome)
 
@@ -625,6 +619,31 @@ def unknown_handle(handle: str) -> str:
         f"workflow {printable(handle[:120])} not found; pass the id of a `workflow:` line of "
         "this conversation, or leave `workflow` out to start a new workflow"
     )
+
+
+def _checked_call(
+    toolset: DocbinderToolset, name: str, arguments: Mapping[str, Any], producing: bool
+) -> ToolOutcome:
+    """Run tool ``name`` (in a worker thread); a producing tool first checks it may attach.
+
+    A workflow the caller may read but not add to (a handle of a workflow it
+    was shown) refuses a producing call before anything is stored; the
+    attach itself checks again, on the stored workflow, in its unit of work.
+    """
+    workflow_id = toolset.workflow_id
+    if producing and workflow_id is not None:
+        try:
+            allowed = toolset.run.can_attach()
+        except DocbinderError as exc:
+            return ToolOutcome(_public(exc), is_error=True, workflow_id=workflow_id)
+        if not allowed:
+            return ToolOutcome(
+                f"you may read workflow {workflow_id} but not add files to it; leave "
+                "`workflow` out to store them in a new workflow",
+                is_error=True,
+                workflow_id=workflow_id,
+            )
+    return toolset.call(name, arguments)
 
 
 def _not_found(uri: str) -> str:
