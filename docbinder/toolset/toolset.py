@@ -133,7 +133,6 @@ class ToolOutcome:
         return tuple(p for p in self.parts if p.kind == ContentKind.IMAGE and p.data is not None)
 
 
-@functools.cache
 def _has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None

@@ -41,6 +41,7 @@ from docbinder.integrations.mcp import (
     DocbinderMcpServer,
     check_http_host,
     is_loopback,
+    read_handle,
     token_hash,
 )
 from docbinder.tools import TaskResult, persist_task_result
@@ -678,6 +679,32 @@ def test_a_handle_joins_its_workflow_in_a_conversation(binder: DocBinder, mode: 
     assert "a.txt" in first_text(joined)
     assert later.structured_content["documents"][0]["text"] == "a"
     assert len(binder.list_workflows(ALICE)) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "handle"),
+    [
+        (None, None),
+        ("", None),
+        ("  ", None),
+        ("abc-1", "abc-1"),
+        (" `workflow: abc-1` ", "abc-1"),
+        ("Workflow:abc-1", "abc-1"),
+        ('"abc-1"', "abc-1"),
+    ],
+)
+def test_a_handle_is_read_as_a_model_copies_it(value: Any, handle: str | None) -> None:
+    assert read_handle(value) == handle
+
+
+def test_a_handle_that_is_not_text_is_a_tool_error(binder: DocBinder) -> None:
+    result = run_client(
+        DocbinderMcpServer(binder, ALICE),
+        "auto",
+        lambda c: c.call_tool("list_documents", {"workflow": 42}),
+    )
+    assert result.is_error and workflow_of(result) is None
+    assert first_text(result).startswith("the `workflow` argument must be text")
 
 
 def test_legacy_http_sessions_keep_their_workflow_and_a_handle_joins(http: LiveHttp) -> None:
