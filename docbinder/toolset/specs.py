@@ -23,6 +23,16 @@ express (it closes every object and needs a type for every array item):
 strict mode cannot describe is passed as JSON text, which the tool set parses
 (ADR 0023). :func:`strict_schema` gives the strict schema of any spec.
 
+Hosts that check the model's arguments against the schema before they send
+them (MCP clients, the OpenAI Agents SDK's MCP classes) get
+:func:`handle_schema`: the same properties, ``required`` listing only the
+arguments a call must have, plus the optional ``workflow`` handle (ADR 0054).
+
+Every spec declares :attr:`ToolSpec.output_schema`, the JSON Schema of the
+structured result (:attr:`~docbinder.toolset.ToolOutcome.structured`) of a
+call that succeeded; the shapes are listed in :data:`OUTPUT_SCHEMAS` and
+documented in ADR 0055.
+
 Argument descriptions of the tolerant arguments are
 :data:`docbinder.tools.arguments.ACCEPTED_SHAPES` (shapes with a tiny example
 each); tool descriptions list the same shapes briefly
@@ -37,6 +47,7 @@ from typing import Any, Final
 
 import attrs
 
+from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.tools.arguments import ACCEPTED_SHAPES, ARGUMENT_SHAPES, show_example
 from docbinder.tools.charts import MAX_POINTS, MAX_SERIES
 from docbinder.tools.consuming import DEFAULT_MAX_CHARS, DEFAULT_SEARCH_LIMIT
@@ -55,7 +66,9 @@ class ToolSpec:
     whether ``parameters`` meets OpenAI strict mode. ``strict_parameters``
     is, for a spec that is not strict, the same arguments encoded for strict
     mode (a value strict mode cannot describe as JSON text), else ``None``;
-    :func:`strict_schema` picks the right one.
+    :func:`strict_schema` picks the right one. ``output_schema`` is the JSON
+    Schema (draft 2020-12) of the structured result of a successful call
+    (:data:`OUTPUT_SCHEMAS`), or ``None`` for a spec that declares none.
     """
 
     name: str
@@ -65,6 +78,7 @@ class ToolSpec:
     read_only: bool
     strict: bool = True
     strict_parameters: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
 
 
 _REF_HINT: Final = (
@@ -153,6 +167,299 @@ OPTIONAL: Final[Mapping[str, frozenset[str]]] = {
 """Per tool, the arguments that may be ``null`` or left out (their default applies)."""
 
 
+# -- structured results -------------------------------------------------------------------------
+
+
+def _closed(properties: Mapping[str, Any], description: str | None = None) -> dict[str, Any]:
+    """An object schema with every property required and no other property."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _array(items: Mapping[str, Any], description: str) -> dict[str, Any]:
+    return {"type": "array", "items": dict(items), "description": description}
+
+
+_OUT_WORKFLOW: Final = {
+    "type": ["string", "null"],
+    "description": (
+        "The id of the workflow the call worked in: the handle to pass as `workflow` in later "
+        "calls; null when the call had no workflow."
+    ),
+}
+_OUT_REF: Final = {
+    "type": "string",
+    "description": "The file's reference in the workflow, `docItem:<id>`, for a documentList.",
+}
+_OUT_REF_OR_NULL: Final = {
+    **_OUT_REF,
+    "type": ["string", "null"],
+    "description": "The file's `docItem:<id>` reference in the workflow, or null when it has none.",
+}
+_OUT_FILE_ID: Final = {"type": "string", "description": "The FileItem id (`file id:` line)."}
+_OUT_NAME: Final = {"type": "string", "description": "The file name."}
+_OUT_MIME: Final = {"type": "string", "description": "The MIME type."}
+_OUT_SIZE: Final = {"type": "integer", "minimum": 0, "description": "The size in bytes."}
+_OUT_SHA256: Final = {
+    "type": "string",
+    "pattern": "^[0-9a-f]{64}$",
+    "description": "SHA-256 of the bytes, lowercase hex.",
+}
+
+PRODUCED_FILE_SCHEMA: Final = _closed(
+    {
+        "documentRef": _OUT_REF_OR_NULL,
+        "fileId": _OUT_FILE_ID,
+        "name": _OUT_NAME,
+        "mimeType": _OUT_MIME,
+        "size": _OUT_SIZE,
+        "sha256": _OUT_SHA256,
+        "version": {
+            "type": ["integer", "null"],
+            "minimum": 0,
+            "description": (
+                "The version number when the tool saved the file as a version of its name; "
+                "null otherwise (no tool of this set saves versions)."
+            ),
+        },
+    },
+    "One file the call stored.",
+)
+"""One stored file in the result of a producing tool."""
+
+_OUT_UNRESOLVED: Final = _array(
+    _closed(
+        {
+            "reference": {"type": "string", "description": "The reference as given."},
+            "reason": {
+                "type": "string",
+                "enum": [reason.value for reason in UnresolvedReason],
+                "description": "Why it did not resolve.",
+            },
+            "message": {"type": "string", "description": "The reason in one sentence."},
+        }
+    ),
+    "One entry per reference that could not be read.",
+)
+_OUT_VALID: Final = _array(
+    _closed({"documentRef": _OUT_REF, "name": _OUT_NAME}),
+    "The workflow's most recent readable documents (filled only when something failed).",
+)
+_OUT_NOTICE: Final = {
+    "type": ["string", "null"],
+    "description": "What to do next when the answer is empty for a reason (e.g. no workflow).",
+}
+_OUT_LISTED_DOCUMENT: Final = {
+    "documentRef": _OUT_REF,
+    "fileId": _OUT_FILE_ID,
+    "name": _OUT_NAME,
+    "mimeType": _OUT_MIME,
+    "size": _OUT_SIZE,
+}
+
+_PRODUCED: Final = _closed(
+    {"workflow": _OUT_WORKFLOW, "files": _array(PRODUCED_FILE_SCHEMA, "The new files, in order.")}
+)
+
+OUTPUT_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
+    "write_file": _PRODUCED,
+    "download_from_data_source": _PRODUCED,
+    "render_document": _PRODUCED,
+    "create_chart": _PRODUCED,
+    "generate_image": _PRODUCED,
+    "read_documents": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "documents": _array(
+                _closed(
+                    {
+                        **_OUT_LISTED_DOCUMENT,
+                        "text": {
+                            "type": "string",
+                            "description": (
+                                "The document's text as the text answer shows it (PDF pages "
+                                "after `[page N]` lines, one placeholder line per image or "
+                                "binary part), within the answer's character budget."
+                            ),
+                        },
+                    }
+                ),
+                "The documents read, in reference order.",
+            ),
+            "unresolved": _OUT_UNRESOLVED,
+            "validReferences": _OUT_VALID,
+            "truncated": {
+                "type": "boolean",
+                "description": "Whether text was cut at the answer's character budget.",
+            },
+            "notice": _OUT_NOTICE,
+        }
+    ),
+    "list_documents": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "documents": _array(_closed(_OUT_LISTED_DOCUMENT), "Newest first."),
+            "truncated": {
+                "type": "boolean",
+                "description": "Whether only the newest documents are listed.",
+            },
+            "notice": _OUT_NOTICE,
+        }
+    ),
+    "read_file": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "text": {"type": "string", "description": "The answer text, within max_chars."},
+            "files": _array(
+                _closed({"documentRef": _OUT_REF_OR_NULL, "fileId": _OUT_FILE_ID}),
+                "The files the answer covers, in order.",
+            ),
+            "unresolved": _OUT_UNRESOLVED,
+            "validReferences": _OUT_VALID,
+        }
+    ),
+    "search_in_file_content": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "matches": _array(
+                _closed(
+                    {
+                        "fileId": _OUT_FILE_ID,
+                        "name": _OUT_NAME,
+                        "position": {
+                            "type": ["string", "null"],
+                            "description": "The page of a PDF ('page 2'), else null.",
+                        },
+                        "lineNumber": {"type": "integer", "minimum": 1},
+                        "line": {"type": "string", "description": "The matching line."},
+                    }
+                ),
+                "The matching lines.",
+            ),
+        }
+    ),
+    "get_file_info": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "files": _array(
+                _closed(
+                    {
+                        "documentRef": _OUT_REF_OR_NULL,
+                        "fileId": _OUT_FILE_ID,
+                        "name": _OUT_NAME,
+                        "mimeType": _OUT_MIME,
+                        "size": _OUT_SIZE,
+                        "sha256": _OUT_SHA256,
+                        "createdBy": {"type": "string", "description": "The creating user's id."},
+                        "createdAt": {
+                            "type": "string",
+                            "format": "date-time",
+                            "description": "Creation time, ISO 8601 in UTC.",
+                        },
+                        "folder": {"type": ["string", "null"]},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                    }
+                ),
+                "The files described, in order.",
+            ),
+            "more": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "How many more files the reference names than are described.",
+            },
+            "unresolved": _OUT_UNRESOLVED,
+            "validReferences": _OUT_VALID,
+        }
+    ),
+    "list_files": _closed(
+        {
+            "workflow": _OUT_WORKFLOW,
+            "files": _array(
+                _closed(
+                    {
+                        "fileId": _OUT_FILE_ID,
+                        "name": _OUT_NAME,
+                        "mimeType": _OUT_MIME,
+                        "size": _OUT_SIZE,
+                    }
+                ),
+                "Newest first.",
+            ),
+        }
+    ),
+}
+"""Per tool, the JSON Schema (draft 2020-12) of the structured result of a successful call.
+
+Every result carries ``workflow``. A failed call is an error result whose
+structured part is ``{"workflow": ..., "error": "<the one-line message>"}``;
+MCP clients validate only results that did not fail (ADR 0055).
+"""
+
+ERROR_SCHEMA: Final = _closed(
+    {"workflow": _OUT_WORKFLOW, "error": {"type": "string", "description": "The one-line error."}}
+)
+"""The structured part of a failed call."""
+
+
+# -- the workflow handle ----------------------------------------------------------------------
+
+WORKFLOW_ARGUMENT: Final = "workflow"
+"""The name of the optional argument that carries the workflow handle (ADR 0054)."""
+
+HANDLE_SENTENCE: Final = (
+    "Every answer ends with a `workflow: <id>` line: pass that id as `workflow` in each later "
+    "docbinder call of this conversation so they all work on the same files."
+)
+"""The sentence of every tool description that tells the model how to carry the handle."""
+
+_WORKFLOW_PROPERTY: Final = {
+    "type": ["string", "null"],
+    "description": (
+        "The workflow handle: the id of the `workflow:` line of an earlier docbinder answer in "
+        "this conversation. Leave it out on the first call; a producing tool then starts a new "
+        "workflow."
+    ),
+}
+
+
+def handle_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The arguments of ``spec`` for a host that carries the workflow handle in each call.
+
+    The properties of :attr:`ToolSpec.parameters`, with ``required`` listing
+    only the arguments a call must have (those not in :data:`OPTIONAL`: a
+    host that checks arguments against the schema before sending them, as
+    the OpenAI Agents SDK does, then lets a model leave the others out), plus
+    the optional, nullable ``workflow`` argument. A new dict; ``spec`` is not
+    changed.
+    """
+    schema = copy.deepcopy(dict(spec.parameters))
+    properties = schema.setdefault("properties", {})
+    optional = OPTIONAL.get(spec.name, frozenset())
+    schema["required"] = [k for k in schema.get("required", ()) if k not in optional]
+    properties[WORKFLOW_ARGUMENT] = dict(_WORKFLOW_PROPERTY)
+    return schema
+
+
+def handle_spec(spec: ToolSpec) -> ToolSpec:
+    """``spec`` as a host that carries the workflow handle shows it (MCP, ADR 0054).
+
+    The description gains :data:`HANDLE_SENTENCE`, the parameters are
+    :func:`handle_schema`; the rest is unchanged.
+    """
+    return attrs.evolve(
+        spec,
+        description=f"{spec.description} {HANDLE_SENTENCE}",
+        parameters=handle_schema(spec),
+    )
+
+
 _FILE_ID_ARGUMENT: Final = (
     "A file id, or one reference of the active workflow: 'docItem:<id>', "
     "'docList:<label>' (every file of that result) or 'file:<file id>'."
@@ -184,6 +491,7 @@ def write_file_spec() -> ToolSpec:
         ),
         produces_files=True,
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["write_file"],
         strict=False,
         strict_parameters=_obj(
             {
@@ -215,6 +523,7 @@ def download_spec(services: Sequence[str]) -> ToolSpec:
         ),
         produces_files=True,
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["download_from_data_source"],
     )
 
 
@@ -251,6 +560,7 @@ def render_document_spec() -> ToolSpec:
         ),
         produces_files=True,
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["render_document"],
     )
 
 
@@ -280,6 +590,7 @@ def create_chart_spec() -> ToolSpec:
         ),
         produces_files=True,
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["create_chart"],
         strict=False,
         strict_parameters=_obj(
             {
@@ -313,6 +624,7 @@ def generate_image_spec() -> ToolSpec:
         ),
         produces_files=True,
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["generate_image"],
     )
 
 
@@ -342,6 +654,7 @@ def read_documents_spec() -> ToolSpec:
         },
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["read_documents"],
         strict=False,
         strict_parameters=_obj(
             {
@@ -367,6 +680,7 @@ def list_documents_spec() -> ToolSpec:
         _obj({}),
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["list_documents"],
     )
 
 
@@ -393,6 +707,7 @@ def read_file_spec() -> ToolSpec:
         ),
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["read_file"],
     )
 
 
@@ -422,6 +737,7 @@ def search_spec() -> ToolSpec:
         ),
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["search_in_file_content"],
     )
 
 
@@ -438,6 +754,7 @@ def get_file_info_spec() -> ToolSpec:
         _obj({"file_id": _string(_FILE_ID_ARGUMENT)}),
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["get_file_info"],
     )
 
 
@@ -450,6 +767,7 @@ def list_files_spec() -> ToolSpec:
         _obj({"limit": _shaped("list_files.limit", {"type": ["integer", "null"]})}),
         produces_files=False,
         read_only=True,
+        output_schema=OUTPUT_SCHEMAS["list_files"],
     )
 
 

@@ -4,8 +4,10 @@ A host framework renders :attr:`DocbinderToolset.specs` in its own tool
 format and forwards each call of the model to :meth:`DocbinderToolset.call`
 (or :meth:`~DocbinderToolset.acall` from async code). The answer is a
 :class:`ToolOutcome`: the text the model sees, the content parts a consuming
-tool read (images as image parts), and the ids of the files and documents
-involved. A call never raises a :class:`~docbinder.domain.errors.DocbinderError`:
+tool read (images as image parts), the ids of the files and documents
+involved, and the structured result a host may pass instead of the text
+(:attr:`ToolOutcome.structured`, in the shape of the tool's
+:attr:`~docbinder.toolset.ToolSpec.output_schema`). A call never raises a :class:`~docbinder.domain.errors.DocbinderError`:
 bad arguments and failures come back as ``is_error=True`` with docbinder's
 one-line message.
 
@@ -28,7 +30,7 @@ from typing import Any, Final
 
 import attrs
 
-from docbinder.application.binder import Run
+from docbinder.application.binder import Run, ToolFileResult
 from docbinder.application.steps.results import printable
 from docbinder.application.use_cases.get_content import ContentResult
 from docbinder.application.use_cases.resolve_document_list import (
@@ -46,6 +48,8 @@ from docbinder.domain.errors import (
     InvalidInput,
     NoActiveWorkflow,
     NotFound,
+    StorageError,
+    UnsafeOperation,
 )
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.domain.parsing import REASON_NOT_A_REFERENCE, coerce_document_references
@@ -101,6 +105,17 @@ class ToolOutcome:
     sends ``text`` and then :attr:`images`. ``file_ids`` and ``document_ids``
     name the FileItems and ChatDocuments the call produced or read. With
     ``is_error`` the text is the one-line error message.
+
+    ``structured`` is the same answer as JSON-ready data for hosts that pass
+    a structured result to the model instead of the text: for a call made
+    through :meth:`DocbinderToolset.call`, ``{"workflow": <id or None>, ...}``
+    in the shape of the tool's :attr:`~docbinder.toolset.ToolSpec.output_schema`
+    (camelCase keys), or ``{"workflow": ..., "error": <text>}`` with
+    ``is_error``. It carries the references, file ids and, for the reading
+    tools, the text within the same character budget as ``text`` (ADR 0055).
+    ``workflow_id`` is the run's workflow (``None`` without one).
+    ``produced`` holds one :class:`~docbinder.application.binder.ToolFileResult`
+    per file a producing tool stored (FileItem and ChatDocument id).
     """
 
     text: str
@@ -108,6 +123,9 @@ class ToolOutcome:
     file_ids: tuple[str, ...] = ()
     document_ids: tuple[str, ...] = ()
     is_error: bool = False
+    structured: Mapping[str, Any] | None = None
+    workflow_id: str | None = None
+    produced: tuple[ToolFileResult, ...] = ()
 
     @property
     def images(self) -> tuple[ContentPart, ...]:
@@ -133,7 +151,11 @@ class DocbinderToolset:
     ``create_chart`` are offered when the ``[tools]`` extra is installed
     (markdown-it-py, matplotlib). ``max_image_bytes`` caps the images
     ``read_documents`` returns as image parts; ``max_text_chars`` caps the
-    document text of one ``read_documents`` answer.
+    document text of one ``read_documents`` answer. ``no_workflow_hint`` is
+    the sentence that tells the model how to get a workflow when a reference
+    meets a run without one (default: bind one with ``--workflow`` or
+    ``DocBinder.start_run``; the MCP server says to pass the ``workflow``
+    handle).
 
     Thread-safe as far as the run and adapters are (they are): calls may run
     concurrently in worker threads.
@@ -147,8 +169,10 @@ class DocbinderToolset:
         image_generator: ImageGenerator | None = None,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        no_workflow_hint: str | None = None,
     ) -> None:
         self.run = run
+        self.no_workflow_hint = no_workflow_hint or NO_WORKFLOW_HINT
         self.data_sources: Mapping[str, DataSource] = dict(data_sources or {})
         self.image_generator = image_generator
         self.max_image_bytes = max_image_bytes
@@ -193,22 +217,29 @@ class DocbinderToolset:
         Never raises for a docbinder error, an unknown tool or bad arguments:
         those give ``is_error=True`` and one line of text. Any other exception
         (a defect) is logged with its traceback and answered with
-        ``internal error in tool <name>``.
+        ``internal error in tool <name>``. The outcome's
+        :attr:`~ToolOutcome.structured` starts with ``workflow``, the run's
+        workflow id; an error's is ``{"workflow": ..., "error": <text>}``.
+        Error texts name no storage internals (:func:`public_message`).
         """
         entry = self._handlers.get(name) if isinstance(name, str) else None
         if entry is None:
             known = ", ".join(self._handlers)
-            return _error(f"unknown tool {name!r}; available tools: {known}")
-        spec, handler = entry
-        try:
-            args = _arguments(spec, arguments)
-            return handler(args)
-        except DocbinderError as exc:
-            log.info("tool %s failed: %s", name, exc)
-            return _error(_tool_message(exc))
-        except Exception:
-            log.exception("tool %s failed unexpectedly", name)
-            return _error(f"internal error in tool {name}; the details were logged")
+            outcome = _error(f"unknown tool {name!r}; available tools: {known}")
+        else:
+            spec, handler = entry
+            try:
+                outcome = handler(_arguments(spec, arguments))
+            except DocbinderError as exc:
+                if isinstance(exc, StorageError | UnsafeOperation):
+                    log.warning("tool %s failed: %s", name, exc)
+                else:
+                    log.info("tool %s failed: %s", name, exc)
+                outcome = _error(public_message(exc))
+            except Exception:
+                log.exception("tool %s failed unexpectedly", name)
+                outcome = _error(f"internal error in tool {name}; the details were logged")
+        return _with_workflow(outcome, self.workflow_id)
 
     async def acall(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
         """:meth:`call` in a worker thread (anyio, else asyncio), so the event loop stays free."""
@@ -247,7 +278,7 @@ class DocbinderToolset:
             # A source names its own location (a directory, a bucket) in its messages;
             # the model gets the service name instead.
             root = getattr(source, "root", None)
-            message = str(exc)
+            message = public_message(exc)
             if root is not None and str(root):
                 message = message.replace(str(root), f"'{service}'")
             return _error(message)
@@ -287,29 +318,40 @@ class DocbinderToolset:
     def _read_documents(self, args: dict[str, Any]) -> ToolOutcome:
         content = self.run.get_content(args["documentList"])
         return read_documents_outcome(
-            content, max_image_bytes=self.max_image_bytes, max_text_chars=self.max_text_chars
+            content,
+            max_image_bytes=self.max_image_bytes,
+            max_text_chars=self.max_text_chars,
+            no_workflow_hint=self.no_workflow_hint,
         )
 
     def _list_documents(self, args: dict[str, Any]) -> ToolOutcome:
         workflow_id = self.workflow_id
         if workflow_id is None:
+            notice = f"To list a workflow's documents, {self.no_workflow_hint}."
             return ToolOutcome(
                 "No workflow is active in this run, so there are no documents to list; stored "
-                "files stay reachable by file id (list_files)."
+                f"files stay reachable by file id (list_files). {notice}",
+                structured={"documents": [], "truncated": False, "notice": notice},
             )
         documents = workflow_documents(self.run)
         lines = [f"Active workflow: {workflow_id}"]
+        truncated = len(documents) >= MAX_LISTED_DOCUMENTS
         if not documents:
             lines.append("It has no documents yet.")
         else:
             lines.append(f"{len(documents)} document(s), newest first:")
             lines.extend(_document_line(d) for d in documents)
-            if len(documents) >= MAX_LISTED_DOCUMENTS:
+            if truncated:
                 lines.append(f"(only the newest {MAX_LISTED_DOCUMENTS} are listed)")
         return ToolOutcome(
             "\n".join(lines),
             file_ids=tuple(d.file.id for d in documents),
             document_ids=tuple(d.document.id for d in documents),
+            structured={
+                "documents": [_listed_document(d) for d in documents],
+                "truncated": truncated,
+                "notice": None,
+            },
         )
 
     def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
@@ -320,14 +362,23 @@ class DocbinderToolset:
 
         def by_id(file_id: str) -> ToolOutcome:
             text = consuming.read_file(self.run, file_id, max_chars=limit)
-            return ToolOutcome(text, file_ids=(file_id,))
+            return ToolOutcome(
+                text,
+                file_ids=(file_id,),
+                structured={
+                    "text": text,
+                    "files": [{"documentRef": None, "fileId": file_id}],
+                    "unresolved": [],
+                    "validReferences": [],
+                },
+            )
 
         def by_reference(
             documents: tuple[ResolvedDocument, ...], resolution: Resolution
         ) -> ToolOutcome:
             if len(documents) == 1 and resolution.ok:
                 text = consuming.read_file(self.run, documents[0].file.id, max_chars=limit)
-                return _documents_outcome(text, documents)
+                return _read_file_outcome(text, documents, resolution)
             lines = [f"{len(documents)} file(s) match {_named(resolution)}, each under a header:"]
             budget = limit
             for position, document in enumerate(documents):
@@ -346,12 +397,12 @@ class DocbinderToolset:
                     continue
                 except DocbinderError as exc:  # its blob is gone, a storage fault
                     log.info("read_file could not read %s: %s", document.document.reference, exc)
-                    lines.append(f"[not read: {printable(' '.join(_tool_message(exc).split()))}]")
+                    lines.append(f"[not read: {printable(' '.join(public_message(exc).split()))}]")
                     continue
                 budget -= min(budget, len(text))
                 lines.append(text)
             lines.extend(_miss_lines(resolution.unresolved, resolution.suggestions))
-            return _documents_outcome("\n".join(lines), documents)
+            return _read_file_outcome("\n".join(lines), documents, resolution)
 
         return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
 
@@ -369,18 +420,39 @@ class DocbinderToolset:
             else coerce_string_list(file_ids, "the file ids", example='["<file id>"]'),
             limit=consuming.DEFAULT_SEARCH_LIMIT if limit is None else limit,
         )
+        found = [
+            {
+                "fileId": m.file_id,
+                "name": m.file_name,
+                "position": m.position,
+                "lineNumber": m.line_number,
+                "line": m.line,
+            }
+            for m in matches
+        ]
         if not matches:
-            return ToolOutcome(f"No line contains {query!r}.")
+            return ToolOutcome(f"No line contains {query!r}.", structured={"matches": found})
         lines = [f"{len(matches)} match(es) for {query!r}:"]
         lines.extend(printable(str(m)) for m in matches)
         return ToolOutcome(
-            "\n".join(lines), file_ids=tuple(dict.fromkeys(m.file_id for m in matches))
+            "\n".join(lines),
+            file_ids=tuple(dict.fromkeys(m.file_id for m in matches)),
+            structured={"matches": found},
         )
 
     def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
         def by_id(file_id: str) -> ToolOutcome:
             item = consuming.get_file_info(self.run, file_id)
-            return ToolOutcome(file_info_text(item), file_ids=(item.id,))
+            return ToolOutcome(
+                file_info_text(item),
+                file_ids=(item.id,),
+                structured={
+                    "files": [_file_info(item, None)],
+                    "more": 0,
+                    "unresolved": [],
+                    "validReferences": [],
+                },
+            )
 
         def by_reference(
             documents: tuple[ResolvedDocument, ...], resolution: Resolution
@@ -400,7 +472,19 @@ class DocbinderToolset:
             misses = _miss_lines(resolution.unresolved, resolution.suggestions)
             if misses:
                 blocks.append("\n".join(misses))
-            return _documents_outcome("\n\n".join(blocks), documents)
+            return ToolOutcome(
+                "\n\n".join(blocks),
+                file_ids=tuple(d.file.id for d in documents),
+                document_ids=tuple(d.document.id for d in documents),
+                structured={
+                    "files": [
+                        _file_info(d.file, d.document.reference)
+                        for d in documents[:MAX_INFO_BLOCKS]
+                    ],
+                    "more": max(0, len(documents) - MAX_INFO_BLOCKS),
+                    **_misses(resolution),
+                },
+            )
 
         return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
 
@@ -431,7 +515,7 @@ class DocbinderToolset:
         if plain is None:
             resolution = self.run.resolve(value)
             if not resolution.documents:
-                raise _nothing_resolved(resolution)
+                raise _nothing_resolved(resolution, self.no_workflow_hint)
             return by_reference(_distinct_files(resolution.documents), resolution)
         file_id, bare = plain
         try:
@@ -452,14 +536,20 @@ class DocbinderToolset:
             if limit is None
             else coerce_int(limit, "the number of files", minimum=1),
         )
+        listed = [
+            {"fileId": i.id, "name": i.file_name, "mimeType": i.mime_type, "size": i.size}
+            for i in items
+        ]
         if not items:
-            return ToolOutcome("No stored files that you may read.")
+            return ToolOutcome("No stored files that you may read.", structured={"files": listed})
         lines = [f"{len(items)} file(s), newest first:"]
         lines.extend(
             f"file id: {i.id}  '{printable(i.file_name)}' ({i.mime_type}, {i.size} bytes)"
             for i in items
         )
-        return ToolOutcome("\n".join(lines), file_ids=tuple(i.id for i in items))
+        return ToolOutcome(
+            "\n".join(lines), file_ids=tuple(i.id for i in items), structured={"files": listed}
+        )
 
 
 # -- shared rendering --------------------------------------------------------------------------
@@ -522,6 +612,7 @@ def read_documents_outcome(
     *,
     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    no_workflow_hint: str | None = None,
 ) -> ToolOutcome:
     """Render a :class:`ContentResult` as the ``read_documents`` answer.
 
@@ -529,13 +620,20 @@ def read_documents_outcome(
     <size> bytes, file id <id>)``), the text of its text parts (PDF pages
     introduced by ``[page N]``), a placeholder line for each image or binary
     part, then one ``Unresolved:`` line per reference that failed (reference,
-    reason code, sentence) and one ``Valid references:`` line. Text beyond
-    ``max_text_chars`` characters is cut with a ``[truncated ...]`` note.
-    ``parts``: every text part, and each image part whose data is at most
-    ``max_image_bytes`` bytes (larger images are named in the text only).
+    reason code, sentence) and one ``Valid references:`` line; when a
+    reference failed because the run has no workflow, one more line says how
+    to get one (``no_workflow_hint``). Text beyond ``max_text_chars``
+    characters is cut with a ``[truncated ...]`` note. ``parts``: every text
+    part, and each image part whose data is at most ``max_image_bytes`` bytes
+    (larger images are named in the text only). ``structured``: each
+    document's reference, ids, name, MIME type, size and the text below its
+    header (the same characters, within the same budget), the misses and the
+    valid references (the ``read_documents`` entry of
+    :data:`~docbinder.toolset.specs.OUTPUT_SCHEMAS`).
     """
     lines: list[str] = []
     parts: list[ContentPart] = []
+    documents: list[dict[str, Any]] = []
     budget = max_text_chars
     cut = False
     total = len(content.documents) + len(content.unresolved)
@@ -549,14 +647,16 @@ def read_documents_outcome(
             f"Read {len(content.documents)} document(s); {len(content.unresolved)} unresolved."
         )
     for doc in content.documents:
+        size = _size_of(doc.parts)
         lines.append(
             f"--- docItem:{doc.document_id} '{printable(doc.file_name)}' "
-            f"({doc.mime_type}, {_size_of(doc.parts)} bytes, file id {doc.file_id}) ---"
+            f"({doc.mime_type}, {size} bytes, file id {doc.file_id}) ---"
         )
+        body: list[str] = []
         for part in doc.parts:
             if part.kind == ContentKind.TEXT and part.text is not None:
                 if part.position:
-                    lines.append(f"[{part.position}]")
+                    body.append(f"[{part.position}]")
                 parts.append(part)
                 if cut:
                     continue
@@ -568,38 +668,108 @@ def read_documents_outcome(
                         "of text; use read_file with the file id for the rest]"
                     )
                 budget -= min(budget, len(part.text))
-                lines.append(text)
+                body.append(text)
             elif part.kind == ContentKind.IMAGE:
                 if part.data is None:
-                    lines.append(
+                    body.append(
                         f"[image '{printable(part.file_name)}' ({part.mime_type}, {part.size} "
                         "bytes) is too large to read]"
                     )
                 elif len(part.data) > max_image_bytes:
-                    lines.append(
+                    body.append(
                         f"[image '{printable(part.file_name)}' ({part.mime_type}, "
                         f"{len(part.data)} bytes) is larger than the {max_image_bytes}-byte "
                         "limit for images and is not included]"
                     )
                 else:
-                    lines.append(
+                    body.append(
                         f"[image '{printable(part.file_name)}' ({part.mime_type}, "
                         f"{len(part.data)} bytes)]"
                     )
                     parts.append(part)
             else:
                 note = f": {part.text}" if part.text else ""
-                lines.append(
+                body.append(
                     f"[binary file '{printable(part.file_name)}' ({part.mime_type}, "
                     f"{part.size} bytes) has no text to show{note}]"
                 )
+        lines.extend(body)
+        documents.append(
+            {
+                "documentRef": f"docItem:{doc.document_id}",
+                "fileId": doc.file_id,
+                "name": doc.file_name,
+                "mimeType": doc.mime_type,
+                "size": size,
+                "text": "\n".join(body),
+            }
+        )
     lines.extend(_miss_lines(content.unresolved, content.resolution.suggestions))
+    notice = _no_workflow_notice(content.unresolved, no_workflow_hint)
+    if notice is not None:
+        lines.append(notice)
     return ToolOutcome(
         "\n".join(lines),
         tuple(parts),
         file_ids=tuple(dict.fromkeys(d.file_id for d in content.documents)),
         document_ids=tuple(d.document_id for d in content.documents),
+        structured={
+            "documents": documents,
+            "unresolved": _unresolved_entries(content.unresolved),
+            "validReferences": _valid_entries(content.unresolved, content.resolution.suggestions),
+            "truncated": cut,
+            "notice": notice,
+        },
     )
+
+
+NO_WORKFLOW_HINT: Final = (
+    "bind a workflow: `docbinder mcp --workflow ID`, in Python "
+    "`DocBinder.start_run(principal, workflow_id)`"
+)
+"""How a run without workflow gets one, for the in-process hosts (see ``no_workflow_hint``)."""
+
+
+def _no_workflow_notice(unresolved: Sequence[UnresolvedReference], hint: str | None) -> str | None:
+    """The one line that says how to get a workflow, when a reference met a run without one."""
+    if not any(m.reason is UnresolvedReason.NO_ACTIVE_WORKFLOW for m in unresolved):
+        return None
+    return f"References resolve in a workflow and this call has none: {hint or NO_WORKFLOW_HINT}."
+
+
+_STORAGE_FAULT: Final = (
+    "the document's file content could not be read from storage (the cause is in the server log)"
+)
+
+
+def _miss_message(miss: UnresolvedReference) -> str:
+    """The sentence of a miss for the model: a storage fault's cause stays in the log."""
+    if miss.reason is UnresolvedReason.STORAGE_FAULT:
+        return _STORAGE_FAULT
+    return miss.message
+
+
+def _unresolved_entries(unresolved: Sequence[UnresolvedReference]) -> list[dict[str, str]]:
+    return [
+        {"reference": miss.reference, "reason": miss.reason.value, "message": _miss_message(miss)}
+        for miss in unresolved
+    ]
+
+
+def _valid_entries(
+    unresolved: Sequence[UnresolvedReference], suggestions: Sequence[DocumentSuggestion]
+) -> list[dict[str, str]]:
+    if not unresolved:
+        return []
+    return [{"documentRef": s.reference, "name": s.file_name} for s in suggestions]
+
+
+def _misses(resolution: Resolution) -> dict[str, list[dict[str, str]]]:
+    """The ``unresolved`` and ``validReferences`` entries of a structured result."""
+    return {
+        "unresolved": _unresolved_entries(resolution.unresolved),
+        "validReferences": _valid_entries(resolution.unresolved, resolution.suggestions),
+    }
 
 
 def _miss_lines(
@@ -609,7 +779,8 @@ def _miss_lines(
     if not unresolved:
         return []
     lines = [
-        f"Unresolved: {printable(_short(miss.reference))} ({miss.reason.value}): {miss.message}"
+        f"Unresolved: {printable(_short(miss.reference))} ({miss.reason.value}): "
+        f"{_miss_message(miss)}"
         for miss in unresolved
     ]
     lines.append(_valid_references(suggestions))
@@ -636,18 +807,20 @@ def _valid_references(suggestions: Sequence[DocumentSuggestion], limit: int | No
 _NO_WORKFLOW: Final = (
     "{named} is a document reference, resolved in the active workflow, and this run has no "
     "workflow; pass the file id instead (the `file id:` line of a tool result, or list_files), "
-    "or bind a workflow: `docbinder mcp --workflow ID`, in Python "
-    "`DocBinder.start_run(principal, workflow_id)`"
+    "or {hint}"
 )
 
 
-def _nothing_resolved(resolution: Resolution) -> DocbinderError:
-    """The error of a ``file_id`` reference that resolved to no document: the resolver's reasons."""
+def _nothing_resolved(resolution: Resolution, hint: str = NO_WORKFLOW_HINT) -> DocbinderError:
+    """The error of a ``file_id`` reference that resolved to no document: the resolver's reasons.
+
+    Without a workflow the message ends with ``hint`` (how to get one).
+    """
     named = _named(resolution)
     if any(m.reason is UnresolvedReason.NO_ACTIVE_WORKFLOW for m in resolution.unresolved):
-        return NoActiveWorkflow(_NO_WORKFLOW.format(named=named))
+        return NoActiveWorkflow(_NO_WORKFLOW.format(named=named, hint=hint))
     misses = "; ".join(
-        f"{printable(_short(m.reference, 80))} ({m.reason.value}): {m.message}"
+        f"{printable(_short(m.reference, 80))} ({m.reason.value}): {_miss_message(m)}"
         for m in resolution.unresolved[:3]
     )
     if len(resolution.unresolved) > 3:
@@ -698,12 +871,67 @@ def _document_header(document: ResolvedDocument) -> str:
     )
 
 
-def _documents_outcome(text: str, documents: Sequence[ResolvedDocument]) -> ToolOutcome:
+def _read_file_outcome(
+    text: str, documents: Sequence[ResolvedDocument], resolution: Resolution
+) -> ToolOutcome:
     return ToolOutcome(
         text,
         file_ids=tuple(d.file.id for d in documents),
         document_ids=tuple(d.document.id for d in documents),
+        structured={
+            "text": text,
+            "files": [
+                {"documentRef": d.document.reference, "fileId": d.file.id} for d in documents
+            ],
+            **_misses(resolution),
+        },
     )
+
+
+def _listed_document(document: ResolvedDocument) -> dict[str, Any]:
+    """A document of ``list_documents`` in the structured result."""
+    item = document.file
+    return {
+        "documentRef": document.document.reference,
+        "fileId": item.id,
+        "name": item.file_name,
+        "mimeType": item.mime_type,
+        "size": item.size,
+    }
+
+
+def _file_info(item: FileItem, reference: str | None) -> dict[str, Any]:
+    """A file of ``get_file_info`` in the structured result."""
+    return {
+        "documentRef": reference,
+        "fileId": item.id,
+        "name": item.file_name,
+        "mimeType": item.mime_type,
+        "size": item.size,
+        "sha256": item.sha256,
+        "createdBy": item.created_by,
+        "createdAt": item.created_at.isoformat(),
+        "folder": item.folder,
+        "tags": list(item.tags),
+    }
+
+
+def produced_file(item: FileItem, document_id: str | None) -> dict[str, Any]:
+    """One file of a producing tool's structured result (``PRODUCED_FILE_SCHEMA``).
+
+    ``documentRef`` is ``docItem:<document_id>`` (``None`` when the file was
+    not attached); ``version`` is ``None``: the tools of this set store
+    files, they save no versions of a name.
+    """
+    return {
+        "documentRef": f"docItem:{document_id}" if document_id else None,
+        "fileId": item.id,
+        "name": item.file_name,
+        "mimeType": item.mime_type,
+        "size": item.size,
+        "sha256": item.sha256,
+        "version": None,
+    }
 
 
 def _plain_file_id(value: object) -> tuple[str, bool] | None:
@@ -750,17 +978,26 @@ _BLOB_MISSING: Final = (
     "the stored bytes of this file are missing from the blob store; an operator can find "
     "the cause with `docbinder doctor`"
 )
+_STORAGE_FAILED: Final = (
+    "the store could not complete this request (a storage fault; the cause is in the server "
+    "log); try again, or ask an operator to run `docbinder doctor`"
+)
 
 
-def _tool_message(exc: DocbinderError) -> str:
-    """What the model is told of ``exc``: its message, but no storage key or store location.
+def public_message(exc: DocbinderError) -> str:
+    """What a model or a remote client is told of ``exc``: no storage key, path or store URL.
 
     A missing blob's message names the blob key and the store's URL (a
-    directory, a bucket); those go to the log (the caller logs ``exc``), the
-    model gets :data:`_BLOB_MISSING`.
+    directory, a bucket); a :class:`StorageError` carries the driver's words
+    (paths, bucket names, SQL); an :class:`UnsafeOperation` names store
+    locations. Those go to the log (the caller logs ``exc``); the answer is
+    a fixed sentence that says where to look. Every other error's message
+    is about the caller's own input or rights and is returned as is.
     """
     if isinstance(exc, BlobMissing):
         return _BLOB_MISSING
+    if isinstance(exc, StorageError | UnsafeOperation):
+        return _STORAGE_FAILED
     return str(exc) or type(exc).__name__
 
 
@@ -770,6 +1007,16 @@ def _error(message: str) -> ToolOutcome:
     if len(line) > _MAX_ERROR_CHARS:
         line = line[:_MAX_ERROR_CHARS] + "…"
     return ToolOutcome(line, is_error=True)
+
+
+def _with_workflow(outcome: ToolOutcome, workflow_id: str | None) -> ToolOutcome:
+    """``outcome`` with its workflow: ``workflow_id`` set and first in ``structured``."""
+    body: Mapping[str, Any] = (
+        {"error": outcome.text} if outcome.is_error else (outcome.structured or {})
+    )
+    return attrs.evolve(
+        outcome, workflow_id=workflow_id, structured={"workflow": workflow_id, **body}
+    )
 
 
 _CHART_KEYS: Final = frozenset(
@@ -879,8 +1126,12 @@ def _chart_spec(value: object) -> object:
 
 
 def _produced(result: ToolResult) -> ToolOutcome:
+    files = [produced_file(f.item, f.document_id) for f in result.files]
+    files.extend(produced_file(item, None) for item in result.updated)
     return ToolOutcome(
         result.text,
         file_ids=result.file_ids,
         document_ids=tuple(f.document_id for f in result.files if f.document_id is not None),
+        structured={"files": files},
+        produced=result.files,
     )

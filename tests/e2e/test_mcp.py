@@ -1,9 +1,11 @@
-"""``docbinder mcp`` driven by the official MCP client (``mcp.ClientSession``).
+"""``docbinder mcp`` driven by the official MCP client, in both protocol eras.
 
 Every test starts the real command in a subprocess on the embedded default
 (SQLite + local disk in a temporary home): over stdio through the SDK's
 ``stdio_client``, over streamable HTTP on 127.0.0.1 through its
-``streamable_http_client``.
+``streamable_http_client``; with the handshake (``ClientSession.initialize``)
+and with the sessionless revision (``mcp.Client`` of a URL or of
+``StdioServerParameters``, which probes ``server/discover``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -183,6 +185,15 @@ def file_id(result: Any) -> str:
     match = FILE_ID.search(text(result))
     assert match, text(result)
     return match[1]
+
+
+def workflow_of(result: Any) -> str:
+    """The workflow id of the ``workflow: <id>`` block of a result (and its structure)."""
+    line = str(result.content[1].text)
+    assert re.fullmatch(r"workflow: [0-9a-f-]{36}", line), line
+    workflow = line.removeprefix("workflow: ")
+    assert result.structured_content["workflow"] == workflow
+    return workflow
 
 
 def doc_ref(result_text: str) -> str:
@@ -478,6 +489,87 @@ def test_http_concurrent_sessions_get_their_own_workflows(http_server: HttpServe
     assert f"Unresolved: {doc_ref(a_written)} (not_in_workflow)" in b_read
 
 
+def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> None:
+    """A host that starts a new server process per call (LangChain's default client) keeps
+    its files: each answer names the workflow, the next process joins it by that handle."""
+
+    def params() -> StdioServerParameters:
+        command = _command(home, "mcp")
+        return StdioServerParameters(
+            command=command[0], args=command[1:], env=_env(), cwd=str(ROOT)
+        )
+
+    async def call(mode: str, tool: str, arguments: dict[str, Any]) -> Any:
+        async with Client(params(), mode=mode) as client:  # one server process per call
+            return await client.call_tool(tool, arguments)
+
+    async def read_link(handle: str, uri: str) -> tuple[Any, Any]:
+        async with Client(params()) as client:
+            listed = await client.call_tool("list_documents", {"workflow": handle})
+            return listed, await client.read_resource(uri)
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        seen["written"] = await call(
+            "legacy", "write_file", {"name": "notes.md", "content": "# Notes\nalpha"}
+        )
+        handle = workflow_of(seen["written"])
+        ref = doc_ref(text(seen["written"]))
+        seen["read"] = await call(
+            "auto", "read_documents", {"documentList": [ref], "workflow": handle}
+        )
+        seen["more"] = await call(
+            "legacy", "write_file", {"name": "more.md", "content": "more", "workflow": handle}
+        )
+        seen["bare"] = await call("auto", "read_documents", {"documentList": [ref]})
+        [link] = [c for c in seen["written"].content if c.type == "resource_link"]
+        seen["listed"], seen["resource"] = await read_link(handle, str(link.uri))
+        return seen
+
+    seen = anyio.run(main)
+    handle = workflow_of(seen["written"])
+    assert "# Notes\nalpha" in ok(seen["read"]) and workflow_of(seen["read"]) == handle
+    assert workflow_of(seen["more"]) == handle
+    assert "(no_active_workflow)" in ok(seen["bare"])
+    assert "pass the `workflow` id you got" in ok(seen["bare"]).splitlines()[-1]
+    listed = ok(seen["listed"])
+    assert "notes.md" in listed and "more.md" in listed
+    [content] = seen["resource"].contents
+    assert content.text == "# Notes\nalpha"
+
+
+def test_http_sessionless_conversations_stay_apart(http_server: HttpServer) -> None:
+    """Two conversations of ``Client(url)`` (the 2026-07-28 revision, no session) on one
+    server: each has its own workflow, named in every answer, and sees only its files."""
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with Client(http_server.url) as a, Client(http_server.url) as b:
+            seen["alpha"] = await a.call_tool("write_file", {"name": "alpha.md", "content": "a"})
+            seen["bravo"] = await b.call_tool("write_file", {"name": "bravo.md", "content": "b"})
+            for name, client in (("alpha", a), ("bravo", b)):
+                seen[f"{name} list"] = await client.call_tool(
+                    "list_documents", {"workflow": workflow_of(seen[name])}
+                )
+            seen["a reads bravo"] = await a.call_tool(
+                "read_documents",
+                {
+                    "documentList": [doc_ref(text(seen["bravo"]))],
+                    "workflow": workflow_of(seen["alpha"]),
+                },
+            )
+            seen["resources"] = (await a.list_resources()).resources
+        return seen
+
+    seen = anyio.run(main)
+    assert workflow_of(seen["alpha"]) != workflow_of(seen["bravo"])
+    alpha_list, bravo_list = ok(seen["alpha list"]), ok(seen["bravo list"])
+    assert "1 document(s)" in alpha_list and "alpha.md" in alpha_list
+    assert "1 document(s)" in bravo_list and "bravo.md" in bravo_list
+    assert "(not_in_workflow)" in ok(seen["a reads bravo"])
+    assert seen["resources"] == []
+
+
 def test_non_loopback_host_without_tokens_is_refused(home: Path) -> None:
     done = subprocess.run(
         _command(home, "mcp", "--transport", "streamable-http", "--host", "0.0.0.0"),
@@ -531,9 +623,10 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
     async def main() -> dict[str, Any]:
         seen: dict[str, Any] = {}
         async with http_session(url, "alice-token") as alice:
-            written = ok(
-                await alice.call_tool("write_file", {"name": "secret.txt", "content": "acme only"})
+            produced = await alice.call_tool(
+                "write_file", {"name": "secret.txt", "content": "acme only"}
             )
+            written, handle = ok(produced), workflow_of(produced)
             file_id = FILE_ID.search(written)
             assert file_id
             seen["info"] = ok(await alice.call_tool("get_file_info", {"file_id": file_id[1]}))
@@ -544,6 +637,10 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
                 seen["documents"] = ok(
                     await eve.call_tool("read_documents", {"documentList": [doc_ref(written)]})
                 )
+                for workflow in (handle, "00000000-0000-4000-8000-000000000000"):
+                    seen[workflow == handle] = await eve.call_tool(
+                        "list_documents", {"workflow": workflow}
+                    )
                 seen["resources"] = (await eve.list_resources()).resources
                 with pytest.raises(MCPError, match="not found"):
                     await eve.read_resource(resource.uri)
@@ -554,7 +651,11 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
     assert seen["read_file"].is_error
     assert text(seen["read_file"]).endswith("not found")
     assert seen["files"] == "No stored files that you may read."
-    assert "(not_in_workflow)" in seen["documents"]
+    assert "(no_active_workflow)" in seen["documents"]  # eve's session has no workflow
+    theirs, unknown = text(seen[True]), text(seen[False])  # alice's handle, an unknown one
+    assert seen[True].is_error and seen[False].is_error
+    assert theirs.split(" ", 2)[2] == unknown.split(" ", 2)[2]
+    assert theirs.startswith("workflow ") and "secret" not in theirs
     assert seen["resources"] == []
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -106,6 +108,42 @@ def test_plain_mcp_client_example_reads_by_reference(
     assert lines[0] == "Wrote 'notes.md' (13 bytes)"
     assert lines[1:3] == ["# Notes", "alpha"]
     assert re.fullmatch(r"documentList ref: docItem:[0-9a-f-]{36}", lines[3])
+
+
+def test_http_client_example_carries_the_workflow(tmp_path: Path, user_env: dict[str, str]) -> None:
+    """The server command and the ``Client(url)`` example, on a free port instead of 8000."""
+    [command] = blocks("sh")
+    [code] = [b for b in blocks("python") if "Client(URL)" in b]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    assert "--port 8000" in command and "127.0.0.1:8000" in code
+    command = command.strip().replace("--port 8000", f"--port {port}")
+    server = subprocess.Popen(
+        ["sh", "-c", f"exec {command}"],
+        env=user_env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, "the README's server command exited"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start listening"
+                time.sleep(0.1)
+        example = code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        lines = run_example(example, tmp_path, without_docbinder_on_path(user_env))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert lines[0] == "Wrote 'notes.md' (13 bytes)"
+    assert lines[1:3] == ["# Notes", "alpha"]
+    assert re.fullmatch(r"docbinder://documents/[0-9a-f-]{36} True", lines[3])
 
 
 README_HOME = "/home/alice/.local/share/docbinder"

@@ -1,7 +1,11 @@
-"""The MCP server in-process, through the SDK's own ``mcp.Client`` (both protocol eras).
+"""The MCP server through the SDK's own ``mcp.Client`` (both protocol eras).
 
-The end-to-end transports are in ``tests/e2e/test_mcp.py``; these tests cover
-the caps, workflow binding and token handling on the in-memory binder.
+In-process (``Client(server.server)``: the process is the conversation) and
+over streamable HTTP served by uvicorn in a thread (``Client(url)``: the
+sessionless revision by default, ``mode="legacy"`` for the handshake), on the
+in-memory binder. The command-line transports are in ``tests/e2e/test_mcp.py``;
+these tests cover workflow handles, result shapes, caps, per-principal limits
+and token handling.
 """
 
 from __future__ import annotations
@@ -10,6 +14,10 @@ import base64
 import logging
 import os
 import re
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +26,41 @@ import pytest
 
 pytest.importorskip("mcp")
 
+import uvicorn
 from jsonschema import Draft202012Validator
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from docbinder.application import DocBinder, Run
-from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.errors import ConfigurationError, StorageError
 from docbinder.domain.model import Principal
 from docbinder.integrations.mcp import (
     BearerTokens,
     DocbinderMcpServer,
     check_http_host,
     is_loopback,
+    read_handle,
     token_hash,
 )
 from docbinder.tools import TaskResult, persist_task_result
-from docbinder.toolset import file_info_text
+from docbinder.toolset import (
+    ERROR_SCHEMA,
+    HANDLE_SENTENCE,
+    OUTPUT_SCHEMAS,
+    file_info_text,
+)
 from tests.integration.shapes import CALLS, CHARTJS, check_stored
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import ALICE, png_bytes
 
 OUTSIDER = Principal("eve", "m2", None, roles=("admin",))
+BOB = Principal("bob", "m1", "f1", roles=("member",))  # reads alice's workflows, may not add
+CAROL = Principal("carol", "m1", "f2", roles=("member",))  # same mandate, other feature instance
 MODES = ["legacy", "auto"]
+UNKNOWN = "00000000-0000-4000-8000-0000000000aa"
+DOC_REF = re.compile(r"docItem:[0-9a-f-]{36}")
 
 
 @pytest.fixture
@@ -59,20 +80,99 @@ def first_text(result: Any) -> str:
     return str(result.content[0].text)
 
 
+def workflow_of(result: Any) -> str | None:
+    """The workflow a result names, checked to be the same in its text block and structure."""
+    line = result.content[1].text
+    assert line.startswith("workflow: "), line
+    named = None if line.startswith("workflow: none") else line.removeprefix("workflow: ")
+    assert result.structured_content["workflow"] == named
+    return named
+
+
+def links(result: Any) -> list[Any]:
+    return [c for c in result.content if c.type == "resource_link"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class LiveHttp:
+    """``server.http_app()`` served by uvicorn on 127.0.0.1 in a thread of this process."""
+
+    def __init__(self, server: DocbinderMcpServer, tokens: BearerTokens | None = None) -> None:
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        app = server.http_app(host="127.0.0.1", port=port, tokens=tokens)
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        self.uvicorn = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.uvicorn.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+
+    def client(self, mode: str = "auto", token: str | None = None, **headers: str) -> Client:
+        """An SDK client of this server (``mode`` as ``Client``'s), with a bearer token."""
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        http = create_mcp_http_client(headers=headers or None)
+        return Client(streamable_http_client(self.url, http_client=http), mode=mode)
+
+    def stop(self) -> None:
+        self.uvicorn.should_exit = True
+        self.thread.join(timeout=30)
+
+
+def serve(server: DocbinderMcpServer, tokens: BearerTokens | None = None) -> Iterator[LiveHttp]:
+    live = LiveHttp(server, tokens)
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture
+def http(binder: DocBinder) -> Iterator[LiveHttp]:
+    yield from serve(DocbinderMcpServer(binder, ALICE))
+
+
+def over(live: LiveHttp, body: Callable[..., Awaitable[Any]], *modes: str) -> Any:
+    """Run ``body(client, ...)`` with one client of ``live`` per mode, all open at once."""
+
+    async def main() -> Any:
+        clients = [live.client(mode) for mode in modes]
+        for client in clients:
+            await client.__aenter__()
+        try:
+            return await body(*clients)
+        finally:
+            for client in reversed(clients):
+                await client.__aexit__(None, None, None)
+
+    return anyio.run(main)
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_one_workflow_per_session_shared_by_its_calls(binder: DocBinder, mode: str) -> None:
+def test_one_workflow_per_process_shared_by_its_calls(binder: DocBinder, mode: str) -> None:
     server = DocbinderMcpServer(binder, ALICE)
 
-    async def body(client: Client) -> tuple[str, str]:
+    async def body(client: Client) -> tuple[Any, Any, Any]:
+        before = await client.call_tool("list_documents", {})
         written = await client.call_tool("write_file", {"name": "a.txt", "content": "a"})
         listed = await client.call_tool("list_documents", {})
-        return first_text(written), first_text(listed)
+        return before, written, listed
 
-    written, listed = run_client(server, mode, body)
-    ref = re.search(r"docItem:[0-9a-f-]{36}", written)
-    assert ref and ref[0] in listed
+    before, written, listed = run_client(server, mode, body)
+    assert workflow_of(before) is None  # a consuming call starts no workflow
+    assert binder.list_workflows(ALICE)[0].id == workflow_of(written) == workflow_of(listed)
     [workflow] = binder.list_workflows(ALICE)
-    assert listed.splitlines()[0] == f"Active workflow: {workflow.id}"
+    ref = DOC_REF.search(first_text(written))
+    assert ref and ref[0] in first_text(listed)
+    assert first_text(listed).splitlines()[0] == f"Active workflow: {workflow.id}"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -80,13 +180,13 @@ def test_resource_reads_are_capped(binder: DocBinder, mode: str) -> None:
     server = DocbinderMcpServer(binder, ALICE, max_resource_bytes=10)
 
     async def body(client: Client) -> None:
-        await client.call_tool("write_file", {"name": "small.txt", "content": "0123456789"})
-        await client.call_tool("write_file", {"name": "big.txt", "content": "0123456789A"})
-        resources = {r.name: r for r in (await client.list_resources()).resources}
-        [small] = (await client.read_resource(resources["small.txt"].uri)).contents
-        assert small.text == "0123456789"
+        small = await client.call_tool("write_file", {"name": "small.txt", "content": "0123456789"})
+        big = await client.call_tool("write_file", {"name": "big.txt", "content": "0123456789A"})
+        [small_link], [big_link] = links(small), links(big)
+        [content] = (await client.read_resource(small_link.uri)).contents
+        assert content.text == "0123456789"
         with pytest.raises(MCPError, match="has 11 bytes, more than the 10-byte limit"):
-            await client.read_resource(resources["big.txt"].uri)
+            await client.read_resource(big_link.uri)
         with pytest.raises(MCPError, match="unknown resource URI"):
             await client.read_resource("file:///etc/passwd")
 
@@ -107,7 +207,7 @@ def test_images_over_the_cap_are_named_not_sent(binder: DocBinder) -> None:
         return await client.call_tool("read_documents", {"documentList": [ref[0]]})
 
     read = run_client(server, "legacy", body)
-    assert [c.type for c in read.content] == ["text"]
+    assert [c.type for c in read.content] == ["text", "text"]  # the answer, its workflow
     assert f"is larger than the {len(png) - 1}-byte limit for images" in first_text(read)
 
 
@@ -132,17 +232,33 @@ def test_joining_a_workflow_and_refusing_one_out_of_reach(binder: DocBinder, mod
     result = run_client(outsider, mode, refused)
     assert result.is_error
     assert first_text(result) == f"workflow {workflow_id} not found"
+    assert result.structured_content == {
+        "workflow": None,
+        "error": f"workflow {workflow_id} not found",
+    }
     assert binder.list_files(OUTSIDER) == []
 
 
-def test_tool_list_carries_schemas_and_hints(binder: DocBinder) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_tool_list_carries_schemas_and_hints(binder: DocBinder, mode: str) -> None:
     server = DocbinderMcpServer(binder, ALICE)
 
     async def body(client: Client) -> Any:
         return (await client.list_tools()).tools
 
-    tools = {t.name: t for t in run_client(server, "legacy", body)}
-    assert tools["write_file"].input_schema["required"] == ["name", "content", "encoding"]
+    tools = {t.name: t for t in run_client(server, mode, body)}
+    # only the arguments a call must have are required (hosts check before they send)
+    assert tools["write_file"].input_schema["required"] == ["name", "content"]
+    assert tools["read_file"].input_schema["required"] == ["file_id"]
+    assert tools["list_documents"].input_schema["required"] == []
+    Draft202012Validator(tools["write_file"].input_schema).validate({"name": "a", "content": "b"})
+    for tool in tools.values():
+        workflow = tool.input_schema["properties"]["workflow"]
+        assert workflow["type"] == ["string", "null"]
+        assert "workflow" not in tool.input_schema["required"]
+        assert tool.description.endswith(HANDLE_SENTENCE)
+        assert tool.output_schema == OUTPUT_SCHEMAS[tool.name]
+        Draft202012Validator.check_schema(tool.output_schema)
     assert tools["write_file"].annotations.read_only_hint is False
     assert tools["list_files"].annotations.read_only_hint is True
     assert tools["read_documents"].input_schema["properties"]["documentList"].get("type") is None
@@ -302,10 +418,14 @@ def test_references_from_elsewhere_resolve_to_nothing_and_leak_nothing(
             for tool in ("read_file", "get_file_info")
         ]
 
+    def own_workflow(principal: Principal) -> DocbinderMcpServer:
+        workflow_id = binder.start_new_run(principal).context.workflow_id
+        return DocbinderMcpServer(binder, principal, workflow_id=workflow_id)
+
     # another tenant, in its own workflow: nothing of alice's, whatever the shape
-    answers = run_client(DocbinderMcpServer(binder, OUTSIDER), mode, body)
+    answers = run_client(own_workflow(OUTSIDER), mode, body)
     # the same user in another workflow: her file ids work, the references do not
-    elsewhere = run_client(DocbinderMcpServer(binder, ALICE), mode, body)
+    elsewhere = run_client(own_workflow(ALICE), mode, body)
     for answer in [*answers, *elsewhere[:4]]:
         message = first_text(answer)
         assert answer.is_error, message
@@ -345,6 +465,412 @@ def test_plain_file_ids_work_as_before(binder: DocBinder, mode: str) -> None:
     assert rejected.is_error
     assert first_text(rejected).startswith("no document found for 'docItem:bad/id': ")
     assert "(rejected_input): not a usable document reference: invalid_id" in first_text(rejected)
+
+
+# -- result shapes -----------------------------------------------------------------------------
+
+
+def check_result(schemas: dict[str, Any], name: str, result: Any) -> None:
+    """``result`` of tool ``name`` validates against the tool's declared ``outputSchema``."""
+    schema = ERROR_SCHEMA if result.is_error else schemas[name]
+    Draft202012Validator(schema).validate(result.structured_content)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_result_validates_against_its_output_schema(binder: DocBinder, mode: str) -> None:
+    run, task = _task_result(binder)
+    server = DocbinderMcpServer(binder, ALICE, workflow_id=run.context.workflow_id)
+    label = task.list_reference
+    assert label is not None
+    notes = task.items[0]
+
+    async def body(client: Client) -> list[tuple[str, Any]]:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            (tool, arguments) for _key, tool, arguments in CALLS
+        ]
+        calls += [
+            ("write_file", {"name": "a.md", "content": "# A"}),
+            ("read_documents", {"documentList": [*task.references, "docItem:nope", "%%"]}),
+            ("read_documents", {"documentList": task.references[0]}),
+            ("list_documents", {}),
+            ("read_file", {"file_id": notes.id}),
+            ("read_file", {"file_id": label, "max_chars": 4}),
+            ("read_file", {"file_id": f"{task.references[0]}, docItem:nope"}),
+            ("search_in_file_content", {"query": "alpha"}),
+            ("search_in_file_content", {"query": "no such line"}),
+            ("get_file_info", {"file_id": notes.id}),
+            ("get_file_info", {"file_id": label}),
+            ("list_files", {"limit": 2}),
+            ("read_file", {"file_id": UNKNOWN}),
+            ("no_such_tool", {}),
+        ]
+        answered = []
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            if tool in schemas:
+                check_result(schemas, tool, result)
+            answered.append((tool, result))
+        return answered
+
+    answered = run_client(server, mode, body)
+    assert all(workflow_of(result) == run.context.workflow_id for _, result in answered)
+    read = next(r for t, r in answered if t == "read_documents").structured_content
+    assert [d["documentRef"] for d in read["documents"]] == list(task.references)
+    assert read["documents"][0]["text"] == "# Notes\nalpha"
+    assert read["documents"][2]["text"].startswith("[image 'p.png' (image/png, ")
+    assert [(m["reference"], m["reason"]) for m in read["unresolved"]] == [
+        ("docItem:nope", "not_in_workflow"),
+        ("'%%'", "rejected_input"),  # the raw value as the parser shows it
+    ]
+    assert {v["documentRef"] for v in read["validReferences"]} >= set(task.references)
+    info = [r for t, r in answered if t == "get_file_info"][1].structured_content
+    assert [f["documentRef"] for f in info["files"]] == list(task.references)
+    assert info["files"][0]["sha256"] == notes.sha256 and info["more"] == 0
+    capped = [r for t, r in answered if t == "read_file"][1].structured_content
+    assert capped["text"].splitlines()[2:4] == ["# No", "[truncated after 4 characters]"]
+    failed = answered[-2][1]
+    assert failed.is_error and failed.structured_content == {
+        "workflow": run.context.workflow_id,
+        "error": f"file {UNKNOWN} not found",
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_producing_result_carries_text_link_and_structure(binder: DocBinder, mode: str) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        written = await client.call_tool(
+            "write_file", {"name": "notes.md", "content": "# N\nalpha"}
+        )
+        [link] = links(written)
+        return written, await client.read_resource(link.uri)
+
+    written, read = run_client(server, mode, body)
+    [workflow] = binder.list_workflows(ALICE)
+    [message] = binder.list_messages(ALICE, workflow.id)
+    [document] = message.documents
+    item = binder.get_file(ALICE, document.file_id)
+    assert [c.type for c in written.content] == ["text", "text", "resource_link"]
+    assert first_text(written) == (
+        f"Wrote 'notes.md' (9 bytes)\n  documentList ref: docItem:{document.id}\n"
+        f"  file id: {item.id}"
+    )
+    assert workflow_of(written) == workflow.id
+    [link] = links(written)
+    assert str(link.uri) == f"docbinder://documents/{document.id}"
+    assert (link.name, link.mime_type, link.size) == ("notes.md", "text/markdown", 9)
+    assert link.annotations is not None and link.annotations.audience == ["user", "assistant"]
+    assert written.structured_content == {
+        "workflow": workflow.id,
+        "files": [
+            {
+                "documentRef": f"docItem:{document.id}",
+                "fileId": item.id,
+                "name": "notes.md",
+                "mimeType": "text/markdown",
+                "size": 9,
+                "sha256": item.sha256,
+                "version": None,
+            }
+        ],
+    }
+    Draft202012Validator(OUTPUT_SCHEMAS["write_file"]).validate(written.structured_content)
+    [content] = read.contents
+    assert content.text == "# N\nalpha" and content.mime_type == "text/markdown"
+    if mode == "auto":  # the sessionless revision carries cache hints
+        assert (read.ttl_ms, read.cache_scope) == (24 * 60 * 60 * 1000, "private")
+
+
+# -- workflow handles --------------------------------------------------------------------------
+
+
+def test_sessionless_conversations_never_share_a_workflow(http: LiveHttp) -> None:
+    async def body(a: Client, b: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        seen["alpha"] = await a.call_tool("write_file", {"name": "alpha.md", "content": "alpha"})
+        seen["bravo"] = await b.call_tool("write_file", {"name": "bravo.md", "content": "bravo"})
+        handle_a, handle_b = workflow_of(seen["alpha"]), workflow_of(seen["bravo"])
+        alpha = DOC_REF.search(first_text(seen["alpha"]))
+        bravo = DOC_REF.search(first_text(seen["bravo"]))
+        assert alpha and bravo
+        seen["a_list"] = await a.call_tool("list_documents", {"workflow": handle_a})
+        seen["b_list"] = await b.call_tool("list_documents", {"workflow": handle_b})
+        seen["a_bare_list"] = await a.call_tool("list_documents", {})
+        seen["a_reads_b"] = await a.call_tool(
+            "read_documents", {"documentList": [bravo[0]], "workflow": handle_a}
+        )
+        seen["b_reads_a"] = await b.call_tool(
+            "read_file", {"file_id": alpha[0], "workflow": handle_b}
+        )
+        seen["b_label"] = await b.call_tool(
+            "read_documents", {"documentList": ["docList:writeFile:alpha.md"], "workflow": handle_b}
+        )
+        seen["a_bare_read"] = await a.call_tool("read_documents", {"documentList": [alpha[0]]})
+        seen["a_own"] = await a.call_tool(
+            "read_documents", {"documentList": [alpha[0]], "workflow": handle_a}
+        )
+        seen["resources"] = [(await c.list_resources()).resources for c in (a, b)]
+        [link] = links(seen["alpha"])
+        seen["a_resource"] = await a.read_resource(link.uri)
+        # a second producing call without handle is a new conversation: a new workflow
+        seen["again"] = await a.call_tool("write_file", {"name": "c.md", "content": "c"})
+        seen["joined"] = await a.call_tool(
+            "write_file", {"name": "d.md", "content": "d", "workflow": f"workflow: {handle_a}"}
+        )
+        seen["a_list2"] = await a.call_tool("list_documents", {"workflow": handle_a})
+        return seen
+
+    seen = over(http, body, "auto", "auto")
+    handle_a, handle_b = workflow_of(seen["alpha"]), workflow_of(seen["bravo"])
+    assert handle_a and handle_b and handle_a != handle_b
+    a_list, b_list = first_text(seen["a_list"]), first_text(seen["b_list"])
+    assert "alpha.md" in a_list and "bravo.md" not in a_list
+    assert "bravo.md" in b_list and "alpha.md" not in b_list
+    assert [d["name"] for d in seen["a_list"].structured_content["documents"]] == ["alpha.md"]
+    bare = seen["a_bare_list"]
+    assert workflow_of(bare) is None and bare.structured_content["documents"] == []
+    assert "pass the `workflow` id you got" in bare.structured_content["notice"]
+    assert "(not_in_workflow)" in first_text(seen["a_reads_b"])
+    assert "bravo" not in first_text(seen["a_reads_b"]).split("Unresolved:")[0]
+    assert seen["b_reads_a"].is_error and "alpha" not in first_text(seen["b_reads_a"])
+    assert seen["b_label"].structured_content["documents"] == []
+    bare_read = seen["a_bare_read"]
+    lines = first_text(bare_read).splitlines()
+    assert lines[1].endswith("(no_active_workflow): no workflow is bound to this run")
+    assert lines[-1] == (
+        "References resolve in a workflow and this call has none: pass the `workflow` id you "
+        "got from the call that produced the file (the `workflow:` line of its answer) as the "
+        "`workflow` argument."
+    )
+    assert bare_read.structured_content["notice"] == lines[-1]
+    assert "alpha" in seen["a_own"].structured_content["documents"][0]["text"]
+    assert seen["resources"] == [[], []]  # lists do not vary per connection
+    [content] = seen["a_resource"].contents
+    assert content.text == "alpha"
+    assert workflow_of(seen["again"]) not in (handle_a, handle_b)
+    assert workflow_of(seen["joined"]) == handle_a
+    names = [d["name"] for d in seen["a_list2"].structured_content["documents"]]
+    assert names == ["d.md", "alpha.md"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_handle_joins_its_workflow_in_a_conversation(binder: DocBinder, mode: str) -> None:
+    first = DocbinderMcpServer(binder, ALICE)
+    written = run_client(
+        first,
+        mode,
+        lambda c: c.call_tool("write_file", {"name": "a.txt", "content": "a"}),
+    )
+    handle = workflow_of(written)
+    ref = DOC_REF.search(first_text(written))
+    assert handle and ref
+
+    async def body(client: Client) -> tuple[Any, Any, Any]:
+        joined = await client.call_tool("list_documents", {"workflow": handle})
+        later = await client.call_tool("read_documents", {"documentList": [ref[0]]})
+        more = await client.call_tool("write_file", {"name": "b.txt", "content": "b"})
+        return joined, later, more
+
+    # another server process of the same store: the conversation joins the handle's workflow
+    joined, later, more = run_client(DocbinderMcpServer(binder, ALICE), mode, body)
+    assert workflow_of(joined) == workflow_of(later) == workflow_of(more) == handle
+    assert "a.txt" in first_text(joined)
+    assert later.structured_content["documents"][0]["text"] == "a"
+    assert len(binder.list_workflows(ALICE)) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "handle"),
+    [
+        (None, None),
+        ("", None),
+        ("  ", None),
+        ("abc-1", "abc-1"),
+        (" `workflow: abc-1` ", "abc-1"),
+        ("Workflow:abc-1", "abc-1"),
+        ('"abc-1"', "abc-1"),
+    ],
+)
+def test_a_handle_is_read_as_a_model_copies_it(value: Any, handle: str | None) -> None:
+    assert read_handle(value) == handle
+
+
+def test_a_handle_that_is_not_text_is_a_tool_error(binder: DocBinder) -> None:
+    result = run_client(
+        DocbinderMcpServer(binder, ALICE),
+        "auto",
+        lambda c: c.call_tool("list_documents", {"workflow": 42}),
+    )
+    assert result.is_error and workflow_of(result) is None
+    assert first_text(result).startswith("the `workflow` argument must be text")
+
+
+def test_legacy_http_sessions_keep_their_workflow_and_a_handle_joins(http: LiveHttp) -> None:
+    async def body(one: Client, two: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        seen["one"] = await one.call_tool("write_file", {"name": "one.txt", "content": "1"})
+        seen["two"] = await two.call_tool("write_file", {"name": "two.txt", "content": "2"})
+        seen["one_list"] = await one.call_tool("list_documents", {})
+        seen["two_list"] = await two.call_tool("list_documents", {})
+        seen["one_resources"] = (await one.list_resources()).resources
+        handle = workflow_of(seen["one"])
+        seen["two_joins"] = await two.call_tool("list_documents", {"workflow": handle})
+        seen["two_after"] = await two.call_tool("list_documents", {})
+        return seen
+
+    seen = over(http, body, "legacy", "legacy")
+    one, two = workflow_of(seen["one"]), workflow_of(seen["two"])
+    assert one and two and one != two
+    assert workflow_of(seen["one_list"]) == one and workflow_of(seen["two_list"]) == two
+    assert "two.txt" not in first_text(seen["one_list"])
+    assert [r.name for r in seen["one_resources"]] == ["one.txt"]
+    assert workflow_of(seen["two_joins"]) == workflow_of(seen["two_after"]) == one
+    assert "one.txt" in first_text(seen["two_after"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_handle_out_of_reach_is_refused_like_an_unknown_id(binder: DocBinder, mode: str) -> None:
+    written = run_client(
+        DocbinderMcpServer(binder, ALICE),
+        mode,
+        lambda c: c.call_tool("write_file", {"name": "secret.txt", "content": "alice only"}),
+    )
+    handle = workflow_of(written)
+    assert handle
+
+    async def body(client: Client) -> list[tuple[str, Any]]:
+        answers = []
+        for workflow in (handle, UNKNOWN):
+            for tool, arguments in (
+                ("list_documents", {}),
+                ("read_documents", {"documentList": ["docList:writeFile:secret.txt"]}),
+                ("write_file", {"name": "x.txt", "content": "x"}),
+            ):
+                result = await client.call_tool(tool, {**arguments, "workflow": workflow})
+                answers.append((workflow, result))
+        return answers
+
+    for stranger in (OUTSIDER, CAROL):  # another tenant; another feature instance of the mandate
+        answers = run_client(DocbinderMcpServer(binder, stranger), mode, body)
+        for (workflow, theirs), (_, unknown) in zip(answers[:3], answers[3:], strict=True):
+            assert theirs.is_error and unknown.is_error
+            assert first_text(theirs) == first_text(unknown).replace(UNKNOWN, workflow)
+            assert theirs.structured_content == {"workflow": None, "error": first_text(theirs)}
+            assert "secret" not in first_text(theirs)
+        assert first_text(answers[0][1]) == (
+            f"workflow {handle} not found; pass the id of a `workflow:` line of this "
+            "conversation, or leave `workflow` out to start a new workflow"
+        )
+        assert binder.list_files(stranger) == []
+
+    # a principal who may read the workflow but not add to it: refused before anything is stored
+    refused = run_client(
+        DocbinderMcpServer(binder, BOB),
+        mode,
+        lambda c: c.call_tool("write_file", {"name": "x.txt", "content": "x", "workflow": handle}),
+    )
+    assert refused.is_error and workflow_of(refused) == handle
+    assert "you may read workflow" in first_text(refused)
+    assert [f.file_name for f in binder.list_files(BOB)] == ["secret.txt"]
+
+
+def test_no_principal_evicts_another(binder: DocBinder) -> None:
+    tokens = BearerTokens({token_hash("alice"): ALICE, token_hash("eve"): OUTSIDER})
+    server = DocbinderMcpServer(
+        binder, ALICE, max_runs_per_principal=2, max_conversations_per_principal=2
+    )
+    bound: list[Principal] = []
+    start_run = binder.start_run
+
+    def counting_start_run(principal: Principal, workflow_id: str | None = None) -> Run:
+        bound.append(principal)
+        return start_run(principal, workflow_id)
+
+    binder.start_run = counting_start_run  # type: ignore[method-assign]
+    live = LiveHttp(server, tokens)
+    try:
+
+        async def main() -> tuple[Any, Any, Any]:
+            async with live.client("legacy", "alice") as alice:
+                written = await alice.call_tool("write_file", {"name": "a.txt", "content": "a"})
+                handle = workflow_of(written)
+                # eve fills her limits many times over: sessions, handles, made-up session ids
+                for n in range(6):
+                    async with live.client("legacy", "eve") as eve:
+                        await eve.call_tool("write_file", {"name": f"{n}.txt", "content": "e"})
+                    async with live.client("auto", "eve", **{"Mcp-Session-Id": f"x{n}"}) as eve:
+                        made = await eve.call_tool("write_file", {"name": "m.txt", "content": "m"})
+                        await eve.call_tool("list_documents", {"workflow": workflow_of(made)})
+                del bound[:]
+                listed = await alice.call_tool("list_documents", {})
+                async with live.client("auto", "alice") as modern:
+                    by_handle = await modern.call_tool("list_documents", {"workflow": handle})
+                return written, listed, by_handle
+
+        written, listed, by_handle = anyio.run(main)
+    finally:
+        live.stop()
+        binder.start_run = start_run  # type: ignore[method-assign]
+    assert workflow_of(listed) == workflow_of(by_handle) == workflow_of(written)
+    assert "a.txt" in first_text(listed)
+    assert ALICE not in bound  # her session's workflow and her run were kept
+    assert len(binder.list_workflows(OUTSIDER)) == 12
+
+
+# -- error texts -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_error_texts_name_no_storage_internals(
+    binder: DocBinder, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = DocbinderMcpServer(binder, ALICE)
+    secret = "sqlite:////srv/secret/docbinder.db"
+
+    async def body(client: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        written = await client.call_tool("write_file", {"name": "n.md", "content": "# N"})
+        handle = workflow_of(written)
+        [link] = links(written)
+        item = binder.get_file(ALICE, written.structured_content["files"][0]["fileId"])
+        binder.blobs.delete(item.blob_key)
+        seen["key"], seen["store"] = item.blob_key, binder.blobs.url
+        seen["read_file"] = await client.call_tool("read_file", {"file_id": item.id})
+        seen["read_documents"] = await client.call_tool(
+            "read_documents", {"documentList": [DOC_REF.findall(first_text(written))[0]]}
+        )
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource(link.uri)
+        seen["resource"] = str(missing.value)
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise StorageError(f"metadata store failed: {secret} is locked")
+
+        monkeypatch.setattr(binder, "list_files", broken)
+        monkeypatch.setattr(binder, "resolve", broken)
+        seen["list_files"] = await client.call_tool("list_files", {"workflow": handle})
+        with pytest.raises(MCPError) as faulty:
+            await client.read_resource(link.uri)
+        seen["faulty_resource"] = str(faulty.value)
+        return seen
+
+    seen = run_client(server, mode, body)
+    texts = [
+        first_text(seen["read_file"]),
+        first_text(seen["read_documents"]),
+        seen["resource"],
+        first_text(seen["list_files"]),
+        seen["faulty_resource"],
+    ]
+    for text in texts:
+        assert seen["key"] not in text and seen["store"] not in text and "secret" not in text
+    assert first_text(seen["read_file"]).startswith("the stored bytes of this file are missing")
+    assert "(blob_missing)" in first_text(seen["read_documents"])
+    assert "the stored bytes of this file are missing" in seen["resource"]
+    assert first_text(seen["list_files"]).startswith("the store could not complete this request")
+    assert "the store could not complete this request" in seen["faulty_resource"]
 
 
 # -- HTTP host and bearer tokens ------------------------------------------------------------

@@ -1,22 +1,39 @@
 """The docbinder MCP server on the official MCP Python SDK's low-level ``Server``.
 
 Tools are the tool set's (:mod:`docbinder.toolset`): same names, descriptions
-and JSON schemas as in every other integration. Each MCP session gets its own
-:class:`~docbinder.toolset.DocbinderToolset` over its own run: over stdio the
-process serves one session; over streamable HTTP the session is the
-``Mcp-Session-Id`` the SDK assigns at ``initialize`` (the SDK refuses a later
-request without it; a request the SDK lets through without a session shares
-one run per principal). Each run joins
-``workflow_id`` when given, else creates a new workflow on the session's first
-call. Tools that take a document reference (``read_documents``; ``read_file`` and
-``get_file_info`` besides a file id) resolve it in the session's workflow for the
-session's principal, through the run like every other entry point.
+and JSON schemas as in every other integration, each with the optional
+``workflow`` argument (:func:`~docbinder.toolset.handle_spec`) and the
+``outputSchema`` of its structured result. Which workflow a call works in
+(ADR 0054):
 
-Resources: each document of the session's workflow is
-``docbinder://documents/<chatDocumentId>`` (name, MIME type, size), listed by
-``resources/list`` and readable by ``resources/read`` (text for text formats,
-base64 blob otherwise) up to ``max_resource_bytes``; the template
-``docbinder://documents/{documentId}`` reads any document of the workflow by id.
+- a ``workflow`` argument (the id of the ``workflow:`` line of an earlier
+  answer) names it, checked against the caller on every call; a handle of
+  another principal or tenant gets the same tool error as an unknown id;
+- otherwise the call's conversation decides: over stdio (and an in-process
+  client) the process is one conversation, over the handshake-era HTTP
+  protocol the ``Mcp-Session-Id`` the SDK assigned and checks is one; a
+  conversation keeps its workflow, created by its first producing call (or
+  the one given with ``workflow_id``), and a handle given in it joins that
+  workflow for its later calls;
+- a request of the sessionless protocol revision (2026-07-28: no session,
+  the client may send any header) is no conversation: a producing call
+  without handle starts a new workflow, a consuming one resolves no
+  reference (``no_active_workflow``, with the line that says to pass the
+  handle), so two such requests never share a workflow.
+
+Runs are kept per principal (:data:`MAX_RUNS_PER_PRINCIPAL`, least recently
+used dropped first; a dropped run is bound again from storage), so no
+principal can evict another's. Every result carries its workflow: a text
+block ``workflow: <id>`` and ``structuredContent["workflow"]``; a producing
+tool's result has one ``resource_link`` per stored file as well (ADR 0055).
+
+Resources: ``docbinder://documents/<chatDocumentId>`` reads a document
+(text for text formats, base64 blob otherwise, up to ``max_resource_bytes``)
+in the document's own workflow for the caller, with a long private cache
+lifetime (the bytes of a ChatDocument do not change); ``resources/list``
+lists the documents of the conversation's workflow on the handshake-era
+protocol and, on the sessionless one, where lists may not vary per
+connection, those of the configured ``workflow_id`` only (ADR 0056).
 """
 
 from __future__ import annotations
@@ -37,10 +54,19 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from docbinder.application.binder import DocBinder
-from docbinder.domain.errors import ConfigurationError, DocbinderError
+from docbinder.application.steps.results import printable
+from docbinder.domain.errors import (
+    ConfigurationError,
+    DocbinderError,
+    InvalidInput,
+    StorageError,
+    UnsafeOperation,
+    WorkflowNotFound,
+)
 from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import Principal
 from docbinder.integrations.mcp.tokens import BearerTokens
@@ -48,8 +74,12 @@ from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
 from docbinder.toolset import (
     DEFAULT_MAX_IMAGE_BYTES,
+    WORKFLOW_ARGUMENT,
     DocbinderToolset,
     ToolOutcome,
+    ToolSpec,
+    handle_spec,
+    public_message,
     workflow_documents,
 )
 
@@ -66,20 +96,46 @@ URI_TEMPLATE: Final = URI_PREFIX + "{documentId}"
 DEFAULT_MAX_RESOURCE_BYTES: Final = 10 << 20
 """Largest document ``resources/read`` returns, in bytes (10 MiB)."""
 
-MAX_SESSIONS: Final = 1024
-"""Most session runs kept; the least recently used is dropped beyond it (its workflow stays)."""
+MAX_RUNS_PER_PRINCIPAL: Final = 256
+"""Runs kept per principal (one per workflow it works in); the least recently used goes first."""
 
+MAX_CONVERSATIONS_PER_PRINCIPAL: Final = 1024
+"""Conversations (handshake-era HTTP sessions) per principal whose workflow is remembered."""
+
+MAX_LINKS_PER_PRINCIPAL: Final = 4096
+"""Documents per principal whose workflow is remembered for ``resources/read`` (ADR 0056)."""
+
+DOCUMENT_CACHE_MS: Final = 24 * 60 * 60 * 1000
+"""Cache lifetime of a document read (``ttlMs``, private scope): one day, in milliseconds."""
+
+NO_WORKFLOW_HINT: Final = (
+    "pass the `workflow` id you got from the call that produced the file (the `workflow:` "
+    "line of its answer) as the `workflow` argument"
+)
+"""How a call without workflow gets one over MCP (the tool set's ``no_workflow_hint``)."""
+
+LINK_AUDIENCE: Final[tuple[types.Role, ...]] = ("user", "assistant")
+"""The ``audience`` annotation of every ``resource_link``: the file is for both."""
+
+_PROCESS: Final = "process"
+"""The conversation key of stdio and in-process clients: the process is the conversation."""
+
+_MODERN: Final = frozenset(MODERN_PROTOCOL_VERSIONS)
 _URI_RE: Final = re.compile(r"^docbinder://documents/([A-Za-z0-9._:-]{1,200})$")
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _OPEN_WORLD: Final = frozenset({"download_from_data_source", "generate_image"})
+_HANDLE_RE: Final = re.compile(
+    r"^\s*[`'\"]?(?:workflow\s*:\s*)?[`'\"]?(.*?)[`'\"]?\s*$", re.I | re.S
+)
 
 INSTRUCTIONS: Final = (
-    "docbinder stores the files your tools produce and attaches them to the active workflow. "
+    "docbinder stores the files your tools produce and attaches them to a workflow. "
     "A producing tool (write_file, render_document, create_chart, ...) answers with a "
-    "`docItem:<id>` reference: copy it into the documentList of read_documents to read the "
-    "file later. read_file and get_file_info take that reference (or a docList:<label>, "
-    "answering for each of its files) as well as a file id. list_documents shows the active "
-    "workflow and its references."
+    "`docItem:<id>` reference per file and a `workflow: <id>` line: pass that workflow id as "
+    "the `workflow` argument of every later docbinder call of the conversation, and copy the "
+    "reference into the documentList of read_documents to read the file. read_file and "
+    "get_file_info take that reference (or a docList:<label>, answering for each of its "
+    "files) as well as a file id. list_documents shows the workflow and its references."
 )
 
 
@@ -106,16 +162,73 @@ def _one_line(message: str) -> str:
     return " ".join(message.split()) or "error"
 
 
+def _public(exc: DocbinderError) -> str:
+    """``exc`` for a client, one line, without storage internals; the full error is logged."""
+    if isinstance(exc, StorageError | UnsafeOperation):
+        log.warning("MCP request failed: %s", exc)
+    else:
+        log.info("MCP request failed: %s", exc)
+    return _one_line(public_message(exc))
+
+
+def _remember(kept: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Put ``key`` last in the LRU ``kept`` and drop the oldest entries beyond ``limit``."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > limit:
+        kept.popitem(last=False)
+
+
+def read_handle(value: object) -> str | None:
+    """The workflow id of a ``workflow`` argument, or ``None`` when it is absent.
+
+    Read tolerantly (ADR 0020): surrounding whitespace and quotes and a
+    copied ``workflow:`` prefix are removed; ``null`` and empty text mean no
+    handle. :class:`InvalidInput` for a value that is not text.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(
+            "the `workflow` argument must be text: the id of the `workflow:` line of an earlier "
+            f"answer, got {type(value).__name__}"
+        )
+    match = _HANDLE_RE.match(value)
+    text = match[1].strip() if match else value.strip()
+    return text or None
+
+
+class _Kept:
+    """What the server keeps for one principal, each part bounded and least recently used first.
+
+    ``runs`` maps a workflow id (``None``: no workflow) to the tool set over
+    the principal's run in it; ``conversations`` maps a conversation key to
+    its workflow id; ``links`` maps the id of a document the server named in
+    a result to its workflow id.
+    """
+
+    __slots__ = ("conversations", "links", "runs")
+
+    def __init__(self) -> None:
+        self.runs: OrderedDict[str | None, DocbinderToolset] = OrderedDict()
+        self.conversations: OrderedDict[str, str] = OrderedDict()
+        self.links: OrderedDict[str, str] = OrderedDict()
+
+
 class DocbinderMcpServer:
     """docbinder as an MCP server: the tool set's tools plus the workflow's documents as resources.
 
     ``binder`` is the configured :class:`DocBinder`; ``principal`` the identity
-    of stdio sessions and of HTTP sessions when no bearer tokens are
-    configured. ``workflow_id`` makes every session join that workflow
-    (``WorkflowNotFound`` comes back as a tool error when the caller may not
-    read it). ``data_sources`` and ``image_generator`` enable the tools that
-    need them; ``max_image_bytes`` caps images returned by ``read_documents``;
-    ``max_resource_bytes`` caps ``resources/read``.
+    of stdio requests and of HTTP requests when no bearer tokens are
+    configured. ``workflow_id`` is the workflow of every conversation and of
+    every request without handle (``WorkflowNotFound`` comes back as a tool
+    error when the caller may not read it); without it each conversation gets
+    a new workflow at its first producing call (see the module documentation).
+    ``data_sources`` and ``image_generator`` enable the tools that need them;
+    ``max_image_bytes`` caps images returned by ``read_documents``;
+    ``max_resource_bytes`` caps ``resources/read``. ``max_runs_per_principal``
+    and ``max_conversations_per_principal`` bound what is kept for each
+    principal.
     """
 
     def __init__(
@@ -128,7 +241,11 @@ class DocbinderMcpServer:
         image_generator: ImageGenerator | None = None,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         max_resource_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
+        max_runs_per_principal: int = MAX_RUNS_PER_PRINCIPAL,
+        max_conversations_per_principal: int = MAX_CONVERSATIONS_PER_PRINCIPAL,
     ) -> None:
+        if max_runs_per_principal < 1 or max_conversations_per_principal < 1:
+            raise ConfigurationError("the per-principal limits of the MCP server must be 1 or more")
         self.binder = binder
         self.principal = principal
         self.workflow_id = workflow_id
@@ -136,11 +253,16 @@ class DocbinderMcpServer:
         self.image_generator = image_generator
         self.max_image_bytes = max_image_bytes
         self.max_resource_bytes = max_resource_bytes
+        self.max_runs_per_principal = max_runs_per_principal
+        self.max_conversations_per_principal = max_conversations_per_principal
         self.tokens: BearerTokens | None = None
-        self._sessions: OrderedDict[tuple[Principal, str], DocbinderToolset] = OrderedDict()
+        self._kept: dict[Principal, _Kept] = {}
         self._lock = anyio.Lock()
+        self._creating = anyio.Lock()
         # The tool list depends on the configuration only: take it from a run without workflow.
-        self.specs = self._toolset_for(binder.start_run(principal)).specs
+        self.specs: tuple[ToolSpec, ...] = self._toolset_for(binder.start_run(principal)).specs
+        self._produces = {spec.name: spec.produces_files for spec in self.specs}
+        self._tools = [_tool(spec) for spec in self.specs]
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -152,26 +274,15 @@ class DocbinderMcpServer:
             on_read_resource=self._read_resource,
         )
 
-    # -- sessions ----------------------------------------------------------------------------
+    # -- runs and conversations --------------------------------------------------------------
     def _toolset_for(self, run: Any) -> DocbinderToolset:
         return DocbinderToolset(
             run,
             data_sources=self.data_sources,
             image_generator=self.image_generator,
             max_image_bytes=self.max_image_bytes,
+            no_workflow_hint=NO_WORKFLOW_HINT,
         )
-
-    def _new_toolset(self, principal: Principal) -> DocbinderToolset:
-        if self.workflow_id is not None:
-            run = self.binder.start_run(principal, self.workflow_id)
-        else:
-            run = self.binder.start_new_run(principal)
-        log.info(
-            "MCP session bound to workflow %s for user %s",
-            run.context.workflow_id,
-            principal.user_id,
-        )
-        return self._toolset_for(run)
 
     def _principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal:
         if self.tokens is None:
@@ -187,69 +298,184 @@ class DocbinderMcpServer:
             raise MCPError(types.INVALID_REQUEST, "no valid bearer token")
         return principal
 
-    async def session_toolset(self, ctx: ServerRequestContext[Any, Any]) -> DocbinderToolset:
-        """The tool set of the request's session, created (with its workflow) on first use.
+    @staticmethod
+    def conversation(ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The conversation of a request: ``"process"``, ``"session:<id>"`` or ``None``.
 
-        Raises docbinder's errors from starting the run (``WorkflowNotFound``,
-        ``AccessDenied``, ``StorageError``).
+        A request without HTTP request object (stdio, an in-process client) is
+        the process's conversation. An HTTP request of the handshake era with
+        an ``Mcp-Session-Id`` is that session's (the SDK assigned the id at
+        ``initialize`` and answers 404 to an id it did not assign or that
+        another credential opened). A request of the sessionless revision has
+        no conversation, whatever headers it sends.
         """
-        principal = self._principal(ctx)
+        if ctx.request is None:
+            return _PROCESS
+        if ctx.protocol_version in _MODERN:
+            return None
         headers = getattr(ctx.request, "headers", None)
         session = headers.get("mcp-session-id") if headers is not None else None
-        key = (principal, session or ("stdio" if ctx.request is None else "stateless"))
+        return f"session:{session}" if session else None
+
+    def _state(self, principal: Principal) -> _Kept:
+        kept = self._kept.get(principal)
+        if kept is None:
+            kept = self._kept[principal] = _Kept()
+        return kept
+
+    async def toolset(self, principal: Principal, workflow_id: str | None) -> DocbinderToolset:
+        """The tool set over ``principal``'s run in ``workflow_id`` (``None``: no workflow).
+
+        Kept per principal; on a miss the run is bound in a worker thread
+        (:meth:`DocBinder.start_run`): :class:`WorkflowNotFound` if the
+        workflow is absent or the principal may not read it,
+        :class:`StorageError`.
+        """
+        state = self._state(principal)
         async with self._lock:
-            toolset = self._sessions.get(key)
-            if toolset is None:
-                toolset = await anyio.to_thread.run_sync(self._new_toolset, principal)
-                self._sessions[key] = toolset
-                while len(self._sessions) > MAX_SESSIONS:
-                    self._sessions.popitem(last=False)
-            else:
-                self._sessions.move_to_end(key)
+            found = state.runs.get(workflow_id)
+            if found is not None:
+                state.runs.move_to_end(workflow_id)
+                return found
+        run = await anyio.to_thread.run_sync(self.binder.start_run, principal, workflow_id)
+        return await self._keep(principal, self._toolset_for(run))
+
+    async def _keep(self, principal: Principal, toolset: DocbinderToolset) -> DocbinderToolset:
+        state = self._state(principal)
+        async with self._lock:
+            found = state.runs.get(toolset.workflow_id)
+            if found is not None:
+                state.runs.move_to_end(toolset.workflow_id)
+                return found
+            _remember(state.runs, toolset.workflow_id, toolset, self.max_runs_per_principal)
+        return toolset
+
+    async def _new_workflow(self, principal: Principal) -> DocbinderToolset:
+        run = await anyio.to_thread.run_sync(self.binder.start_new_run, principal)
+        log.info(
+            "MCP call started workflow %s for user %s", run.context.workflow_id, principal.user_id
+        )
+        return await self._keep(principal, self._toolset_for(run))
+
+    async def _conversation_workflow(self, principal: Principal, key: str | None) -> str | None:
+        if key is None:
+            return self.workflow_id
+        state = self._state(principal)
+        async with self._lock:
+            workflow_id = state.conversations.get(key)
+            if workflow_id is not None:
+                state.conversations.move_to_end(key)
+                return workflow_id
+        return self.workflow_id
+
+    async def _bind(self, principal: Principal, key: str, workflow_id: str) -> None:
+        state = self._state(principal)
+        async with self._lock:
+            if state.conversations.get(key) != workflow_id:
+                log.info(
+                    "MCP conversation of user %s works in workflow %s",
+                    principal.user_id,
+                    workflow_id,
+                )
+            _remember(state.conversations, key, workflow_id, self.max_conversations_per_principal)
+
+    async def call_toolset(
+        self, principal: Principal, key: str | None, handle: str | None, producing: bool
+    ) -> DocbinderToolset:
+        """The tool set a call works with (ADR 0054).
+
+        ``key`` is the call's conversation (:meth:`conversation`), ``handle``
+        its ``workflow`` argument, ``producing`` whether the tool stores files.
+        A handle binds its workflow for ``principal`` (and becomes the
+        conversation's); else the conversation's workflow or ``workflow_id``;
+        else a producing call starts a workflow (the conversation's, when it
+        has one) and any other call has none. Raises :class:`WorkflowNotFound`
+        (an unknown handle, or one the principal may not read),
+        :class:`AccessDenied` (no right to create a workflow),
+        :class:`StorageError`.
+        """
+        if handle is not None:
+            toolset = await self.toolset(principal, handle)
+            if key is not None:
+                await self._bind(principal, key, handle)
+            return toolset
+        workflow_id = await self._conversation_workflow(principal, key)
+        if workflow_id is not None:
+            return await self.toolset(principal, workflow_id)
+        if not producing:
+            return await self.toolset(principal, None)
+        if key is None:
+            return await self._new_workflow(principal)
+        async with self._creating:  # one new workflow per conversation, also under concurrency
+            workflow_id = await self._conversation_workflow(principal, key)
+            if workflow_id is not None:
+                return await self.toolset(principal, workflow_id)
+            toolset = await self._new_workflow(principal)
+            assert toolset.workflow_id is not None
+            await self._bind(principal, key, toolset.workflow_id)
             return toolset
 
-    async def _resource_toolset(self, ctx: ServerRequestContext[Any, Any]) -> DocbinderToolset:
-        try:
-            return await self.session_toolset(ctx)
-        except DocbinderError as exc:
-            raise MCPError(types.INVALID_PARAMS, _one_line(str(exc))) from None
+    async def _remember_links(self, principal: Principal, outcome: ToolOutcome) -> None:
+        if outcome.workflow_id is None or not outcome.document_ids:
+            return
+        state = self._state(principal)
+        async with self._lock:
+            for document_id in outcome.document_ids:
+                _remember(state.links, document_id, outcome.workflow_id, MAX_LINKS_PER_PRINCIPAL)
 
     # -- tools -------------------------------------------------------------------------------
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        tools = [
-            types.Tool(
-                name=spec.name,
-                description=spec.description,
-                input_schema=dict(spec.parameters),
-                annotations=types.ToolAnnotations(
-                    read_only_hint=spec.read_only,
-                    destructive_hint=False,
-                    idempotent_hint=spec.read_only,
-                    open_world_hint=spec.name in _OPEN_WORLD,
-                ),
-            )
-            for spec in self.specs
-        ]
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=list(self._tools))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        principal = self._principal(ctx)
+        arguments: dict[str, Any] = dict(params.arguments or {})
         try:
-            toolset = await self.session_toolset(ctx)
+            handle = read_handle(arguments.pop(WORKFLOW_ARGUMENT, None))
+        except InvalidInput as exc:
+            return error_result(_one_line(str(exc)), None)
+        try:
+            toolset = await self.call_toolset(
+                principal,
+                self.conversation(ctx),
+                handle,
+                self._produces.get(params.name, False),
+            )
+        except WorkflowNotFound as exc:
+            if handle is None:  # the configured workflow
+                return error_result(_public(exc), None)
+            # The same words for an unknown id and another principal's (no existence oracle).
+            log.info("MCP call of user %s: workflow handle %r refused", principal.user_id, handle)
+            return error_result(unknown_handle(handle), None)
         except DocbinderError as exc:
-            return _error_result(_one_line(str(exc)))
-        outcome = await toolset.acall(params.name, params.arguments or {})
+            return error_result(_public(exc), None)
+        outcome = await anyio.to_thread.run_sync(
+            _checked_call, toolset, params.name, arguments, self._produces.get(params.name, False)
+        )
+        await self._remember_links(principal, outcome)
         return tool_result(outcome)
 
     # -- resources ---------------------------------------------------------------------------
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        toolset = await self._resource_toolset(ctx)
-        documents = await anyio.to_thread.run_sync(workflow_documents, toolset.run)
+        principal = self._principal(ctx)
+        if ctx.protocol_version in _MODERN:
+            # Lists may not vary per connection on this revision: the configured workflow only.
+            workflow_id = self.workflow_id
+        else:
+            workflow_id = await self._conversation_workflow(principal, self.conversation(ctx))
+        if workflow_id is None:
+            return types.ListResourcesResult(resources=[], cache_scope="private")
+        try:
+            toolset = await self.toolset(principal, workflow_id)
+            documents = await anyio.to_thread.run_sync(workflow_documents, toolset.run)
+        except DocbinderError as exc:
+            raise MCPError(types.INVALID_PARAMS, _public(exc)) from None
         resources = [
             types.Resource(
                 uri=URI_PREFIX + d.document.id,
@@ -261,7 +487,7 @@ class DocbinderMcpServer:
             )
             for d in documents
         ]
-        return types.ListResourcesResult(resources=resources)
+        return types.ListResourcesResult(resources=resources, cache_scope="private")
 
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -271,10 +497,10 @@ class DocbinderMcpServer:
                 types.ResourceTemplate(
                     uri_template=URI_TEMPLATE,
                     name="workflow-document",
-                    title="Document of the active workflow",
+                    title="Document of a workflow",
                     description=(
-                        "A document of the active workflow by its ChatDocument id (the <id> of "
-                        f"docItem:<id>); text formats as text, others as a blob, at most "
+                        "A document by its ChatDocument id (the <id> of docItem:<id>), read in "
+                        "its own workflow; text formats as text, others as a blob, at most "
                         f"{self.max_resource_bytes} bytes."
                     ),
                 )
@@ -291,12 +517,27 @@ class DocbinderMcpServer:
                 types.INVALID_PARAMS,
                 f"unknown resource URI {uri[:200]!r}; document resources look like {URI_TEMPLATE}",
             )
-        toolset = await self._resource_toolset(ctx)
+        document_id = match[1]
+        principal = self._principal(ctx)
+        state = self._state(principal)
+        async with self._lock:
+            workflow_id = state.links.get(document_id)
+        if workflow_id is None:
+            workflow_id = await self._conversation_workflow(principal, self.conversation(ctx))
+        if workflow_id is None:
+            raise MCPError(types.INVALID_PARAMS, _not_found(uri))
         try:
-            contents = await anyio.to_thread.run_sync(self._read_document, toolset, match[1], uri)
+            toolset = await self.toolset(principal, workflow_id)
+            contents = await anyio.to_thread.run_sync(
+                self._read_document, toolset, document_id, uri
+            )
+        except WorkflowNotFound:
+            raise MCPError(types.INVALID_PARAMS, _not_found(uri)) from None
         except DocbinderError as exc:
-            raise MCPError(types.INVALID_PARAMS, _one_line(str(exc))) from None
-        return types.ReadResourceResult(contents=[contents])
+            raise MCPError(types.INVALID_PARAMS, f"resource {uri}: {_public(exc)}") from None
+        return types.ReadResourceResult(
+            contents=[contents], ttl_ms=DOCUMENT_CACHE_MS, cache_scope="private"
+        )
 
     def _read_document(
         self, toolset: DocbinderToolset, document_id: str, uri: str
@@ -304,8 +545,7 @@ class DocbinderMcpServer:
         run = toolset.run
         resolution = run.resolve([f"docItem:{document_id}"])
         if not resolution.documents:
-            reason = resolution.unresolved[0].message if resolution.unresolved else "not found"
-            raise MCPError(types.INVALID_PARAMS, f"resource {uri} not found: {reason}")
+            raise MCPError(types.INVALID_PARAMS, _not_found(uri))
         item = resolution.documents[0].file
         if item.size > self.max_resource_bytes:
             raise MCPError(
@@ -369,15 +609,91 @@ class DocbinderMcpServer:
         uvicorn.Server(config).run()
 
 
-def tool_result(outcome: ToolOutcome) -> types.CallToolResult:
-    """An MCP tool result: the outcome's text, then each image as image content.
+def unknown_handle(handle: str) -> str:
+    """The tool error for a ``workflow`` handle the caller may not use, whatever the reason.
 
-    ``_meta`` carries ``docbinder/fileIds`` and ``docbinder/documentIds`` for
-    the host; an error is ``isError`` with the one-line message.
+    The same text for an id that names no workflow and for one of another
+    principal or tenant: the answer tells nothing about other workflows.
     """
-    if outcome.is_error:
-        return _error_result(outcome.text)
-    content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
+    return (
+        f"workflow {printable(handle[:120])} not found; pass the id of a `workflow:` line of "
+        "this conversation, or leave `workflow` out to start a new workflow"
+    )
+
+
+def _checked_call(
+    toolset: DocbinderToolset, name: str, arguments: Mapping[str, Any], producing: bool
+) -> ToolOutcome:
+    """Run tool ``name`` (in a worker thread); a producing tool first checks it may attach.
+
+    A workflow the caller may read but not add to (a handle of a workflow it
+    was shown) refuses a producing call before anything is stored; the
+    attach itself checks again, on the stored workflow, in its unit of work.
+    """
+    workflow_id = toolset.workflow_id
+    if producing and workflow_id is not None:
+        try:
+            allowed = toolset.run.can_attach()
+        except DocbinderError as exc:
+            return ToolOutcome(_public(exc), is_error=True, workflow_id=workflow_id)
+        if not allowed:
+            return ToolOutcome(
+                f"you may read workflow {workflow_id} but not add files to it; leave "
+                "`workflow` out to store them in a new workflow",
+                is_error=True,
+                workflow_id=workflow_id,
+            )
+    return toolset.call(name, arguments)
+
+
+def _not_found(uri: str) -> str:
+    """The one answer for a document the caller cannot read, whatever the reason."""
+    return (
+        f"resource {uri} not found: no document with this id that you may read; read it with "
+        "read_documents and the `workflow` of the answer that named it"
+    )
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    """``spec`` as an MCP tool: the handle argument, only the required arguments required."""
+    shown = handle_spec(spec)
+    return types.Tool(
+        name=shown.name,
+        description=shown.description,
+        input_schema=dict(shown.parameters),
+        output_schema=dict(spec.output_schema) if spec.output_schema is not None else None,
+        annotations=types.ToolAnnotations(
+            read_only_hint=spec.read_only,
+            destructive_hint=False,
+            idempotent_hint=spec.read_only,
+            open_world_hint=spec.name in _OPEN_WORLD,
+        ),
+    )
+
+
+def workflow_line(workflow_id: str | None) -> str:
+    """The text block that names a result's workflow: ``workflow: <id>`` (ADR 0054)."""
+    if workflow_id is None:
+        return "workflow: none (a producing call starts one and its answer names it here)"
+    return f"workflow: {workflow_id}"
+
+
+def tool_result(outcome: ToolOutcome) -> types.CallToolResult:
+    """An MCP tool result from a tool-set outcome, in every shape clients read (ADR 0055).
+
+    ``content``: the outcome's text, a ``workflow: <id>`` text block, each
+    image as image content, and for every file a producing tool attached one
+    ``resource_link`` (``docbinder://documents/<chatDocumentId>``, name,
+    MIME type, size, ``audience`` user and assistant).
+    ``structuredContent``: :attr:`ToolOutcome.structured` (the tool's
+    ``outputSchema``; ``{"workflow", "error"}`` for an error, flagged
+    ``isError``). ``_meta`` carries ``docbinder/fileIds`` and
+    ``docbinder/documentIds`` for the host.
+    """
+    content: list[Any] = [
+        types.TextContent(type="text", text=outcome.text),
+        types.TextContent(type="text", text=workflow_line(outcome.workflow_id)),
+    ]
     for part in outcome.images:
         assert part.data is not None
         content.append(
@@ -387,17 +703,37 @@ def tool_result(outcome: ToolOutcome) -> types.CallToolResult:
                 mime_type=part.mime_type,
             )
         )
+    for produced in outcome.produced:
+        if produced.document_id is None:
+            continue
+        item = produced.item
+        content.append(
+            types.ResourceLink(
+                type="resource_link",
+                uri=URI_PREFIX + produced.document_id,
+                name=item.file_name,
+                title=item.file_name,
+                description=f"{produced.reference} (file id {item.id})",
+                mime_type=item.mime_type,
+                size=item.size,
+                annotations=types.Annotations(audience=list(LINK_AUDIENCE)),
+            )
+        )
+    structured = dict(outcome.structured or {"workflow": outcome.workflow_id})
+    if outcome.is_error:
+        structured.setdefault("error", outcome.text)
     meta = {
         "docbinder/fileIds": list(outcome.file_ids),
         "docbinder/documentIds": list(outcome.document_ids),
     }
-    return types.CallToolResult(content=content, is_error=False, _meta=meta)
-
-
-def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
+        content=content, structured_content=structured, is_error=outcome.is_error, _meta=meta
     )
+
+
+def error_result(message: str, workflow_id: str | None) -> types.CallToolResult:
+    """A tool error the server answers itself (a refused handle): one line, its workflow."""
+    return tool_result(ToolOutcome(_one_line(message), is_error=True, workflow_id=workflow_id))
 
 
 def _version() -> str:
