@@ -366,7 +366,8 @@ class DocbinderMcpServer:
         ``host:port`` (else 421 / 403, :class:`~docbinder.integrations.httpguard.HostGuard`);
         each principal holds at most ``limits.sessions_per_principal`` legacy sessions
         (:class:`~docbinder.integrations.mcp.http_sessions.PrincipalSessions`).
-        ``limits`` defaults to :class:`HttpLimits` ().
+        ``limits`` defaults to ``HttpLimits()``; an ``allowed_hosts`` entry that is no
+        host name raises :class:`ConfigurationError` naming ``http_allowed_hosts``.
         """
         check_http_host(host, tokens)
         limits = limits or HttpLimits()
