@@ -12,7 +12,9 @@ host that wants environment configuration.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,11 +42,31 @@ SETTING_NAMES = (
     "s3_connect_timeout",
     "s3_read_timeout",
     "s3_max_attempts",
+    "http_max_connections",
+    "http_header_timeout",
+    "http_read_timeout",
+    "http_keep_alive_timeout",
+    "http_sessions_per_principal",
+    "http_session_idle_timeout",
+    "http_allowed_hosts",
 )
+
+_HTTP_NUMBERS: dict[str, type[int] | type[float]] = {
+    "http_max_connections": int,
+    "http_header_timeout": float,
+    "http_read_timeout": float,
+    "http_keep_alive_timeout": float,
+    "http_sessions_per_principal": int,
+    "http_session_idle_timeout": float,
+}
+"""The HTTP faces' limits (:class:`docbinder.integrations.httpguard.HttpLimits`): counts and seconds."""
 
 _NON_TEXT = frozenset(
     {"max_file_size", "s3_whole_bucket", "s3_connect_timeout", "s3_read_timeout", "s3_max_attempts"}
+    | set(_HTTP_NUMBERS)
+    | {"http_allowed_hosts"}
 )
+_HOST_ENTRY = re.compile(r"^[A-Za-z0-9._:\[\]-]{1,255}$")
 
 
 def default_home() -> Path:
@@ -70,6 +92,16 @@ class Settings:
     (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`). ``s3_checksums``: ``auto``
     (``when_required`` for a custom ``s3_endpoint_url``, else ``when_supported``),
     ``when_required`` or ``when_supported`` (botocore's checksum settings).
+
+    The ``http_*`` settings bound every HTTP face (``docbinder mcp --transport
+    streamable-http``), see :class:`docbinder.integrations.httpguard.HttpLimits`:
+    ``http_max_connections`` (512 open connections), ``http_header_timeout`` (10 s to
+    send a whole request head), ``http_read_timeout`` (30 s of silence inside a request
+    body), ``http_keep_alive_timeout`` (5 s idle between requests),
+    ``http_sessions_per_principal`` (100 open legacy MCP sessions per principal),
+    ``http_session_idle_timeout`` (1800 s before an unused session ends) and
+    ``http_allowed_hosts`` (more names the ``Host`` and ``Origin`` headers may give;
+    comma-separated in the environment, a list in TOML).
     """
 
     home: Path
@@ -86,6 +118,13 @@ class Settings:
     s3_connect_timeout: float = 4.0
     s3_read_timeout: float = 10.0
     s3_max_attempts: int = 2
+    http_max_connections: int = 512
+    http_header_timeout: float = 10.0
+    http_read_timeout: float = 30.0
+    http_keep_alive_timeout: float = 5.0
+    http_sessions_per_principal: int = 100
+    http_session_idle_timeout: float = 1800.0
+    http_allowed_hosts: tuple[str, ...] = ()
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     @classmethod
@@ -152,6 +191,7 @@ class Settings:
             if values["max_file_size"] <= 0:
                 raise ConfigurationError("max_file_size must be positive")
         _s3_settings(values, sources)
+        _http_settings(values, sources)
         if values.get("s3_checksums", "auto") not in ("auto", "when_required", "when_supported"):
             raise ConfigurationError(
                 "s3_checksums must be auto, when_required or when_supported, "
@@ -260,6 +300,42 @@ def _s3_settings(values: dict[str, Any], sources: Mapping[str, str]) -> None:
                 f"s3_max_attempts must be a whole number >= 1, got {raw!r} ({sources.get('s3_max_attempts')})"
             )
         values["s3_max_attempts"] = attempts
+
+
+def _http_settings(values: dict[str, Any], sources: Mapping[str, str]) -> None:
+    """Convert the ``http_*`` settings in ``values`` in place; :class:`ConfigurationError` naming the bad one."""
+    for name, kind in _HTTP_NUMBERS.items():
+        if name not in values:
+            continue
+        raw = values[name]
+        try:
+            number = kind(raw) if not isinstance(raw, bool) else 0
+        except (TypeError, ValueError):
+            number = 0
+        if kind is int and isinstance(raw, float) and not raw.is_integer():
+            number = 0
+        if not (number > 0 and math.isfinite(number)):
+            unit = "whole number" if kind is int else "number of seconds"
+            raise ConfigurationError(
+                f"{name} must be a positive {unit}, got {raw!r} ({sources.get(name)})"
+            )
+        values[name] = number
+    if "http_allowed_hosts" in values:
+        raw = values["http_allowed_hosts"]
+        entries = raw.split(",") if isinstance(raw, str) else raw
+        if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
+            raise ConfigurationError(
+                "http_allowed_hosts must be host names separated by commas (a list in TOML), "
+                f"got {raw!r} ({sources.get('http_allowed_hosts')})"
+            )
+        hosts = tuple(e.strip() for e in entries if e.strip())
+        bad = [h for h in hosts if not _HOST_ENTRY.match(h)]
+        if bad:
+            raise ConfigurationError(
+                f"http_allowed_hosts: {bad[0]!r} is no host name or address "
+                f"({sources.get('http_allowed_hosts')})"
+            )
+        values["http_allowed_hosts"] = hosts
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -1225,7 +1225,11 @@ def mcp(
     check_http_host(host, token_map)
     shown = f"[{host}]" if ":" in host else host
     err.print(f"docbinder MCP server on http://{shown}:{port}/mcp {about}", markup=False)
-    server.run_http(host=host, port=port, tokens=token_map)
+    from docbinder.integrations.httpguard import HttpLimits
+
+    server.run_http(
+        host=host, port=port, tokens=token_map, limits=HttpLimits.from_settings(STATE.settings)
+    )
 
 
 def _exit_on_interrupt() -> None:

@@ -39,7 +39,6 @@ connection, those of the configured ``workflow_id`` only (ADR 0056).
 from __future__ import annotations
 
 import base64
-import ipaddress
 import logging
 import re
 from collections import OrderedDict
@@ -50,12 +49,19 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
 
 from docbinder.application.binder import DocBinder
 from docbinder.application.steps.results import printable
@@ -69,6 +75,9 @@ from docbinder.domain.errors import (
 )
 from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import Principal
+from docbinder.integrations import httpguard
+from docbinder.integrations.httpguard import HttpLimits
+from docbinder.integrations.mcp.http_sessions import PrincipalSessions
 from docbinder.integrations.mcp.tokens import BearerTokens
 from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
@@ -140,17 +149,20 @@ INSTRUCTIONS: Final = (
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost``."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    """Whether ``host`` is ``localhost`` or a loopback address, in any spelling.
+
+    ``LOCALHOST``, ``localhost.``, ``127.0.0.2``, ``[::1]`` and ``0:0:0:0:0:0:0:1`` are
+    (:func:`docbinder.integrations.httpguard.is_loopback`).
+    """
+    return httpguard.is_loopback(host)
 
 
 def check_http_host(host: str, tokens: BearerTokens | None) -> None:
-    """:class:`ConfigurationError` unless ``host`` is loopback or bearer tokens are configured."""
+    """:class:`ConfigurationError` unless ``host`` is loopback or bearer tokens are configured.
+
+    Either way the served app checks ``Host`` and ``Origin`` for ``host``
+    (:class:`~docbinder.integrations.httpguard.HostGuard`).
+    """
     if tokens is None and not is_loopback(host):
         raise ConfigurationError(
             f"refusing to serve MCP on non-loopback host {host!r} without bearer tokens; "
@@ -577,36 +589,71 @@ class DocbinderMcpServer:
             )
 
     def http_app(
-        self, *, host: str = "127.0.0.1", port: int = 8000, tokens: BearerTokens | None = None
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        tokens: BearerTokens | None = None,
+        limits: HttpLimits | None = None,
     ) -> Starlette:
-        """The streamable-HTTP ASGI app (endpoint ``/mcp``).
+        """The streamable-HTTP ASGI app (endpoint ``/mcp``) for a server bound to ``host:port``.
 
         Without ``tokens`` only a loopback ``host`` is allowed (else
         :class:`ConfigurationError`) and every request acts as
         :attr:`principal`; with ``tokens`` every request needs
         ``Authorization: Bearer <token>`` (else HTTP 401) and acts as the
-        token's principal. On loopback the SDK's DNS-rebinding protection
-        checks ``Host`` and ``Origin``.
+        token's principal. Before anything else, ``Host`` and ``Origin`` must name
+        ``host:port`` (else 421 / 403, :class:`~docbinder.integrations.httpguard.HostGuard`);
+        each principal holds at most ``limits.sessions_per_principal`` legacy sessions
+        (:class:`~docbinder.integrations.mcp.http_sessions.PrincipalSessions`).
+        ``limits`` defaults to ``HttpLimits()``; an ``allowed_hosts`` entry that is no
+        host name raises :class:`ConfigurationError` naming ``http_allowed_hosts``.
         """
         check_http_host(host, tokens)
+        limits = limits or HttpLimits()
+        allowed = httpguard.AllowedHosts.for_bind(host, port, limits.allowed_hosts)
         self.tokens = tokens
-        if tokens is None:
-            return self.server.streamable_http_app(host=host)
-        url_host = f"[{host}]" if ":" in host else host
-        auth = AuthSettings(
-            issuer_url=f"http://{url_host}:{port}",  # type: ignore[arg-type]
-            resource_server_url=None,
-            required_scopes=[],
+        principals = tokens.principals if tokens is not None else (self.principal,)
+
+        def principal_of(scope: Any) -> Principal | None:
+            if tokens is None:
+                return self.principal
+            user = scope.get("user")
+            if not isinstance(user, AuthenticatedUser):
+                return None
+            return tokens.principal_for(user.access_token)
+
+        sessions = PrincipalSessions(self.server, principals, principal_of, limits)
+        middleware = [Middleware(httpguard.HostGuard, allowed=allowed)]
+        endpoint: Any = sessions
+        if tokens is not None:
+            middleware += [
+                Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(tokens)),
+                Middleware(AuthContextMiddleware),
+            ]
+            endpoint = RequireAuthMiddleware(sessions, required_scopes=[])
+        return Starlette(
+            routes=[Route("/mcp", endpoint=endpoint)],
+            middleware=middleware,
+            lifespan=lambda _app: sessions.run(),
         )
-        return self.server.streamable_http_app(host=host, auth=auth, token_verifier=tokens)
 
-    def run_http(self, *, host: str, port: int, tokens: BearerTokens | None = None) -> None:
-        """Serve streamable HTTP on ``host:port`` with uvicorn until interrupted."""
-        import uvicorn
+    def run_http(
+        self,
+        *,
+        host: str,
+        port: int,
+        tokens: BearerTokens | None = None,
+        limits: HttpLimits | None = None,
+    ) -> None:
+        """Serve :meth:`http_app` on ``host:port`` under ``limits`` until interrupted.
 
-        app = self.http_app(host=host, port=port, tokens=tokens)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        uvicorn.Server(config).run()
+        Connections, header and body timeouts as
+        :func:`docbinder.integrations.httpguard.serve` keeps them.
+        """
+        limits = limits or HttpLimits()
+        app = self.http_app(host=host, port=port, tokens=tokens, limits=limits)
+        httpguard.serve(app, host=host, port=port, limits=limits)
 
 
 def unknown_handle(handle: str) -> str:

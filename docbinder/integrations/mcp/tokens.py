@@ -11,14 +11,19 @@ bytes, as ``printf %s "$TOKEN" | sha256sum`` prints it)::
     roles = ["member"]             # optional, default ["member"]
 
 A request's principal is the one its token maps to; nothing in the request
-can name another.
+can name another. Whoever can write the file can make a token of their own act as
+any principal, so the file is refused unless only its owner can write it and that
+owner is the user running docbinder or root (the rule of OpenSSH's ``StrictModes``
+for ``authorized_keys``): no group or other write bit, checked on the opened file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,11 +56,23 @@ class BearerTokens:
             raise ConfigurationError("the bearer token file lists no token")
         self._principals = dict(principals)
 
+    @property
+    def principals(self) -> tuple[Principal, ...]:
+        """Every principal a token of this file acts as, each once, in file order."""
+        return tuple(dict.fromkeys(self._principals.values()))
+
     @classmethod
     def load(cls, path: Path) -> BearerTokens:
-        """Read a token file (see the module); :class:`ConfigurationError` names what is wrong."""
+        """Read a token file (see the module); :class:`ConfigurationError` names what is wrong.
+
+        A file that its group or others may write, or that belongs to neither the
+        current user nor root, is refused with one line naming the file and the fix.
+        """
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            with path.open("rb") as handle:
+                _check_owner_only(path, os.fstat(handle.fileno()))
+                text = handle.read().decode("utf-8")
+            data = tomllib.loads(text)
         except OSError as exc:
             raise ConfigurationError(
                 f"cannot read the bearer token file {path}: {exc.strerror}"
@@ -92,6 +109,26 @@ class BearerTokens:
                     subject=known,
                 )
         return None
+
+
+def _check_owner_only(path: Path, info: os.stat_result) -> None:
+    """:class:`ConfigurationError` unless only the owner (the current user or root) may write."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - Windows: no POSIX owner and mode to check
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "anyone" if mode & stat.S_IWOTH else "its group"
+        raise ConfigurationError(
+            f"refusing the bearer token file {path}: {who} may write it (mode {mode:04o}); "
+            f"run chmod 600 {path}"
+        )
+    user = getuid()
+    if info.st_uid not in (user, 0):
+        raise ConfigurationError(
+            f"refusing the bearer token file {path}: it belongs to uid {info.st_uid}, not to "
+            f"the user running docbinder (uid {user}); run chown {user} {path} && chmod 600 {path}"
+        )
 
 
 def _entry(entry: Any, where: str) -> tuple[str, Principal]:

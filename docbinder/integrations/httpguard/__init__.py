@@ -1,0 +1,62 @@
+"""The protections every HTTP face of docbinder runs behind (``docbinder mcp`` over HTTP today).
+
+- :class:`HttpLimits`: the ``http_*`` settings (connections, timeouts, sessions per
+  principal, extra host names), with their defaults;
+- :class:`HostGuard` and :class:`AllowedHosts`: ``Host`` and ``Origin`` checks
+  against DNS rebinding for whatever address the face binds;
+- :func:`serve` and :func:`server_config`: uvicorn with a connection limit and
+  header and body read timeouts (:mod:`docbinder.integrations.httpguard.connections`,
+  which needs ``uvicorn``, imported on first use).
+
+A face builds its ASGI app, wraps it in :class:`HostGuard`, keeps its own
+per-principal limits with :attr:`HttpLimits.sessions_per_principal`, and serves
+it with :func:`serve`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from docbinder.integrations.httpguard.hosts import (
+    AllowedHosts,
+    HostGuard,
+    is_loopback,
+    normalize_host,
+    split_host_port,
+)
+from docbinder.integrations.httpguard.limits import DESCRIPTOR_RESERVE, HttpLimits
+
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = [
+    "DESCRIPTOR_RESERVE",
+    "AllowedHosts",
+    "HostGuard",
+    "HttpLimits",
+    "is_loopback",
+    "normalize_host",
+    "serve",
+    "server_config",
+    "split_host_port",
+]
+
+
+def server_config(
+    app: Any, *, host: str, port: int, limits: HttpLimits, log_level: str = "warning"
+) -> uvicorn.Config:
+    """uvicorn's configuration for ``app`` under ``limits`` (see :mod:`.connections`)."""
+    from docbinder.integrations.httpguard import connections
+
+    return connections.server_config(app, host=host, port=port, limits=limits, log_level=log_level)
+
+
+def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:
+    """Serve ``app`` on ``host:port`` under ``limits`` until interrupted (see :mod:`.connections`).
+
+    Raises :class:`~docbinder.domain.errors.ConfigurationError` when the process may
+    not open the file descriptors ``limits`` need.
+    """
+    from docbinder.integrations.httpguard import connections
+
+    connections.serve(app, host=host, port=port, limits=limits)

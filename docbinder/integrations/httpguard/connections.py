@@ -1,0 +1,258 @@
+"""uvicorn with a connection limit and header and body read timeouts.
+
+uvicorn (0.54) waits forever for a request head that never ends: its keep-alive
+timer starts only after a response, and ``limit_concurrency`` answers ``503`` only
+to a request whose head has arrived. Clients that open connections and send half a
+head therefore hold one file descriptor each until the process has none left
+(``EMFILE``), and every other client times out. :func:`guarded_protocol` is uvicorn's
+own h11 protocol plus the missing guard, at the connection level where a request
+that has not arrived yet can be seen:
+
+- a connection has :attr:`HttpLimits.header_timeout` seconds to send a whole request
+  head from the moment the server waits for one (connection opened, previous
+  response sent); bytes arriving slowly do not extend it. A half-sent head is
+  answered ``408``, a silent connection closed;
+- inside a request body, :attr:`HttpLimits.read_timeout` seconds without a byte
+  close the connection (``408`` if no response started); a body the application
+  has not read yet (reading paused) does not count;
+- at most :attr:`HttpLimits.max_connections` connections are open: a new one beyond
+  closes the connection that has waited longest for a request head (an idle
+  keep-alive connection or a half-sent head), so a flood of half-sent heads never
+  keeps a client that sends its request at once from being served; when every
+  connection is busy with a request, the new one is answered ``503`` and closed;
+- idle keep-alive connections close after :attr:`HttpLimits.keep_alive_timeout`.
+
+The connections a server accepts come from asyncio, which accepts up to the listen
+backlog at once and, on ``EMFILE``, logs and retries the accept once per backlog
+entry (Python 3.11's ``_accept_connection``), keeping the process busy while no
+descriptor is free. So the guard must never let the process run out: the backlog is
+:attr:`HttpLimits.backlog` and :func:`ensure_descriptors` makes sure the process may
+open :attr:`HttpLimits.descriptors_needed` files before it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from typing import Any, ClassVar
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from docbinder.domain.errors import ConfigurationError
+from docbinder.integrations.httpguard.limits import DESCRIPTOR_RESERVE, HttpLimits
+
+log = logging.getLogger(__name__)
+
+
+def _response(status: int, reason: str, body: str) -> bytes:
+    data = body.encode("ascii")
+    return (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(data)}\r\nconnection: close\r\n\r\n"
+    ).encode("ascii") + data
+
+
+_BUSY = _response(503, "Service Unavailable", "too many open connections; retry later\n")
+_HEAD_TIMEOUT = _response(408, "Request Timeout", "request head not received in time\n")
+_BODY_TIMEOUT = _response(408, "Request Timeout", "request body not received in time\n")
+
+
+class ConnectionTable:
+    """The open connections of one server and which of them wait for a request head.
+
+    ``waiting`` keeps the order in which connections started to wait, oldest first.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open: set[GuardedH11Protocol] = set()
+        self.waiting: dict[GuardedH11Protocol, None] = {}
+
+    def admit(self, connection: GuardedH11Protocol) -> bool:
+        """Count ``connection`` in; at the limit, first close the longest waiting one.
+
+        ``False`` when every open connection is busy with a request.
+        """
+        if len(self.open) >= self.limit:
+            victim = next(iter(self.waiting), None)
+            if victim is None:
+                return False
+            victim.evict()
+        self.open.add(connection)
+        return True
+
+    def drop(self, connection: GuardedH11Protocol) -> None:
+        """Forget ``connection`` (closed or being closed)."""
+        self.open.discard(connection)
+        self.waiting.pop(connection, None)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the guard of the module; made by :func:`guarded_protocol`."""
+
+    limits: ClassVar[HttpLimits]
+    table: ClassVar[ConnectionTable]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._head_started = False
+        self._counted = False
+
+    # -- asyncio.Protocol -----------------------------------------------------------------
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if not self.table.admit(self):
+            log.warning(
+                "refused a connection: %d connections are open and busy (http_max_connections)",
+                self.table.limit,
+            )
+            transport.write(_BUSY)
+            transport.close()
+            return
+        self._counted = True
+        self._follow()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._forget()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE:
+            self._head_started = True
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._follow()
+
+    # -- the guard --------------------------------------------------------------------------
+    def evict(self) -> None:
+        """Close this connection to make room for a new one (it waits for a request head)."""
+        self._forget()
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _forget(self) -> None:
+        self.table.drop(self)
+        self._counted = False
+        for timer in (self._head_timer, self._body_timer):
+            if timer is not None:
+                timer.cancel()
+        self._head_timer = self._body_timer = None
+
+    def _follow(self) -> None:
+        """Arm or disarm the timers after what the client's side of the connection did."""
+        if not self._counted or self.transport.is_closing():
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            if self._head_timer is None:
+                self._head_started = False
+                self._head_timer = self.loop.call_later(
+                    self.limits.header_timeout, self._head_timed_out
+                )
+                self.table.waiting[self] = None
+        else:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            self.table.waiting.pop(self, None)
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+        if state is h11.SEND_BODY:
+            self._body_timer = self.loop.call_later(self.limits.read_timeout, self._body_timed_out)
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        if self._head_started:
+            self.transport.write(_HEAD_TIMEOUT)
+        self._forget()
+        self.transport.close()
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        if self.transport.is_closing():
+            return
+        if self.flow.read_paused:  # the application has not read what came; not the client
+            self._body_timer = self.loop.call_later(self.limits.read_timeout, self._body_timed_out)
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            self.transport.write(_BODY_TIMEOUT)
+        self._forget()
+        self.transport.close()
+
+
+def guarded_protocol(limits: HttpLimits) -> type[GuardedH11Protocol]:
+    """A protocol class for ``uvicorn.Config(http=...)`` keeping ``limits``, with its own table.
+
+    Use one class per server: its :class:`ConnectionTable` counts that server's
+    connections.
+    """
+
+    class Guarded(GuardedH11Protocol):
+        pass
+
+    Guarded.limits = limits
+    Guarded.table = ConnectionTable(limits.max_connections)
+    return Guarded
+
+
+def server_config(
+    app: Any, *, host: str, port: int, limits: HttpLimits, log_level: str = "warning"
+) -> uvicorn.Config:
+    """The uvicorn configuration of an HTTP face: ``app`` on ``host:port`` under ``limits``.
+
+    HTTP/1.1 through :func:`guarded_protocol`, no WebSocket, the app's lifespan on,
+    listen backlog :attr:`HttpLimits.backlog`.
+    """
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        backlog=limits.backlog,
+        http=guarded_protocol(limits),
+        ws="none",
+        lifespan="on",
+        log_level=log_level,
+    )
+
+
+def ensure_descriptors(limits: HttpLimits) -> None:
+    """Make sure the process may open :attr:`HttpLimits.descriptors_needed` files.
+
+    Raises the soft ``RLIMIT_NOFILE`` up to the hard one when it is lower; raises
+    :class:`ConfigurationError` naming ``http_max_connections`` when even the hard
+    limit is too low.
+    """
+    if sys.platform == "win32":  # pragma: no cover - no RLIMIT_NOFILE there
+        return
+    import resource
+
+    needed = limits.descriptors_needed
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise ConfigurationError(
+            f"http_max_connections={limits.max_connections} needs {needed} file descriptors "
+            f"(the connections, {2 * limits.backlog} being accepted and {DESCRIPTOR_RESERVE} "
+            f"for docbinder itself), but this process may open only {hard} (ulimit -Hn); "
+            "lower http_max_connections"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:
+    """Serve ``app`` on ``host:port`` with uvicorn under ``limits`` until interrupted."""
+    ensure_descriptors(limits)
+    uvicorn.Server(server_config(app, host=host, port=port, limits=limits)).run()

@@ -1,0 +1,112 @@
+"""The MCP streamable-HTTP endpoint with legacy sessions counted per principal.
+
+The MCP SDK's ``StreamableHTTPSessionManager`` keeps the sessions of the legacy
+protocol (``initialize`` answered with an ``Mcp-Session-Id``) in one table with one
+limit, ``max_sessions`` (10,000 by default): one principal opening sessions fills it,
+and every other principal's ``initialize`` is answered ``503``. :class:`PrincipalSessions`
+gives each principal its own manager, built and run through the SDK's public API,
+with ``max_sessions`` set to :attr:`HttpLimits.sessions_per_principal`: at its limit a
+principal's next ``initialize`` is answered ``503`` by the SDK while the sessions of
+every other principal, and their room, stay as they are. Requests of the sessionless
+protocol revision go through the same manager, which keeps nothing for them.
+
+A session id belongs to the manager of the principal that opened it: presented
+with another principal's token it is answered ``404 Session not found`` (the SDK
+checks the credential inside one manager as well).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from docbinder.domain.model import Principal
+from docbinder.integrations.httpguard import HttpLimits
+
+log = logging.getLogger(__name__)
+
+_SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("ascii")
+_UNKNOWN = b"unknown principal\n"
+
+
+class PrincipalSessions:
+    """ASGI app of the MCP endpoint: one SDK session manager per principal.
+
+    ``server`` is the SDK's low-level server; ``principals`` every principal a
+    request can act as (the token file's, or the one identity without tokens);
+    ``principal_of`` maps a request's ASGI scope to its principal (``None``: answered
+    ``401``, which authentication in front of this app never lets happen).
+    ``limits`` gives the sessions per principal and their idle timeout. Host and
+    Origin are checked in front of this app (:class:`~docbinder.integrations.httpguard.HostGuard`),
+    so the SDK's own DNS-rebinding check is off here.
+
+    :meth:`run` must be entered (the ASGI app's lifespan) before requests come.
+    """
+
+    def __init__(
+        self,
+        server: Server[Any],
+        principals: Iterable[Principal],
+        principal_of: Callable[[Any], Principal | None],
+        limits: HttpLimits,
+    ) -> None:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.limits = limits
+        self._principal_of = principal_of
+        self._managers = {
+            principal: StreamableHTTPSessionManager(
+                app=server,
+                security_settings=security,
+                max_sessions=limits.sessions_per_principal,
+                session_idle_timeout=limits.session_idle_timeout,
+            )
+            for principal in principals
+        }
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Run every principal's session manager until the context ends (then all sessions end)."""
+        async with AsyncExitStack() as stack:
+            for manager in self._managers.values():
+                await stack.enter_async_context(manager.run())
+            yield
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        principal = self._principal_of(scope)
+        manager = None if principal is None else self._managers.get(principal)
+        if manager is None:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+                }
+            )
+            await send({"type": "http.response.body", "body": _UNKNOWN})
+            return
+        assert principal is not None
+        if any(key == _SESSION_HEADER for key, _ in scope.get("headers", ())):
+            await manager.handle_request(scope, receive, send)
+            return
+
+        async def watched(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                log.warning(
+                    "refused a new MCP session of user %s of mandate %s: it holds "
+                    "http_sessions_per_principal=%d open sessions; they end on DELETE or "
+                    "after http_session_idle_timeout=%g s",
+                    principal.user_id,
+                    principal.mandate_id,
+                    self.limits.sessions_per_principal,
+                    self.limits.session_idle_timeout,
+                )
+            await send(message)
+
+        await manager.handle_request(scope, receive, watched)
