@@ -346,7 +346,7 @@ def _step_facts(step: dict[str, Any], result: Any) -> dict[str, Any]:
         "resource_link": URI_PREFIX in seen,
         "structured": structured is not None
         and (_contains_value(view["raw"], structured) or _contains_value(texts, structured)),
-        "handle": hostlib.HANDLE.search(seen) is not None,
+        "handle": hostlib.handle([view]) is not None,
         "notes": NOTES_MARK in seen,
         "resolved": int(read[1]) if read else 0,
         "sent_resource_link": any(

@@ -115,9 +115,18 @@ def references(views: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _keyed_handles(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        own = [value["workflow"]] if isinstance(value.get("workflow"), str) else []
+        return own + [h for v in value.values() for h in _keyed_handles(v)]
+    if isinstance(value, list | tuple):
+        return [h for v in value for h in _keyed_handles(v)]
+    return []
+
+
 def handle(views: list[dict[str, Any]]) -> str | None:
-    """The last workflow handle the model saw, or ``None``."""
-    found = HANDLE.findall(seen_text(views))
+    """The last workflow handle the model saw (a ``workflow: <id>`` text or key), or ``None``."""
+    found = [h for v in views for h in (*HANDLE.findall(seen_text([v])), *_keyed_handles(v["raw"]))]
     return found[-1] if found else None
 
 
