@@ -1,0 +1,402 @@
+"""docbinder's MCP server against the reference filesystem MCP server, both over stdio.
+
+What it measures: ``N`` ``write_file`` calls of 1 KiB of Markdown text, then
+``N`` reads of what was written, through the official MCP Python SDK's client
+(``mcp.Client`` over stdio, protocol negotiated by the client: ``--mode``), on
+each side in turn:
+
+- **docbinder**: ``python -m docbinder --home H mcp`` on this interpreter, on a
+  new home (SQLite + local disk, the shipped durability: SQLite
+  ``synchronous=FULL``, blobs ``fsync``-ed); ``write_file`` ``{name, content}``,
+  then ``read_documents`` with the ``docItem:`` reference each write returned;
+- **reference**: ``@modelcontextprotocol/server-filesystem`` (installed with npm
+  into a temporary folder, ``--npm-version``) on a new directory;
+  ``write_file`` ``{path, content}``, then ``read_text_file`` ``{path}``.
+
+Both servers start once and stay up; each round runs the ``2N`` calls on one
+side, then on the other, the side going first alternating, so both see the same
+load. A side's rate is ``2N`` calls over the round's wall time; the report has
+each round, the medians, the ratio docbinder / reference, and the write and
+read rates apart. ``--profile FILE`` then samples docbinder's server process
+with py-spy (``pip install py-spy``) during one more round and sorts the samples
+into where the time goes (MCP SDK, tool set and argument coercion, produce and
+read path, SQLite commit, fsync, ...), written to ``FILE`` as collapsed stacks
+and summarised in the report; ``--gil`` keeps only the samples of the thread
+holding the GIL (CPU spent in Python, without waits for the disk or the GIL).
+
+Run: ``python bench/bench_mcp.py [--ops 200] [--runs 5] [--profile FILE] [--out FILE]``
+from the repository root (node and npm on ``PATH``; the npm registry reachable
+for the first install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from benchlib import emit, machine_facts, median, note, table, temp_dir
+from mcp import Client, StdioServerParameters
+
+REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
+DEFAULT_NPM_VERSION = "2026.8.31"
+DOC_REF = re.compile(r"docItem:[0-9a-f-]{36}")
+BODY = ("# Note\n" + "docbinder keeps the files agents produce. " * 30)[:1024]
+assert len(BODY.encode()) == 1024
+
+
+def install_reference(folder: Path, version: str) -> Path:
+    """``npm install`` the reference server into ``folder``; the path of its entry script."""
+    subprocess.run(
+        [
+            "npm",
+            "install",
+            "--silent",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(folder),
+            f"{REFERENCE_PACKAGE}@{version}",
+        ],
+        check=True,
+        timeout=600,
+    )
+    return folder / "node_modules" / REFERENCE_PACKAGE / "dist" / "index.js"
+
+
+class Side:
+    """One server and its calls: ``write(i)`` returns what ``read`` needs for that file."""
+
+    name: str
+    client: Client
+
+    async def write(self, tag: str, i: int) -> str:
+        raise NotImplementedError
+
+    async def read(self, handle: str) -> None:
+        raise NotImplementedError
+
+
+def _text(result: Any) -> str:
+    if result.is_error:
+        raise RuntimeError(str(result.content[0].text if result.content else result))
+    return str(result.content[0].text)
+
+
+class Docbinder(Side):
+    name = "docbinder"
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def write(self, tag: str, i: int) -> str:
+        text = _text(
+            await self.client.call_tool(
+                "write_file", {"name": f"note-{tag}-{i}.md", "content": BODY}
+            )
+        )
+        match = DOC_REF.search(text)
+        assert match, text
+        return match[0]
+
+    async def read(self, handle: str) -> None:
+        text = _text(await self.client.call_tool("read_documents", {"documentList": [handle]}))
+        assert text.startswith("Read 1 document(s); 0 unresolved."), text
+
+
+class Reference(Side):
+    name = "reference"
+
+    def __init__(self, client: Client, root: Path, read_tool: str) -> None:
+        self.client = client
+        self.root = root
+        self.read_tool = read_tool
+
+    async def write(self, tag: str, i: int) -> str:
+        path = str(self.root / f"note-{tag}-{i}.md")
+        _text(await self.client.call_tool("write_file", {"path": path, "content": BODY}))
+        return path
+
+    async def read(self, handle: str) -> None:
+        text = _text(await self.client.call_tool(self.read_tool, {"path": handle}))
+        assert text.startswith("# Note"), text[:200]
+
+
+async def run_round(side: Side, tag: str, ops: int) -> dict[str, float]:
+    """``ops`` writes then ``ops`` reads; wall seconds of each half and the rate of both."""
+    started = time.perf_counter()
+    handles = [await side.write(tag, i) for i in range(ops)]
+    written = time.perf_counter()
+    for handle in handles:
+        await side.read(handle)
+    done = time.perf_counter()
+    return {
+        "ops_per_s": 2 * ops / (done - started),
+        "write_ops_per_s": ops / (written - started),
+        "read_ops_per_s": ops / (done - written),
+        "seconds": done - started,
+    }
+
+
+@contextlib.asynccontextmanager
+async def connected(params: StdioServerParameters, mode: str) -> AsyncIterator[Client]:
+    async with Client(params, mode=mode) as client:
+        yield client
+
+
+def _children_running(command_part: str) -> list[int]:
+    """Pids of this process's descendants whose command line contains ``command_part``."""
+    found = []
+    parents = {os.getpid()}
+    for _ in range(3):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid in parents:
+                parents.add(int(entry.name))
+                if command_part in cmdline and int(entry.name) not in found:
+                    found.append(int(entry.name))
+    return found
+
+
+IDLE_LEAVES = (
+    "Condition.wait (threading",
+    "Event.wait (threading",
+    "EpollSelector.select (",
+    "WorkerThread.run (anyio",
+    "_read_from_self (asyncio",
+    "_wait_for_tstate_lock (",
+    "readline (",
+    "read (",
+)
+"""Leaf frames of a thread that waits (idle worker threads, the event loop's poll, stdin)."""
+
+BUCKETS = (
+    (
+        "local-disk blob store (writes, fsync)",
+        lambda f: "docbinder/adapters/localdisk/" in f or "fsync" in f,
+    ),
+    (
+        "SQLite (SQLAlchemy, driver, commit)",
+        lambda f: any(p in f for p in ("docbinder/adapters/sql/", "sqlalchemy/", "sqlite3/")),
+    ),
+    (
+        "tool set (argument coercion, result text)",
+        lambda f: "docbinder/toolset/" in f or "docbinder/tools/arguments.py" in f,
+    ),
+    (
+        "produce / read use cases (application, tools, domain, other adapters)",
+        lambda f: any(
+            p in f
+            for p in (
+                "docbinder/application/",
+                "docbinder/tools/",
+                "docbinder/domain/",
+                "docbinder/adapters/",
+            )
+        ),
+    ),
+    ("docbinder's MCP server module", lambda f: "docbinder/integrations/mcp/" in f),
+    (
+        "MCP SDK (protocol, pydantic models, JSON)",
+        lambda f: any(p in f for p in ("mcp/", "mcp_types/", "pydantic", "json/")),
+    ),
+    (
+        "event loop and worker threads (asyncio, anyio)",
+        lambda f: any(p in f for p in ("asyncio/", "anyio/", "threading.py", "selectors.py")),
+    ),
+)
+"""Where a busy sample's time goes: the bucket of its innermost frame that has one."""
+
+
+def bucket_of(stack: list[str]) -> str:
+    """The bucket of the innermost frame of ``stack`` (root first) that falls in one."""
+    for frame in reversed(stack):
+        for name, test in BUCKETS:
+            if test(frame):
+                return name
+    return "other (interpreter, logging, ...)"
+
+
+def summarise_profile(path: Path) -> dict[str, Any]:
+    """Shares of py-spy's busy samples per bucket, and the top leaf frames.
+
+    Samples whose leaf frame waits (:data:`IDLE_LEAVES`) are counted apart as idle.
+    """
+    buckets: Counter[str] = Counter()
+    leaves: Counter[str] = Counter()
+    total = idle = 0
+    for line in path.read_text().splitlines():
+        stack_text, _, count_text = line.rpartition(" ")
+        if not stack_text:
+            continue
+        count = int(count_text)
+        frames = stack_text.split(";")
+        if frames[-1].startswith(IDLE_LEAVES):
+            idle += count
+            continue
+        total += count
+        buckets[bucket_of(frames)] += count
+        leaves[frames[-1]] += count
+    return {
+        "samples": total,
+        "idle_samples": idle,
+        "buckets": {k: round(v / total, 3) for k, v in buckets.most_common()} if total else {},
+        "top_leaves": [[k, round(v / total, 3)] for k, v in leaves.most_common(15)]
+        if total
+        else [],
+    }
+
+
+async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    entry = install_reference(work / "npm", args.npm_version)
+    home, root = work / "home", work / "reference-root"
+    root.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    ours = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "docbinder",
+            "--home",
+            str(home),
+            "--user",
+            "bench",
+            "--mandate",
+            "bench",
+            "mcp",
+        ],
+        env=env,
+    )
+    theirs = StdioServerParameters(command="node", args=[str(entry), str(root)], env=env)
+    rounds: dict[str, list[dict[str, float]]] = {"docbinder": [], "reference": []}
+    async with (
+        connected(ours, args.mode) as ours_client,
+        connected(theirs, args.mode) as ref_client,
+    ):
+        listed = {t.name for t in (await ref_client.list_tools()).tools}
+        read_tool = "read_text_file" if "read_text_file" in listed else "read_file"
+        sides: list[Side] = [Docbinder(ours_client), Reference(ref_client, root, read_tool)]
+        protocols = {
+            "docbinder": ours_client.protocol_version,
+            "reference": ref_client.protocol_version,
+        }
+        for side in sides:  # warm-up: first calls pay imports and schema creation
+            await run_round(side, "warm", max(5, args.ops // 10))
+        for r in range(args.runs):
+            order = sides if r % 2 == 0 else sides[::-1]
+            for side in order:
+                figures = await run_round(side, f"r{r}", args.ops)
+                rounds[side.name].append(figures)
+                note(f"round {r + 1} {side.name}: {figures['ops_per_s']:.0f} ops/s")
+        profile = None
+        if args.profile:
+            profile = await profile_round(sides[0], args, Path(args.profile))
+    medians = {
+        name: {key: round(median([f[key] for f in figures]), 1) for key in figures[0]}
+        for name, figures in rounds.items()
+    }
+    ratio = medians["docbinder"]["ops_per_s"] / medians["reference"]["ops_per_s"]
+    per_round = [
+        round(d["ops_per_s"] / ref["ops_per_s"], 3)
+        for d, ref in zip(rounds["docbinder"], rounds["reference"], strict=True)
+    ]
+    return {
+        "benchmark": "bench_mcp",
+        "ops": args.ops,
+        "runs": args.runs,
+        "mode": args.mode,
+        "protocols": protocols,
+        "reference": f"{REFERENCE_PACKAGE}@{args.npm_version} (node {_node_version()})",
+        "reference_read_tool": read_tool,
+        "rounds": rounds,
+        "medians": medians,
+        "ratio": round(ratio, 3),
+        "per_round_ratio": per_round,
+        "profile": profile,
+    }
+
+
+async def profile_round(side: Side, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One more docbinder round with py-spy attached to its server process."""
+    py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    [pid] = _children_running("-m docbinder")
+    recorder = subprocess.Popen(
+        [
+            py_spy,
+            "record",
+            "--pid",
+            str(pid),
+            "--format",
+            "raw",
+            "--rate",
+            "500",
+            "-o",
+            str(out),
+            *(["--gil"] if args.gil else []),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    await anyio.sleep(1.0)  # py-spy attaches
+    figures = await run_round(side, "profiled", args.ops)
+    recorder.send_signal(signal.SIGINT)
+    _, err = recorder.communicate(timeout=60)
+    if not out.exists():
+        raise RuntimeError(f"py-spy wrote no profile: {err.decode()[-2000:]}")
+    return {"round": figures, "gil_only": args.gil, "file": str(out), **summarise_profile(out)}
+
+
+def _node_version() -> str:
+    done = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--ops", type=int, default=200, help="writes (and reads) per round")
+    parser.add_argument("--runs", type=int, default=5, help="rounds per side (at least 5)")
+    parser.add_argument("--mode", default="auto", help="mcp.Client mode: auto or legacy")
+    parser.add_argument("--npm-version", default=DEFAULT_NPM_VERSION)
+    parser.add_argument("--profile", help="sample docbinder's server with py-spy into FILE")
+    parser.add_argument(
+        "--gil", action="store_true", help="profile only the thread holding the GIL (CPU in Python)"
+    )
+    parser.add_argument("--dir", help="parent of the temporary folders (default: system temp)")
+    parser.add_argument("--out", help="also write the JSON report to FILE")
+    args = parser.parse_args()
+    if args.runs < 5:
+        parser.error("--runs must be at least 5 (medians)")
+    with temp_dir("bench-mcp-", args.dir) as work:
+        report = {"machine": machine_facts(), **anyio.run(measure, args, work)}
+    rows = [
+        [name, m["ops_per_s"], m["write_ops_per_s"], m["read_ops_per_s"]]
+        for name, m in report["medians"].items()
+    ]
+    note(table(["side", "ops/s", "write ops/s", "read ops/s"], rows))
+    note(f"ratio docbinder / reference: {report['ratio']} (per round {report['per_round_ratio']})")
+    if report["profile"]:
+        note(json.dumps(report["profile"]["buckets"], indent=1))
+    emit(report, args.out)
+
+
+if __name__ == "__main__":
+    main()
