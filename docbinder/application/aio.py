@@ -381,9 +381,11 @@ class AsyncDocBinder:
 
         return await self._run.with_data(data, self.buffer_chunks, work)
 
-    async def create_workflow(self, principal: Principal) -> ChatWorkflow:
-        """As :class:`CreateWorkflow`; :class:`AccessDenied`."""
-        return await self._run(self.sync.create_workflow, principal)
+    async def create_workflow(
+        self, principal: Principal, workflow_id: str | None = None
+    ) -> ChatWorkflow:
+        """As :class:`CreateWorkflow`; :class:`AccessDenied`, :class:`Conflict` (id taken)."""
+        return await self._run(self.sync.create_workflow, principal, workflow_id)
 
     async def get_workflow(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
         """As :class:`GetWorkflow`; :class:`WorkflowNotFound`."""
