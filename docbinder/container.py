@@ -1,9 +1,10 @@
 """The composition root: dependency-injector containers that build docbinder (SPEC C14).
 
-:class:`UseCases` builds every use case, and the :class:`DocBinder` facade
-from them, over a given set of ports; no use case builds another.
-:class:`Container` builds the adapters from :class:`Settings` and feeds them to
-:class:`UseCases`. :func:`build_binder` (from settings) and
+:class:`UseCaseContainer` builds every use case once, the
+:class:`~docbinder.application.binder.UseCases` bundle of them and the
+:class:`DocBinder` facade over the bundle, over a given set of ports; no use case
+builds another. :class:`Container` builds the adapters from :class:`Settings` and
+feeds them to :class:`UseCaseContainer`. :func:`build_binder` (from settings) and
 :func:`compose_binder` (over ports a host built itself) are the two ways in;
 the CLI's ``doctor`` uses them too.
 
@@ -39,9 +40,8 @@ from docbinder.adapters.memory import (
 )
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
-from docbinder.application.binder import DocBinder, FileContentUpdates, FileVersions
+from docbinder.application.binder import DocBinder, UseCases
 from docbinder.application.steps.access import AccessPolicy
-from docbinder.application.steps.attaching import Attacher
 from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
@@ -184,16 +184,18 @@ def _closing(owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate) -> tup
     return (*owned, hash_workers, gate)
 
 
-class UseCases(containers.DeclarativeContainer):
-    """Builds every use case and the :class:`DocBinder` over the given ports.
+class UseCaseContainer(containers.DeclarativeContainer):
+    """Builds every use case, their :class:`UseCases` bundle and the :class:`DocBinder`.
 
     Every dependency must be given (``None`` where optional): ``uow_factory``
     and ``read_uow_factory`` (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`),
-    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``extractor``, ``mime``,
+    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``raw_extractor``, ``mime``,
     ``max_file_size`` (bytes or ``None``), ``extraction_cache`` and ``owned``
     (the adapters the binder closes, in construction order). Use cases that
-    share a rule share one instance (the duplicate check, the store
-    registration, the file storer, the attacher, the hash worker pool).
+    share a rule share one instance: one duplicate check (which the file
+    storer asks), one attach (which produce and the action result compose),
+    one store registration, one file storer, one hash worker pool. A new
+    use case is a provider here and a keyword of ``use_cases`` (ADR 0048).
     """
 
     uow_factory: providers.Dependency[Any] = providers.Dependency()
@@ -229,6 +231,7 @@ class UseCases(containers.DeclarativeContainer):
         mime,
         max_file_size,
         registration=registration,
+        duplicates=check_duplicate,
         hash_workers=hash_workers,
     )
     store_file = providers.Singleton(StoreFile, storer)
@@ -238,10 +241,9 @@ class UseCases(containers.DeclarativeContainer):
     delete_file = providers.Singleton(DeleteFile, units, blobs, access, get_file)
     count_file_references = providers.Singleton(CountFileReferences, units, get_file)
 
-    attacher = providers.Singleton(Attacher, access, clock, ids)
-    persist_action_result = providers.Singleton(PersistActionResult, units, attacher)
-    attach_file = providers.Singleton(AttachFile, persist_action_result)
-    produce_file = providers.Singleton(ProduceFile, storer, attacher)
+    attach_file = providers.Singleton(AttachFile, units, access, clock, ids)
+    persist_action_result = providers.Singleton(PersistActionResult, attach_file)
+    produce_file = providers.Singleton(ProduceFile, storer, attach_file)
 
     create_workflow = providers.Singleton(CreateWorkflow, units, access, clock, ids)
     get_workflow = providers.Singleton(GetWorkflow, read_units, access)
@@ -270,9 +272,6 @@ class UseCases(containers.DeclarativeContainer):
     replace_file_content = providers.Singleton(
         ReplaceFileContent, get_file_for_update, content_switch
     )
-    update_file = providers.Singleton(
-        FileContentUpdates, get_file_for_update, append_file_content, replace_file_content
-    )
 
     save_file_version = providers.Singleton(SaveFileVersion, units, storer)
     get_latest_file_version = providers.Singleton(GetLatestFileVersion, read_units, access)
@@ -283,20 +282,10 @@ class UseCases(containers.DeclarativeContainer):
     delete_file_versions = providers.Singleton(
         DeleteFileVersions, units, blobs, access, list_file_versions
     )
-    versions = providers.Singleton(
-        FileVersions,
-        save_file_version=save_file_version,
-        get_latest_file_version=get_latest_file_version,
-        get_file_version=get_file_version,
-        list_file_versions=list_file_versions,
-        list_latest_file_versions=list_latest_file_versions,
-        open_file_version=open_file_version,
-        delete_file_versions=delete_file_versions,
-    )
     prune_extraction_cache = providers.Singleton(_pruner, read_units, extraction_cache)
 
-    binder = providers.Singleton(
-        DocBinder,
+    use_cases = providers.Singleton(
+        UseCases,
         store_file=store_file,
         check_duplicate=check_duplicate,
         get_file=get_file,
@@ -304,7 +293,6 @@ class UseCases(containers.DeclarativeContainer):
         list_files=list_files,
         delete_file=delete_file,
         count_file_references=count_file_references,
-        attacher=attacher,
         attach_file=attach_file,
         persist_action_result=persist_action_result,
         produce_file=produce_file,
@@ -327,9 +315,11 @@ class UseCases(containers.DeclarativeContainer):
         list_latest_file_versions=list_latest_file_versions,
         open_file_version=open_file_version,
         delete_file_versions=delete_file_versions,
-        update_file=update_file,
-        versions=versions,
         prune_extraction_cache=prune_extraction_cache,
+    )
+    binder = providers.Singleton(
+        DocBinder,
+        use_cases,
         uow_factory=uow_factory,
         read_uow_factory=read_uow_factory,
         blobs=blobs,
@@ -358,7 +348,7 @@ def compose_binder(
     extraction_cache: ExtractionCache | None = None,
     owned: tuple[object, ...] = (),
 ) -> DocBinder:
-    """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCases`.
+    """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
     ``uow_factory`` makes the units of work that write; ``read_uow_factory``
     (default: the same) those of the read-only use cases (with SQL metadata pass
@@ -370,7 +360,7 @@ def compose_binder(
     closes its own hash worker threads and the objects in ``owned`` (anything
     with ``close()``), not the ports passed in otherwise: the caller owns those.
     """
-    use_cases = UseCases(
+    use_cases = UseCaseContainer(
         uow_factory=uow_factory,
         read_uow_factory=read_uow_factory or uow_factory,
         blobs=blobs,
@@ -388,7 +378,7 @@ def compose_binder(
 
 
 class Container(containers.DeclarativeContainer):
-    """Builds every adapter from ``settings`` and the :class:`DocBinder` through :class:`UseCases`."""
+    """Builds every adapter from ``settings`` and the :class:`DocBinder` through :class:`UseCaseContainer`."""
 
     settings = providers.Dependency(instance_of=Settings)
 
@@ -439,7 +429,7 @@ class Container(containers.DeclarativeContainer):
     """The adapters this container built, which the binder closes (in reverse order)."""
 
     use_cases = providers.Container(
-        UseCases,
+        UseCaseContainer,
         uow_factory=metadata.provided.unit_of_work,
         read_uow_factory=providers.Callable(_read_factory, metadata),
         blobs=blobs,
@@ -536,7 +526,13 @@ def build_binder(
     return binder
 
 
-def _sqlite_file(settings: Settings) -> Path | None:
+def sqlite_file(settings: Settings) -> Path | None:
+    """The SQLite database file ``settings.database_url`` names, or ``None``.
+
+    ``None`` for another database, an in-memory SQLite database, a memory or
+    plug-in metadata store, or a URL SQLAlchemy cannot read. Connects to
+    nothing and creates nothing.
+    """
     from sqlalchemy.engine import make_url
 
     try:
@@ -571,7 +567,7 @@ def prepare_storage(settings: Settings) -> None:
     """
     if settings.metadata_kind != "sql":
         return
-    if _sqlite_file(settings) is not None:
+    if sqlite_file(settings) is not None:
         run_migrations(settings)
         return
     current, head = migration_status(settings)
@@ -588,7 +584,7 @@ def run_migrations(settings: Settings) -> str:
         return "none (no SQL metadata store configured)"
     from docbinder.adapters.sql import migrate
 
-    sqlite_file = _sqlite_file(settings)
-    if sqlite_file is not None:
-        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+    database_file = sqlite_file(settings)
+    if database_file is not None:
+        database_file.parent.mkdir(parents=True, exist_ok=True)
     return str(migrate(settings.database_url))

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, BinaryIO
 
+import attrs
+
 from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
-from docbinder.application import DocBinder
+from docbinder.application import DocBinder, UseCases
 from docbinder.container import compose_binder
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
@@ -64,23 +66,8 @@ class UnitOfWorkWrapper:
         self._inner.__exit__(exc_type, exc, tb)
 
 
-BINDER_PORTS = frozenset(
-    {
-        "uow_factory",
-        "read_uow_factory",
-        "blobs",
-        "authorizer",
-        "clock",
-        "ids",
-        "extractor",
-        "access",
-        "extraction_cache",
-        "max_file_size",
-        "resources",
-        "attacher",  # not a use case: the shared attach steps, inside other use cases' units
-    }
-)
-"""Constructor arguments of :class:`DocBinder` that are ports, settings or shared steps."""
+USE_CASE_NAMES = frozenset(field.name for field in attrs.fields(UseCases))
+"""The use cases of every :class:`DocBinder`: the fields of its :class:`UseCases` bundle."""
 
 
 class BlobStoreWrapper:

@@ -2,13 +2,15 @@
 
 - :mod:`~docbinder.application.use_cases`: one use case per module, named as the
   design names it (:class:`StoreFile` in ``use_cases/store_file.py``).
-- :mod:`~docbinder.application.steps`: the steps several use cases share
-  (hashing, storing, access decisions, attaching).
-- The two facades: :class:`DocBinder` and its :class:`Run` (``binder.py``), and
-  their async twins (``aio.py``), over the run context (``context.py``, SPEC C4).
+- :mod:`~docbinder.application.steps`: the steps several use cases share and
+  that have no design name of their own (hashing, storing, access decisions,
+  blob rules, the content switch).
+- The two facades: :class:`DocBinder` and its :class:`Run` (``binder.py``, with
+  the :class:`UseCases` bundle the binder is built from), and their async twins
+  (``aio.py``), over the run context (``context.py``, SPEC C4).
 
-The composition root (:mod:`docbinder.container`) builds the use cases and the
-facades from them.
+The composition root (:mod:`docbinder.container`) builds the use cases, their
+bundle and the facades from them. ``docs/architecture.md`` walks the flows.
 """
 
 from docbinder.application.binder import (
@@ -17,16 +19,19 @@ from docbinder.application.binder import (
     FileVersions,
     Run,
     ToolFileResult,
+    UseCases,
 )
 from docbinder.application.context import RunContext
-from docbinder.application.steps.attaching import Attacher
 from docbinder.application.steps.content_switch import FileUpdate
-from docbinder.application.steps.duplicate_rules import DuplicateCheck
 from docbinder.application.steps.results import format_tool_file_result
 from docbinder.application.steps.storing import FileStorer, StoredFile
 from docbinder.application.use_cases.append_file_content import AppendFileContent
-from docbinder.application.use_cases.attach_file import AttachFile, attach_file_as_chat_document
-from docbinder.application.use_cases.check_duplicate import CheckDuplicate
+from docbinder.application.use_cases.attach_file import (
+    AttachFile,
+    PreparedAttach,
+    attach_file_as_chat_document,
+)
+from docbinder.application.use_cases.check_duplicate import CheckDuplicate, DuplicateCheck
 from docbinder.application.use_cases.collect_garbage import CollectGarbage
 from docbinder.application.use_cases.count_file_references import CountFileReferences
 from docbinder.application.use_cases.create_workflow import CreateWorkflow
@@ -62,7 +67,6 @@ from docbinder.application.use_cases.store_file import StoreFile
 __all__ = [
     "AppendFileContent",
     "AttachFile",
-    "Attacher",
     "CheckDuplicate",
     "CollectGarbage",
     "ContentResult",
@@ -92,6 +96,7 @@ __all__ = [
     "OpenFile",
     "OpenFileVersion",
     "PersistActionResult",
+    "PreparedAttach",
     "ProduceFile",
     "ProducedFile",
     "ReplaceFileContent",
@@ -107,6 +112,7 @@ __all__ = [
     "ToolFileResult",
     "UnresolvedReason",
     "UnresolvedReference",
+    "UseCases",
     "attach_file_as_chat_document",
     "format_tool_file_result",
 ]

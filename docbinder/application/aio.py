@@ -36,14 +36,18 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
 from docbinder.application.steps.content_switch import FileUpdate
-from docbinder.application.steps.duplicate_rules import DuplicateCheck
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import StoredFile
-from docbinder.application.use_cases.collect_garbage import DEFAULT_GRACE_SECONDS, GcReport
+from docbinder.application.use_cases.check_duplicate import DuplicateCheck
+from docbinder.application.use_cases.collect_garbage import (
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_MAX_SHARE,
+    GcReport,
+)
 from docbinder.application.use_cases.get_content import ContentResult
 from docbinder.application.use_cases.resolve_document_list import Resolution
 from docbinder.domain.counters import WorkflowCounters
-from docbinder.domain.errors import InvalidInput, NoActiveWorkflow, StorageError
+from docbinder.domain.errors import InvalidInput, StorageError
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -377,9 +381,11 @@ class AsyncDocBinder:
 
         return await self._run.with_data(data, self.buffer_chunks, work)
 
-    async def create_workflow(self, principal: Principal) -> ChatWorkflow:
-        """As :class:`CreateWorkflow`; :class:`AccessDenied`."""
-        return await self._run(self.sync.create_workflow, principal)
+    async def create_workflow(
+        self, principal: Principal, workflow_id: str | None = None
+    ) -> ChatWorkflow:
+        """As :class:`CreateWorkflow`; :class:`AccessDenied`, :class:`Conflict` (id taken)."""
+        return await self._run(self.sync.create_workflow, principal, workflow_id)
 
     async def get_workflow(self, principal: Principal, workflow_id: str) -> ChatWorkflow:
         """As :class:`GetWorkflow`; :class:`WorkflowNotFound`."""
@@ -396,11 +402,22 @@ class AsyncDocBinder:
         return await self._run(self.sync.list_workflows, principal, limit=limit)
 
     async def collect_garbage(
-        self, *, dry_run: bool = True, grace_seconds: float = DEFAULT_GRACE_SECONDS
+        self,
+        *,
+        dry_run: bool = True,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
+        force: bool = False,
+        max_share: float = DEFAULT_MAX_SHARE,
+        allow_short_grace: bool = False,
     ) -> GcReport:
-        """As :class:`CollectGarbage` (``grace_seconds`` in seconds)."""
+        """As :class:`CollectGarbage` (``grace_seconds`` in seconds, ``max_share`` a fraction)."""
         return await self._run(
-            self.sync.collect_garbage, dry_run=dry_run, grace_seconds=grace_seconds
+            self.sync.collect_garbage,
+            dry_run=dry_run,
+            grace_seconds=grace_seconds,
+            force=force,
+            max_share=max_share,
+            allow_short_grace=allow_short_grace,
         )
 
 
@@ -552,8 +569,5 @@ class AsyncRun:
         return await self.binder.replace_file(self.principal, file_id, data, expected=expected)
 
     async def messages(self) -> list[ChatMessage]:
-        """The stored messages of the run's workflow; :class:`NoActiveWorkflow` without one."""
-        workflow = self.workflow
-        if workflow is None:
-            raise NoActiveWorkflow("this run has no workflow")
-        return await self.binder.workflow_messages(self.principal, workflow.id)
+        """As :meth:`Run.messages`; :class:`NoActiveWorkflow` without a workflow."""
+        return await self._run(self.sync.messages)

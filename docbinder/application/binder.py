@@ -22,7 +22,6 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
-from docbinder.application.steps.attaching import Attacher
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
@@ -58,8 +57,9 @@ from docbinder.application.use_cases.replace_file_content import ReplaceFileCont
 from docbinder.application.use_cases.resolve_document_list import Resolution, ResolveDocumentList
 from docbinder.application.use_cases.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.use_cases.store_file import StoreFile
+from docbinder.domain.access import Action
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
-from docbinder.domain.errors import BinderClosed
+from docbinder.domain.errors import BinderClosed, NoActiveWorkflow
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -291,32 +291,71 @@ class FileVersions:
         return self._delete(principal, name, namespace)
 
 
-class DocBinder:
+@attrs.define(kw_only=True, eq=False, repr=False)
+class UseCases:
+    """Every use case of one binder, each built once by the composition root.
+
+    One field per use case, named after it; :class:`DocBinder` offers each
+    as its attribute of the same name (``binder.store_file`` is the
+    :class:`StoreFile`). A new use case is its module, a field here and a
+    provider in :class:`docbinder.container.UseCaseContainer` (ADR 0048).
+    ``prune_extraction_cache`` is ``None`` when the binder has no extraction
+    cache.
+    """
+
+    store_file: StoreFile
+    check_duplicate: CheckDuplicate
+    get_file: GetFile
+    open_file: OpenFile
+    list_files: ListFiles
+    delete_file: DeleteFile
+    count_file_references: CountFileReferences
+    attach_file: AttachFile
+    persist_action_result: PersistActionResult
+    produce_file: ProduceFile
+    create_workflow: CreateWorkflow
+    get_workflow: GetWorkflow
+    list_workflows: ListWorkflows
+    list_messages: ListMessages
+    find_deleted_files: FindDeletedFiles
+    advance_counters: AdvanceCounters
+    resolve: ResolveDocumentList
+    get_content: GetContent
+    collect_garbage: CollectGarbage
+    get_file_for_update: GetFileForUpdate
+    append_file_content: AppendFileContent
+    replace_file_content: ReplaceFileContent
+    save_file_version: SaveFileVersion
+    get_latest_file_version: GetLatestFileVersion
+    get_file_version: GetFileVersion
+    list_file_versions: ListFileVersions
+    list_latest_file_versions: ListLatestFileVersions
+    open_file_version: OpenFileVersion
+    delete_file_versions: DeleteFileVersions
+    prune_extraction_cache: PruneExtractionCache | None
+
+
+class DocBinder(UseCases):
     """The facade over every use case, built by the composition root (:mod:`docbinder.container`).
 
     A host gets one from :func:`docbinder.build_binder` (from settings) or
     :func:`docbinder.container.compose_binder` (over ports it built itself);
-    the constructor takes the use cases ready-made and builds none of them.
-    Thread-safe if the adapters are.
+    the constructor takes the :class:`UseCases` bundle ready-made and builds
+    no use case. Thread-safe if the adapters are.
 
-    The use cases are attributes named after them (``store_file``,
-    ``check_duplicate``, ``get_file``, ``open_file``, ``list_files``,
-    ``delete_file``, ``count_file_references``, ``attach_file``,
-    ``persist_action_result``, ``produce_file``, ``create_workflow``,
-    ``get_workflow``, ``list_workflows``, ``list_messages``,
-    ``find_deleted_files``, ``advance_counters``, ``resolve``, ``get_content``, ``collect_garbage``,
-    ``get_file_for_update``, ``append_file_content``, ``replace_file_content``,
-    ``save_file_version``, ``get_latest_file_version``, ``get_file_version``,
-    ``list_file_versions``, ``list_latest_file_versions``, ``open_file_version``,
-    ``delete_file_versions``, ``prune_extraction_cache``), each callable
+    Every field of :class:`UseCases` is an attribute of the binder
+    (``store_file``, ``check_duplicate``, ``get_file``, ``open_file``,
+    ``list_files``, ``delete_file``, ``attach_file``, ``produce_file``,
+    ``resolve``, ``get_content``, ``collect_garbage``, ...), each callable
     with the principal (or the run context) first. ``update_file``
     (:class:`FileContentUpdates`: ``load_for_update``, ``append``, ``replace``)
     and ``versions`` (:class:`FileVersions`: ``save``, ``latest``, ``get``,
     ``list``, ``names``, ``read``, ``delete``, ...) group the in-place update
-    and the version use cases under one name each. The ports they were built
-    over stay readable for diagnostics (``uow_factory``, ``read_uow_factory``,
-    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``extractor``,
-    ``extraction_cache``, ``access``; ``max_file_size`` in bytes or ``None``).
+    and the version use cases under one name each, over the same instances.
+    The ports the use cases were built over stay readable for diagnostics
+    (``uow_factory``, ``read_uow_factory``, ``blobs``, ``authorizer``,
+    ``clock``, ``ids``, ``extractor``, ``extraction_cache``, ``access``;
+    ``max_file_size`` in bytes or ``None``).
 
     :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
     ``resources`` are closed in reverse order, each once (any object with a
@@ -332,40 +371,8 @@ class DocBinder:
 
     def __init__(
         self,
+        use_cases: UseCases,
         *,
-        store_file: StoreFile,
-        check_duplicate: CheckDuplicate,
-        get_file: GetFile,
-        open_file: OpenFile,
-        list_files: ListFiles,
-        delete_file: DeleteFile,
-        count_file_references: CountFileReferences,
-        attacher: Attacher,
-        attach_file: AttachFile,
-        persist_action_result: PersistActionResult,
-        produce_file: ProduceFile,
-        create_workflow: CreateWorkflow,
-        get_workflow: GetWorkflow,
-        list_workflows: ListWorkflows,
-        list_messages: ListMessages,
-        find_deleted_files: FindDeletedFiles,
-        advance_counters: AdvanceCounters,
-        resolve: ResolveDocumentList,
-        get_content: GetContent,
-        collect_garbage: CollectGarbage,
-        get_file_for_update: GetFileForUpdate,
-        append_file_content: AppendFileContent,
-        replace_file_content: ReplaceFileContent,
-        save_file_version: SaveFileVersion,
-        get_latest_file_version: GetLatestFileVersion,
-        get_file_version: GetFileVersion,
-        list_file_versions: ListFileVersions,
-        list_latest_file_versions: ListLatestFileVersions,
-        open_file_version: OpenFileVersion,
-        delete_file_versions: DeleteFileVersions,
-        update_file: FileContentUpdates,
-        versions: FileVersions,
-        prune_extraction_cache: PruneExtractionCache | None,
         uow_factory: UnitOfWorkFactory,
         read_uow_factory: UnitOfWorkFactory,
         blobs: BlobStore,
@@ -378,39 +385,19 @@ class DocBinder:
         max_file_size: int | None = None,
         resources: Sequence[object] = (),
     ) -> None:
-        self.store_file = store_file
-        self.check_duplicate = check_duplicate
-        self.get_file = get_file
-        self.open_file = open_file
-        self.list_files = list_files
-        self.delete_file = delete_file
-        self.count_file_references = count_file_references
-        self.attacher = attacher
-        self.attach_file = attach_file
-        self.persist_action_result = persist_action_result
-        self.produce_file = produce_file
-        self.create_workflow = create_workflow
-        self.get_workflow = get_workflow
-        self.list_workflows = list_workflows
-        self.list_messages = list_messages
-        self.find_deleted_files = find_deleted_files
-        self.advance_counters = advance_counters
-        self.resolve = resolve
-        self.get_content = get_content
-        self.collect_garbage = collect_garbage
-        self.get_file_for_update = get_file_for_update
-        self.append_file_content = append_file_content
-        self.replace_file_content = replace_file_content
-        self.save_file_version = save_file_version
-        self.get_latest_file_version = get_latest_file_version
-        self.get_file_version = get_file_version
-        self.list_file_versions = list_file_versions
-        self.list_latest_file_versions = list_latest_file_versions
-        self.open_file_version = open_file_version
-        self.delete_file_versions = delete_file_versions
-        self.update_file = update_file
-        self.versions = versions
-        self.prune_extraction_cache = prune_extraction_cache
+        super().__init__(**attrs.asdict(use_cases, recurse=False))
+        self.update_file = FileContentUpdates(
+            self.get_file_for_update, self.append_file_content, self.replace_file_content
+        )
+        self.versions = FileVersions(
+            save_file_version=self.save_file_version,
+            get_latest_file_version=self.get_latest_file_version,
+            get_file_version=self.get_file_version,
+            list_file_versions=self.list_file_versions,
+            list_latest_file_versions=self.list_latest_file_versions,
+            open_file_version=self.open_file_version,
+            delete_file_versions=self.delete_file_versions,
+        )
         self.uow_factory = uow_factory
         self.read_uow_factory = read_uow_factory
         self.blobs = blobs
@@ -588,7 +575,11 @@ class Run:
 
     def can_attach(self) -> bool:
         """Whether this run has a workflow that its principal may add documents to."""
-        return self.binder.attacher.can_attach(self.context)
+        workflow = self.context.bound_workflow
+        binder = self.binder
+        return workflow is not None and binder.access.can_on_workflow(
+            self.principal, Action.UPDATE, workflow
+        )
 
     def attach_safely(
         self, item: FileItem | StoredFile, *, label: str = DEFAULT_LABEL, user_message: str = ""
@@ -671,6 +662,37 @@ class Run:
     def list_files(self, *, limit: int | None = None) -> list[FileItem]:
         """FileItems the principal may read in its mandate, newest first."""
         return self.binder.list_files(self.principal, limit=limit)
+
+    def delete_file(self, file_id: str, *, force: bool = False) -> FileItem:
+        """Delete a FileItem of this principal; return it as it was. See :class:`DeleteFile`.
+
+        Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
+        :class:`FileStillReferenced` when ChatDocuments refer to it and
+        ``force`` is false.
+        """
+        return self.binder.delete_file(self.principal, file_id, force=force)
+
+    def append_file(self, file_id: str, data: FileData) -> FileUpdate:
+        """Append ``data`` to a FileItem in place (``binder.update_file.append``)."""
+        return self.binder.update_file.append(self.principal, file_id, data)
+
+    def replace_file(
+        self, file_id: str, data: FileData, *, expected: FileItem | None = None
+    ) -> FileUpdate:
+        """Make ``data`` a FileItem's whole new content (``binder.update_file.replace``)."""
+        return self.binder.update_file.replace(self.principal, file_id, data, expected=expected)
+
+    def messages(self) -> list[ChatMessage]:
+        """The stored messages of the run's workflow; :class:`NoActiveWorkflow` without one.
+
+        Every message of the workflow, also those other runs added
+        (:class:`ListMessages`); :class:`WorkflowNotFound` if it is no longer
+        readable.
+        """
+        workflow = self.workflow
+        if workflow is None:
+            raise NoActiveWorkflow("this run has no workflow")
+        return self.binder.list_messages(self.principal, workflow.id)
 
 
 def _file_item(value: FileItem | StoredFile) -> FileItem:

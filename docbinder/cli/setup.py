@@ -20,7 +20,8 @@ def check_database_ready(settings: Settings) -> None:
     """
     if settings.metadata_kind != "sql":
         return
-    from docbinder.container import _sqlite_file, migration_status
+    from docbinder.container import migration_status
+    from docbinder.container import sqlite_file as _sqlite_file
 
     sqlite_file = _sqlite_file(settings)
     if sqlite_file is not None and not sqlite_file.is_file():

@@ -353,13 +353,12 @@ class DocbinderArtifactService(BaseArtifactService):
     def _attacher(
         self, context: RunContext, filename: str
     ) -> Callable[[UnitOfWork, StoredVersion], None]:
-        attacher = self.binder.attacher
+        attach_file = self.binder.attach_file
 
         def attach(uow: UnitOfWork, stored: StoredVersion) -> None:
             label = f"artifact:{filename[:400]}#v{stored.number}"
             try:
-                plan = attacher.plan(context, label=label)
-                attacher.add_message(uow, plan, [stored.item])
+                attach_file.prepare(context, label=label).add(uow, [stored.item])
             except Exception as exc:  # the save goes on without the ChatDocument
                 log.warning(
                     "artifact %r version %d saved but not attached to workflow %s: %s",

@@ -14,7 +14,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.sql import SqlMetadata
 from docbinder.aio import AsyncDocBinder
 from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES
-from tests.wiring import BINDER_PORTS, wire_binder
+from tests.wiring import USE_CASE_NAMES, wire_binder
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -176,8 +176,11 @@ def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
         assert binder.versions._delete is binder.delete_file_versions
         assert binder.open_file._get is binder.get_file
         assert binder.delete_file._get is binder.get_file
-        assert binder.attach_file._persist is binder.persist_action_result
-        assert binder.produce_file._attach is binder.attacher
+        # One attach: the action result and the producer path compose the binder's AttachFile.
+        assert binder.persist_action_result._attach is binder.attach_file
+        assert binder.produce_file._attach is binder.attach_file
+        # One duplicate rule: the store path asks the binder's CheckDuplicate.
+        assert binder.store_file._storer._duplicates is binder.check_duplicate
         assert binder.list_messages._get_workflow is binder.get_workflow
         assert binder.get_content._resolve is binder.resolve
 
@@ -204,7 +207,6 @@ def test_a_host_without_logging_configured_sees_no_docbinder_output() -> None:
 def test_every_use_case_refuses_after_close_before_touching_storage(
     backend: str, tmp_path: Path
 ) -> None:
-    import inspect
 
     from docbinder.application.context import RunContext
     from docbinder.domain.counters import CounterStep
@@ -266,8 +268,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "delete_file_versions": lambda: binder.delete_file_versions(U1, "notes.md"),
         "prune_extraction_cache": lambda: binder.prune_extraction_cache(dry_run=False),
     }
-    use_cases = set(inspect.signature(DocBinder.__init__).parameters) - BINDER_PORTS - {"self"}
-    assert {name.split(".")[0] for name in calls} == use_cases
+    assert {name.split(".")[0] for name in calls} == USE_CASE_NAMES | {"update_file", "versions"}
     for name, call in calls.items():
         with pytest.raises(BinderClosed, match="build a new one"):
             call()

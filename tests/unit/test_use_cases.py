@@ -1,4 +1,4 @@
-"""Each use case is a callable with one entry point, in a module a reader finds (ADR 0025)."""
+"""Each use case is a callable with one entry point, in a module a reader finds (ADR 0025, 0048)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,17 @@ import pytest
 
 from docbinder import DocBinder, Principal, build_binder
 from docbinder.application.binder import FileContentUpdates, FileVersions
-from tests.wiring import BINDER_PORTS
+from tests.wiring import USE_CASE_NAMES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
-_NOT_USE_CASES = BINDER_PORTS | {
-    "self",
-    "update_file",  # facade: FileContentUpdates
-    "versions",  # facade: FileVersions
+COMPOSED_STEPS = {
+    "CheckDuplicate": {"choose"},  # the duplicate rule the store path applies (ADR 0048)
+    "AttachFile": {"prepare"},  # the attach other use cases run inside their own unit
 }
-"""Constructor arguments of DocBinder that are not use cases."""
+"""The one step each use case that other use cases compose offers beside ``__call__``."""
 
 
 @pytest.fixture
@@ -31,8 +30,7 @@ def binder() -> Iterator[DocBinder]:
 
 
 def _use_cases(binder: DocBinder) -> dict[str, object]:
-    names = set(inspect.signature(DocBinder.__init__).parameters) - _NOT_USE_CASES
-    found = {name: getattr(binder, name) for name in sorted(names)}
+    found = {name: getattr(binder, name) for name in sorted(USE_CASE_NAMES)}
     assert all(use_case is not None for use_case in found.values())
     return found
 
@@ -45,9 +43,72 @@ def test_every_use_case_has_one_public_entry_point(binder: DocBinder) -> None:
     for name, use_case in _use_cases(binder).items():
         cls = type(use_case)
         assert callable(use_case), name
-        assert _public_members(cls) == set(), (
+        assert _public_members(cls) == COMPOSED_STEPS.get(cls.__name__, set()), (
             f"{cls.__name__} ({name}) should have __call__ as its only public entry point"
         )
+
+
+def test_the_store_path_decides_duplicates_with_check_duplicate(
+    binder: DocBinder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``store_file`` and ``produce_file`` reuse a duplicate only as ``CheckDuplicate`` decides."""
+    run = binder.start_new_run(U1)
+    first = run.produce_file("a.txt", b"alpha")
+    asked: list[list[str]] = []
+    choose = binder.check_duplicate.choose
+
+    def counting(principal: Principal, file_name: str, candidates: list[object]) -> object:
+        asked.append([getattr(c, "id", "?") for c in candidates])
+        return choose(principal, file_name, candidates)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(binder.check_duplicate, "choose", counting)
+    assert run.produce_file("a.txt", b"alpha").duplicate
+    assert run.store_file("a.txt", b"alpha").duplicate
+    assert asked == [[first.item.id], [first.item.id]]
+
+    # The rule's answer is what the store does: a rule that finds no usable
+    # duplicate makes the store keep a fresh copy.
+    from docbinder.application.use_cases.check_duplicate import DuplicateCheck
+
+    monkeypatch.setattr(
+        binder.check_duplicate, "choose", lambda *_args: DuplicateCheck(None, key_taken=True)
+    )
+    fresh = run.store_file("a.txt", b"alpha")
+    assert not fresh.duplicate and fresh.item.id != first.item.id
+
+
+def test_every_attach_runs_the_one_attach_file(
+    binder: DocBinder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run.attach, persist_action_result and produce_file all go through ``AttachFile``."""
+    run = binder.start_new_run(U1)
+    stored = run.store_file("a.txt", b"alpha")
+    labels: list[str] = []
+    prepare = binder.attach_file.prepare
+
+    def watching(ctx: object, *, label: str, **kwargs: object) -> object:
+        labels.append(label)
+        return prepare(ctx, label=label, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(binder.attach_file, "prepare", watching)
+    run.attach(stored, label="one")
+    run.persist_action_result([stored], label="several")
+    produced = run.produce_file("b.txt", b"beta", label="produced")
+    assert run.attach_safely(stored, label="safe") is not None
+    assert labels == ["one", "several", "produced", "safe"]
+    assert produced.document_id is not None
+    messages = binder.list_messages(U1, run.context.require_workflow("test").id)
+    assert [m.documents_label for m in messages] == labels
+
+    # Refused up front, the producer still stores its file and logs why (SPEC C3).
+    def refusing(*_args: object, **_kwargs: object) -> object:
+        from docbinder.domain.errors import AccessDenied
+
+        raise AccessDenied("no")
+
+    monkeypatch.setattr(binder.attach_file, "prepare", refusing)
+    alone = run.produce_file("c.txt", b"gamma")
+    assert alone.document_id is None and binder.get_file(U1, alone.item.id) == alone.item
 
 
 def test_the_readme_names_every_use_case_and_its_module(binder: DocBinder) -> None:

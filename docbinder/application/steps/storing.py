@@ -1,10 +1,14 @@
 """Storing a file, the steps the use cases that store one share (SPEC C1, C2, section 5).
 
 :class:`FileStorer` holds them:
-:class:`~docbinder.application.use_cases.store_file.StoreFile` runs them alone, and
+:class:`~docbinder.application.use_cases.store_file.StoreFile` runs them alone,
 :class:`~docbinder.application.use_cases.produce_file.ProduceFile` adds its attach to
-the transaction that records the FileItem (ADR 0011). It is no use case; the
-composition root (:mod:`docbinder.container`) builds one and hands it to both.
+the transaction that records the FileItem (ADR 0011), and
+:class:`~docbinder.application.use_cases.save_file_version.SaveFileVersion` writes its
+blob and builds its FileItem with them. Duplicates are decided by
+:class:`~docbinder.application.use_cases.check_duplicate.CheckDuplicate`, the one
+duplicate rule. It is no use case; the composition root (:mod:`docbinder.container`)
+builds one and hands it to all three.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from docbinder.application.steps.blob_rules import (
     discard_blob,
     look_up_after_failed_commit,
 )
-from docbinder.application.steps.duplicate_rules import choose_duplicate
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
+from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.domain.access import ResourceKind
 from docbinder.domain.errors import DuplicateFileItem, StorageError
 from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
@@ -116,10 +120,11 @@ class FileStorer:
     ``gc`` never takes it for a leftover even if a restored database no longer
     names it; a reused duplicate records nothing.
 
-    The duplicate is chosen by the rule the duplicate check uses
-    (:func:`~docbinder.application.steps.duplicate_rules.choose_duplicate`);
-    ``registration`` is handed in by the composition root
-    (:mod:`docbinder.container`), which shares it with the other use cases.
+    The duplicate is chosen by ``duplicates``, the
+    :class:`~docbinder.application.use_cases.check_duplicate.CheckDuplicate` the binder
+    offers as ``check_duplicate`` (:meth:`CheckDuplicate.choose` over the candidates
+    this storer read); it and ``registration`` are handed in by the composition root
+    (:mod:`docbinder.container`), which shares them with the other use cases.
     """
 
     def __init__(
@@ -133,6 +138,7 @@ class FileStorer:
         max_size: int | None = None,
         *,
         registration: StoreRegistration,
+        duplicates: CheckDuplicate,
         hash_workers: HashWorkers | None = None,
     ) -> None:
         self._uow = uow_factory
@@ -143,6 +149,7 @@ class FileStorer:
         self._mime = mime
         self._max_size = max_size
         self._hash_workers = hash_workers
+        self._duplicates = duplicates
         self.registration = registration
 
     def write_blob(self, principal: Principal, data: FileData) -> NewBlob:
@@ -295,9 +302,7 @@ class FileStorer:
                     lost_race = True
                     continue
             if candidates:
-                check = choose_duplicate(
-                    self._access, self._blobs, principal, file_name, candidates
-                )
+                check = self._duplicates.choose(principal, file_name, candidates)
                 reused: tuple[StoredFile, T | None] | None = None
                 with self._uow() as uow:
                     if check.item is not None:

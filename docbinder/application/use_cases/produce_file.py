@@ -17,9 +17,13 @@ from __future__ import annotations
 import attrs
 
 from docbinder.application.context import RunContext
-from docbinder.application.steps.attaching import Attacher, AttachPlan, log_attach_failure
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import FileStorer, StoredFile, WorkNotCommitted
+from docbinder.application.use_cases.attach_file import (
+    AttachFile,
+    PreparedAttach,
+    log_attach_failure,
+)
 from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
@@ -44,15 +48,19 @@ class ProducedFile:
 class ProduceFile:
     """Store a file and attach it to the run's workflow in one transaction.
 
-    Built from the :class:`~docbinder.application.steps.storing.FileStorer` that
-    :class:`~docbinder.application.use_cases.store_file.StoreFile` runs and the
-    :class:`~docbinder.application.steps.attaching.Attacher` every attach uses, so
-    both keep one source of truth for their rules.
+    Composed of the :class:`~docbinder.application.steps.storing.FileStorer` that
+    :class:`~docbinder.application.use_cases.store_file.StoreFile` runs (which asks
+    :class:`~docbinder.application.use_cases.check_duplicate.CheckDuplicate` about
+    duplicates) and of :class:`~docbinder.application.use_cases.attach_file.AttachFile`,
+    the one attach: the attach is prepared before the blob is written, added
+    inside the storer's recording unit (its ``then``) and finished after the
+    commit, so storing, the duplicate rule and attaching each keep one source
+    of truth.
     """
 
-    def __init__(self, storer: FileStorer, attach: Attacher) -> None:
+    def __init__(self, storer: FileStorer, attach_file: AttachFile) -> None:
         self._storer = storer
-        self._attach = attach
+        self._attach = attach_file
 
     def __call__(
         self,
@@ -74,19 +82,19 @@ class ProduceFile:
         # The caller's own text is checked before anything is stored, the same on every
         # backend (ADR 0018); only refusals about the workflow leave the file unattached.
         check_message_text(user_message, "user_message")
-        plan: AttachPlan | None = None
+        prepared: PreparedAttach | None = None
         refused: Exception | None = None
         try:
-            plan = self._attach.plan(ctx, label=label, user_message=user_message)
+            prepared = self._attach.prepare(ctx, label=label, user_message=user_message)
         except Exception as exc:  # logged once the file is stored
             refused = exc
         failures: list[tuple[str, Exception]] = []
 
         def attach(uow: UnitOfWork, item: FileItem) -> ChatMessage | None:
-            if plan is None:
+            if prepared is None:
                 return None
             try:
-                return self._attach.add_message(uow, plan, [item])
+                return prepared.add(uow, [item])
             except Exception as exc:  # the store goes on; the cause is logged below
                 failures.append((item.id, exc))
                 return None
@@ -103,6 +111,6 @@ class ProduceFile:
             log_attach_failure(stored.item.id, refused)
         for file_id, failure in failures:
             log_attach_failure(file_id, failure)
-        if message is not None:
-            self._attach.finish(ctx, message)
+        if message is not None and prepared is not None:
+            prepared.finish(message)
         return ProducedFile(stored, message)

@@ -10,11 +10,13 @@ from docbinder.domain.model import Principal
 class StoreFile:
     """Store a produced file: blob first, then the FileItem (SPEC C1, section 5).
 
-    The steps (one-pass hashing, the duplicate rule, the single recording
-    transaction, what a failed commit means for the blob, the committed-blob
-    record of ADR 0031) are :class:`~docbinder.application.steps.storing.FileStorer`'s,
-    which :class:`~docbinder.application.use_cases.produce_file.ProduceFile` shares; the
-    composition root (:mod:`docbinder.container`) builds one storer for both.
+    The steps (one-pass hashing, the single recording transaction, what a
+    failed commit means for the blob, the committed-blob record of ADR 0031)
+    are :class:`~docbinder.application.steps.storing.FileStorer`'s, whose
+    duplicates are decided by
+    :class:`~docbinder.application.use_cases.check_duplicate.CheckDuplicate`.
+    :class:`~docbinder.application.use_cases.produce_file.ProduceFile` runs the same
+    storer; the composition root (:mod:`docbinder.container`) builds one for both.
     ``registration`` is the storer's store registration (the one every use
     case that writes blobs shares).
     """

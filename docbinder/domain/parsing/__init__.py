@@ -42,11 +42,24 @@ Every reference returned is canonical: ``str(reference)`` parses back to exactly
 that reference. A candidate that would not (e.g. a label from a dict that ends with
 ``.``) is rejected with :data:`REASON_AMBIGUOUS`.
 
-The package is split along the parse's seams: :mod:`.rules` (reasons and limits),
-:mod:`.raw` (safe container reading, the printable ``raw`` of a rejection),
-:mod:`.literals` (structures written as text), :mod:`.text` (tokenising text and
-building canonical references), :mod:`.shapes` (dict keys and ``type`` fields) and
-:mod:`.walker` (the walk over one value and :func:`coerce_document_references`).
+The package is split by responsibility, and each module offers the others a
+small public API (its ``__all__``); no module reaches into another's private
+names (ADR 0050):
+
+* :mod:`.rules`: the shared vocabulary, reasons and the limits of one call;
+* :mod:`.raw`: reading untrusted values safely (``plain``, ``sequence_items``,
+  ``mapping_items``) and the printable ``raw`` of a rejection (``short_repr``,
+  ``sanitize``);
+* :mod:`.decoding`: structure decoding, the value of JSON or Python literal text
+  and of a code fence (``decode_structure``, ``embedded_structure``, ``unfence``);
+* :mod:`.canonical`: what one candidate id or label becomes (``Kind``,
+  ``Outcome``, ``make_id``, ``make_label``, ``canonical_uuid``);
+* :mod:`.text`: text scanning, the references one string holds (``parse_text``,
+  ``starts_with_prefix``);
+* :mod:`.shapes`: shape recognition, what a dict's fields mean
+  (``normalise_key``, ``reference_value``, ``id_field_outcomes``);
+* :mod:`.walker`: the walk that orchestrates them over one value, with its
+  budgets, depth and results (:func:`coerce_document_references`).
 """
 
 from docbinder.domain.parsing.rules import (

@@ -1,4 +1,18 @@
-"""Reading untrusted containers safely and showing rejected input as a short printable ``raw``."""
+"""Reading untrusted values safely, and the short printable ``raw`` of a rejection.
+
+A model's ``documentList`` may be a hostile object: a ``str`` or ``list``
+subclass that overrides its methods, a list that shrinks while it is read, a
+dict with a million keys, a ``__repr__`` that raises. The walker reads every
+value through this module:
+
+* :func:`plain` (the characters of a string as an exact ``str``),
+  :func:`sequence_items` and :func:`mapping_items` (the items of a container,
+  calling no method a subclass overrides, at most ``MAX_VALUES + 1`` pairs);
+* :func:`short_repr` (what a rejection shows of any value: printable, at most
+  :data:`~docbinder.domain.parsing.rules.MAX_RAW_LENGTH` characters, never
+  raises) and :func:`sanitize` (the same bound for text that is already a
+  ``raw``).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +21,17 @@ from itertools import islice
 
 from docbinder.domain.parsing.rules import MAX_RAW_LENGTH, MAX_VALUES
 
+__all__ = ["mapping_items", "plain", "sanitize", "sequence_items", "short_repr"]
+
 # --------------------------------------------------------------------------- containers
 
 
-def _sequence_items(value: object) -> Iterator[object]:
-    """Yield the items of a list or tuple without calling overridden methods of subclasses."""
+def sequence_items(value: object) -> Iterator[object]:
+    """Yield the items of a list or tuple without calling overridden methods of subclasses.
+
+    Anything else yields nothing. A list that shrinks while it is read ends
+    early instead of raising.
+    """
     if isinstance(value, list):
         length = list.__len__(value)
         for index in range(length):
@@ -24,23 +44,27 @@ def _sequence_items(value: object) -> Iterator[object]:
             yield tuple.__getitem__(value, index)
 
 
-def _mapping_items(value: object) -> Iterator[tuple[object, object]]:
-    """Yield at most ``MAX_VALUES + 1`` key/value pairs, bypassing overrides on dict subclasses."""
+def mapping_items(value: object) -> Iterator[tuple[object, object]]:
+    """Yield at most ``MAX_VALUES + 1`` key/value pairs, bypassing overrides on dict subclasses.
+
+    Other mappings are read through their own ``items()``; anything else
+    yields nothing.
+    """
     if isinstance(value, dict):
         yield from islice(dict.items(value), MAX_VALUES + 1)
     elif isinstance(value, Mapping):
         yield from islice(value.items(), MAX_VALUES + 1)
 
 
-# --------------------------------------------------------------------------- raw
-
-
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """An exact ``str`` with the characters of ``text``, calling no method a subclass overrides."""
     return str.__getitem__(text, slice(None))
 
 
-def _short_repr(value: object) -> str:
+# --------------------------------------------------------------------------- raw
+
+
+def short_repr(value: object) -> str:
     """A printable repr of ``value`` of at most :data:`MAX_RAW_LENGTH` characters; never raises."""
     try:
         text = _bounded_repr(value, 2)
@@ -49,10 +73,14 @@ def _short_repr(value: object) -> str:
             text = f"<unreadable {type(value).__name__}>"
         except Exception:
             text = "<unreadable>"
-    return _sanitize(text)
+    return sanitize(text)
 
 
-def _sanitize(text: str) -> str:
+def sanitize(text: str) -> str:
+    """``text`` made printable (escapes for the rest) and cut to :data:`MAX_RAW_LENGTH` characters.
+
+    A cut text ends with ``...``.
+    """
     head = text[: MAX_RAW_LENGTH * 2]
     if head.isprintable():
         printable = head
@@ -68,7 +96,7 @@ def _bounded_repr(value: object, level: int) -> str:
     if value is None or isinstance(value, bool):
         return "None" if value is None else ("True" if value else "False")
     if isinstance(value, str):
-        return repr(_plain(value)[: MAX_RAW_LENGTH + 2])
+        return repr(plain(value)[: MAX_RAW_LENGTH + 2])
     if isinstance(value, (bytes, bytearray)):
         return repr(bytes(value[: MAX_RAW_LENGTH + 2]))
     if isinstance(value, int):
@@ -79,7 +107,7 @@ def _bounded_repr(value: object, level: int) -> str:
         opener, closer = ("[", "]") if isinstance(value, list) else ("(", ")")
         if level <= 0:
             return opener + "..." + closer
-        parts = [_bounded_repr(item, level - 1) for item in islice(_sequence_items(value), 5)]
+        parts = [_bounded_repr(item, level - 1) for item in islice(sequence_items(value), 5)]
         if len(parts) > 4:
             parts[4] = "..."
         return opener + ", ".join(parts) + closer
@@ -88,7 +116,7 @@ def _bounded_repr(value: object, level: int) -> str:
             return "{...}"
         parts = [
             f"{_bounded_repr(key, level - 1)}: {_bounded_repr(item, level - 1)}"
-            for key, item in islice(_mapping_items(value), 5)
+            for key, item in islice(mapping_items(value), 5)
         ]
         if len(parts) > 4:
             parts[4] = "..."

@@ -1,4 +1,10 @@
-"""Rejection reasons and the limits that bound one parse (SPEC C6)."""
+"""Rejection reasons and the limits that bound one parse (SPEC C6).
+
+The vocabulary every other module of the parser shares and the package
+exports: what a :class:`~docbinder.domain.references.RejectedReference` may say
+(``REASON_*``, :data:`REASONS`) and how much one call reads at most
+(``MAX_*``). Limits that only one step applies live with that step.
+"""
 
 from __future__ import annotations
 
@@ -111,10 +117,6 @@ MAX_ID_LENGTH: Final = 128
 
 MAX_RAW_LENGTH: Final = 80
 """Longest ``RejectedReference.raw``, in characters."""
-
-_MAX_LITERAL_LENGTH: Final = 20_000
-_MAX_KEY_LENGTH: Final = 64
-_MAX_WRAPPER_ROUNDS: Final = 8
 
 NULL_WORDS: Final = frozenset({"null", "none", "undefined", "nan", "nil"})
 """Words (compared in lower case) that mean "no value" where an id, label or reference

@@ -1,13 +1,24 @@
-"""Recognising dict shapes: wrapper, reference, id and label keys, and ``type`` fields."""
+"""Recognising dict shapes: wrapper, reference, id and label keys, and ``type`` fields.
+
+A dict a model sends stands for references in one of a few shapes: a wrapper
+(``{"documents": [...]}``), a reference field (``{"ref": "docItem:a1"}``), or
+an id or label field, perhaps with a ``type`` that says which reference the
+``id`` is (``{"id": "f1", "type": "file"}``). The walker collects the dict's
+fields under :func:`normalise_key` and asks this module what they mean:
+:func:`reference_value` (a value to read as a reference in any shape), then
+:func:`id_field_outcomes` (the references of the first usable id or label
+field, or the reason the dict names none).
+"""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from typing import Final
 
-from docbinder.domain.parsing.raw import _plain
+from docbinder.domain.parsing.canonical import Kind, Outcome, make_id, make_label
+from docbinder.domain.parsing.raw import plain
 from docbinder.domain.parsing.rules import (
-    _MAX_KEY_LENGTH,
     MAX_TEXT_LENGTH,
     NULL_WORDS,
     REASON_BOOLEAN_NOT_ALLOWED,
@@ -18,17 +29,22 @@ from docbinder.domain.parsing.rules import (
     REASON_TOO_LONG,
     REASON_UNSUPPORTED_TYPE,
 )
-from docbinder.domain.parsing.text import (
-    _KIND_FILE,
-    _KIND_ITEM,
-    _KIND_LIST,
-    _STARTS_WITH_PREFIX_RE,
-    _make_id,
-    _make_label,
-    _Outcome,
-    _parse_text,
-)
+from docbinder.domain.parsing.text import parse_text, starts_with_prefix
 from docbinder.domain.references import RejectedReference
+
+__all__ = [
+    "DOCUMENT_ID_KEYS",
+    "FILE_ID_KEYS",
+    "LABEL_KEYS",
+    "REFERENCE_KEYS",
+    "WRAPPER_KEYS",
+    "id_field_outcomes",
+    "normalise_key",
+    "reference_value",
+]
+
+_MAX_KEY_LENGTH: Final = 64
+"""Longest dict key looked at, in characters; longer keys are no field of any shape."""
 
 # --------------------------------------------------------------------------- dict keys
 
@@ -68,27 +84,73 @@ _ITEM_TYPES: Final = frozenset({"docitem", "document", "chatdocument", "item"})
 _FILE_TYPES: Final = frozenset({"file", "fileitem"})
 _LIST_TYPES: Final = frozenset({"doclist", "documentlist", "label", "list"})
 
+_FIELD_GROUPS: Final = (
+    (Kind.ITEM, DOCUMENT_ID_KEYS),
+    (Kind.FILE, FILE_ID_KEYS),
+    (Kind.LIST, LABEL_KEYS),
+)
+"""The id and label keys in the order they are looked at, with the reference each names."""
 
-def _normalise_key(key: str) -> str | None:
+
+def normalise_key(key: str) -> str | None:
+    """``key`` in lower case without ``_``, ``-`` and spaces; ``None`` if it is too long to be one."""
     if len(key) > _MAX_KEY_LENGTH:
         return None
     return key.lower().replace("_", "").replace("-", "").replace(" ", "")
 
 
-def _kind_from_type(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    name = _normalise_key(_plain(value))
-    if name in _ITEM_TYPES:
-        return _KIND_ITEM
-    if name in _FILE_TYPES:
-        return _KIND_FILE
-    if name in _LIST_TYPES:
-        return _KIND_LIST
+def reference_value(fields: Mapping[str, object]) -> object | None:
+    """The value of the first :data:`REFERENCE_KEYS` field present and not ``None``, else ``None``.
+
+    ``fields`` maps normalised keys (:func:`normalise_key`) to their values.
+    """
+    for name in REFERENCE_KEYS:
+        value = fields.get(name)
+        if value is not None:
+            return value
     return None
 
 
-def _field_outcomes(kind: str, value: object, raw: str) -> list[_Outcome] | str:
+def id_field_outcomes(fields: Mapping[str, object], raw: str) -> list[Outcome] | str:
+    """The outcomes of the first id or label field that holds a value, else why the dict has none.
+
+    Fields are looked at in the order of :data:`DOCUMENT_ID_KEYS`,
+    :data:`FILE_ID_KEYS`, :data:`LABEL_KEYS`; a ``type`` (or ``kind``) field of
+    ``file`` or ``docList`` changes what ``id`` names. A field holding
+    ``None``, ``""`` or a null word is skipped; when no field is usable the
+    answer is the reason of the first skipped one (:data:`REASON_NULL_ID`,
+    :data:`REASON_EMPTY_ID`), or :data:`REASON_NOT_A_REFERENCE` when the dict
+    has none of these keys. ``raw`` is what a rejection shows of the dict.
+    """
+    type_kind = _kind_from_type(fields.get("type", fields.get("kind")))
+    missing_reason: str | None = None
+    for group_kind, names in _FIELD_GROUPS:
+        for name in names:
+            if name not in fields:
+                continue
+            kind = type_kind if (name == "id" and type_kind) else group_kind
+            outcomes = _field_outcomes(kind, fields[name], raw)
+            if isinstance(outcomes, str):
+                missing_reason = missing_reason or outcomes
+                continue
+            return outcomes
+    return missing_reason if missing_reason is not None else REASON_NOT_A_REFERENCE
+
+
+def _kind_from_type(value: object) -> Kind | None:
+    if not isinstance(value, str):
+        return None
+    name = normalise_key(plain(value))
+    if name in _ITEM_TYPES:
+        return Kind.ITEM
+    if name in _FILE_TYPES:
+        return Kind.FILE
+    if name in _LIST_TYPES:
+        return Kind.LIST
+    return None
+
+
+def _field_outcomes(kind: Kind, value: object, raw: str) -> list[Outcome] | str:
     """Outcomes of one id/label field, or the reason it is missing (null or empty)."""
     if value is None:
         return REASON_NULL_ID
@@ -98,7 +160,7 @@ def _field_outcomes(kind: str, value: object, raw: str) -> list[_Outcome] | str:
         return [RejectedReference(raw, REASON_NUMBER_NOT_ALLOWED)]
     if not isinstance(value, str):
         return [RejectedReference(raw, REASON_UNSUPPORTED_TYPE)]
-    text = _plain(value)
+    text = plain(value)
     if len(text) > MAX_TEXT_LENGTH:
         return [RejectedReference(raw, REASON_TOO_LONG)]
     text = text.strip()
@@ -106,8 +168,8 @@ def _field_outcomes(kind: str, value: object, raw: str) -> list[_Outcome] | str:
         return REASON_EMPTY_ID
     if text.lower() in NULL_WORDS:
         return REASON_NULL_ID
-    if _STARTS_WITH_PREFIX_RE.match(text):
-        return _parse_text(text) or [RejectedReference(raw, REASON_NOT_A_REFERENCE)]
-    if kind == _KIND_LIST:
-        return [_make_label(text, raw, normalise=False)]
-    return [_make_id(kind, text, raw)]
+    if starts_with_prefix(text):
+        return parse_text(text) or [RejectedReference(raw, REASON_NOT_A_REFERENCE)]
+    if kind is Kind.LIST:
+        return [make_label(text, raw, normalise=False)]
+    return [make_id(kind, text, raw)]

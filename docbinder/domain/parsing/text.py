@@ -1,39 +1,42 @@
-"""Tokenising text: reference patterns, scanning free text, building canonical references."""
+"""Scanning text for references: the reference patterns, whole references and free text.
+
+One string (already decoded: no JSON, no code fence, see :mod:`.decoding`) is
+read as the references it holds, left to right: :func:`parse_text` takes a
+string that is exactly one reference (``"docList:Q3 report.pdf"``, ``"`docItem:a1`."``)
+as a whole, and otherwise scans it as free text or as a list of entries,
+including the unified tool-result block of SPEC C5. What a token becomes is
+decided by :mod:`.canonical`; :func:`starts_with_prefix` tells a dict field
+whose value is written as a reference from a bare id.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Final, Union
+from typing import Final
 
 import attrs
 
-from docbinder.domain.model import MAX_LABEL_LENGTH
-from docbinder.domain.parsing.raw import _short_repr
+from docbinder.domain.parsing.canonical import (
+    Kind,
+    Outcome,
+    canonical_uuid,
+    make_id,
+    make_label,
+)
+from docbinder.domain.parsing.raw import short_repr
 from docbinder.domain.parsing.rules import (
-    _MAX_WRAPPER_ROUNDS,
-    MAX_ID_LENGTH,
     MAX_RAW_LENGTH,
-    NULL_WORDS,
-    REASON_EMPTY_ID,
     REASON_INVALID_ID,
-    REASON_INVALID_LABEL,
     REASON_NOT_A_REFERENCE,
-    REASON_NULL_ID,
-    REASON_TOO_LONG,
 )
-from docbinder.domain.references import (
-    DocumentItemReference,
-    DocumentListReference,
-    FileReference,
-    RejectedReference,
-)
+from docbinder.domain.references import DocumentItemReference, RejectedReference
+
+__all__ = ["parse_text", "starts_with_prefix"]
+
+_MAX_WRAPPER_ROUNDS: Final = 8
+"""Layers of quotes, brackets and punctuation stripped around one whole reference."""
 
 # --------------------------------------------------------------------------- patterns
-
-_KIND_ITEM: Final = "item"
-_KIND_LIST: Final = "list"
-_KIND_FILE: Final = "file"
 
 _ITEM_PREFIX: Final = r"(?ai:doc[_-]?item)"
 _LIST_PREFIX: Final = r"(?ai:doc[_-]?list)"
@@ -66,7 +69,6 @@ _SCAN_RE: Final = re.compile(
     + r")"
 )
 _ID_TOKEN_RE: Final = re.compile(r"[A-Za-z0-9._-]+", re.ASCII)
-_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
 _ID_CONTINUES: Final = frozenset("/@#%+=~$^&")
 
 _PAIRS: Final = {
@@ -83,16 +85,16 @@ _PAIRS: Final = {
     "\u00ab": "\u00bb",
 }
 _TRAILING_PUNCTUATION: Final = ".,;!?"
-_LABEL_TRAILING: Final = ".,;:!?* \t"
-
-_Outcome = Union[DocumentItemReference, DocumentListReference, FileReference, RejectedReference]  # noqa: UP007
-_ContainerReader = Callable[[object, int], None]
 
 # --------------------------------------------------------------------------- text
 
 
-def _parse_text(text: str) -> list[_Outcome]:
-    """References and rejected tokens found in one string (no JSON decoding); pure."""
+def parse_text(text: str) -> list[Outcome]:
+    """References and rejected tokens found in one string (no JSON decoding), in order; pure.
+
+    Empty when the text holds no reference at all (the caller decides whether
+    that is a rejection). Never raises for any ``str``.
+    """
     cleaned = _strip_wrappers(text)
     whole = _whole_reference(cleaned)
     if whole is not None:
@@ -113,7 +115,7 @@ def _strip_wrappers(text: str) -> str:
     return current
 
 
-def _whole_reference(cleaned: str) -> _Outcome | None:
+def _whole_reference(cleaned: str) -> Outcome | None:
     """The single reference ``cleaned`` consists of, or None when it is not exactly one."""
     match = _WHOLE_RE.fullmatch(cleaned)
     if match is None:
@@ -122,15 +124,15 @@ def _whole_reference(cleaned: str) -> _Outcome | None:
     if _OTHER_PREFIX_RE.search(rest):
         return None
     kind = _prefix_kind(prefix)
-    raw = _short_repr(cleaned)
-    if kind == _KIND_LIST:
-        return _make_label(rest, raw, normalise=True)
+    raw = short_repr(cleaned)
+    if kind is Kind.LIST:
+        return make_label(rest, raw, normalise=True)
     if _ID_TOKEN_RE.fullmatch(rest):
-        return _make_id(kind, rest, raw)
+        return make_id(kind, rest, raw)
     return None
 
 
-def _scan(text: str) -> list[_Outcome]:
+def _scan(text: str) -> list[Outcome]:
     """Every reference-shaped token in free text, left to right.
 
     When the text is a list (entries separated by commas, semicolons or line
@@ -158,7 +160,7 @@ def _scan(text: str) -> list[_Outcome]:
     entries = _ENTRY_SPLIT_RE.split(text)
     if len(entries) < 2:
         return _pair_file_lines(found)
-    outcomes: list[_Outcome | _FileLine] = []
+    outcomes: list[Outcome | _FileLine] = []
     for entry in entries:
         word = _strip_wrappers(entry).strip("[](){}<>`'\"*-+ \t")
         if not word:
@@ -167,7 +169,7 @@ def _scan(text: str) -> list[_Outcome]:
         if entry_found:
             outcomes.extend(entry_found)
         elif len(word.split()) == 1 and not _is_prose_word(entry):
-            outcomes.append(RejectedReference(_short_repr(entry.strip()), REASON_NOT_A_REFERENCE))
+            outcomes.append(RejectedReference(short_repr(entry.strip()), REASON_NOT_A_REFERENCE))
     return _pair_file_lines(outcomes)
 
 
@@ -199,14 +201,14 @@ class _FileLine:
     raw: str
 
 
-def _pair_file_lines(found: list[_Outcome | _FileLine]) -> list[_Outcome]:
+def _pair_file_lines(found: list[Outcome | _FileLine]) -> list[Outcome]:
     """Drop each ``file id:`` line that follows a docItem reference; read the others as ``file:``."""
-    outcomes: list[_Outcome] = []
+    outcomes: list[Outcome] = []
     after_item = False
     for outcome in found:
         if isinstance(outcome, _FileLine):
             if not after_item:
-                outcomes.append(_make_id(_KIND_FILE, outcome.file_id, outcome.raw))
+                outcomes.append(make_id(Kind.FILE, outcome.file_id, outcome.raw))
             after_item = False
             continue
         if isinstance(outcome, DocumentItemReference):
@@ -215,112 +217,55 @@ def _pair_file_lines(found: list[_Outcome | _FileLine]) -> list[_Outcome]:
     return outcomes
 
 
-def canonical_uuid(text: str) -> str | None:
-    """``text`` as a canonical lowercase hyphenated UUID (RFC 9562), or None if it is none.
-
-    Accepts any letter case and the 32-digit form without hyphens, so a model
-    that upper-cases or compacts an id still names the same document.
-    """
-    match = _UUID_RE.fullmatch(text)
-    if match is None:
-        return None
-    digits = text.replace("-", "").lower()
-    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
-
-
-def _scan_references(text: str) -> list[_Outcome | _FileLine]:
-    outcomes: list[_Outcome | _FileLine] = []
+def _scan_references(text: str) -> list[Outcome | _FileLine]:
+    outcomes: list[Outcome | _FileLine] = []
     for match in _SCAN_RE.finditer(text):
         if match.group("uuid") is not None:
             uuid = canonical_uuid(match.group("uuid")) or ""
             outcomes.append(DocumentItemReference(uuid, bare=True))
         elif match.group("list") is not None:
             outcomes.append(
-                _make_label(match.group("label"), _short_repr(match.group(0)), normalise=True)
+                make_label(match.group("label"), short_repr(match.group(0)), normalise=True)
             )
         elif match.group("fileline") is not None:
             end = match.end("fileline_id")
             if end < len(text) and (text[end].isalnum() or text[end] in _ID_CONTINUES):
                 continue  # "file id: x/y" is prose about something else
-            outcomes.append(_FileLine(match.group("fileline_id"), _short_repr(match.group(0))))
+            outcomes.append(_FileLine(match.group("fileline_id"), short_repr(match.group(0))))
         elif match.group("item_wrapped") is not None:
-            raw = _short_repr(match.group(0))
+            raw = short_repr(match.group(0))
             if _PAIRS.get(match.group("item_open")) != match.group("item_close"):
                 outcomes.append(RejectedReference(raw, REASON_INVALID_ID))
             else:
-                outcomes.append(_make_id(_KIND_ITEM, match.group("item_wrapped"), raw))
+                outcomes.append(make_id(Kind.ITEM, match.group("item_wrapped"), raw))
         else:
             group = "item_id" if match.group("item") is not None else "file_id"
-            kind = _KIND_ITEM if group == "item_id" else _KIND_FILE
+            kind = Kind.ITEM if group == "item_id" else Kind.FILE
             end = match.end(group)
             if end < len(text) and (text[end].isalnum() or text[end] in _ID_CONTINUES):
                 token = text[match.start() : end + 1 + MAX_RAW_LENGTH].split(maxsplit=1)[0]
-                outcomes.append(RejectedReference(_short_repr(token), REASON_INVALID_ID))
+                outcomes.append(RejectedReference(short_repr(token), REASON_INVALID_ID))
             else:
-                outcomes.append(_make_id(kind, match.group(group), _short_repr(match.group(0))))
+                outcomes.append(make_id(kind, match.group(group), short_repr(match.group(0))))
     return outcomes
 
 
 _ENTRY_SPLIT_RE: Final = re.compile(r"[,;\n]")
-_UUID_RE: Final = re.compile(
-    r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}"
-)
 
 
-def _prefix_kind(prefix: str) -> str:
+def _prefix_kind(prefix: str) -> Kind:
     lowered = prefix.lower()
     if lowered.endswith("item"):
-        return _KIND_ITEM
+        return Kind.ITEM
     if lowered.endswith("list"):
-        return _KIND_LIST
-    return _KIND_FILE
+        return Kind.LIST
+    return Kind.FILE
 
 
-def _make_id(kind: str, text: str, raw: str) -> _Outcome:
-    """A docItem/file reference for ``text``, or the reason it is not a usable id."""
-    ident = text.rstrip(".")
-    if not ident:
-        return RejectedReference(raw, REASON_EMPTY_ID)
-    if ident.lower() in NULL_WORDS:
-        return RejectedReference(raw, REASON_NULL_ID)
-    if len(ident) > MAX_ID_LENGTH:
-        return RejectedReference(raw, REASON_TOO_LONG)
-    if not _ID_RE.fullmatch(ident):
-        return RejectedReference(raw, REASON_INVALID_ID)
-    ident = canonical_uuid(ident) or ident
-    if kind == _KIND_FILE:
-        return FileReference(ident)
-    if kind == _KIND_LIST:
-        return DocumentListReference(ident)
-    return DocumentItemReference(ident)
+def starts_with_prefix(text: str) -> bool:
+    """Whether ``text`` begins (after quotes, brackets, ``*`` and blanks) with a reference prefix.
 
-
-def _make_label(text: str, raw: str, *, normalise: bool) -> _Outcome:
-    """A docList reference for ``text``, or the reason it is not a usable label.
-
-    ``normalise`` drops trailing sentence punctuation (text input); labels from dict
-    fields are taken as they are.
+    ``docItem``, ``docList`` or ``file`` in any accepted spelling, then a colon:
+    such a field value is read with :func:`parse_text` rather than as a bare id.
     """
-    label = text.strip()
-    if normalise:
-        label = label.rstrip(_LABEL_TRAILING)
-    if not label:
-        return RejectedReference(raw, REASON_EMPTY_ID)
-    if label.lower() in NULL_WORDS:
-        return RejectedReference(raw, REASON_NULL_ID)
-    if len(label) > MAX_LABEL_LENGTH:
-        return RejectedReference(raw, REASON_TOO_LONG)
-    if not label.isprintable():
-        return RejectedReference(raw, REASON_INVALID_LABEL)
-    return DocumentListReference(label)
-
-
-def _unfence(text: str) -> str:
-    """The body of a markdown code fence: opening line (with info string) and closing fence dropped."""
-    body = text[3:]
-    if "\n" in body:
-        body = body.split("\n", 1)[1]
-    body = body.rstrip()
-    if body.endswith("```"):
-        body = body[:-3]
-    return body.strip("`")
+    return _STARTS_WITH_PREFIX_RE.match(text) is not None

@@ -1,18 +1,23 @@
-"""The walk over one input value: :func:`coerce_document_references` and its collector."""
+"""The walk over one input value: :func:`coerce_document_references` and its collector.
+
+The walker orchestrates the parse and owns its state: the work budgets
+(:data:`~docbinder.domain.parsing.rules.MAX_VALUES`, ``MAX_REFERENCES``,
+``MAX_REJECTED``, ``MAX_TEXT_LENGTH``, ``MAX_TOTAL_TEXT``), the depth, the cycle
+guard and the de-duplicated results. For each value it asks the module that
+knows that value's kind: :mod:`.raw` to read containers and strings safely and
+to show a rejection, :mod:`.decoding` whether text holds a structure,
+:mod:`.text` which references a string holds, :mod:`.shapes` what a dict's
+fields mean, :mod:`.canonical` (through those) what a candidate becomes.
+"""
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from docbinder.domain.parsing.literals import _NOTHING, _decode_structure, _embedded_structure
-from docbinder.domain.parsing.raw import (
-    _mapping_items,
-    _plain,
-    _sanitize,
-    _sequence_items,
-    _short_repr,
-)
+from docbinder.domain.parsing.canonical import Outcome
+from docbinder.domain.parsing.decoding import decode_structure, embedded_structure, unfence
+from docbinder.domain.parsing.raw import mapping_items, plain, sanitize, sequence_items, short_repr
 from docbinder.domain.parsing.rules import (
     MAX_DEPTH,
     MAX_REFERENCES,
@@ -35,24 +40,12 @@ from docbinder.domain.parsing.rules import (
     REASON_UNSUPPORTED_TYPE,
 )
 from docbinder.domain.parsing.shapes import (
-    DOCUMENT_ID_KEYS,
-    FILE_ID_KEYS,
-    LABEL_KEYS,
-    REFERENCE_KEYS,
     WRAPPER_KEYS,
-    _field_outcomes,
-    _kind_from_type,
-    _normalise_key,
+    id_field_outcomes,
+    normalise_key,
+    reference_value,
 )
-from docbinder.domain.parsing.text import (
-    _KIND_FILE,
-    _KIND_ITEM,
-    _KIND_LIST,
-    _ContainerReader,
-    _Outcome,
-    _parse_text,
-    _unfence,
-)
+from docbinder.domain.parsing.text import parse_text
 from docbinder.domain.references import (
     DocumentItemReference,
     DocumentListReference,
@@ -61,6 +54,10 @@ from docbinder.domain.references import (
     FileReference,
     RejectedReference,
 )
+
+__all__ = ["coerce_document_references"]
+
+_ContainerReader = Callable[[object, int], None]
 
 # --------------------------------------------------------------------------- public
 
@@ -147,7 +144,7 @@ class _Collector:
 
     def stop(self, value: object) -> None:
         self.stopped = True
-        self.reject(_short_repr(value), REASON_TOO_MANY_ITEMS)
+        self.reject(short_repr(value), REASON_TOO_MANY_ITEMS)
 
     def reject(self, raw: str, reason: str) -> None:
         key = (raw, reason)
@@ -163,8 +160,8 @@ class _Collector:
         canonical = str(reference)
         if canonical in self._seen:
             return
-        if _parse_text(canonical) != [reference]:
-            self.reject(_short_repr(canonical), REASON_AMBIGUOUS)
+        if parse_text(canonical) != [reference]:
+            self.reject(short_repr(canonical), REASON_AMBIGUOUS)
             return
         if len(self.references) >= MAX_REFERENCES:
             self.stop(canonical)
@@ -172,7 +169,7 @@ class _Collector:
         self._seen.add(canonical)
         self.references.append(reference)
 
-    def add_outcomes(self, outcomes: list[_Outcome]) -> None:
+    def add_outcomes(self, outcomes: list[Outcome]) -> None:
         for outcome in outcomes:
             if not self.charge(outcome):
                 return
@@ -188,21 +185,21 @@ class _Collector:
         if not self.charge(value):
             return
         if depth > MAX_DEPTH:
-            self.reject(_short_repr(value), REASON_TOO_DEEP)
+            self.reject(short_repr(value), REASON_TOO_DEEP)
             return
         try:
             self._dispatch(value, depth, optional)
         except Exception:
-            self.reject(_short_repr(value), REASON_UNREADABLE)
+            self.reject(short_repr(value), REASON_UNREADABLE)
 
     def _dispatch(self, value: object, depth: int, optional: bool) -> None:
         if value is None:
             if not optional:
                 self.reject("None", REASON_NULL)
         elif isinstance(value, bool):
-            self.reject(_short_repr(value), REASON_BOOLEAN_NOT_ALLOWED)
+            self.reject(short_repr(value), REASON_BOOLEAN_NOT_ALLOWED)
         elif isinstance(value, str):
-            self._visit_text(_plain(value), depth, optional)
+            self._visit_text(plain(value), depth, optional)
         elif isinstance(value, (bytes, bytearray)):
             self._visit_bytes(value, depth, optional)
         elif isinstance(value, (DocumentItemReference, DocumentListReference, FileReference)):
@@ -210,18 +207,18 @@ class _Collector:
         elif isinstance(value, DocumentReferenceList):
             self._visit_reference_list(value, depth)
         elif isinstance(value, numbers.Number):
-            self.reject(_short_repr(value), REASON_NUMBER_NOT_ALLOWED)
+            self.reject(short_repr(value), REASON_NUMBER_NOT_ALLOWED)
         elif isinstance(value, Mapping):
             self._guarded(value, depth, self._visit_mapping)
         elif isinstance(value, (list, tuple)):
             self._guarded(value, depth, self._visit_sequence)
         else:
-            self.reject(_short_repr(value), REASON_UNSUPPORTED_TYPE)
+            self.reject(short_repr(value), REASON_UNSUPPORTED_TYPE)
 
     def _guarded(self, value: object, depth: int, read: _ContainerReader) -> None:
         key = id(value)
         if key in self._path:
-            self.reject(_short_repr(value), REASON_CYCLIC)
+            self.reject(short_repr(value), REASON_CYCLIC)
             return
         self._path.add(key)
         try:
@@ -231,12 +228,12 @@ class _Collector:
 
     def _visit_bytes(self, value: bytes | bytearray, depth: int, optional: bool) -> None:
         if len(value) > MAX_TEXT_LENGTH * 4:
-            self.reject(_short_repr(value), REASON_TOO_LONG)
+            self.reject(short_repr(value), REASON_TOO_LONG)
             return
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
-            self.reject(_short_repr(value), REASON_UNSUPPORTED_TYPE)
+            self.reject(short_repr(value), REASON_UNSUPPORTED_TYPE)
             return
         self._visit_text(text, depth, optional)
 
@@ -251,10 +248,10 @@ class _Collector:
                 and isinstance(rejected.raw, str)
                 and isinstance(rejected.reason, str)
             ):
-                self.reject(_sanitize(_plain(rejected.raw)), _plain(rejected.reason))
+                self.reject(sanitize(plain(rejected.raw)), plain(rejected.reason))
 
     def _visit_sequence(self, value: object, depth: int) -> None:
-        items = _sequence_items(value)
+        items = sequence_items(value)
         for item in items:
             if self.stopped:
                 return
@@ -264,13 +261,13 @@ class _Collector:
         fields: dict[str, object] = {}
         wrappers: list[object] = []
         count = 0
-        for key, item in _mapping_items(value):
+        for key, item in mapping_items(value):
             count += 1
             if not self.charge(key):
                 return
             if not isinstance(key, str):
                 continue
-            name = _normalise_key(_plain(key))
+            name = normalise_key(plain(key))
             if name is None:
                 continue
             fields.setdefault(name, item)
@@ -287,62 +284,45 @@ class _Collector:
         self._visit_fields(value, fields, depth)
 
     def _visit_fields(self, value: object, fields: dict[str, object], depth: int) -> None:
-        for name in REFERENCE_KEYS:
-            if fields.get(name) is not None:
-                self.visit(fields[name], depth + 1, optional=False)
-                return
-        type_kind = _kind_from_type(fields.get("type", fields.get("kind")))
-        missing_reason: str | None = None
-        raw = _short_repr(value)
-        groups = (
-            (_KIND_ITEM, DOCUMENT_ID_KEYS),
-            (_KIND_FILE, FILE_ID_KEYS),
-            (_KIND_LIST, LABEL_KEYS),
-        )
-        for group_kind, names in groups:
-            for name in names:
-                if name not in fields:
-                    continue
-                kind = type_kind if (name == "id" and type_kind) else group_kind
-                outcomes = _field_outcomes(kind, fields[name], raw)
-                if isinstance(outcomes, str):
-                    missing_reason = missing_reason or outcomes
-                    continue
-                self.add_outcomes(outcomes)
-                return
-        if missing_reason is not None:
-            self.reject(raw, missing_reason)
+        reference = reference_value(fields)
+        if reference is not None:
+            self.visit(reference, depth + 1, optional=False)
+            return
+        raw = short_repr(value)
+        outcomes = id_field_outcomes(fields, raw)
+        if isinstance(outcomes, str):
+            self.reject(raw, outcomes)
         else:
-            self.reject(raw, REASON_NOT_A_REFERENCE)
+            self.add_outcomes(outcomes)
 
     def _visit_text(self, text: str, depth: int, optional: bool) -> None:
         length = len(text)
         if length > MAX_TEXT_LENGTH or self.text_chars + length > MAX_TOTAL_TEXT:
-            self.reject(_short_repr(text), REASON_TOO_LONG)
+            self.reject(short_repr(text), REASON_TOO_LONG)
             return
         self.text_chars += length
         stripped = text.strip()
         if not stripped:
             if not optional:
-                self.reject(_short_repr(text), REASON_EMPTY)
+                self.reject(short_repr(text), REASON_EMPTY)
             return
         if stripped.lower() in NULL_WORDS:
             if not optional:
-                self.reject(_short_repr(text), REASON_NULL)
+                self.reject(short_repr(text), REASON_NULL)
             return
         if stripped.startswith("```"):
-            self.visit(_unfence(stripped), depth + 1, optional=optional)
+            self.visit(unfence(stripped), depth + 1, optional=optional)
             return
-        decoded = _decode_structure(stripped)
-        if decoded is not _NOTHING:
+        decoded = decode_structure(stripped)
+        if decoded is not None:
             self.visit(decoded, depth + 1, optional=optional)
             return
-        outcomes = _parse_text(stripped)
+        outcomes = parse_text(stripped)
         if outcomes:
             self.add_outcomes(outcomes)
             return
-        embedded = _embedded_structure(stripped)
-        if embedded is not _NOTHING:
+        embedded = embedded_structure(stripped)
+        if embedded is not None:
             self.visit(embedded, depth + 1, optional=optional)
             return
-        self.reject(_short_repr(text), REASON_NOT_A_REFERENCE)
+        self.reject(short_repr(text), REASON_NOT_A_REFERENCE)

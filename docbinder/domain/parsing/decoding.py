@@ -1,4 +1,17 @@
-"""Decoding structures written as text: JSON (also encoded several times) and Python literals."""
+"""Decoding structures written as text: JSON, Python literals and markdown code fences.
+
+A model often sends its ``documentList`` as text that holds a structure: JSON
+(also encoded several times, which the walker peels layer by layer), Python
+literal text (single quotes, ``None``, tuples), JSON inside free text, or any
+of these in a markdown code fence. This module turns such text into the value
+it holds, or says there is none; it never looks for references itself (that
+is :mod:`.text`) and never recurses (that is :mod:`.walker`, which counts
+each decoded layer against :data:`~docbinder.domain.parsing.rules.MAX_DEPTH`).
+
+* :func:`decode_structure`: the value of text that *is* a structure;
+* :func:`embedded_structure`: a list or dict written inside free text;
+* :func:`unfence`: the body of a code fence.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +19,12 @@ import json
 import re
 from typing import Final
 
-from docbinder.domain.parsing.rules import _MAX_LITERAL_LENGTH, MAX_DEPTH
+from docbinder.domain.parsing.rules import MAX_DEPTH
+
+__all__ = ["decode_structure", "embedded_structure", "unfence"]
+
+_MAX_LITERAL_LENGTH: Final = 20_000
+"""Longest text read as a Python literal, in characters (JSON has no such bound)."""
 
 _LITERAL_TOKEN_RE: Final = re.compile(
     r"\s*(?:"
@@ -24,48 +42,68 @@ _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "
 # --------------------------------------------------------------------------- decoding
 
 
-class _Nothing:
-    """Marker: no structure could be decoded."""
+def decode_structure(text: str) -> object | None:
+    """The value of ``text`` read as JSON (or Python literal) text, or ``None`` if it is none.
 
-
-_NOTHING: Final = _Nothing()
-
-
-def _decode_structure(text: str) -> object:
-    """The value of JSON (or Python literal) text, or ``_NOTHING``."""
+    ``text`` is stripped and not empty. Only text starting with ``[``, ``{``,
+    ``(`` or ``"`` is decoded, so a decoded value is a list, a dict or a
+    string and never ``None`` itself: ``None`` always means "no structure".
+    JSON comes first; a ``(`` tuple and JSON that does not load are read as
+    Python literal text when at most ``_MAX_LITERAL_LENGTH`` characters long.
+    """
     if text[0] not in '[{("':
-        return _NOTHING
+        return None
     if text[0] != "(":
         try:
-            return json.loads(text)
+            decoded: object = json.loads(text)
+            return decoded
         except Exception:  # malformed, too deep, or a number beyond the digit limit
             pass
     if text[0] in "[{(" and len(text) <= _MAX_LITERAL_LENGTH:
         return _read_literal(text)
-    return _NOTHING
+    return None
 
 
-def _embedded_structure(text: str) -> object:
-    """A list or dict written as JSON/literal text inside free text, or ``_NOTHING``."""
+def embedded_structure(text: str) -> list[object] | dict[str, object] | tuple[object, ...] | None:
+    """A list or dict written as JSON/literal text inside free text, or ``None``.
+
+    The structure runs from the first ``[`` or ``{`` to the last matching
+    closer; text that is only the structure is not "embedded" (``None``: the
+    caller decoded it already with :func:`decode_structure`).
+    """
     starts = [index for index in (text.find("["), text.find("{")) if index >= 0]
     if not starts:
-        return _NOTHING
+        return None
     start = min(starts)
     end = text.rfind("]" if text[start] == "[" else "}")
     if end <= start or (start == 0 and end == len(text) - 1):
-        return _NOTHING
-    decoded = _decode_structure(text[start : end + 1])
+        return None
+    decoded = decode_structure(text[start : end + 1])
     if isinstance(decoded, (list, dict, tuple)):
         return decoded
-    return _NOTHING
+    return None
+
+
+def unfence(text: str) -> str:
+    """The body of a markdown code fence: opening line (with info string) and closing fence dropped.
+
+    ``text`` starts with three backticks.
+    """
+    body = text[3:]
+    if "\n" in body:
+        body = body.split("\n", 1)[1]
+    body = body.rstrip()
+    if body.endswith("```"):
+        body = body[:-3]
+    return body.strip("`")
 
 
 class _Malformed(Exception):
     """The literal text cannot be read."""
 
 
-def _read_literal(text: str) -> object:
-    """Read Python-literal-like text (single quotes, ``None``/``True``, tuples) or ``_NOTHING``.
+def _read_literal(text: str) -> object | None:
+    """Read Python-literal-like text (single quotes, ``None``/``True``, tuples), or ``None``.
 
     Only lists, tuples, dicts with string keys, strings, numbers and the words
     None/null/True/true/False/false are read; nesting is bounded by :data:`MAX_DEPTH`.
@@ -76,7 +114,7 @@ def _read_literal(text: str) -> object:
         match = _LITERAL_TOKEN_RE.match(text, position)
         if match is None:
             if text[position:].strip():
-                return _NOTHING
+                return None
             break
         kind = match.lastgroup or ""
         tokens.append((kind, match.group(kind)))
@@ -84,9 +122,9 @@ def _read_literal(text: str) -> object:
     try:
         value, index = _literal_value(tokens, 0, 0)
     except (_Malformed, IndexError, ValueError, OverflowError):
-        return _NOTHING
+        return None
     if index != len(tokens):
-        return _NOTHING
+        return None
     return value
 
 
