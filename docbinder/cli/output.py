@@ -27,7 +27,17 @@ from rich.text import Text
 from docbinder.application.steps.results import printable
 from docbinder.serialization import to_wire
 
-__all__ = ["SafeLogHandler", "Table", "clean", "emit_json", "err", "fail", "out", "styled"]
+__all__ = [
+    "SafeLogHandler",
+    "Table",
+    "clean",
+    "emit_json",
+    "err",
+    "fail",
+    "masked_url",
+    "out",
+    "styled",
+]
 
 
 def clean(value: object, *, multiline: bool = True) -> str:
@@ -197,3 +207,17 @@ def fail(message: str) -> None:
     line = Text("error:", style="bold red")
     line.append(" " + clean(message, multiline=False))
     err.print(line)
+
+
+def masked_url(value: Any) -> str:
+    """``value`` as text; a URL with credentials (``scheme://user:secret@host``) has its password masked."""
+    text = str(value)
+    if "://" in text and "@" in text:
+        from docbinder.adapters.sql.engine import safe_url
+        from docbinder.domain.errors import DocbinderError
+
+        try:
+            return safe_url(text)
+        except DocbinderError:
+            return text
+    return text
