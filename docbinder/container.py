@@ -1,7 +1,10 @@
-"""The composition root: dependency-injector containers that build docbinder (SPEC C14).
+"""The composition root: dependency-injector providers that build docbinder (SPEC C14).
 
 :class:`UseCases` builds every use case, and the :class:`DocBinder` facade
-from them, over a given set of ports; no use case builds another.
+from them, over a given set of ports; no use case builds another. Both
+classes hold providers only (``dependency_injector.providers``); the library's
+``containers`` module is not used, since it imports ``dependency_injector.wiring``
+and, through it, FastAPI where installed (ADR 0053).
 :class:`Container` builds the adapters from :class:`Settings` and feeds them to
 :class:`UseCases`. :func:`build_binder` (from settings) and
 :func:`compose_binder` (over ports a host built itself) are the two ways in;
@@ -19,12 +22,13 @@ plug in through entry points:
 
 Nothing connects when this module is imported or the container is built;
 connections open on first use. Tests override providers with ``override()``.
+The budgets of the content extractor come from the ``extract_*`` settings
+(:meth:`Settings.extractor_budgets`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -136,6 +140,8 @@ def _casbin(settings: Settings) -> Authorizer:
 
 
 def _plugin(group: str, name: str) -> Any:
+    from importlib.metadata import entry_points
+
     found = [ep for ep in entry_points(group=group) if ep.name == name]
     if not found:
         raise ConfigurationError(

@@ -25,7 +25,6 @@ from rich.table import Table as _RichTable
 from rich.text import Text
 
 from docbinder.application.steps.results import printable
-from docbinder.serialization import to_wire
 
 __all__ = [
     "SafeLogHandler",
@@ -181,6 +180,8 @@ def emit_json(payload: Any) -> None:
     (:func:`_json_safe`), so the document is always valid UTF-8 and parses back to
     the same values.
     """
+    from docbinder.serialization import to_wire
+
     data = to_wire(payload)
     text = json.dumps(_json_references(_strip_bytes(data)), ensure_ascii=False, indent=2)
     sys.stdout.write(_json_safe(text) + "\n")
