@@ -16,6 +16,7 @@ else ``python -m docbinder`` (which then costs the same plus ``runpy``). With
 ``--checkout DIR`` the package in ``DIR`` is measured instead, as
 ``python -m docbinder`` with ``DIR`` first on the path (a before/after
 comparison: run it once on each checkout, e.g. one made with ``git archive``).
+The CPU time (user + system) of each run is recorded beside its wall time.
 Targets (medians): ``--version`` <= 0.06 s, ``files ls`` on an empty home <=
 0.25 s. The 1-minute load average before and after is recorded; figures from
 a loaded machine are high. Run: ``python bench/bench_cli_start.py [--runs 15]``.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -47,18 +49,26 @@ def docbinder_command(checkout: str | None = None) -> list[str]:
     return [sys.executable, "-m", "docbinder"]
 
 
-def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    """Seconds from start to exit of ``argv`` run in ``cwd``; raises if the command fails.
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
+
+def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of ``argv`` run in ``cwd``, start to exit; raises if it fails.
+
+    ``cpu`` is the process's user + system time (``RUSAGE_CHILDREN``): on a
+    shared machine it shows the work a command does, whatever it waited for.
     ``cwd`` is a scratch directory, never a checkout: ``python -m`` puts the
     working directory first on the path.
     """
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode(errors='replace')}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu_before
 
 
 def load_average() -> float | None:
@@ -69,8 +79,10 @@ def load_average() -> float | None:
         return None
 
 
-def measure(runs: int, work: Path, checkout: str | None) -> dict[str, list[float]]:
-    """Wall seconds per side, ``runs`` each, sides rotating."""
+def measure(
+    runs: int, work: Path, checkout: str | None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds per side, ``runs`` each, sides rotating."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
     env["DOCBINDER_USER"] = "bench"
     if checkout is not None:
@@ -87,11 +99,14 @@ def measure(runs: int, work: Path, checkout: str | None) -> dict[str, list[float
     }
     names = list(sides)
     times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for round_number in range(runs):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
-            times[name].append(run_once(sides[name](), env, work))
-    return times
+            wall, spent = run_once(sides[name](), env, work)
+            times[name].append(wall)
+            cpu[name].append(spent)
+    return times, cpu
 
 
 def main() -> None:
@@ -107,9 +122,11 @@ def main() -> None:
         parser.error("--runs must be at least 5 (medians)")
     load_before = load_average()
     with temp_dir("docbinder-cli-start-", args.dir) as work:
-        times = measure(args.runs, work, args.checkout)
+        times, cpu = measure(args.runs, work, args.checkout)
     load_after = load_average()
     results = {name: summary(values) for name, values in times.items()}
+    for name, values in cpu.items():
+        results[name]["cpu"] = summary(values)
     floor = results["python -c pass"]["median"]
     rows = []
     for name, figures in results.items():
@@ -124,11 +141,13 @@ def main() -> None:
                 f"{figures['median']:.3f}",
                 f"{figures['min']:.3f}-{figures['max']:.3f}",
                 f"{figures['above_floor_s']:+.3f}",
+                f"{figures['cpu']['median']:.3f}",
                 "-" if target is None else f"<= {target}",
                 "-" if met is None else ("met" if met else "MISSED"),
             ]
         )
-    note(table(["side", "median s", "min-max s", "vs floor", "target", "status"], rows))
+    headers = ["side", "median s", "min-max s", "vs floor", "CPU s", "target", "status"]
+    note(table(headers, rows))
     note(f"1-minute load average: {load_before} before, {load_after} after")
     emit(
         {
