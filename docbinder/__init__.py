@@ -4,8 +4,9 @@ What a host needs is importable from here: :func:`build_binder` (from
 :class:`Settings`) or :func:`compose_binder` (over its own ports) give a
 :class:`DocBinder`; ``binder.start_run(principal, workflow_id)`` gives a
 :class:`Run`; close the binder with ``with build_binder(...) as binder:``.
-``build_binder`` and ``compose_binder`` are loaded on first use, so
-``import docbinder`` builds no adapter and imports no optional dependency.
+Every name is loaded from its module on first use (PEP 562 ``__getattr__``),
+so ``import docbinder`` imports none of them: it builds no adapter, imports no
+optional dependency and keeps ``docbinder --version`` fast (ADR 0052).
 
 docbinder logs through the ``docbinder`` logger and, as a library, prints
 nothing unless the host configures logging (a ``NullHandler`` is attached, as
@@ -13,74 +14,142 @@ the Python logging HOWTO advises for libraries); the command line shows
 warnings itself.
 """
 
+import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from docbinder.application.binder import DocBinder, Run, ToolFileResult
-from docbinder.application.steps.storing import StoredFile
-from docbinder.application.use_cases.get_content import ContentResult
-from docbinder.application.use_cases.resolve_document_list import Resolution, UnresolvedReason
-from docbinder.config import Settings
-from docbinder.domain.access import Action, Resource, ResourceKind
-from docbinder.domain.counters import CounterLevel, WorkflowCounters
-from docbinder.domain.errors import (
-    AccessDenied,
-    BinderClosed,
-    BlobMissing,
-    ConfigurationError,
-    Conflict,
-    CountersWouldGoBack,
-    DocbinderError,
-    DuplicateFileItem,
-    DuplicateLabel,
-    FileItemNotFound,
-    FileStillReferenced,
-    InvalidInput,
-    MissingExtra,
-    NoActiveWorkflow,
-    NotFound,
-    SizeLimitExceeded,
-    StorageError,
-    StoreMoved,
-    UnsafeOperation,
-    VersionTaken,
-    WorkflowNotFound,
-)
-from docbinder.domain.model import (
-    ChatDocument,
-    ChatMessage,
-    ChatWorkflow,
-    ContentKind,
-    ContentPart,
-    FileItem,
-    FileVersion,
-    Principal,
-    Scope,
-    VersionSeries,
-)
-from docbinder.domain.parsing import coerce_document_references
-from docbinder.domain.references import (
-    DocumentItemReference,
-    DocumentListReference,
-    DocumentReference,
-    DocumentReferenceList,
-    FileReference,
-    RejectedReference,
-)
+__version__ = "0.1.0"
+"""This package's version; ``pyproject.toml`` reads it from here."""
 
 if TYPE_CHECKING:
+    from docbinder.application import (
+        ContentResult,
+        DocBinder,
+        Resolution,
+        Run,
+        StoredFile,
+        ToolFileResult,
+        UnresolvedReason,
+    )
+    from docbinder.config import Settings
     from docbinder.container import build_binder, compose_binder
+    from docbinder.domain.access import Action, Resource, ResourceKind
+    from docbinder.domain.counters import CounterLevel, WorkflowCounters
+    from docbinder.domain.errors import (
+        AccessDenied,
+        BinderClosed,
+        BlobMissing,
+        ConfigurationError,
+        Conflict,
+        CountersWouldGoBack,
+        DocbinderError,
+        DuplicateFileItem,
+        DuplicateLabel,
+        FileItemNotFound,
+        FileStillReferenced,
+        InvalidInput,
+        MissingExtra,
+        NoActiveWorkflow,
+        NotFound,
+        SizeLimitExceeded,
+        StorageError,
+        StoreMoved,
+        UnsafeOperation,
+        VersionTaken,
+        WorkflowNotFound,
+    )
+    from docbinder.domain.model import (
+        ChatDocument,
+        ChatMessage,
+        ChatWorkflow,
+        ContentKind,
+        ContentPart,
+        FileItem,
+        FileVersion,
+        Principal,
+        Scope,
+        VersionSeries,
+    )
+    from docbinder.domain.parsing import coerce_document_references
+    from docbinder.domain.references import (
+        DocumentItemReference,
+        DocumentListReference,
+        DocumentReference,
+        DocumentReferenceList,
+        FileReference,
+        RejectedReference,
+    )
 
-_LAZY = {"build_binder", "compose_binder"}
+_EXPORTS: dict[str, str] = {
+    "AccessDenied": "docbinder.domain.errors",
+    "Action": "docbinder.domain.access",
+    "BinderClosed": "docbinder.domain.errors",
+    "BlobMissing": "docbinder.domain.errors",
+    "ChatDocument": "docbinder.domain.model",
+    "ChatMessage": "docbinder.domain.model",
+    "ChatWorkflow": "docbinder.domain.model",
+    "ConfigurationError": "docbinder.domain.errors",
+    "Conflict": "docbinder.domain.errors",
+    "ContentKind": "docbinder.domain.model",
+    "ContentPart": "docbinder.domain.model",
+    "ContentResult": "docbinder.application",
+    "CounterLevel": "docbinder.domain.counters",
+    "CountersWouldGoBack": "docbinder.domain.errors",
+    "DocBinder": "docbinder.application",
+    "DocbinderError": "docbinder.domain.errors",
+    "DocumentItemReference": "docbinder.domain.references",
+    "DocumentListReference": "docbinder.domain.references",
+    "DocumentReference": "docbinder.domain.references",
+    "DocumentReferenceList": "docbinder.domain.references",
+    "DuplicateFileItem": "docbinder.domain.errors",
+    "DuplicateLabel": "docbinder.domain.errors",
+    "FileItem": "docbinder.domain.model",
+    "FileItemNotFound": "docbinder.domain.errors",
+    "FileReference": "docbinder.domain.references",
+    "FileStillReferenced": "docbinder.domain.errors",
+    "FileVersion": "docbinder.domain.model",
+    "InvalidInput": "docbinder.domain.errors",
+    "MissingExtra": "docbinder.domain.errors",
+    "NoActiveWorkflow": "docbinder.domain.errors",
+    "NotFound": "docbinder.domain.errors",
+    "Principal": "docbinder.domain.model",
+    "RejectedReference": "docbinder.domain.references",
+    "Resolution": "docbinder.application",
+    "Resource": "docbinder.domain.access",
+    "ResourceKind": "docbinder.domain.access",
+    "Run": "docbinder.application",
+    "Scope": "docbinder.domain.model",
+    "Settings": "docbinder.config",
+    "SizeLimitExceeded": "docbinder.domain.errors",
+    "StorageError": "docbinder.domain.errors",
+    "StoreMoved": "docbinder.domain.errors",
+    "StoredFile": "docbinder.application",
+    "ToolFileResult": "docbinder.application",
+    "UnresolvedReason": "docbinder.application",
+    "UnsafeOperation": "docbinder.domain.errors",
+    "VersionSeries": "docbinder.domain.model",
+    "VersionTaken": "docbinder.domain.errors",
+    "WorkflowCounters": "docbinder.domain.counters",
+    "WorkflowNotFound": "docbinder.domain.errors",
+    "build_binder": "docbinder.container",
+    "coerce_document_references": "docbinder.domain.parsing",
+    "compose_binder": "docbinder.container",
+}
+"""Public name -> the module it is loaded from on first use."""
 
 
 def __getattr__(name: str) -> Any:
-    """``build_binder`` and ``compose_binder``, imported from :mod:`docbinder.container` on first use."""
-    if name in _LAZY:
-        from docbinder import container
+    """The public name ``name``, imported from its module on first use and kept."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'docbinder' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(container, name)
-    raise AttributeError(f"module 'docbinder' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 
 __all__ = [
@@ -134,6 +203,7 @@ __all__ = [
     "VersionTaken",
     "WorkflowCounters",
     "WorkflowNotFound",
+    "__version__",
     "build_binder",
     "coerce_document_references",
     "compose_binder",

@@ -1,5 +1,5 @@
 """``python -m docbinder`` runs the command line."""
 
-from docbinder.cli.main import app
+from docbinder.cli import run
 
-app(prog_name="docbinder")
+run()

@@ -12,11 +12,10 @@ host that wants environment configuration.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -26,6 +25,28 @@ import attrs
 from docbinder.domain.errors import ConfigurationError
 
 ENV_PREFIX = "DOCBINDER_"
+
+EXTRACT_SETTINGS = (
+    "extract_max_bytes",
+    "extract_max_text_chars",
+    "extract_max_pages",
+    "extract_max_rows",
+    "extract_max_decoded_bytes",
+    "extract_time_budget",
+    "extract_memory_bytes",
+)
+"""The content extractor's budgets per document (``extract_<name>`` is the extractor's ``<name>``)."""
+
+HTTP_SETTINGS = (
+    "http_max_connections",
+    "http_header_timeout",
+    "http_read_timeout",
+    "http_keep_alive_timeout",
+    "http_sessions_per_principal",
+    "http_session_idle_timeout",
+    "http_allowed_hosts",
+)
+"""The limits of every HTTP face (:class:`docbinder.integrations.httpguard.HttpLimits`)."""
 
 SETTING_NAMES = (
     "home",
@@ -42,31 +63,12 @@ SETTING_NAMES = (
     "s3_connect_timeout",
     "s3_read_timeout",
     "s3_max_attempts",
-    "http_max_connections",
-    "http_header_timeout",
-    "http_read_timeout",
-    "http_keep_alive_timeout",
-    "http_sessions_per_principal",
-    "http_session_idle_timeout",
-    "http_allowed_hosts",
+    *EXTRACT_SETTINGS,
+    *HTTP_SETTINGS,
 )
 
-_HTTP_NUMBERS: dict[str, type[int] | type[float]] = {
-    "http_max_connections": int,
-    "http_header_timeout": float,
-    "http_read_timeout": float,
-    "http_keep_alive_timeout": float,
-    "http_sessions_per_principal": int,
-    "http_session_idle_timeout": float,
-}
-"""The HTTP faces' limits (:class:`docbinder.integrations.httpguard.HttpLimits`): counts and seconds."""
-
-_NON_TEXT = frozenset(
-    {"max_file_size", "s3_whole_bucket", "s3_connect_timeout", "s3_read_timeout", "s3_max_attempts"}
-    | set(_HTTP_NUMBERS)
-    | {"http_allowed_hosts"}
-)
-_HOST_ENTRY = re.compile(r"^[A-Za-z0-9._:\[\]-]{1,255}$")
+S3_CHECKSUMS = ("auto", "when_required", "when_supported")
+"""The values of ``s3_checksums``."""
 
 
 def default_home() -> Path:
@@ -102,6 +104,17 @@ class Settings:
     ``http_session_idle_timeout`` (1800 s before an unused session ends) and
     ``http_allowed_hosts`` (more names the ``Host`` and ``Origin`` headers may give;
     comma-separated in the environment, a list in TOML).
+
+    The content extractor's budgets per document (:data:`EXTRACT_SETTINGS`,
+    ``None``: the default of
+    :class:`~docbinder.adapters.extract.extractor.DefaultContentExtractor`, the
+    one place the defaults are kept): ``extract_max_bytes`` bytes read (50 MiB),
+    ``extract_max_text_chars`` characters of text (2,000,000),
+    ``extract_max_pages`` pages, sheets or slides (500), ``extract_max_rows``
+    workbook rows (100,000), ``extract_max_decoded_bytes`` bytes of
+    decompressed content (256 MiB), ``extract_time_budget`` seconds of
+    conversion (30), ``extract_memory_bytes`` the address-space cap of the
+    converter process in bytes (2 GiB).
     """
 
     home: Path
@@ -118,6 +131,13 @@ class Settings:
     s3_connect_timeout: float = 4.0
     s3_read_timeout: float = 10.0
     s3_max_attempts: int = 2
+    extract_max_bytes: int | None = None
+    extract_max_text_chars: int | None = None
+    extract_max_pages: int | None = None
+    extract_max_rows: int | None = None
+    extract_max_decoded_bytes: int | None = None
+    extract_time_budget: float | None = None
+    extract_memory_bytes: int | None = None
     http_max_connections: int = 512
     http_header_timeout: float = 10.0
     http_read_timeout: float = 30.0
@@ -142,64 +162,16 @@ class Settings:
         or an unreadable config file.
         """
         env = os.environ if environ is None else environ
-        explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
-        unknown = set(explicit) - set(SETTING_NAMES)
-        if unknown:
-            raise ConfigurationError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        path = config_file or explicit.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+        explicit = _explicit(overrides or {})
+        path = config_file or env.get(ENV_PREFIX + "CONFIG")
         from_file = _read_toml(Path(path)) if path else {}
-        values: dict[str, Any] = {}
-        sources: dict[str, str] = {}
-        for name in SETTING_NAMES:
-            if name in explicit:
-                values[name], sources[name] = explicit[name], "argument"
-            elif ENV_PREFIX + name.upper() in env and env[ENV_PREFIX + name.upper()] != "":
-                values[name], sources[name] = env[ENV_PREFIX + name.upper()], "environment"
-            elif name in from_file:
-                values[name], sources[name] = from_file[name], f"config file {path}"
-        for name, value in values.items():
-            if name not in _NON_TEXT and not isinstance(value, str):
-                raise ConfigurationError(
-                    f"setting {name} must be text, got {type(value).__name__} ({sources[name]})"
-                )
-        home = Path(values.get("home") or default_home()).expanduser().absolute()
-        sources.setdefault("home", "default")
-        if ("database_url" not in values or "blob_url" not in values) and (
-            home.exists() and not home.is_dir()
-        ):
-            raise ConfigurationError(
-                f"home {home} is not a directory ({sources['home']}): the embedded default keeps "
-                "its database and blobs in a directory; give --home / DOCBINDER_HOME a directory"
-            )
-        if "database_url" not in values:
-            values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"
-            sources["database_url"] = "default (embedded SQLite)"
-        if "blob_url" not in values:
-            values["blob_url"] = (home / "blobs").as_uri()
-            sources["blob_url"] = "default (local disk)"
-        values["home"] = home
-        size = values.get("max_file_size")
-        if isinstance(size, bool | float):
-            raise ConfigurationError(f"max_file_size must be a whole number of bytes, got {size!r}")
-        if size is not None:
-            try:
-                values["max_file_size"] = int(size)
-            except (TypeError, ValueError):
-                raise ConfigurationError(
-                    f"max_file_size must be a whole number of bytes, got {size!r}"
-                ) from None
-            if values["max_file_size"] <= 0:
-                raise ConfigurationError("max_file_size must be positive")
-        _s3_settings(values, sources)
-        _http_settings(values, sources)
-        if values.get("s3_checksums", "auto") not in ("auto", "when_required", "when_supported"):
-            raise ConfigurationError(
-                "s3_checksums must be auto, when_required or when_supported, "
-                f"got {values['s3_checksums']!r} ({sources['s3_checksums']})"
-            )
-        for name in ("database_url", "blob_url", "authorizer"):
-            if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
-                raise ConfigurationError(f"setting {name} must be a non-empty string")
+        values, sources = _gather(explicit, env, from_file, f"config file {path}")
+        _check_text(values, sources)
+        _embedded_defaults(values, sources)
+        for name, convert in _CONVERTERS.items():
+            if name in values:
+                values[name] = convert(name, values[name], sources.get(name))
+        _check_strings(values, sources)
         settings = cls(**values, sources=sources)
         _ = (settings.metadata_kind, settings.blob_kind)  # raise for unusable URLs now
         return settings
@@ -225,6 +197,20 @@ class Settings:
             for name in SETTING_NAMES
         }
         return attrs.evolve(loaded, sources=sources)
+
+    def extractor_budgets(self) -> dict[str, Any]:
+        """The extractor budgets that are set, as keyword arguments of the extractor.
+
+        ``{"max_pages": 20, "time_budget": 5.0}`` for ``extract_max_pages = 20`` and
+        ``extract_time_budget = 5``; budgets not set are left out, so the
+        extractor's own defaults apply.
+        """
+        budgets: dict[str, Any] = {}
+        for name in EXTRACT_SETTINGS:
+            value = getattr(self, name)
+            if value is not None:
+                budgets[name.removeprefix("extract_")] = value
+        return budgets
 
     @property
     def metadata_kind(self) -> str:
@@ -266,76 +252,183 @@ class Settings:
         return self.database_url.startswith("sqlite") or self.metadata_kind == "memory"
 
 
-def _s3_settings(values: dict[str, Any], sources: Mapping[str, str]) -> None:
-    """Convert the S3 settings in ``values`` in place; :class:`ConfigurationError` naming the bad one."""
-    flag = values.get("s3_whole_bucket")
-    if flag is not None and not isinstance(flag, bool):
-        text = str(flag).strip().lower()
-        if text not in {"1", "0", "true", "false", "yes", "no"}:
-            raise ConfigurationError(
-                f"s3_whole_bucket must be true or false, got {flag!r} ({sources.get('s3_whole_bucket')})"
-            )
-        values["s3_whole_bucket"] = text in {"1", "true", "yes"}
-    for name in ("s3_connect_timeout", "s3_read_timeout"):
-        if name not in values:
-            continue
-        raw = values[name]
-        try:
-            seconds = float(raw) if not isinstance(raw, bool) else float("nan")
-        except (TypeError, ValueError):
-            seconds = float("nan")
-        if not 0 < seconds < float("inf"):
-            raise ConfigurationError(
-                f"{name} must be a positive number of seconds, got {raw!r} ({sources.get(name)})"
-            )
-        values[name] = seconds
-    if "s3_max_attempts" in values:
-        raw = values["s3_max_attempts"]
-        try:
-            attempts = int(raw) if not isinstance(raw, bool | float) else 0
-        except (TypeError, ValueError):
-            attempts = 0
-        if attempts < 1:
-            raise ConfigurationError(
-                f"s3_max_attempts must be a whole number >= 1, got {raw!r} ({sources.get('s3_max_attempts')})"
-            )
-        values["s3_max_attempts"] = attempts
+# ---------------------------------------------------------------- the steps of Settings.load
 
 
-def _http_settings(values: dict[str, Any], sources: Mapping[str, str]) -> None:
-    """Convert the ``http_*`` settings in ``values`` in place; :class:`ConfigurationError` naming the bad one."""
-    for name, kind in _HTTP_NUMBERS.items():
-        if name not in values:
-            continue
-        raw = values[name]
+def _explicit(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The overrides that are given (not ``None``); :class:`ConfigurationError` for unknown names."""
+    explicit = {k: v for k, v in overrides.items() if v is not None}
+    unknown = set(explicit) - set(SETTING_NAMES)
+    if unknown:
+        raise ConfigurationError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    return explicit
+
+
+def _gather(
+    explicit: Mapping[str, Any],
+    env: Mapping[str, str],
+    from_file: Mapping[str, Any],
+    file_source: str,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each setting's value from the strongest source that has it, and the name of that source.
+
+    An empty environment variable counts as not set.
+    """
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name in SETTING_NAMES:
+        variable = ENV_PREFIX + name.upper()
+        if name in explicit:
+            values[name], sources[name] = explicit[name], "argument"
+        elif env.get(variable, "") != "":
+            values[name], sources[name] = env[variable], "environment"
+        elif name in from_file:
+            values[name], sources[name] = from_file[name], file_source
+    return values, sources
+
+
+def _check_text(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    """Every setting that is not a number or a flag must be text (a TOML ``home = 5`` is not)."""
+    for name, value in values.items():
+        if name not in _CONVERTERS and not isinstance(value, str):
+            raise ConfigurationError(
+                f"setting {name} must be text, got {type(value).__name__} ({sources[name]})"
+            )
+
+
+def _embedded_defaults(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """Resolve ``home`` and put the embedded default's URLs under it where none is given."""
+    home = Path(values.get("home") or default_home()).expanduser().absolute()
+    sources.setdefault("home", "default")
+    if ("database_url" not in values or "blob_url" not in values) and (
+        home.exists() and not home.is_dir()
+    ):
+        raise ConfigurationError(
+            f"home {home} is not a directory ({sources['home']}): the embedded default keeps "
+            "its database and blobs in a directory; give --home / DOCBINDER_HOME a directory"
+        )
+    if "database_url" not in values:
+        values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"
+        sources["database_url"] = "default (embedded SQLite)"
+    if "blob_url" not in values:
+        values["blob_url"] = (home / "blobs").as_uri()
+        sources["blob_url"] = "default (local disk)"
+    values["home"] = home
+
+
+def _check_strings(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    """``s3_checksums`` is one of :data:`S3_CHECKSUMS`; the URLs and the authorizer are not empty."""
+    if values.get("s3_checksums", "auto") not in S3_CHECKSUMS:
+        raise ConfigurationError(
+            "s3_checksums must be auto, when_required or when_supported, "
+            f"got {values['s3_checksums']!r} ({sources['s3_checksums']})"
+        )
+    for name in ("database_url", "blob_url", "authorizer"):
+        if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
+            raise ConfigurationError(f"setting {name} must be a non-empty string")
+
+
+# ---------------------------------------------------------------- settings that are not text
+
+Converter = Callable[[str, Any, "str | None"], Any]
+"""``(name, raw value, source) -> value``; raises :class:`ConfigurationError` naming the setting."""
+
+
+def _file_size(name: str, raw: Any, source: str | None) -> int:
+    """``max_file_size``: a positive whole number of bytes."""
+    if isinstance(raw, bool | float):
+        raise ConfigurationError(f"{name} must be a whole number of bytes, got {raw!r}")
+    try:
+        size = int(raw)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{name} must be a whole number of bytes, got {raw!r}") from None
+    if size <= 0:
+        raise ConfigurationError(f"{name} must be positive")
+    return size
+
+
+def _flag(name: str, raw: Any, source: str | None) -> bool:
+    """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, any case) or a TOML boolean."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text not in {"1", "0", "true", "false", "yes", "no"}:
+        raise ConfigurationError(f"{name} must be true or false, got {raw!r} ({source})")
+    return text in {"1", "true", "yes"}
+
+
+def _seconds(name: str, raw: Any, source: str | None) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        seconds = float(raw) if not isinstance(raw, bool) else float("nan")
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise ConfigurationError(
+            f"{name} must be a positive number of seconds, got {raw!r} ({source})"
+        )
+    return seconds
+
+
+def _whole(unit: str) -> Converter:
+    """A converter to a whole number >= 1 (of ``unit``, e.g. ``" of bytes"``; ``""`` for a count)."""
+
+    def convert(name: str, raw: Any, source: str | None) -> int:
         try:
-            number = kind(raw) if not isinstance(raw, bool) else 0
+            number = int(raw) if not isinstance(raw, bool | float) else 0
         except (TypeError, ValueError):
             number = 0
-        if kind is int and isinstance(raw, float) and not raw.is_integer():
-            number = 0
-        if not (number > 0 and math.isfinite(number)):
-            unit = "whole number" if kind is int else "number of seconds"
+        if number < 1:
             raise ConfigurationError(
-                f"{name} must be a positive {unit}, got {raw!r} ({sources.get(name)})"
+                f"{name} must be a whole number{unit} >= 1, got {raw!r} ({source})"
             )
-        values[name] = number
-    if "http_allowed_hosts" in values:
-        raw = values["http_allowed_hosts"]
-        entries = raw.split(",") if isinstance(raw, str) else raw
-        if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
-            raise ConfigurationError(
-                "http_allowed_hosts must be host names separated by commas (a list in TOML), "
-                f"got {raw!r} ({sources.get('http_allowed_hosts')})"
-            )
-        hosts = tuple(e.strip() for e in entries if e.strip())
-        bad = [h for h in hosts if not _HOST_ENTRY.match(h)]
-        if bad:
-            raise ConfigurationError(
-                f"http_allowed_hosts: {bad[0]!r} is no host name or address "
-                f"({sources.get('http_allowed_hosts')})"
-            )
-        values["http_allowed_hosts"] = hosts
+        return number
+
+    return convert
+
+
+_HOST_ENTRY = re.compile(r"^[A-Za-z0-9._:\[\]-]{1,255}$")
+
+
+def _hosts(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
+    """Host names or addresses: comma-separated text (environment) or a list (TOML)."""
+    entries = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
+        raise ConfigurationError(
+            f"{name} must be host names separated by commas (a list in TOML), got {raw!r} ({source})"
+        )
+    hosts = tuple(e.strip() for e in entries if e.strip())
+    bad = [h for h in hosts if not _HOST_ENTRY.match(h)]
+    if bad:
+        raise ConfigurationError(f"{name}: {bad[0]!r} is no host name or address ({source})")
+    return hosts
+
+
+_BYTES = _whole(" of bytes")
+_COUNT = _whole("")
+
+_CONVERTERS: dict[str, Converter] = {
+    "max_file_size": _file_size,
+    "s3_whole_bucket": _flag,
+    "s3_connect_timeout": _seconds,
+    "s3_read_timeout": _seconds,
+    "s3_max_attempts": _COUNT,
+    "extract_max_bytes": _BYTES,
+    "extract_max_text_chars": _COUNT,
+    "extract_max_pages": _COUNT,
+    "extract_max_rows": _COUNT,
+    "extract_max_decoded_bytes": _BYTES,
+    "extract_time_budget": _seconds,
+    "extract_memory_bytes": _BYTES,
+    "http_max_connections": _COUNT,
+    "http_header_timeout": _seconds,
+    "http_read_timeout": _seconds,
+    "http_keep_alive_timeout": _seconds,
+    "http_sessions_per_principal": _COUNT,
+    "http_session_idle_timeout": _seconds,
+    "http_allowed_hosts": _hosts,
+}
+"""The settings that are numbers or flags, in the order they are checked, with their converter."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

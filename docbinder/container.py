@@ -1,10 +1,13 @@
-"""The composition root: dependency-injector containers that build docbinder (SPEC C14).
+"""The composition root: dependency-injector providers that build docbinder (SPEC C14).
 
-:class:`UseCaseContainer` builds every use case once, the
-:class:`~docbinder.application.binder.UseCases` bundle of them and the
-:class:`DocBinder` facade over the bundle, over a given set of ports; no use case
-builds another. :class:`Container` builds the adapters from :class:`Settings` and
-feeds them to :class:`UseCaseContainer`. :func:`build_binder` (from settings) and
+:class:`UseCaseContainer` builds every use case, the
+:class:`~docbinder.application.binder.UseCases` bundle of them and the :class:`DocBinder` facade
+from them, over a given set of ports; no use case builds another. Both
+classes hold providers only (``dependency_injector.providers``); the library's
+``containers`` module is not used, since it imports ``dependency_injector.wiring``
+and, through it, FastAPI where installed (ADR 0053).
+:class:`Container` builds the adapters from :class:`Settings` and feeds them to
+:class:`UseCaseContainer`. :func:`build_binder` (from settings) and
 :func:`compose_binder` (over ports a host built itself) are the two ways in;
 the CLI's ``doctor`` uses them too.
 
@@ -20,17 +23,18 @@ plug in through entry points:
 
 Nothing connects when this module is imported or the container is built;
 connections open on first use. Tests override providers with ``override()``.
+The budgets of the content extractor come from the ``extract_*`` settings
+(:meth:`Settings.extractor_budgets`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from dependency_injector import containers, providers
+from dependency_injector import providers
 
 from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
 from docbinder.adapters.memory import (
@@ -136,6 +140,8 @@ def _casbin(settings: Settings) -> Authorizer:
 
 
 def _plugin(group: str, name: str) -> Any:
+    from importlib.metadata import entry_points
+
     found = [ep for ep in entry_points(group=group) if ep.name == name]
     if not found:
         raise ConfigurationError(
@@ -184,154 +190,208 @@ def _closing(owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate) -> tup
     return (*owned, hash_workers, gate)
 
 
-class UseCaseContainer(containers.DeclarativeContainer):
+class UseCaseContainer:
     """Builds every use case, their :class:`UseCases` bundle and the :class:`DocBinder`.
 
-    Every dependency must be given (``None`` where optional): ``uow_factory``
-    and ``read_uow_factory`` (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`),
-    ``blobs``, ``authorizer``, ``clock``, ``ids``, ``raw_extractor``, ``mime``,
+    Every dependency must be given (``None`` where optional), as a value or as a
+    dependency-injector provider: ``uow_factory`` and ``read_uow_factory``
+    (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`), ``blobs``,
+    ``authorizer``, ``clock``, ``ids``, ``raw_extractor``, ``mime``,
     ``max_file_size`` (bytes or ``None``), ``extraction_cache`` and ``owned``
     (the adapters the binder closes, in construction order). Use cases that
     share a rule share one instance: one duplicate check (which the file
     storer asks), one attach (which produce and the action result compose),
-    one store registration, one file storer, one hash worker pool. A new
-    use case is a provider here and a keyword of ``use_cases`` (ADR 0048).
+    one store registration, one file storer, one hash worker pool. A new use
+    case is a provider here and a name in ``_BINDER_USE_CASES`` (ADR 0048).
+    Each attribute is a provider; ``use_cases.binder()`` builds the binder.
     """
 
-    uow_factory: providers.Dependency[Any] = providers.Dependency()
-    read_uow_factory: providers.Dependency[Any] = providers.Dependency()
-    blobs: providers.Dependency[Any] = providers.Dependency()
-    authorizer: providers.Dependency[Any] = providers.Dependency()
-    clock: providers.Dependency[Any] = providers.Dependency()
-    ids: providers.Dependency[Any] = providers.Dependency()
-    raw_extractor: providers.Dependency[Any] = providers.Dependency()
-    mime: providers.Dependency[Any] = providers.Dependency()
-    max_file_size: providers.Dependency[Any] = providers.Dependency()
-    extraction_cache: providers.Dependency[Any] = providers.Dependency()
-    owned: providers.Dependency[Any] = providers.Dependency()
+    def __init__(
+        self,
+        *,
+        uow_factory: Any,
+        read_uow_factory: Any,
+        blobs: Any,
+        authorizer: Any,
+        clock: Any,
+        ids: Any,
+        raw_extractor: Any,
+        mime: Any,
+        max_file_size: Any,
+        extraction_cache: Any,
+        owned: Any,
+    ) -> None:
+        self.uow_factory = _provider(uow_factory)
+        self.read_uow_factory = _provider(read_uow_factory)
+        self.blobs = blobs = _provider(blobs)
+        self.authorizer = authorizer = _provider(authorizer)
+        self.clock = clock = _provider(clock)
+        self.ids = ids = _provider(ids)
+        self.raw_extractor = _provider(raw_extractor)
+        self.mime = mime = _provider(mime)
+        self.max_file_size = max_file_size = _provider(max_file_size)
+        self.extraction_cache = extraction_cache = _provider(extraction_cache)
+        self.owned = _provider(owned)
+        self._build_shared_steps()
+        self._build_file_use_cases()
+        self._build_workflow_use_cases()
+        self._build_update_use_cases()
+        self._build_version_use_cases()
+        self.binder = self._binder_provider()
 
-    gate = providers.Singleton(UnitOfWorkGate)
-    """Every use case's units of work pass it; the binder closes it first (BinderClosed after)."""
-    units = providers.Singleton(_guarded, gate, uow_factory)
-    read_units = providers.Singleton(_guarded, gate, read_uow_factory)
+    def _build_shared_steps(self) -> None:
+        # Every use case's units of work pass the gate; the binder closes it first
+        # (BinderClosed after).
+        self.gate = providers.Singleton(UnitOfWorkGate)
+        self.units = providers.Singleton(_guarded, self.gate, self.uow_factory)
+        self.read_units = providers.Singleton(_guarded, self.gate, self.read_uow_factory)
+        self.access = providers.Singleton(AccessPolicy, self.authorizer)
+        self.extractor = providers.Singleton(
+            _extractor_for, self.raw_extractor, self.extraction_cache
+        )
+        self.hash_workers = providers.Singleton(HashWorkers)
+        self.registration = providers.Singleton(
+            StoreRegistration, self.units, self.read_units, self.blobs
+        )
+        self.check_duplicate = providers.Singleton(
+            CheckDuplicate, self.read_units, self.access, self.blobs
+        )
+        self.storer = providers.Singleton(
+            FileStorer,
+            self.units,
+            self.blobs,
+            self.access,
+            self.clock,
+            self.ids,
+            self.mime,
+            self.max_file_size,
+            registration=self.registration,
+            duplicates=self.check_duplicate,
+            hash_workers=self.hash_workers,
+        )
+        self.attach_file = providers.Singleton(
+            AttachFile, self.units, self.access, self.clock, self.ids
+        )
 
-    access = providers.Singleton(AccessPolicy, authorizer)
-    extractor = providers.Singleton(_extractor_for, raw_extractor, extraction_cache)
-    hash_workers = providers.Singleton(HashWorkers)
+    def _build_file_use_cases(self) -> None:
+        units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
+        self.store_file = providers.Singleton(StoreFile, self.storer)
+        self.get_file = providers.Singleton(GetFile, read_units, access)
+        self.open_file = providers.Singleton(OpenFile, self.get_file, blobs)
+        self.list_files = providers.Singleton(ListFiles, read_units, access)
+        self.delete_file = providers.Singleton(DeleteFile, units, blobs, access, self.get_file)
+        self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
+        self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
+        self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
+        self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
+        self.prune_extraction_cache = providers.Singleton(
+            _pruner, read_units, self.extraction_cache
+        )
 
-    registration = providers.Singleton(StoreRegistration, units, read_units, blobs)
-    check_duplicate = providers.Singleton(CheckDuplicate, read_units, access, blobs)
-    storer = providers.Singleton(
-        FileStorer,
-        units,
-        blobs,
-        access,
-        clock,
-        ids,
-        mime,
-        max_file_size,
-        registration=registration,
-        duplicates=check_duplicate,
-        hash_workers=hash_workers,
-    )
-    store_file = providers.Singleton(StoreFile, storer)
-    get_file = providers.Singleton(GetFile, read_units, access)
-    open_file = providers.Singleton(OpenFile, get_file, blobs)
-    list_files = providers.Singleton(ListFiles, read_units, access)
-    delete_file = providers.Singleton(DeleteFile, units, blobs, access, get_file)
-    count_file_references = providers.Singleton(CountFileReferences, units, get_file)
+    def _build_workflow_use_cases(self) -> None:
+        units, read_units, access = self.units, self.read_units, self.access
+        self.create_workflow = providers.Singleton(
+            CreateWorkflow, units, access, self.clock, self.ids
+        )
+        self.get_workflow = providers.Singleton(GetWorkflow, read_units, access)
+        self.list_workflows = providers.Singleton(ListWorkflows, read_units, access)
+        self.list_messages = providers.Singleton(ListMessages, read_units, self.get_workflow)
+        self.find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
+        self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
+        self.resolve = providers.Singleton(ResolveDocumentList, read_units, access)
+        self.get_content = providers.Singleton(GetContent, self.resolve, self.blobs, self.extractor)
 
-    attach_file = providers.Singleton(AttachFile, units, access, clock, ids)
-    persist_action_result = providers.Singleton(PersistActionResult, attach_file)
-    produce_file = providers.Singleton(ProduceFile, storer, attach_file)
+    def _build_update_use_cases(self) -> None:
+        self.content_switch = providers.Singleton(
+            ContentSwitch,
+            self.units,
+            self.blobs,
+            self.ids,
+            self.max_file_size,
+            self.registration,
+            hash_workers=self.hash_workers,
+        )
+        self.get_file_for_update = providers.Singleton(GetFileForUpdate, self.units, self.access)
+        self.append_file_content = providers.Singleton(
+            AppendFileContent, self.get_file_for_update, self.content_switch, self.blobs
+        )
+        self.replace_file_content = providers.Singleton(
+            ReplaceFileContent, self.get_file_for_update, self.content_switch
+        )
 
-    create_workflow = providers.Singleton(CreateWorkflow, units, access, clock, ids)
-    get_workflow = providers.Singleton(GetWorkflow, read_units, access)
-    list_workflows = providers.Singleton(ListWorkflows, read_units, access)
-    list_messages = providers.Singleton(ListMessages, read_units, get_workflow)
-    find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
-    advance_counters = providers.Singleton(AdvanceCounters, units, access)
+    def _build_version_use_cases(self) -> None:
+        units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
+        self.save_file_version = providers.Singleton(SaveFileVersion, units, self.storer)
+        self.get_latest_file_version = providers.Singleton(GetLatestFileVersion, read_units, access)
+        self.get_file_version = providers.Singleton(GetFileVersion, read_units, access)
+        self.list_file_versions = providers.Singleton(ListFileVersions, read_units, access)
+        self.list_latest_file_versions = providers.Singleton(
+            ListLatestFileVersions, read_units, access
+        )
+        self.open_file_version = providers.Singleton(OpenFileVersion, blobs, access, self.gate)
+        self.delete_file_versions = providers.Singleton(
+            DeleteFileVersions, units, blobs, access, self.list_file_versions
+        )
 
-    resolve = providers.Singleton(ResolveDocumentList, read_units, access)
-    get_content = providers.Singleton(GetContent, resolve, blobs, extractor)
-    collect_garbage = providers.Singleton(CollectGarbage, units, blobs, clock)
+    def _binder_provider(self) -> providers.Singleton[DocBinder]:
+        self.bundle = providers.Singleton(
+            UseCases, **{name: getattr(self, name) for name in _BINDER_USE_CASES}
+        )
+        return providers.Singleton(
+            DocBinder,
+            self.bundle,
+            uow_factory=self.uow_factory,
+            read_uow_factory=self.read_uow_factory,
+            blobs=self.blobs,
+            authorizer=self.authorizer,
+            clock=self.clock,
+            ids=self.ids,
+            extractor=self.extractor,
+            access=self.access,
+            extraction_cache=self.extraction_cache,
+            max_file_size=self.max_file_size,
+            resources=providers.Callable(_closing, self.owned, self.hash_workers, self.gate),
+        )
 
-    content_switch = providers.Singleton(
-        ContentSwitch,
-        units,
-        blobs,
-        ids,
-        max_file_size,
-        registration,
-        hash_workers=hash_workers,
-    )
-    get_file_for_update = providers.Singleton(GetFileForUpdate, units, access)
-    append_file_content = providers.Singleton(
-        AppendFileContent, get_file_for_update, content_switch, blobs
-    )
-    replace_file_content = providers.Singleton(
-        ReplaceFileContent, get_file_for_update, content_switch
-    )
 
-    save_file_version = providers.Singleton(SaveFileVersion, units, storer)
-    get_latest_file_version = providers.Singleton(GetLatestFileVersion, read_units, access)
-    get_file_version = providers.Singleton(GetFileVersion, read_units, access)
-    list_file_versions = providers.Singleton(ListFileVersions, read_units, access)
-    list_latest_file_versions = providers.Singleton(ListLatestFileVersions, read_units, access)
-    open_file_version = providers.Singleton(OpenFileVersion, blobs, access, gate)
-    delete_file_versions = providers.Singleton(
-        DeleteFileVersions, units, blobs, access, list_file_versions
-    )
-    prune_extraction_cache = providers.Singleton(_pruner, read_units, extraction_cache)
+_BINDER_USE_CASES = (
+    "store_file",
+    "check_duplicate",
+    "get_file",
+    "open_file",
+    "list_files",
+    "delete_file",
+    "count_file_references",
+    "attach_file",
+    "persist_action_result",
+    "produce_file",
+    "create_workflow",
+    "get_workflow",
+    "list_workflows",
+    "list_messages",
+    "find_deleted_files",
+    "advance_counters",
+    "resolve",
+    "get_content",
+    "collect_garbage",
+    "get_file_for_update",
+    "append_file_content",
+    "replace_file_content",
+    "save_file_version",
+    "get_latest_file_version",
+    "get_file_version",
+    "list_file_versions",
+    "list_latest_file_versions",
+    "open_file_version",
+    "delete_file_versions",
+    "prune_extraction_cache",
+)
+"""The fields of the :class:`UseCases` bundle the :class:`DocBinder` is built over."""
 
-    use_cases = providers.Singleton(
-        UseCases,
-        store_file=store_file,
-        check_duplicate=check_duplicate,
-        get_file=get_file,
-        open_file=open_file,
-        list_files=list_files,
-        delete_file=delete_file,
-        count_file_references=count_file_references,
-        attach_file=attach_file,
-        persist_action_result=persist_action_result,
-        produce_file=produce_file,
-        create_workflow=create_workflow,
-        get_workflow=get_workflow,
-        list_workflows=list_workflows,
-        list_messages=list_messages,
-        find_deleted_files=find_deleted_files,
-        advance_counters=advance_counters,
-        resolve=resolve,
-        get_content=get_content,
-        collect_garbage=collect_garbage,
-        get_file_for_update=get_file_for_update,
-        append_file_content=append_file_content,
-        replace_file_content=replace_file_content,
-        save_file_version=save_file_version,
-        get_latest_file_version=get_latest_file_version,
-        get_file_version=get_file_version,
-        list_file_versions=list_file_versions,
-        list_latest_file_versions=list_latest_file_versions,
-        open_file_version=open_file_version,
-        delete_file_versions=delete_file_versions,
-        prune_extraction_cache=prune_extraction_cache,
-    )
-    binder = providers.Singleton(
-        DocBinder,
-        use_cases,
-        uow_factory=uow_factory,
-        read_uow_factory=read_uow_factory,
-        blobs=blobs,
-        authorizer=authorizer,
-        clock=clock,
-        ids=ids,
-        extractor=extractor,
-        access=access,
-        extraction_cache=extraction_cache,
-        max_file_size=max_file_size,
-        resources=providers.Callable(_closing, owned, hash_workers, gate),
-    )
+
+def _provider(value: Any) -> Any:
+    """``value`` itself if it is a provider, else a provider of ``value`` as it is."""
+    return value if providers.is_provider(value) else providers.Object(value)
 
 
 def compose_binder(
@@ -377,26 +437,85 @@ def compose_binder(
     return binder
 
 
-class Container(containers.DeclarativeContainer):
-    """Builds every adapter from ``settings`` and the :class:`DocBinder` through :class:`UseCaseContainer`."""
+class Container:
+    """Builds every adapter from ``settings`` and the :class:`DocBinder` through :class:`UseCaseContainer`.
 
-    settings = providers.Dependency(instance_of=Settings)
+    Each attribute is a dependency-injector provider: ``container.metadata()``
+    builds (once) the metadata store the settings select, ``container.binder()``
+    the binder; ``container.authorizer.override(providers.Object(obj))`` puts
+    another object in (tests, a host's own authorizer). Built without
+    ``settings``, :meth:`check_dependencies` refuses it.
+    """
 
-    clock = providers.Singleton(UtcClock)
-    ids = providers.Singleton(UuidIdFactory)
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = providers.Dependency(instance_of=Settings)
+        if settings is not None:
+            self.settings.override(providers.Object(settings))
+        self.clock = providers.Singleton(UtcClock)
+        self.ids = providers.Singleton(UuidIdFactory)
+        self.metadata = _metadata_selector(self.settings)
+        self.blobs = _blob_selector(self.settings)
+        self.authorizer = _authorizer_selector(self.settings)
+        self.extractor = providers.Singleton(_extractor_from, self.settings)
+        self.extraction_cache = providers.Selector(
+            providers.Callable(lambda s: s.metadata_kind, self.settings),
+            memory=providers.Singleton(MemoryExtractionCache),
+            sql=providers.Singleton(_sql_extraction_cache, self.metadata),
+            plugin=providers.Object(None),
+        )
+        self.mime = providers.Singleton(SniffingMimeDetector)
+        self.owned = providers.Callable(
+            lambda *adapters: adapters,
+            self.metadata,
+            self.blobs,
+            self.authorizer,
+            self.extractor,
+            self.extraction_cache,
+        )
+        """The adapters this container built, which the binder closes (in reverse order)."""
+        self.use_cases = UseCaseContainer(
+            uow_factory=self.metadata.provided.unit_of_work,
+            read_uow_factory=providers.Callable(_read_factory, self.metadata),
+            blobs=self.blobs,
+            authorizer=self.authorizer,
+            clock=self.clock,
+            ids=self.ids,
+            raw_extractor=self.extractor,
+            mime=self.mime,
+            max_file_size=providers.Callable(lambda s: s.max_file_size, self.settings),
+            extraction_cache=self.extraction_cache,
+            owned=self.owned,
+        )
+        self.binder = self.use_cases.binder
 
-    metadata = providers.Selector(
+    def check_dependencies(self) -> None:
+        """Raise :class:`ConfigurationError` naming each dependency that was not given (``settings``)."""
+        missing = [
+            name
+            for name, provider in vars(self).items()
+            if isinstance(provider, providers.Dependency) and not provider.is_defined
+        ]
+        if missing:
+            raise ConfigurationError(
+                f"the container has undefined dependencies: {', '.join(missing)} "
+                "(build it with Container(settings=...))"
+            )
+
+
+def _metadata_selector(settings: Any) -> Any:
+    """The metadata store by the URL scheme of ``database_url``."""
+    url = providers.Callable(lambda s: s.database_url, settings)
+    return providers.Selector(
         providers.Callable(lambda s: s.metadata_kind, settings),
         memory=providers.Singleton(MemoryMetadataStore),
-        sql=providers.Singleton(
-            _sql_metadata, providers.Callable(lambda s: s.database_url, settings)
-        ),
-        plugin=providers.Singleton(
-            _plugin_metadata, providers.Callable(lambda s: s.database_url, settings)
-        ),
+        sql=providers.Singleton(_sql_metadata, url),
+        plugin=providers.Singleton(_plugin_metadata, url),
     )
 
-    blobs = providers.Selector(
+
+def _blob_selector(settings: Any) -> Any:
+    """The blob store by the URL scheme of ``blob_url``."""
+    return providers.Selector(
         providers.Callable(lambda s: s.blob_kind, settings),
         memory=providers.Singleton(MemoryBlobStore),
         file=providers.Singleton(_localdisk, settings),
@@ -404,7 +523,10 @@ class Container(containers.DeclarativeContainer):
         plugin=providers.Singleton(_plugin_blobs, settings),
     )
 
-    authorizer = providers.Selector(
+
+def _authorizer_selector(settings: Any) -> Any:
+    """The authorizer by the ``authorizer`` setting (an entry point for names not built in)."""
+    return providers.Selector(
         providers.Callable(
             lambda s: s.authorizer if s.authorizer in {"roletable", "casbin"} else "plugin",
             settings,
@@ -414,41 +536,15 @@ class Container(containers.DeclarativeContainer):
         plugin=providers.Singleton(_plugin_authorizer, settings),
     )
 
-    extractor = providers.Singleton(DefaultContentExtractor)
-    extraction_cache = providers.Selector(
-        providers.Callable(lambda s: s.metadata_kind, settings),
-        memory=providers.Singleton(MemoryExtractionCache),
-        sql=providers.Singleton(_sql_extraction_cache, metadata),
-        plugin=providers.Object(None),
-    )
-    mime = providers.Singleton(SniffingMimeDetector)
 
-    owned = providers.Callable(
-        lambda *adapters: adapters, metadata, blobs, authorizer, extractor, extraction_cache
-    )
-    """The adapters this container built, which the binder closes (in reverse order)."""
-
-    use_cases = providers.Container(
-        UseCaseContainer,
-        uow_factory=metadata.provided.unit_of_work,
-        read_uow_factory=providers.Callable(_read_factory, metadata),
-        blobs=blobs,
-        authorizer=authorizer,
-        clock=clock,
-        ids=ids,
-        raw_extractor=extractor,
-        mime=mime,
-        max_file_size=providers.Callable(lambda s: s.max_file_size, settings),
-        extraction_cache=extraction_cache,
-        owned=owned,
-    )
-
-    binder = use_cases.binder
+def _extractor_from(settings: Settings) -> DefaultContentExtractor:
+    """The content extractor with the budgets the settings give (the extractor's defaults else)."""
+    return DefaultContentExtractor(**settings.extractor_budgets())
 
 
 def build_container(settings: Settings) -> Container:
     """A container for ``settings``; fails at once if required wiring is missing."""
-    container = Container(settings=settings)
+    container = Container(settings)
     container.check_dependencies()
     return container
 
@@ -527,12 +623,7 @@ def build_binder(
 
 
 def sqlite_file(settings: Settings) -> Path | None:
-    """The SQLite database file ``settings.database_url`` names, or ``None``.
-
-    ``None`` for another database, an in-memory SQLite database, a memory or
-    plug-in metadata store, or a URL SQLAlchemy cannot read. Connects to
-    nothing and creates nothing.
-    """
+    """The database file of an SQLite ``database_url``; ``None`` for other URLs and in-memory SQLite."""
     from sqlalchemy.engine import make_url
 
     try:
@@ -545,7 +636,7 @@ def sqlite_file(settings: Settings) -> Path | None:
 
 
 def migration_status(settings: Settings) -> tuple[str | None, str]:
-    """``(current revision, head revision)`` of the SQL metadata store; connects once."""
+    """``(current revision, head revision)`` of the SQL metadata store; connects once (Alembic)."""
     from docbinder.adapters.sql import current_revision, head_revision
 
     return current_revision(settings.database_url), head_revision()
@@ -558,14 +649,35 @@ def half_applied_migration(settings: Settings) -> str | None:
     return half_applied(settings.database_url)
 
 
+def schema_at_head(settings: Settings) -> bool:
+    """Whether the SQL metadata store records the head revision, read without Alembic.
+
+    ``False`` for a missing SQLite file (it is not created), and for any state
+    the Alembic way has to look at (behind, ahead, half-applied, unreachable).
+    """
+    from docbinder.adapters.sql.engine import create_engine_from_url
+    from docbinder.adapters.sql.revision import at_head
+
+    path = sqlite_file(settings)
+    if path is not None and not path.is_file():
+        return False
+    engine = create_engine_from_url(settings.database_url)
+    try:
+        return at_head(engine)
+    finally:
+        engine.dispose()
+
+
 def prepare_storage(settings: Settings) -> None:
     """Make the embedded default ready; check that a server schema is migrated.
 
-    For SQLite the database directory is created and the migrations run (cheap
-    when already at head). For PostgreSQL/MariaDB the schema must already be at
-    head; otherwise :class:`ConfigurationError` asks for ``docbinder migrate``.
+    For SQLite the database directory is created and the migrations run. For
+    PostgreSQL/MariaDB the schema must already be at head; otherwise
+    :class:`ConfigurationError` asks for ``docbinder migrate``. A database
+    already at head is seen without importing Alembic (:func:`schema_at_head`);
+    Alembic is loaded only to migrate or to say what is wrong.
     """
-    if settings.metadata_kind != "sql":
+    if settings.metadata_kind != "sql" or schema_at_head(settings):
         return
     if sqlite_file(settings) is not None:
         run_migrations(settings)
@@ -584,7 +696,7 @@ def run_migrations(settings: Settings) -> str:
         return "none (no SQL metadata store configured)"
     from docbinder.adapters.sql import migrate
 
-    database_file = sqlite_file(settings)
-    if database_file is not None:
-        database_file.parent.mkdir(parents=True, exist_ok=True)
+    path = sqlite_file(settings)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     return str(migrate(settings.database_url))

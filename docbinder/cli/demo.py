@@ -14,25 +14,17 @@ from __future__ import annotations
 import json
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any
 
-from rich.panel import Panel
-from rich.text import Text
+import typer
 
 from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
-from docbinder.application.use_cases.resolve_document_list import DEFAULT_SUGGESTIONS
-from docbinder.cli.output import (
-    Table,
-    clean,
-    emit_json,
-    out,
-    reference_value,
-    styled,
-)
-from docbinder.domain.model import ContentKind, check_file_name
-
-if TYPE_CHECKING:
-    from docbinder.cli.main import State
+from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.inputs import check_readable, check_sizes, new_progress, read_chunks
+from docbinder.cli.output import Table, clean, emit_json, out
+from docbinder.cli.render import print_content
+from docbinder.cli.state import STATE, State
+from docbinder.domain.model import check_file_name
 
 SAMPLES = (
     "quarterly-report.md",
@@ -72,22 +64,37 @@ def shapes(results: list[ToolFileResult]) -> list[tuple[str, Any]]:
     ]
 
 
-def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
-    """Run the demo for ``paths`` (or the shipped samples) and print the result."""
-    from docbinder.cli.main import check_readable, check_sizes, new_progress, read_chunks
+@handles_errors
+def demo(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files to run through the bridge (default: shipped samples)."),
+    ] = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """The main job end to end on real files: store, attach, tool text, references back, content."""
+    run_demo(STATE, list(files or []), as_json=STATE.wants_json(json_flag))
 
+
+Round = tuple[str, Any, Resolution]
+"""One documentList shape: its name, the value sent, and what it resolved to."""
+
+
+def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
+    """Run the demo for ``paths`` (or the shipped samples) and print the result.
+
+    Every file is checked (readable, within ``max_file_size``, a usable name)
+    before anything is stored.
+    """
     paths = paths or sample_paths()
     check_readable(paths)
     check_sizes(paths, state.settings.max_file_size)
     for path in paths:
         check_file_name(path.name)
-    binder = state.binder()
-    run = binder.start_new_run(state.principal)
+    run = state.binder().start_new_run(state.principal)
     assert run.workflow is not None
-    results: list[ToolFileResult] = []
     with new_progress(paths) as progress:
-        for path in paths:
-            results.append(_download(run, path, read_chunks(path, progress)))
+        results = [_download(run, path, read_chunks(path, progress)) for path in paths]
     rounds = [(name, value, run.resolve(value)) for name, value in shapes(results)]
     content = run.get_content([r.reference for r in results if r.reference])
     if as_json:
@@ -103,6 +110,20 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
             }
         )
         return
+    _print_demo(state, run, results, rounds, content)
+
+
+def _print_demo(
+    state: State,
+    run: Run,
+    results: list[ToolFileResult],
+    rounds: list[Round],
+    content: ContentResult,
+) -> None:
+    from rich.panel import Panel
+    from rich.text import Text
+
+    assert run.workflow is not None
     settings = state.settings
     out.print(
         Panel.fit(
@@ -121,6 +142,12 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
         note = "  (duplicate: existing FileItem reused)" if result.duplicate else ""
         out.print(result.text + note)
     out.rule("2. references sent back by the model, resolved in the workflow")
+    out.print(_rounds_table(rounds))
+    out.rule("3. what a consuming tool receives")
+    print_content(content)
+
+
+def _rounds_table(rounds: list[Round]) -> Any:
     table = Table("shape the model used", "input (start)", "resolved", "unresolved")
     for name, value, resolution in rounds:
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -133,58 +160,8 @@ def run_demo(state: State, paths: list[Path], *, as_json: bool) -> None:
             f"{len(resolution.documents)} of {asked}",
             ", ".join(f"{u.reference} ({u.reason.value})" for u in resolution.unresolved) or "-",
         )
-    out.print(table)
-    out.rule("3. what a consuming tool receives")
-    print_content(content)
+    return table
 
 
 def _download(run: Run, path: Path, chunks: Any) -> ToolFileResult:
     return run.produce_file(path.name, chunks, verb="Downloaded", label="datasource:local")
-
-
-def print_resolution(resolution: Resolution) -> None:
-    """Human-readable resolution: documents, unresolved references, suggestions."""
-    for doc in resolution.documents:
-        out.print(
-            f"{doc.document.reference}  {doc.file.file_name}  "
-            f"({doc.file.size} bytes, {doc.file.mime_type})  file id {doc.file.id}"
-        )
-    for miss in resolution.unresolved:
-        line = styled("unresolved", "yellow")
-        shown = miss.reference
-        if miss.reason.value == "rejected_input":
-            shown = json.dumps(reference_value(miss.reference), ensure_ascii=False)
-        line.append(" " + clean(f"{shown}: {miss.reason.value} - {miss.message}"))
-        out.print(line)
-    if resolution.suggestions:
-        out.print(
-            f"recent documents in this workflow (at most {DEFAULT_SUGGESTIONS}, newest first):"
-        )
-        for sug in resolution.suggestions:
-            out.print(f"  {sug.reference}  {sug.file_name}")
-
-
-def print_content(result: ContentResult) -> None:
-    """Human-readable content parts per document."""
-    if not result.documents and result.resolution.references:
-        out.print(styled("no content parts", "yellow"))
-    for doc in result.documents:
-        line = styled(doc.file_name, "bold")
-        line.append(clean(f" ({doc.mime_type}) {doc.reference}"))
-        out.print(line)
-        for part in doc.parts:
-            where = f" {part.position}" if part.position else ""
-            cut = " (truncated)" if part.truncated else ""
-            if part.kind is ContentKind.TEXT:
-                text = (part.text or "").strip().replace("\n", " / ")
-                text = text if len(text) <= 160 else text[:157] + "..."
-                out.print(f"  text{where}{cut}: {text}")
-            else:
-                size = len(part.data) if part.data is not None else part.size
-                out.print(f"  {part.kind.value} part{where}{cut}: {part.mime_type}, {size} bytes")
-            if part.truncated_reason:
-                out.print(f"    truncated: {part.truncated_reason}")
-            if part.encoding_guessed and part.encoding:
-                out.print(f"    encoding {part.encoding} was guessed from the bytes")
-            if part.note and part.kind is not ContentKind.TEXT:
-                out.print(f"    note: {part.note}")

@@ -25,9 +25,18 @@ from rich.table import Table as _RichTable
 from rich.text import Text
 
 from docbinder.application.steps.results import printable
-from docbinder.serialization import to_wire
 
-__all__ = ["SafeLogHandler", "Table", "clean", "emit_json", "err", "fail", "out", "styled"]
+__all__ = [
+    "SafeLogHandler",
+    "Table",
+    "clean",
+    "emit_json",
+    "err",
+    "fail",
+    "masked_url",
+    "out",
+    "styled",
+]
 
 
 def clean(value: object, *, multiline: bool = True) -> str:
@@ -171,6 +180,8 @@ def emit_json(payload: Any) -> None:
     (:func:`_json_safe`), so the document is always valid UTF-8 and parses back to
     the same values.
     """
+    from docbinder.serialization import to_wire
+
     data = to_wire(payload)
     text = json.dumps(_json_references(_strip_bytes(data)), ensure_ascii=False, indent=2)
     sys.stdout.write(_json_safe(text) + "\n")
@@ -197,3 +208,17 @@ def fail(message: str) -> None:
     line = Text("error:", style="bold red")
     line.append(" " + clean(message, multiline=False))
     err.print(line)
+
+
+def masked_url(value: Any) -> str:
+    """``value`` as text; a URL with credentials (``scheme://user:secret@host``) has its password masked."""
+    text = str(value)
+    if "://" in text and "@" in text:
+        from docbinder.adapters.sql.engine import safe_url
+        from docbinder.domain.errors import DocbinderError
+
+        try:
+            return safe_url(text)
+        except DocbinderError:
+            return text
+    return text

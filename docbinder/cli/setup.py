@@ -20,13 +20,12 @@ def check_database_ready(settings: Settings) -> None:
     """
     if settings.metadata_kind != "sql":
         return
-    from docbinder.container import migration_status
-    from docbinder.container import sqlite_file as _sqlite_file
+    from docbinder.container import migration_status, sqlite_file
 
-    sqlite_file = _sqlite_file(settings)
-    if sqlite_file is not None and not sqlite_file.is_file():
+    path = sqlite_file(settings)
+    if path is not None and not path.is_file():
         raise ConfigurationError(
-            f"the database {sqlite_file} does not exist: check database_url "
+            f"the database {path} does not exist: check database_url "
             "(DOCBINDER_DATABASE_URL) or --home; gc never creates a database"
         )
     current, head = migration_status(settings)

@@ -317,3 +317,107 @@ def test_a_home_that_is_a_file_is_refused_with_the_setting_named(tmp_path: Path)
     # With both URLs given the home is not used, and nothing is refused.
     explicit = {"home": str(taken), "database_url": "memory://", "blob_url": "memory://"}
     assert Settings.load(explicit, environ={}).database_url == "memory://"
+
+
+# -- the content extractor's budgets are settings like the others
+
+_BUDGETS = {
+    "extract_max_bytes": ("4096", 4096),
+    "extract_max_text_chars": ("1000", 1000),
+    "extract_max_pages": ("20", 20),
+    "extract_max_rows": ("5000", 5000),
+    "extract_max_decoded_bytes": ("1048576", 1048576),
+    "extract_time_budget": ("2.5", 2.5),
+    "extract_memory_bytes": ("536870912", 536870912),
+}
+
+
+def test_extractor_budgets_come_from_the_environment_and_reach_the_extractor(
+    tmp_path: Path,
+) -> None:
+    env = {f"DOCBINDER_{name.upper()}": raw for name, (raw, _) in _BUDGETS.items()}
+    settings = Settings.load(
+        {"database_url": "memory://", "blob_url": "memory://", "home": str(tmp_path)}, environ=env
+    )
+    for name, (_, value) in _BUDGETS.items():
+        assert getattr(settings, name) == value, name
+        assert settings.sources[name] == "environment"
+    extractor = build_container(settings).extractor()
+    for name, (_, value) in _BUDGETS.items():
+        attribute = name.removeprefix("extract_")
+        assert getattr(extractor, attribute) == value, attribute
+
+
+def test_extractor_budgets_from_a_config_file_and_arguments(tmp_path: Path) -> None:
+    config = tmp_path / "docbinder.toml"
+    config.write_text(
+        "[docbinder]\nextract_max_pages = 7\nextract_time_budget = 4\nextract_max_rows = 9\n",
+        encoding="utf-8",
+    )
+    settings = Settings.load(
+        {"extract_max_rows": 11, "database_url": "memory://", "blob_url": "memory://"},
+        environ={},
+        config_file=config,
+    )
+    assert (settings.extract_max_pages, settings.extract_time_budget) == (7, 4.0)
+    assert settings.extract_max_rows == 11  # the argument beats the file
+    assert settings.extractor_budgets() == {"max_pages": 7, "time_budget": 4.0, "max_rows": 11}
+
+
+def test_unset_budgets_leave_the_extractor_defaults(tmp_path: Path) -> None:
+    from docbinder.adapters.extract import DefaultContentExtractor
+
+    settings = _memory_settings(tmp_path)
+    assert settings.extractor_budgets() == {}
+    built = build_container(settings).extractor()
+    default = DefaultContentExtractor()
+    for name in _BUDGETS:
+        attribute = name.removeprefix("extract_")
+        assert getattr(built, attribute) == getattr(default, attribute), attribute
+
+
+@pytest.mark.parametrize("name", sorted(_BUDGETS))
+@pytest.mark.parametrize("raw", ["0", "-3", "ten", "", "1.5e", "inf", "nan"])
+def test_a_bad_budget_is_refused_naming_the_setting(name: str, raw: str, tmp_path: Path) -> None:
+    if raw == "":
+        # An empty variable counts as not set: the default stays.
+        settings = Settings.load({"home": str(tmp_path)}, environ={f"DOCBINDER_{name.upper()}": ""})
+        assert getattr(settings, name) is None
+        return
+    with pytest.raises(ConfigurationError, match=rf"{name} must be .*environment"):
+        Settings.load({"home": str(tmp_path)}, environ={f"DOCBINDER_{name.upper()}": raw})
+
+
+@pytest.mark.parametrize("toml_value", ["true", "2.5", "[1]"])
+def test_a_budget_of_the_wrong_type_in_a_file_is_refused(toml_value: str, tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f"extract_max_pages = {toml_value}\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"extract_max_pages must be a whole number >= 1"):
+        Settings.load({"home": str(tmp_path)}, environ={}, config_file=config)
+
+
+def test_budgets_set_through_build_binder_cut_the_content(tmp_path: Path) -> None:
+    binder = build_binder(
+        database_url="memory://",
+        blob_url="memory://",
+        home=str(tmp_path),
+        extract_max_text_chars=5,
+    )
+    run = binder.start_new_run(Principal("u", "m"))
+    produced = run.produce_file("notes.txt", b"abcdefghij")
+    [part] = run.get_content(produced.reference).parts
+    assert (part.text, part.truncated) == ("abcde", True)
+    assert part.truncated_reason == "text is longer than 5 characters"
+
+
+def test_the_row_budget_cuts_a_workbook(tmp_path: Path) -> None:
+    pytest.importorskip("openpyxl")
+    from tests import documents
+
+    binder = build_binder(
+        database_url="memory://", blob_url="memory://", home=str(tmp_path), extract_max_rows=2
+    )
+    run = binder.start_new_run(Principal("u", "m"))
+    produced = run.produce_file("t.xlsx", documents.xlsx_bytes(sheets=2, rows=3))
+    parts = run.get_content(produced.reference).parts
+    assert parts[-1].truncated_reason == "the workbook has more than 2 rows"

@@ -33,7 +33,7 @@ import attrs
 from docbinder.domain.errors import MissingExtra
 
 MAX_SHEET_ROWS: Final = 100_000
-"""Rows (empty ones included) read from one workbook before it is cut."""
+"""Default of :attr:`Limits.max_rows`: rows (empty ones included) read from one workbook before it is cut."""
 
 MAX_ZIP_MEMBERS: Final = 10_000
 """Members a ZIP-based package may have."""
@@ -46,13 +46,15 @@ class Limits:
     ``max_text_chars`` characters over all sections; ``max_pages`` pages,
     sheets or slides; ``max_decoded_bytes`` bytes of decompressed content
     (content streams of a PDF, members of a ZIP package); ``deadline`` is a
-    :func:`time.monotonic` value after which no further page is started.
+    :func:`time.monotonic` value after which no further page is started;
+    ``max_rows`` rows (empty ones included) over all sheets of a workbook.
     """
 
     max_text_chars: int
     max_pages: int
     max_decoded_bytes: int
     deadline: float
+    max_rows: int = MAX_SHEET_ROWS
 
 
 @attrs.frozen
@@ -287,8 +289,8 @@ def _sheet_sections(
         reason = None
         for row in rows:
             counter.rows += 1
-            if counter.rows > MAX_SHEET_ROWS:
-                reason = f"the workbook has more than {MAX_SHEET_ROWS} rows"
+            if counter.rows > budget.limits.max_rows:
+                reason = f"the workbook has more than {budget.limits.max_rows} rows"
                 break
             if counter.rows % 1000 == 0 and budget.out_of_time():
                 reason = budget.time_reason()
@@ -320,7 +322,7 @@ def xlsx(path: str, limits: Limits) -> Iterator[Section]:
 
     Read with ``openpyxl`` in read-only mode (rows streamed, formulas as their
     cached values); empty rows are skipped but count against
-    :data:`MAX_SHEET_ROWS`.
+    :attr:`Limits.max_rows`.
     """
     check_zip(path, limits)
     try:
@@ -374,7 +376,7 @@ def ods(path: str, limits: Limits) -> Iterator[Section]:
 
     Repeated rows and cells (``table:number-rows-repeated``,
     ``table:number-columns-repeated``, ODF 1.2 Part 1 §9.1.3/§9.1.4) are
-    expanded only up to :data:`MAX_SHEET_ROWS` rows and 1,024 columns.
+    expanded only up to :attr:`Limits.max_rows` rows and 1,024 columns.
     """
     check_zip(path, limits)
     opendocument, table, teletype, _text = _odf()
@@ -393,7 +395,7 @@ def ods(path: str, limits: Limits) -> Iterator[Section]:
             while values and values[-1] == "":
                 values.pop()  # trailing empty cells once, not once per repetition
             repeat_rows = int(row.getAttribute("numberrowsrepeated") or 1)
-            for _ in range(min(repeat_rows, MAX_SHEET_ROWS + 1)):
+            for _ in range(min(repeat_rows, limits.max_rows + 1)):
                 yield values
 
     budget = _Budget(limits)

@@ -31,7 +31,7 @@ from typing import IO, Final
 
 from attrs import evolve
 
-from docbinder.adapters.extract.convert import Limits
+from docbinder.adapters.extract.convert import MAX_SHEET_ROWS, Limits
 from docbinder.adapters.extract.encoding import DETECT_BYTES, TextEncoding, choose_encoding
 from docbinder.adapters.extract.isolation import Outcome, run_inline, run_isolated
 from docbinder.adapters.extract.mime import (
@@ -60,6 +60,9 @@ DEFAULT_MAX_PAGES: Final = 500
 
 DEFAULT_MAX_DECODED_BYTES: Final = 256 * 1024 * 1024
 """Default limit of decompressed bytes (content streams, package members) per document (256 MiB)."""
+
+DEFAULT_MAX_ROWS: Final = MAX_SHEET_ROWS
+"""Default limit of workbook rows (empty ones included) read from one spreadsheet."""
 
 DEFAULT_TIME_BUDGET: Final = 30.0
 """Default seconds one document's conversion may take."""
@@ -379,7 +382,8 @@ class DefaultContentExtractor:
 
     Limits (all per document): ``max_bytes`` bytes read (default 50 MiB);
     ``max_text_chars`` characters of text (default 2,000,000, over all
-    parts); ``max_pages`` pages, sheets or slides (default 500);
+    parts); ``max_pages`` pages, sheets or slides (default 500); ``max_rows``
+    workbook rows, empty ones included (default 100,000);
     ``max_decoded_bytes`` bytes of decompressed content (PDF content
     streams, ZIP package members; default 256 MiB, a zip bomb is refused
     unopened); ``time_budget`` seconds of conversion (default 30.0). A cut
@@ -406,6 +410,7 @@ class DefaultContentExtractor:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         *,
         max_pages: int = DEFAULT_MAX_PAGES,
+        max_rows: int = DEFAULT_MAX_ROWS,
         max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
         time_budget: float = DEFAULT_TIME_BUDGET,
         isolate: bool = True,
@@ -416,6 +421,7 @@ class DefaultContentExtractor:
             ("max_bytes", max_bytes),
             ("max_text_chars", max_text_chars),
             ("max_pages", max_pages),
+            ("max_rows", max_rows),
             ("max_decoded_bytes", max_decoded_bytes),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -431,6 +437,7 @@ class DefaultContentExtractor:
         self.max_bytes = max_bytes
         self.max_text_chars = max_text_chars
         self.max_pages = max_pages
+        self.max_rows = max_rows
         self.max_decoded_bytes = max_decoded_bytes
         self.time_budget = float(time_budget)
         if html not in {"markdown", "text"}:
@@ -450,7 +457,7 @@ class DefaultContentExtractor:
         return (
             f"docbinder-extract/{EXTRACTOR_REVISION};{_library_versions()};"
             f"limits={self.max_bytes},{self.max_text_chars},{self.max_pages},"
-            f"{self.max_decoded_bytes};html={self.html}"
+            f"{self.max_decoded_bytes},{self.max_rows};html={self.html}"
         )
 
     def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
@@ -674,6 +681,7 @@ class DefaultContentExtractor:
             max_pages=self.max_pages,
             max_decoded_bytes=self.max_decoded_bytes,
             deadline=time.monotonic() + self.time_budget,
+            max_rows=self.max_rows,
         )
         if self.isolate:
             try:

@@ -23,16 +23,17 @@ and the choice.
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import time
-from multiprocessing.connection import Connection
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from docbinder.adapters.extract.convert import CONVERTERS, ConversionRefused, Limits, Section
 from docbinder.domain.errors import MissingExtra
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 GRACE_SECONDS: Final = 2.0
 """Seconds a child gets past the time budget to stop by itself before it is killed."""
@@ -72,6 +73,8 @@ def _get_context() -> Any:
     global _context
     with _lock:
         if _context is None:
+            import multiprocessing  # here, not at import: only a conversion needs it
+
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(list(PRELOAD))
             _context = context

@@ -13,18 +13,44 @@ PostgreSQL needs the ``postgres`` extra (psycopg 3), MariaDB/MySQL the
 names the extra. Nothing connects at import time or when an engine is made.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from docbinder.adapters.sql.engine import create_engine_from_url, safe_url
-from docbinder.adapters.sql.migration import (
-    VERSION_TABLE,
-    current_revision,
-    half_applied,
-    head_revision,
-    is_up_to_date,
-    migrate,
-    schema_differences,
-)
 from docbinder.adapters.sql.repositories import SqlFileRepository, SqlWorkflowRepository
+from docbinder.adapters.sql.revision import VERSION_TABLE
 from docbinder.adapters.sql.uow import SqlMetadata, SqlUnitOfWork
+
+if TYPE_CHECKING:
+    from docbinder.adapters.sql.migration import (
+        current_revision,
+        half_applied,
+        head_revision,
+        is_up_to_date,
+        migrate,
+        schema_differences,
+    )
+
+_MIGRATION = frozenset(
+    {
+        "current_revision",
+        "half_applied",
+        "head_revision",
+        "is_up_to_date",
+        "migrate",
+        "schema_differences",
+    }
+)
+"""Names of :mod:`~docbinder.adapters.sql.migration`, imported (with Alembic) on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """The migration functions, loaded on first use so that using the store never imports Alembic."""
+    if name in _MIGRATION:
+        from docbinder.adapters.sql import migration
+
+        return getattr(migration, name)
+    raise AttributeError(f"module 'docbinder.adapters.sql' has no attribute {name!r}")
+
 
 __all__ = [
     "VERSION_TABLE",

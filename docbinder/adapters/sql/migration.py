@@ -33,13 +33,11 @@ from sqlalchemy.engine import URL, Connection, Engine
 
 from docbinder.adapters.sql.engine import SQLITE_BEGIN_OPTION, create_engine_from_url
 from docbinder.adapters.sql.errors import storage_error
+from docbinder.adapters.sql.revision import VERSION_TABLE as VERSION_TABLE
 from docbinder.adapters.sql.schema import TABLES, metadata
 from docbinder.domain.errors import ConfigurationError
 
 log = logging.getLogger("docbinder.sql")
-
-VERSION_TABLE = "docbinder_schema_version"
-"""The table in which Alembic records the applied revision."""
 
 SCRIPT_LOCATION = Path(__file__).resolve().parent / "migrations"
 """Directory of the Alembic environment and revisions."""

@@ -1,0 +1,62 @@
+"""What every command shares: the guard that turns errors into one line, and the ``--json`` option."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from docbinder.cli.output import fail
+from docbinder.domain.errors import DocbinderError, FileItemNotFound
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+"""A command's own ``--json`` (the global one works as well)."""
+
+
+def handles_errors(func: F) -> F:
+    """Turn docbinder and OS errors into one ``error:`` line and exit code 1.
+
+    A closed stdout (``docbinder ... | head``) ends the command quietly with
+    exit code 0; Ctrl-C gives ``error: interrupted`` and exit code 130.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return result
+        except typer.Exit:
+            raise
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(0) from None
+        except KeyboardInterrupt:
+            fail("interrupted")
+            raise typer.Exit(130) from None
+        except (DocbinderError, OSError) as exc:
+            fail(error_line(exc))
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def error_line(exc: DocbinderError | OSError) -> str:
+    """The ``error:`` line's text for ``exc``; a missing file points at ``files ls``."""
+    if isinstance(exc, FileItemNotFound):
+        return f"{exc} (docbinder files ls lists the files you may read, with their ids)"
+    if isinstance(exc, DocbinderError):
+        return str(exc)
+    return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+
+
+def _silence_stdout() -> None:
+    """The reader went away: send whatever is still written to stdout nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
