@@ -255,6 +255,10 @@ class BlobStore(Protocol):
     :class:`~docbinder.domain.errors.InvalidInput`. Adapters stream: no method
     reads a whole blob into memory. Errors: :class:`BlobMissing` for a key that
     is not there, :class:`StorageError` for backend faults.
+
+    ``docbinder.adapters.blobstore_base.BlobStoreBase`` implements this port over
+    five primitives a backend writes (ADR 0046); any other object with these
+    methods is accepted as well.
     """
 
     @property

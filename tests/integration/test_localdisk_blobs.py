@@ -17,6 +17,7 @@ import pytest
 
 import docbinder.adapters.localdisk.blobs as localdisk
 from docbinder.adapters.localdisk import LocalDiskBlobStore
+from docbinder.adapters.localdisk.durable import TEMP_NAME
 from docbinder.domain.errors import BlobMissing, InvalidInput, StorageError
 from docbinder.ports.blobs import BlobOrigin, compact_blob_origin, read_origin
 from docbinder.testing.blob_suite import HOSTILE_KEYS, Boom, Generated, failing, pattern
@@ -185,18 +186,15 @@ def test_put_closes_every_descriptor_it_opens(store: LocalDiskBlobStore, root: P
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("needs /proc to count descriptors")
     store.put("ab/file", [b"x"])
-    store.close()  # the blob kept open for mark_committed
     before = len(os.listdir("/proc/self/fd"))
     store.put("ab/second", [b"x"])
     store.put("cd/e/f/g", [b"x"])
-    held = 2 if localdisk._HOLDS_BLOBS else 0  # the new blobs, kept for mark_committed
-    assert len(os.listdir("/proc/self/fd")) == before + held
+    assert len(os.listdir("/proc/self/fd")) == before
     with pytest.raises(StorageError):
         store.put("ab/file/child", [b"y"])
     with pytest.raises(Boom):
         store.put("ab/failed", failing(b"partial", Boom()))
-    assert len(os.listdir("/proc/self/fd")) == before + held
-    store.close()
+    store.mark_committed("ab/second")  # recorded or not (no xattrs here), it keeps nothing open
     assert len(os.listdir("/proc/self/fd")) == before
 
 
@@ -264,7 +262,7 @@ def test_temp_file_lives_next_to_the_target_and_is_gone_after(
     [(temps, target_visible)] = seen
     assert len(temps) == 1
     assert temps[0].parent == root / "ab"
-    assert localdisk._TEMP_NAME.match(temps[0].name)
+    assert TEMP_NAME.match(temps[0].name)
     assert not target_visible
     assert temp_files(root) == []
     assert (root / "ab" / "target").read_bytes() == b"firstsecond"
@@ -693,6 +691,38 @@ def test_the_location_survives_mv_and_not_a_copy_or_a_hard_link_snapshot(tmp_pat
     ).stat().st_ino
 
 
+def test_identity_and_registrations_are_files_made_by_the_durable_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The identity and a registration are whole files under hidden names, never keys;
+    a registration already there is not written again."""
+    root = tmp_path / "store"
+    store = LocalDiskBlobStore(root)
+    identity = store.identity(create=True)
+    assert (root / localdisk.IDENTITY_FILE).read_text(encoding="ascii") == f"{identity}\n"
+    assert LocalDiskBlobStore(root).identity(create=True) == identity
+    store.register_database("db-1")
+    registration = root / localdisk.DATABASES_DIR / "db-1"
+    assert registration.read_bytes() == b""
+    made = registration.stat().st_ino
+    store.register_database("db-1")
+    LocalDiskBlobStore(root).register_database("db-1")
+    assert registration.stat().st_ino == made  # there already: not written again
+    assert list(store.keys()) == [] and temp_files(root) == []
+
+
+def test_a_directory_in_place_of_the_identity_file_is_no_identity_and_gets_none(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    (root / localdisk.IDENTITY_FILE).mkdir(parents=True)
+    store = LocalDiskBlobStore(root)
+    assert store.identity() is None
+    with pytest.raises(StorageError, match="cannot be read back"):
+        store.identity(create=True)
+    assert (root / localdisk.IDENTITY_FILE).is_dir() and temp_files(root) == []
+
+
 def test_a_location_marker_that_is_not_a_directory_is_a_storage_error(tmp_path: Path) -> None:
     store = LocalDiskBlobStore(tmp_path)
     (tmp_path / localdisk.LOCATION_DIR).write_bytes(b"planted")
@@ -803,7 +833,7 @@ def test_a_read_only_blob_of_another_user_is_left_unrecorded_and_said_once(
                 if record.levelno >= logging.WARNING:
                     seen.append(record.getMessage())
 
-        logger = logging.getLogger("docbinder.adapters.localdisk.blobs")
+        logger = logging.getLogger("docbinder.adapters.blobstore_base")
         logger.disabled = False  # another test's logging configuration may have disabled it
         logger.setLevel(logging.WARNING)
         logger.addHandler(_Keep())
@@ -895,11 +925,11 @@ def test_a_marked_and_committed_blob_takes_no_more_blocks_than_a_plain_file(
     assert len(os.getxattr(shard / "abc", localdisk.ORIGIN_XATTR)) == 15
 
 
-# -- blobs put keeps open for mark_committed ------------------------------------------------
+# -- the commit record lands on the file the key names ---------------------------------------
 
-needs_held_blobs = pytest.mark.skipif(
-    not localdisk._HOLDS_BLOBS or not Path("/proc/self/fd").is_dir(),
-    reason="put keeps no descriptor here, or /proc cannot count them",
+needs_proc = pytest.mark.skipif(
+    not hasattr(os, "setxattr") or not Path("/proc/self/fd").is_dir(),
+    reason="needs extended attributes and /proc to count descriptors",
 )
 
 
@@ -911,7 +941,7 @@ def _descriptors_into(root: Path) -> int:
     return found
 
 
-def _held_store(tmp_path: Path) -> tuple[LocalDiskBlobStore, Path]:
+def _xattr_store(tmp_path: Path) -> tuple[LocalDiskBlobStore, Path]:
     if not _keeps_user_xattrs(tmp_path):
         pytest.skip(f"{tmp_path} keeps no user extended attributes")
     root = tmp_path / "store"
@@ -922,60 +952,23 @@ def _committed(path: Path | int) -> bool:
     return localdisk.COMMITTED_XATTR in os.listxattr(path)
 
 
-def _opens_while(monkeypatch: pytest.MonkeyPatch, action: Callable[[], object]) -> list[str]:
-    """The paths ``os.open`` was called with while ``action`` ran."""
-    opened: list[str] = []
-    real_open = os.open
-
-    def counting_open(path: str, flags: int, *args: object, **kw: object) -> int:
-        opened.append(os.fspath(path))
-        return real_open(path, flags, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "open", counting_open)
-    try:
-        action()
-    finally:
-        monkeypatch.setattr(os, "open", real_open)
-    return opened
-
-
-@needs_held_blobs
-def test_a_blob_put_holds_is_marked_through_its_descriptor_without_an_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@needs_proc
+def test_put_keeps_nothing_open_and_mark_committed_opens_the_blob_by_name(
+    tmp_path: Path,
 ) -> None:
-    store, root = _held_store(tmp_path)
-    store.put("ab/held", [b"x"])
-    assert _descriptors_into(root) == 1
-    answers: list[bool] = []
-    assert _opens_while(monkeypatch, lambda: answers.append(store.mark_committed("ab/held"))) == []
-    assert answers == [True]
-    assert os.getxattr(root / "ab" / "held", localdisk.COMMITTED_XATTR) == b"v1"
-    assert _descriptors_into(root) == 0  # the held descriptor was closed
-    # marking again goes by name, as for any blob the store does not hold
-    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/held")) != []
-    assert store.is_committed("ab/held")
+    store, root = _xattr_store(tmp_path)
+    store.put("ab/key", [b"x"])
+    assert _descriptors_into(root) == 0
+    assert store.mark_committed("ab/key") is True
+    assert os.getxattr(root / "ab" / "key", localdisk.COMMITTED_XATTR) == b"v1"
+    assert _descriptors_into(root) == 0
 
 
-@needs_held_blobs
-def test_a_blob_whose_descriptor_was_closed_for_newer_ones_is_marked_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store, root = _held_store(tmp_path)
-    store.put("ab/first", [b"x"])
-    for number in range(localdisk.HELD_BLOBS):
-        store.put(f"cd/{number:04d}", [b"y"])
-    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/first")) != []
-    assert _committed(root / "ab" / "first")
-    newest = f"cd/{localdisk.HELD_BLOBS - 1:04d}"
-    assert _opens_while(monkeypatch, lambda: store.mark_committed(newest)) == []
-    assert _committed(root / newest)
-
-
-@needs_held_blobs
+@needs_proc
 def test_mark_committed_after_delete_is_blob_missing_and_after_a_new_put_marks_the_new_file(
     tmp_path: Path,
 ) -> None:
-    store, root = _held_store(tmp_path)
+    store, root = _xattr_store(tmp_path)
     path = root / "ab" / "key"
     store.put("ab/key", [b"one"])
     store.delete("ab/key")
@@ -995,11 +988,11 @@ def test_mark_committed_after_delete_is_blob_missing_and_after_a_new_put_marks_t
     assert b"".join(store.open("ab/key")) == b"two"
 
 
-@needs_held_blobs
-def test_a_held_blob_removed_behind_the_store_is_missing_when_its_commit_is_recorded(
+@needs_proc
+def test_a_blob_removed_behind_the_store_is_missing_when_its_commit_is_recorded(
     tmp_path: Path,
 ) -> None:
-    store, root = _held_store(tmp_path)
+    store, root = _xattr_store(tmp_path)
     store.put("ab/gone", [b"x"])
     os.unlink(root / "ab" / "gone")  # another process, or gc run with too short a grace
     with pytest.raises(BlobMissing):
@@ -1007,11 +1000,11 @@ def test_a_held_blob_removed_behind_the_store_is_missing_when_its_commit_is_reco
     assert _descriptors_into(root) == 0
 
 
-@needs_held_blobs
+@needs_proc
 def test_a_store_directory_replaced_behind_the_store_gets_the_record_on_the_file_at_the_key(
     tmp_path: Path,
 ) -> None:
-    store, root = _held_store(tmp_path)
+    store, root = _xattr_store(tmp_path)
     store.put("ab/key", [b"bytes"])
     # The store is moved while a writer runs: a copy takes the root's place.
     shutil.copytree(root, tmp_path / "copy")
@@ -1023,38 +1016,17 @@ def test_a_store_directory_replaced_behind_the_store_gets_the_record_on_the_file
     assert _descriptors_into(tmp_path / "retired") == 0
 
 
-@needs_held_blobs
-def test_the_descriptors_put_keeps_are_bounded_and_released(tmp_path: Path) -> None:
-    # Counted below the store's root only: other tests' stores in the same process may
-    # close theirs (when collected) while this one runs.
-    store, root = _held_store(tmp_path)
-    for number in range(3 * localdisk.HELD_BLOBS):
-        store.put(f"ab/{number:04d}", [b"x"])
-        assert _descriptors_into(root) <= localdisk.HELD_BLOBS
-    assert _descriptors_into(root) == localdisk.HELD_BLOBS
-    store.close()
-    assert _descriptors_into(root) == 0
-    store.put("ab/again", [b"x"])  # the store stays usable
-    assert _descriptors_into(root) == 1
-    del store  # a store that is collected closes what it holds
-    import gc
-
-    gc.collect()
-    assert _descriptors_into(root) == 0
-
-
-@needs_held_blobs
-def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store, root = _held_store(tmp_path)
-    store.put("ab/first", [b"x"])
-    store.close()
-    assert _descriptors_into(root) == 0
+@needs_proc
+def test_a_failed_put_leaves_nothing_to_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, root = _xattr_store(tmp_path)
     with pytest.raises(Boom):
         store.put("ab/failed", failing(b"partial", Boom()))
-    assert _descriptors_into(root) == 0
     with pytest.raises(BlobMissing):
         store.mark_committed("ab/failed")
-    # the directory's fsync fails after the rename: the blob is taken back, nothing held
+    # the directory's fsync fails after the rename: the blob is taken back
+    store.put("ab/first", [b"old"])
     real_fsync = os.fsync
 
     def failing_directory_fsync(fd: int) -> None:
@@ -1066,11 +1038,9 @@ def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(StorageError):
         store.put("ab/undone", [b"x"])
     monkeypatch.undo()
-    assert _descriptors_into(root) == 0
     with pytest.raises(BlobMissing):
         store.mark_committed("ab/undone")
-    # the rename fails: the old blob stays, and is marked by name
-    store.put("ab/first", [b"old"])
+    # the rename fails: the old blob stays, and is the one marked
 
     def failing_replace(src: object, dst: object, **dir_fds: int) -> None:
         raise OSError(errno.EIO, "I/O error")
@@ -1079,43 +1049,8 @@ def test_a_failed_put_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(StorageError):
         store.put("ab/first", [b"new"])
     monkeypatch.undo()
-    assert _descriptors_into(root) == 0
-    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/first")) != []
+    assert store.mark_committed("ab/first") is True
     assert _committed(root / "ab" / "first")
+    assert b"".join(store.open("ab/first")) == b"old"
     assert temp_files(root) == []
-
-
-@needs_held_blobs
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc of Linux")
-def test_a_forked_child_closes_the_inherited_descriptors_and_marks_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store, root = _held_store(tmp_path)
-    store.put("ab/parent", [b"x"])
-    store.put("ab/child", [b"y"])
-    lock = store._held._lock
-    lock.acquire()  # as if another thread of the parent held it when it forked
-    try:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            code = 1
-            try:
-                import signal
-
-                signal.alarm(10)  # a lock inherited in the held state would hang here
-                if _descriptors_into(root) != 0:
-                    code = 2
-                elif store.mark_committed("ab/child") is not True:
-                    code = 3
-                else:
-                    code = 0
-            finally:
-                os._exit(code)
-    finally:
-        lock.release()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert _committed(root / "ab" / "child")
-    assert _descriptors_into(root) == 2  # the parent still holds both blobs
-    assert _opens_while(monkeypatch, lambda: store.mark_committed("ab/parent")) == []
-    assert _committed(root / "ab" / "parent")
+    assert _descriptors_into(root) == 0

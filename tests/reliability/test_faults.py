@@ -29,7 +29,8 @@ from typing import Any
 import attrs
 import pytest
 
-import docbinder.adapters.localdisk.blobs as localdisk_module
+import docbinder.adapters.localdisk.durable as durable_module
+import docbinder.adapters.localdisk.tree as tree_module
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
@@ -88,7 +89,7 @@ class Rig:
 
 
 class _OsWithFaults:
-    """Stands in for ``os`` inside the local-disk adapter: write, fsync and replace can fail."""
+    """Stands in for ``os`` inside the local-disk write path: write, fsync and replace can fail."""
 
     def __init__(self, plan: FaultPlan) -> None:
         self._plan = plan
@@ -158,7 +159,9 @@ def local_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyP
     sqlite_db.clean()
     plan = FaultPlan()
     store = LocalDiskBlobStore(tmp_path / "blobs")
-    monkeypatch.setattr(localdisk_module, "os", _OsWithFaults(plan))
+    faulty_os = _OsWithFaults(plan)  # one stand-in: it tells a put's steps apart
+    monkeypatch.setattr(durable_module, "os", faulty_os)
+    monkeypatch.setattr(tree_module, "os", faulty_os)
     binder = make_binder(
         faulty_factory(sqlite_db.store.unit_of_work, plan), FaultyBlobStore(store, plan)
     )

@@ -92,7 +92,6 @@ def test_a_directory_close_that_fails_closes_each_descriptor_once_and_leaks_none
         finally:
             monkeypatch.setattr(os, "close", real_close)
         assert twice == [], (fail_at, outcome)
-        store.close()  # the blob a put kept open for mark_committed
         assert _open_descriptors() == before, (fail_at, outcome)
         assert not [f for f in _files(root) if ".tmp-" in f]
         if calls[0] < fail_at:
@@ -135,8 +134,7 @@ def test_a_shard_directory_swapped_for_a_symlink_after_its_check_gets_no_record_
     outside.mkdir()
     (outside / "cdef").write_bytes(b"not the store's")
     store = LocalDiskBlobStore(root)
-    store.put("ab/cdef", [b"data"])
-    store.close()  # no descriptor kept by the put: mark_committed opens the blob by name
+    store.put("ab/cdef", [b"data"])  # mark_committed opens the blob by name
     real_open = os.open
     swapped: list[str] = []
 

@@ -1,10 +1,14 @@
 """A third-party blob store, written as a separate package would write it (docs/backends.md).
 
 :class:`SqliteBlobStore` keeps every blob in one SQLite file (the standard
-library's :mod:`sqlite3`), as rows of at most 256 KiB. It uses only docbinder's
-public port (:mod:`docbinder.ports.blobs`) and errors (:mod:`docbinder.domain.errors`);
-nothing here is imported by docbinder. Its URL is ``sqliteblob:///<absolute path>``
-and :func:`from_url` is the callable its distribution registers::
+library's :mod:`sqlite3`), as rows of at most 256 KiB. It derives from
+docbinder's :class:`~docbinder.adapters.blobstore_base.BlobStoreBase` and writes
+only its five primitives; the base class does the rest of the port (key checks,
+the store identity, registered databases, provenance marks).
+:class:`SqliteBlobStoreWithRecords` adds the two optional primitives of commit
+records and a location (ADR 0030, 0031). Nothing here is imported by docbinder.
+Its URL is ``sqliteblob:///<absolute path>`` and :func:`from_url` is the
+callable its distribution registers::
 
     [project.entry-points."docbinder.blob_stores"]
     sqliteblob = "thirdparty.sqlite_blobs:from_url"
@@ -12,18 +16,20 @@ and :func:`from_url` is the callable its distribution registers::
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import BinaryIO, Self
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from docbinder.domain.errors import BlobMissing, ConfigurationError, InvalidInput, StorageError
-from docbinder.ports.blobs import BlobStat, Chunks, check_blob_key, iter_chunks
+from docbinder.adapters.blobstore_base import BlobStoreBase
+from docbinder.adapters.streams import ChunkReader
+from docbinder.domain.errors import BlobMissing, ConfigurationError, StorageError
+from docbinder.ports.blobs import BlobStat
 
 SCHEME = "sqliteblob"
 ROW_BYTES = 256 * 1024
@@ -31,19 +37,17 @@ ROW_BYTES = 256 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
-    key TEXT PRIMARY KEY, content_id TEXT NOT NULL, size INTEGER NOT NULL, modified_at TEXT NOT NULL
+    key TEXT PRIMARY KEY, content_id TEXT NOT NULL, size INTEGER NOT NULL,
+    modified_at TEXT NOT NULL, mark TEXT, committed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS parts (
     content_id TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (content_id, seq)
 );
-CREATE TABLE IF NOT EXISTS store (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS databases (id TEXT PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS committed (key TEXT PRIMARY KEY);
 """
 
 
-def from_url(url: str) -> SqliteBlobStore:
+def from_url(url: str) -> SqliteBlobStoreWithRecords:
     """The entry point: ``sqliteblob:///<absolute path of the database file>``.
 
     docbinder passes the ``blob_url`` setting unchanged. Raises
@@ -52,30 +56,96 @@ def from_url(url: str) -> SqliteBlobStore:
     parts = urlsplit(url)
     if parts.scheme != SCHEME or parts.netloc not in ("", "localhost") or not parts.path:
         raise ConfigurationError(f"blob_url must be {SCHEME}:///<path>, got {url!r}")
-    return SqliteBlobStore(Path(unquote(parts.path)))
+    return SqliteBlobStoreWithRecords(Path(unquote(parts.path)))
 
 
-class SqliteBlobStore:
-    """:class:`~docbinder.ports.blobs.BlobStore` in one SQLite file (WAL mode).
+class SqliteBlobStore(BlobStoreBase):
+    """A blob store in one SQLite file (WAL mode), in five methods.
 
-    ``put`` writes the new content under a fresh content id inside one
-    transaction and switches the key to it at the end, so a failing input
-    leaves nothing. ``open`` reads inside its own read transaction: a snapshot,
-    unaffected by later writes. Safe for threads (one connection per call).
+    ``_write`` stores the new content under a fresh content id inside one
+    transaction and switches the name to it at the end, so a failing input
+    leaves nothing. ``_open`` reads inside its own read transaction: a
+    snapshot, unaffected by later writes. Reads never create the file. Safe
+    for threads (one connection per call).
     """
 
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self.path = Path(path)
-        self._schema_ready = False
         self._schema_lock = threading.Lock()
+        self._schema_ready = False
 
     @property
     def url(self) -> str:
         return f"{SCHEME}://{self.path.absolute().as_posix()}"
 
-    # -- connections ------------------------------------------------------------
+    def _write(
+        self, name: str, chunks: Iterator[bytes], mark: str | None, *, replace: bool = True
+    ) -> int:
+        content_id, size, seq, pending = uuid.uuid4().hex, 0, 0, bytearray()
+        with self._transaction() as conn:
+            if not replace and self._content_of(conn, name) is not None:
+                return 0  # the store's own record is there already: it stays
+            for chunk in chunks:  # an error of the input rolls everything back
+                pending += chunk
+                size += len(chunk)
+                while len(pending) >= ROW_BYTES:
+                    self._insert(conn, content_id, seq, bytes(pending[:ROW_BYTES]))
+                    del pending[:ROW_BYTES]
+                    seq += 1
+            if pending:
+                self._insert(conn, content_id, seq, bytes(pending))
+            old = self._content_of(conn, name)
+            if old is not None:
+                conn.execute("DELETE FROM parts WHERE content_id = ?", (old,))
+            conn.execute(  # a new row: committed = 0
+                "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, 0)",
+                (name, content_id, size, datetime.now(UTC).isoformat(), mark),
+            )
+        return size
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open(self, name: str, chunk_size: int) -> ChunkReader:
+        conn = self._connect(create=False)
+        if conn is None:
+            raise BlobMissing(f"blob {name} is missing from {self.url}")
+        try:
+            conn.execute("BEGIN")  # a read snapshot for the whole iteration
+            content_id = self._content_of(conn, name)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StorageError(f"{self.url}: cannot open {name}: {exc}") from exc
+        if content_id is None:
+            conn.close()
+            raise BlobMissing(f"blob {name} is missing from {self.url}")
+        return ChunkReader(self._chunks(conn, content_id, chunk_size), conn.close)
+
+    def _stat(self, name: str) -> BlobStat:
+        rows = self._query("SELECT size, modified_at, mark FROM blobs WHERE key = ?", (name,))
+        if not rows:
+            raise BlobMissing(f"blob {name} is missing from {self.url}")
+        size, modified_at, mark = rows[0]
+        return BlobStat(size, datetime.fromisoformat(modified_at), mark)
+
+    def _delete(self, name: str) -> None:
+        if not self.path.exists():
+            return
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM parts WHERE content_id IN (SELECT content_id FROM blobs WHERE key = ?)",
+                (name,),
+            )
+            conn.execute("DELETE FROM blobs WHERE key = ?", (name,))
+
+    def _list(self, prefix: str) -> Iterator[str]:
+        rows = self._query("SELECT key FROM blobs", ())
+        return iter([name for (name,) in rows if name.startswith(prefix)])
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _connect(self, *, create: bool = True) -> sqlite3.Connection | None:
+        """A new connection (the schema made once per object); ``None`` for a missing file unless ``create``."""
+        if not create and not self.path.exists():
+            return None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -91,98 +161,87 @@ class SqliteBlobStore:
             raise StorageError(f"{self.url}: {exc}") from exc
         return conn
 
-    # -- the port ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back on any exception, which propagates.
 
-    def put(self, key: str, data: Chunks | BinaryIO) -> int:
-        check_blob_key(key)
-        content_id = uuid.uuid4().hex
+        SQLite's own errors become :class:`StorageError`; the input's own
+        exceptions (even ``KeyboardInterrupt``) propagate unchanged.
+        """
         conn = self._connect()
+        assert conn is not None
         try:
             conn.execute("BEGIN IMMEDIATE")
-            size = seq = 0
-            pending = bytearray()
-            for chunk in iter_chunks(data):
-                pending += chunk
-                size += len(chunk)
-                while len(pending) >= ROW_BYTES:
-                    self._insert(conn, content_id, seq, bytes(pending[:ROW_BYTES]))
-                    del pending[:ROW_BYTES]
-                    seq += 1
-            if pending:
-                self._insert(conn, content_id, seq, bytes(pending))
-            old = conn.execute("SELECT content_id FROM blobs WHERE key = ?", (key,)).fetchone()
-            if old is not None:
-                conn.execute("DELETE FROM parts WHERE content_id = ?", (old[0],))
-            conn.execute("DELETE FROM committed WHERE key = ?", (key,))  # a new blob
-            conn.execute(
-                "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)",
-                (key, content_id, size, datetime.now(UTC).isoformat()),
-            )
+            yield conn
             conn.execute("COMMIT")
-            return size
         except sqlite3.Error as exc:
-            self._rollback(conn)
-            raise StorageError(f"{self.url}: cannot store {key}: {exc}") from exc
-        except BaseException:  # the input's own error (even KeyboardInterrupt) propagates as is
-            self._rollback(conn)
-            raise
+            raise StorageError(f"{self.url}: {exc}") from exc
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        """The rows of one read (none for a missing file)."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return []
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.url}: {exc}") from exc
         finally:
             conn.close()
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> RowChunks:
-        check_blob_key(key)
-        if chunk_size < 1:
-            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN")  # a read snapshot for the whole iteration
-            row = conn.execute("SELECT content_id FROM blobs WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StorageError(f"{self.url}: cannot open {key}: {exc}") from exc
-        if row is None:
-            conn.close()
-            raise BlobMissing(f"blob {key} is missing from {self.url}")
-        return RowChunks(conn, row[0], chunk_size)
-
-    def stat(self, key: str) -> BlobStat:
-        check_blob_key(key)
-        row = self._query_one("SELECT size, modified_at FROM blobs WHERE key = ?", (key,))
-        if row is None:
-            raise BlobMissing(f"blob {key} is missing from {self.url}")
-        return BlobStat(size=row[0], modified_at=datetime.fromisoformat(row[1]))
-
-    def exists(self, key: str) -> bool:
-        check_blob_key(key)
-        return self._query_one("SELECT 1 FROM blobs WHERE key = ?", (key,)) is not None
-
-    def delete(self, key: str) -> None:
-        check_blob_key(key)
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            row = conn.execute("SELECT content_id FROM blobs WHERE key = ?", (key,)).fetchone()
-            if row is not None:
-                conn.execute("DELETE FROM parts WHERE content_id = ?", (row[0],))
-                conn.execute("DELETE FROM blobs WHERE key = ?", (key,))
-                conn.execute("DELETE FROM committed WHERE key = ?", (key,))
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback(conn)
-            raise StorageError(f"{self.url}: cannot delete {key}: {exc}") from exc
-        finally:
-            conn.close()
-
-    def keys(self) -> Iterator[str]:
-        return iter([row[0] for row in self._query_all("SELECT key FROM blobs", ())])
-
-    def identity(self, *, create: bool = False) -> str | None:
-        if not self.path.exists() and not create:
-            return None
-        if create:
-            self._write("INSERT OR IGNORE INTO store VALUES ('identity', ?)", (str(uuid.uuid4()),))
-        row = self._query_one("SELECT value FROM store WHERE name = 'identity'", ())
+    @staticmethod
+    def _content_of(conn: sqlite3.Connection, name: str) -> str | None:
+        row = conn.execute("SELECT content_id FROM blobs WHERE key = ?", (name,)).fetchone()
         return None if row is None else str(row[0])
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, content_id: str, seq: int, data: bytes) -> None:
+        conn.execute("INSERT INTO parts VALUES (?, ?, ?)", (content_id, seq, data))
+
+    def _chunks(
+        self, conn: sqlite3.Connection, content_id: str, chunk_size: int
+    ) -> Iterator[bytes]:
+        """The rows of one content id in order, re-cut to ``chunk_size``."""
+        try:
+            rows = conn.execute(
+                "SELECT data FROM parts WHERE content_id = ? ORDER BY seq", (content_id,)
+            )
+            left = b""
+            for (data,) in rows:
+                buffer = left + data
+                whole = len(buffer) - len(buffer) % chunk_size
+                for start in range(0, whole, chunk_size):
+                    yield buffer[start : start + chunk_size]
+                left = buffer[whole:]
+            if left:
+                yield left
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.url}: cannot read {content_id}: {exc}") from exc
+
+
+class SqliteBlobStoreWithRecords(SqliteBlobStore):
+    """:class:`SqliteBlobStore` that also keeps commit records (ADR 0031) and tells its location.
+
+    The record is the ``committed`` column of the blob's row: a new row (a
+    ``put``) starts at 0 and a removed row takes it along, as the port asks.
+    """
+
+    def _record_commit(self, name: str) -> str | None:
+        with self._transaction() as conn:
+            found = conn.execute("UPDATE blobs SET committed = 1 WHERE key = ?", (name,))
+            if found.rowcount == 0:
+                raise BlobMissing(f"blob {name} is missing from {self.url}")
+        return None
+
+    def _has_commit_record(self, name: str) -> bool:
+        rows = self._query("SELECT committed FROM blobs WHERE key = ?", (name,))
+        if not rows:
+            raise BlobMissing(f"blob {name} is missing from {self.url}")
+        return bool(rows[0][0])
 
     def location(self, *, create: bool = False) -> str | None:
         """Device and inode number of the database file (ADR 0030): a copy is a new file."""
@@ -193,123 +252,3 @@ class SqliteBlobStore:
         except FileNotFoundError:
             return None
         return f"{SCHEME} device {info.st_dev} inode {info.st_ino}"
-
-    def register_database(self, database_id: str) -> None:
-        check_blob_key(database_id)
-        if "/" in database_id:
-            raise InvalidInput(f"invalid database id {database_id!r}")
-        self._write("INSERT OR IGNORE INTO databases VALUES (?)", (database_id,))
-
-    def databases(self) -> set[str]:
-        if not self.path.exists():
-            return set()
-        return {row[0] for row in self._query_all("SELECT id FROM databases", ())}
-
-    def mark_committed(self, key: str) -> bool:
-        """Record that a FileItem naming the blob committed (docbinder calls it after the commit)."""
-        check_blob_key(key)
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            if conn.execute("SELECT 1 FROM blobs WHERE key = ?", (key,)).fetchone() is None:
-                conn.execute("ROLLBACK")
-                raise BlobMissing(f"blob {key} is missing from {self.url}")
-            conn.execute("INSERT OR IGNORE INTO committed VALUES (?)", (key,))
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback(conn)
-            raise StorageError(f"{self.url}: cannot record the commit of {key}: {exc}") from exc
-        finally:
-            conn.close()
-        return True
-
-    def is_committed(self, key: str) -> bool:
-        check_blob_key(key)
-        row = self._query_one(
-            "SELECT b.key, c.key FROM blobs b LEFT JOIN committed c ON c.key = b.key"
-            " WHERE b.key = ?",
-            (key,),
-        )
-        if row is None:
-            raise BlobMissing(f"blob {key} is missing from {self.url}")
-        return row[1] is not None
-
-    # -- helpers ----------------------------------------------------------------
-
-    @staticmethod
-    def _insert(conn: sqlite3.Connection, content_id: str, seq: int, data: bytes) -> None:
-        conn.execute("INSERT INTO parts VALUES (?, ?, ?)", (content_id, seq, data))
-
-    @staticmethod
-    def _rollback(conn: sqlite3.Connection) -> None:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-
-    def _write(self, sql: str, params: tuple[object, ...]) -> None:
-        conn = self._connect()
-        try:
-            conn.execute(sql, params)
-        except sqlite3.Error as exc:
-            raise StorageError(f"{self.url}: {exc}") from exc
-        finally:
-            conn.close()
-
-    def _query_all(self, sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
-        conn = self._connect()
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise StorageError(f"{self.url}: {exc}") from exc
-        finally:
-            conn.close()
-
-    def _query_one(self, sql: str, params: tuple[object, ...]) -> tuple[object, ...] | None:
-        rows = self._query_all(sql, params)
-        return rows[0] if rows else None
-
-
-class RowChunks(Iterator[bytes]):
-    """The rows of one content id, re-cut to ``chunk_size``; closes its connection at the end.
-
-    Also a context manager (``with store.open(key) as chunks:``), closed on exit.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, content_id: str, chunk_size: int) -> None:
-        self._conn: sqlite3.Connection | None = conn
-        self._rows = conn.execute(
-            "SELECT data FROM parts WHERE content_id = ? ORDER BY seq", (content_id,)
-        )
-        self._chunk_size = chunk_size
-        self._pending = b""
-
-    def __iter__(self) -> Self:
-        return self
-
-    def __next__(self) -> bytes:
-        while len(self._pending) < self._chunk_size and self._conn is not None:
-            row = self._rows.fetchone()
-            if row is None:
-                self.close()
-                break
-            self._pending += row[0]
-        if not self._pending:
-            raise StopIteration
-        chunk, self._pending = self._pending[: self._chunk_size], self._pending[self._chunk_size :]
-        return chunk
-
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-        self._pending = b""

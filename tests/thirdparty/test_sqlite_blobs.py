@@ -4,11 +4,13 @@
 a distribution's entry points: a ``*.dist-info`` directory with an
 ``entry_points.txt`` on ``sys.path`` (the format of the Python packaging
 specification "Entry points"). docbinder's container then finds it by the
-``blob_url`` scheme, as for any installed plugin.
+``blob_url`` scheme, as for any installed plugin. The code docs/backends.md shows
+is checked to be this code, so the documentation runs with these tests.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +24,15 @@ from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStore
 from docbinder.testing import BlobStoreContract, BridgeContract
 from docbinder.testing.bridge_suite import MakeBinder
-from tests.thirdparty.sqlite_blobs import SCHEME, SqliteBlobStore, from_url
+from tests.thirdparty import sqlite_blobs
+from tests.thirdparty.sqlite_blobs import (
+    SCHEME,
+    SqliteBlobStore,
+    SqliteBlobStoreWithRecords,
+    from_url,
+)
+
+BACKENDS_DOC = Path(__file__).resolve().parents[2] / "docs" / "backends.md"
 
 ENTRY_POINTS = f"""\
 [docbinder.blob_stores]
@@ -50,20 +60,10 @@ def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
 
 
 class TestSqliteBlobStore(BlobStoreContract):
-    """The shipped blob-store suite, by subclassing, with the flags this store has."""
+    """The store of five methods: the shipped suite, with the flags this store has."""
 
     durable = True
-    locates_itself = True
-
-    @pytest.fixture
-    def copy_of(self, tmp_path: Path) -> Callable[[BlobStore], BlobStore]:
-        def copy(store: BlobStore) -> BlobStore:
-            assert isinstance(store, SqliteBlobStore)
-            target = tmp_path / "copy-of-blobs.db"
-            shutil.copy2(store.path, target)  # cp -a
-            return SqliteBlobStore(target)
-
-        return copy
+    keeps_commit_records = False  # it writes neither of the two optional primitives
 
     @pytest.fixture
     def store(self, tmp_path: Path) -> BlobStore:
@@ -72,6 +72,31 @@ class TestSqliteBlobStore(BlobStoreContract):
     @pytest.fixture
     def reopen(self, tmp_path: Path) -> Callable[[], BlobStore]:
         return lambda: SqliteBlobStore(tmp_path / "blobs.db")
+
+
+class TestSqliteBlobStoreWithRecords(BlobStoreContract):
+    """The store the entry point builds: commit records and a location too."""
+
+    durable = True
+    locates_itself = True
+
+    @pytest.fixture
+    def copy_of(self, tmp_path: Path) -> Callable[[BlobStore], BlobStore]:
+        def copy(store: BlobStore) -> BlobStore:
+            assert isinstance(store, SqliteBlobStoreWithRecords)
+            target = tmp_path / "copy-of-blobs.db"
+            shutil.copy2(store.path, target)  # cp -a
+            return SqliteBlobStoreWithRecords(target)
+
+        return copy
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> BlobStore:
+        return SqliteBlobStoreWithRecords(tmp_path / "blobs.db")
+
+    @pytest.fixture
+    def reopen(self, tmp_path: Path) -> Callable[[], BlobStore]:
+        return lambda: SqliteBlobStoreWithRecords(tmp_path / "blobs.db")
 
 
 class TestSqliteBlobBridge(BridgeContract):
@@ -91,7 +116,7 @@ class TestSqliteBlobBridge(BridgeContract):
 
 def test_the_container_loads_the_store_by_its_url_scheme(registered: None, tmp_path: Path) -> None:
     binder = build_binder(database_url="memory://", blob_url=f"{SCHEME}://{tmp_path}/b.db")
-    assert isinstance(binder.blobs, SqliteBlobStore)
+    assert isinstance(binder.blobs, SqliteBlobStoreWithRecords)
     assert binder.blobs.path == tmp_path / "b.db"
     run = binder.start_new_run(Principal("u1", "m1", roles=("member",)))
     produced = run.produce_file("a.txt", b"kept in SQLite")
@@ -107,3 +132,40 @@ def test_without_the_distribution_the_scheme_names_the_entry_point_group(tmp_pat
 def test_the_entry_point_refuses_a_url_without_a_path() -> None:
     with pytest.raises(ConfigurationError, match="blob_url"):
         from_url(f"{SCHEME}://")
+
+
+def test_the_store_gets_marks_identity_and_registrations_from_the_base_class(
+    tmp_path: Path,
+) -> None:
+    """What the five methods do not write: the base class does it over them."""
+    from docbinder.ports.blobs import BlobOrigin, read_origin
+
+    store = SqliteBlobStore(tmp_path / "blobs.db")
+    assert store.identity() is None and not store.path.exists()  # reads create nothing
+    identity = store.identity(create=True)
+    store.register_database("db-1")
+    store.put("ab/abc", [b"x"])
+    assert identity is not None
+    assert read_origin(store.stat("ab/abc").origin, "ab/abc") == BlobOrigin(identity, "db-1")
+    again = SqliteBlobStore(tmp_path / "blobs.db")
+    assert again.identity() == identity and again.databases() == {"db-1"}
+    assert list(again.keys()) == ["ab/abc"]
+
+
+def _python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", markdown, flags=re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "class SqliteBlobStore(BlobStoreBase):",
+        "class SqliteBlobStoreWithRecords(SqliteBlobStore):",
+        "def from_url(url: str) -> SqliteBlobStoreWithRecords:",
+    ],
+)
+def test_the_code_docs_backends_shows_is_the_code_these_tests_run(opening: str) -> None:
+    shown = _python_blocks(BACKENDS_DOC.read_text(encoding="utf-8"))
+    [block] = [b for b in shown if b.startswith(opening)]
+    source = Path(sqlite_blobs.__file__).read_text(encoding="utf-8")
+    assert block in source, f"docs/backends.md shows code that is not in {sqlite_blobs.__file__}"

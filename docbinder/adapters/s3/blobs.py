@@ -25,18 +25,18 @@ from __future__ import annotations
 
 import logging
 import re
-import secrets
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import attrs
 
+from docbinder.adapters.blobstore_base import DATABASES_PREFIX as _RECORDS_PREFIX
+from docbinder.adapters.blobstore_base import IDENTITY_NAME, BlobStoreBase
 from docbinder.adapters.s3.chunkreader import ChunkReader
 from docbinder.adapters.s3.errors import DENIED_CODES, client_error_details, translate
-from docbinder.adapters.streams import ClosingChunks, iter_chunks
+from docbinder.adapters.streams import ClosingChunks
 from docbinder.domain.errors import (
     BlobMissing,
     DocbinderError,
@@ -44,7 +44,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from docbinder.ports.blobs import BlobStat, Chunks, blob_origin, check_blob_key, is_blob_key
+from docbinder.ports.blobs import BlobStat, is_blob_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -113,13 +113,13 @@ COMMITTED_VALUE = "v1"
 _UNSUPPORTED_CODES = frozenset({"NotImplemented", "MethodNotAllowed", "XNotImplemented"})
 """Error codes of S3-compatible servers without object tagging."""
 
-DATABASES_PREFIX = ".docbinder-databases/"
+DATABASES_PREFIX = _RECORDS_PREFIX
 """Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
 
 LOCATION_OBJECT = ".docbinder-location"
 """Empty object under the prefix whose ``LastModified`` and ``ETag`` are the store's location (ADR 0030)."""
 
-IDENTITY_OBJECT = ".docbinder-store"
+IDENTITY_OBJECT = IDENTITY_NAME
 """Object under the prefix holding the store's identity (a UUID); not a valid key, so never listed."""
 
 # General purpose bucket naming rules of Amazon S3: 3-63 characters of lower-case
@@ -190,7 +190,7 @@ def resolve_checksums(checksums: str | None, endpoint_url: str | None) -> Checks
     )
 
 
-class S3BlobStore:
+class S3BlobStore(BlobStoreBase):
     """:class:`~docbinder.ports.blobs.BlobStore` over one S3 bucket, below an optional prefix.
 
     ``bucket`` follows the S3 bucket naming rules; ``prefix`` is ``""`` or
@@ -199,7 +199,11 @@ class S3BlobStore:
     addressing; ``region_name`` defaults to boto3's configuration. ``client``
     replaces the boto3 client this store would build (credentials then come
     from it); otherwise credentials come from boto3's usual chain
-    (environment, profile, instance role). Sizes are in bytes.
+    (environment, profile, instance role). Sizes are in bytes. The primitives
+    of :class:`~docbinder.adapters.blobstore_base.BlobStoreBase` are one
+    request each: ``PutObject`` (or a multipart upload), ``GetObject``,
+    ``HeadObject``, ``DeleteObject``, ``ListObjectsV2`` pages, and the
+    commit record's ``PutObjectTagging``/``GetObjectTagging``.
 
     Nothing connects before the first call. Errors: :class:`InvalidInput` for
     bad keys or settings, :class:`BlobMissing` for absent blobs,
@@ -239,6 +243,7 @@ class S3BlobStore:
                 raise InvalidInput(f"{name} must be a positive number of seconds, got {seconds!r}")
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise InvalidInput(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
+        super().__init__()
         self._bucket = bucket
         self._prefix = _normalise_prefix(prefix)
         if not self._prefix and not whole_bucket:
@@ -248,9 +253,6 @@ class S3BlobStore:
                 "everything in the bucket belongs to docbinder".replace("{bucket}", bucket)
             )
         self._endpoint_url = endpoint_url
-        self._identity: str | None = None
-        self._writers: set[str] = set()
-        self._untagged_told = False
         self.checksums = resolve_checksums(checksums, endpoint_url)
         """``when_required`` or ``when_supported``: when boto3 adds request checksums and
         validates response checksums (see :func:`resolve_checksums`)."""
@@ -376,27 +378,33 @@ class S3BlobStore:
     def _error(self, exc: BaseException, key: str | None = None) -> DocbinderError:
         return translate(exc, bucket=self._bucket, where=self._where(), key=key)
 
-    def _object_key(self, key: str) -> str:
-        return self._prefix + check_blob_key(key)
+    def _object_key(self, name: str) -> str:
+        return self._prefix + name
 
-    # -- port ---------------------------------------------------------------
+    # -- primitives (BlobStoreBase) ---------------------------------------------------
 
-    def put(self, key: str, data: Chunks | BinaryIO) -> int:
-        """Upload ``data`` to ``key``; return the number of bytes stored.
+    def _write(
+        self, name: str, chunks: Iterator[bytes], mark: str | None, *, replace: bool = True
+    ) -> int:
+        """Upload ``chunks`` to ``name`` with ``mark`` as :data:`ORIGIN_METADATA`; the bytes stored.
 
         Either the whole object becomes visible (replacing an older one) or
-        nothing changes. An exception raised by ``data`` (also
+        nothing changes. An exception raised by ``chunks`` (also
         ``KeyboardInterrupt``) propagates unchanged after the upload was
         abandoned and any multipart upload aborted; S3 faults raise
-        :class:`StorageError`. Once the store knows its identity the object
-        carries its provenance mark (:data:`ORIGIN_METADATA`).
+        :class:`StorageError`. Without ``replace`` (the store's own small
+        records) the body is sent whole in a conditional ``PutObject``
+        (``If-None-Match: *``): an object already there stays.
         """
-        object_key = self._object_key(key)
-        source = ChunkReader(iter_chunks(data))
+        object_key = self._object_key(name)
+        if not replace:
+            body = b"".join(chunks)
+            self._put_if_absent(object_key, body)
+            return len(body)
+        source = ChunkReader(chunks)
         extra: dict[str, Any] = {}
-        if self._identity is not None:
-            writer = next(iter(self._writers)) if len(self._writers) == 1 else None
-            extra["Metadata"] = {ORIGIN_METADATA: blob_origin(self._identity, writer, key)}
+        if mark is not None:
+            extra["Metadata"] = {ORIGIN_METADATA: mark}
         try:
             self._client.upload_fileobj(
                 source,  # type: ignore[arg-type]
@@ -408,91 +416,122 @@ class S3BlobStore:
         except BaseException as exc:
             if source.error is None:
                 if isinstance(exc, self._boto_errors):
-                    raise self._error(exc, key) from exc
+                    raise self._error(exc, name) from exc
                 raise
         if source.error is not None:
             # Raised outside the handler so the caller's exception is not chained to ours.
             raise source.error
-        log.debug("s3 stored blob %s (%d bytes) in %s", key, source.bytes_read, self.url)
+        log.debug("s3 stored blob %s (%d bytes) in %s", name, source.bytes_read, self.url)
         return source.bytes_read
 
-    def open(self, key: str, chunk_size: int = 1 << 20) -> BodyChunks:
-        """Start ``GetObject`` now; return an iterator of chunks of at most ``chunk_size`` bytes.
+    def _open(self, name: str, chunk_size: int) -> BodyChunks:
+        """Start ``GetObject`` now; faults while streaming raise :class:`StorageError`.
 
-        Raises :class:`BlobMissing` at call time if the object is absent and
-        :class:`InvalidInput` for ``chunk_size < 1``. Faults while streaming
-        raise :class:`StorageError`. The HTTP response is released when the
-        iterator is exhausted, closed or collected.
+        The HTTP response is released when the reader is exhausted, closed or
+        collected.
         """
-        object_key = self._object_key(key)
-        if chunk_size < 1:
-            raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
         try:
-            response = self._client.get_object(Bucket=self._bucket, Key=object_key)
+            response = self._client.get_object(Bucket=self._bucket, Key=self._object_key(name))
         except self._boto_errors as exc:
-            raise self._error(exc, key) from exc
+            raise self._error(exc, name) from exc
         body = response["Body"]
         return BodyChunks(
             body.iter_chunks(chunk_size),
             body.close,
             self._boto_errors,
-            lambda e: self._error(e, key),
+            lambda e: self._error(e, name),
         )
 
-    def stat(self, key: str) -> BlobStat:
+    def _stat(self, name: str) -> BlobStat:
         """Size (``ContentLength``), ``LastModified`` (UTC, whole seconds) and mark of the object.
 
         ``LastModified`` of an object made by a multipart upload is when the
         upload began, not when it finished. The mark is the
-        :data:`ORIGIN_METADATA` user metadata (``None`` without it).
+        :data:`ORIGIN_METADATA` user metadata (``None`` without it). S3
+        answers ``HEAD`` on a missing bucket with a bare 404, so that is
+        :class:`BlobMissing` too (``exists`` is ``False``);
+        :meth:`check_writable` tells the two apart.
         """
-        object_key = self._object_key(key)
         try:
-            head = self._client.head_object(Bucket=self._bucket, Key=object_key)
+            head = self._client.head_object(Bucket=self._bucket, Key=self._object_key(name))
         except self._boto_errors as exc:
-            raise self._error(exc, key) from exc
+            raise self._error(exc, name) from exc
         return BlobStat(
             size=head["ContentLength"],
             modified_at=head["LastModified"].astimezone(UTC),
             origin=head.get("Metadata", {}).get(ORIGIN_METADATA),
         )
 
-    def exists(self, key: str) -> bool:
-        """Whether the object exists (``HeadObject``).
-
-        S3 answers ``HEAD`` on a missing bucket with a bare 404, so this is
-        ``False`` there too; :meth:`check_writable` tells the two apart.
-        """
-        try:
-            self.stat(key)
-        except BlobMissing:
-            return False
-        return True
-
-    def delete(self, key: str) -> None:
+    def _delete(self, name: str) -> None:
         """Delete the object; S3 accepts deleting an absent key."""
-        object_key = self._object_key(key)
         try:
-            self._client.delete_object(Bucket=self._bucket, Key=object_key)
+            self._client.delete_object(Bucket=self._bucket, Key=self._object_key(name))
         except self._boto_errors as exc:
-            raise self._error(exc, key) from exc
+            raise self._error(exc, name) from exc
 
-    def keys(self) -> Iterator[str]:
-        """Every key under the prefix (``ListObjectsV2``, 1,000 per page).
+    def _list(self, prefix: str) -> Iterator[str]:
+        """The names of the objects under the store's prefix plus ``prefix`` (``ListObjectsV2``).
 
-        Objects whose names are not valid keys (written by something else) are
-        skipped. Faults raise :class:`StorageError` while iterating.
+        1,000 per page; faults raise :class:`StorageError` while iterating, a
+        missing bucket too.
         """
         paginator = self._client.get_paginator("list_objects_v2")
         start = len(self._prefix)
         try:
-            for page in paginator.paginate(Bucket=self._bucket, Prefix=self._prefix):
+            for page in paginator.paginate(Bucket=self._bucket, Prefix=self._prefix + prefix):
                 for item in page.get("Contents", ()):
-                    name = item["Key"][start:]
-                    if is_blob_key(name):
-                        yield name
+                    yield item["Key"][start:]
         except self._boto_errors as exc:
             raise self._error(exc) from exc
+
+    def _record_commit(self, name: str) -> str | None:
+        """Tag the object with :data:`COMMITTED_TAG` (one ``PutObjectTagging`` request).
+
+        Why not, when the request is refused (``AccessDenied``: the
+        credentials lack ``s3:PutObjectTagging``) or the server has no object
+        tagging. :class:`BlobMissing` for an absent object,
+        :class:`StorageError` for other faults.
+        """
+        try:
+            self._client.put_object_tagging(
+                Bucket=self._bucket,
+                Key=self._object_key(name),
+                Tagging={"TagSet": [{"Key": COMMITTED_TAG, "Value": COMMITTED_VALUE}]},
+            )
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code in DENIED_CODES or status == 403:
+                return f"{code or status}: the credentials lack s3:PutObjectTagging"
+            if code in _UNSUPPORTED_CODES or status == 501:
+                return f"{code or status}: the server does not support object tagging"
+            raise self._error(exc, name) from exc
+        return None
+
+    def _has_commit_record(self, name: str) -> bool:
+        """Whether the object carries :data:`COMMITTED_TAG` (one ``GetObjectTagging`` request).
+
+        ``False`` on a server without object tagging (nothing could be
+        recorded there). A refused request (the credentials lack
+        ``s3:GetObjectTagging``) raises :class:`StorageError` naming the
+        permission: ``gc`` then stops instead of guessing.
+        :class:`BlobMissing` for an absent object.
+        """
+        try:
+            answer = self._client.get_object_tagging(
+                Bucket=self._bucket, Key=self._object_key(name)
+            )
+        except self._boto_errors as exc:
+            code, status, _ = client_error_details(exc)
+            if code in _UNSUPPORTED_CODES or status == 501:
+                return False
+            error = self._error(exc, name)
+            if code in DENIED_CODES or status == 403:
+                raise StorageError(
+                    f"{error}; gc needs s3:GetObjectTagging to tell blobs whose FileItem "
+                    "committed from leftovers"
+                ) from exc
+            raise error from exc
+        return any(tag.get("Key") == COMMITTED_TAG for tag in answer.get("TagSet", ()))
 
     def _put_if_absent(self, object_key: str, body: bytes) -> None:
         """Write ``body`` under ``object_key`` unless an object is there (``If-None-Match: *``).
@@ -508,23 +547,7 @@ class S3BlobStore:
             if status != 412 and code not in ("PreconditionFailed", "ConditionalRequestConflict"):
                 raise self._error(exc) from exc
 
-    def identity(self, *, create: bool = False) -> str | None:
-        """The UUID in the object ``<prefix>.docbinder-store``; made on first use when ``create``.
-
-        Creation is a conditional ``PutObject`` (``If-None-Match: *``): when
-        another writer made it first, S3 answers 412 and both read the
-        winner's identity. Without ``create`` a missing object (or bucket)
-        gives ``None``. :class:`StorageError` for other faults.
-        """
-        if self._identity is not None:
-            return self._identity
-        object_key = self._prefix + IDENTITY_OBJECT
-        found = self._read_identity(object_key)
-        if found is None and create:
-            self._put_if_absent(object_key, f"{uuid.uuid4()}\n".encode())
-            found = self._read_identity(object_key)
-        self._identity = found
-        return found
+    # -- location (ADR 0030) ------------------------------------------------------------
 
     def location(self, *, create: bool = False) -> str | None:
         """Bucket, prefix, and ``LastModified`` and ``ETag`` of ``<prefix>.docbinder-location``.
@@ -562,140 +585,7 @@ class S3BlobStore:
                 return None
             raise self._error(exc) from exc
 
-    def register_database(self, database_id: str) -> None:
-        """Put the empty object ``<prefix>.docbinder-databases/<database_id>`` (idempotent)."""
-        check_blob_key(database_id)
-        if "/" in database_id:
-            raise InvalidInput(f"invalid database id {database_id!r}")
-        self._writers.add(database_id)
-        try:
-            self._client.put_object(
-                Bucket=self._bucket, Key=self._prefix + DATABASES_PREFIX + database_id, Body=b""
-            )
-        except self._boto_errors as exc:
-            raise self._error(exc) from exc
-
-    def databases(self) -> set[str]:
-        """The ids under ``<prefix>.docbinder-databases/`` (``ListObjectsV2``)."""
-        start = self._prefix + DATABASES_PREFIX
-        found: set[str] = set()
-        paginator = self._client.get_paginator("list_objects_v2")
-        try:
-            for page in paginator.paginate(Bucket=self._bucket, Prefix=start):
-                for item in page.get("Contents", ()):
-                    name = item["Key"][len(start) :]
-                    if is_blob_key(name) and "/" not in name:
-                        found.add(name)
-        except self._boto_errors as exc:
-            code, status, _ = client_error_details(exc)
-            if code == "NoSuchBucket" or status == 404:
-                return set()
-            raise self._error(exc) from exc
-        return found
-
-    # -- commit records (ADR 0031) --------------------------------------------
-
-    def mark_committed(self, key: str) -> bool:
-        """Tag the object with :data:`COMMITTED_TAG` (one ``PutObjectTagging`` request).
-
-        ``False`` when the request is refused (``AccessDenied``: the
-        credentials lack ``s3:PutObjectTagging``) or the server has no object
-        tagging: logged once per store object, and ``gc`` treats the blob as
-        unconfirmed. :class:`BlobMissing` for an absent object,
-        :class:`StorageError` for other faults.
-        """
-        object_key = self._object_key(key)
-        try:
-            self._client.put_object_tagging(
-                Bucket=self._bucket,
-                Key=object_key,
-                Tagging={"TagSet": [{"Key": COMMITTED_TAG, "Value": COMMITTED_VALUE}]},
-            )
-        except self._boto_errors as exc:
-            code, status, _ = client_error_details(exc)
-            refused = code in DENIED_CODES or status == 403
-            if refused or code in _UNSUPPORTED_CODES or status == 501:
-                self._untagged(key, code or str(status), refused)
-                return False
-            raise self._error(exc, key) from exc
-        return True
-
-    def _untagged(self, key: str, code: str, refused: bool) -> None:
-        if self._untagged_told:
-            log.debug("s3 could not tag blob %s as committed (%s)", key, code)
-            return
-        self._untagged_told = True
-        cause = (
-            "the credentials lack s3:PutObjectTagging"
-            if refused
-            else "the server does not support object tagging"
-        )
-        log.warning(
-            "s3 cannot record committed blobs in %s (%s: %s): gc treats their orphans as "
-            "unconfirmed, so a database restored from a backup in place can lose files "
-            "stored after the backup to gc --apply (docs/security.md)",
-            self._where(),
-            code,
-            cause,
-        )
-
-    def is_committed(self, key: str) -> bool:
-        """Whether the object carries :data:`COMMITTED_TAG` (one ``GetObjectTagging`` request).
-
-        ``False`` on a server without object tagging (nothing could be
-        recorded there). A refused request (the credentials lack
-        ``s3:GetObjectTagging``) raises :class:`StorageError` naming the
-        permission: ``gc`` then stops instead of guessing.
-        :class:`BlobMissing` for an absent object.
-        """
-        object_key = self._object_key(key)
-        try:
-            answer = self._client.get_object_tagging(Bucket=self._bucket, Key=object_key)
-        except self._boto_errors as exc:
-            code, status, _ = client_error_details(exc)
-            if code in _UNSUPPORTED_CODES or status == 501:
-                return False
-            error = self._error(exc, key)
-            if code in DENIED_CODES or status == 403:
-                raise StorageError(
-                    f"{error}; gc needs s3:GetObjectTagging to tell blobs whose FileItem "
-                    "committed from leftovers"
-                ) from exc
-            raise error from exc
-        return any(tag.get("Key") == COMMITTED_TAG for tag in answer.get("TagSet", ()))
-
-    def _read_identity(self, object_key: str) -> str | None:
-        try:
-            body = self._client.get_object(Bucket=self._bucket, Key=object_key)["Body"]
-            try:
-                text = body.read(256).decode("ascii", "replace").strip()
-            finally:
-                body.close()
-        except self._boto_errors as exc:
-            code, status, _ = client_error_details(exc)
-            if code in ("NoSuchKey", "NoSuchBucket") or status == 404:
-                return None
-            raise self._error(exc) from exc
-        return text or None
-
     # -- maintenance --------------------------------------------------------
-
-    def check_writable(self) -> None:
-        """Put, read back and delete a small probe object; :class:`StorageError` if any step fails.
-
-        The probe key is ``docbinder-probe-<32 hex digits>`` under the prefix;
-        one left by a crash is an ordinary orphan blob that ``gc`` removes.
-        """
-        key = f"docbinder-probe-{secrets.token_hex(16)}"
-        payload = f"docbinder write probe {key}\n".encode()
-        self.put(key, [payload])
-        try:
-            with self.open(key) as chunks:
-                echoed = b"".join(chunks)
-            if echoed != payload:
-                raise StorageError(f"S3 probe object read back different bytes at {self._where()}")
-        finally:
-            self.delete(key)
 
     def pending_uploads(self, older_than_seconds: float = 24 * 3600.0) -> list[PendingUpload]:
         """Multipart uploads under the prefix started at least ``older_than_seconds`` ago.
