@@ -87,9 +87,7 @@ def example_documents() -> list[Path]:
     (``docs/reference/``) hold no examples.
     """
     pages = sorted(
-        p
-        for p in DOCS.rglob("*.md")
-        if not p.relative_to(DOCS).parts[0] in {"adr", "reference"}
+        p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] not in {"adr", "reference"}
     )
     return [ROOT / "README.md", *pages]
 
@@ -128,9 +126,7 @@ class Document:
 
     def setting(self, name: str) -> list[str]:
         """The arguments of every ``examples: name ...`` directive."""
-        return [
-            s.partition(" ")[2].strip() for s in self.settings if s.partition(" ")[0] == name
-        ]
+        return [s.partition(" ")[2].strip() for s in self.settings if s.partition(" ")[0] == name]
 
 
 def parse(path: Path) -> Document:
@@ -277,7 +273,9 @@ class Session:
         _shim(bin_dir / "docbinder", "-m docbinder")
         self.env = {
             "HOME": str(self.home),
-            "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), "/usr/bin:/bin"]),
+            "PATH": os.pathsep.join(
+                [str(bin_dir), str(Path(sys.executable).parent), "/usr/bin:/bin"]
+            ),
             "LANG": "C.UTF-8",
             "COLUMNS": "100",
             "PYTHONPATH": str(ROOT),
@@ -341,7 +339,9 @@ class Session:
                 self.recorded.append((block, self.shown(printed)))
             return
         if block.output is not None:
-            assert_output(block.output, self.shown(printed), f"{self.document.path.name} {block.where}")
+            assert_output(
+                block.output, self.shown(printed), f"{self.document.path.name} {block.where}"
+            )
 
     def _run_script(self, block: Block) -> str:
         code = self.prepare(block.text)
@@ -459,7 +459,9 @@ class Session:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"{block.where}: nothing listens on port {port} after 60 s")
+                    raise AssertionError(
+                        f"{block.where}: nothing listens on port {port} after 60 s"
+                    )
                 time.sleep(0.05)  # polling a port that is about to open
 
     def _stand_in_venv(self) -> None:
@@ -472,7 +474,9 @@ class Session:
         _shim(bin_dir / "python3", "")
         _shim(bin_dir / "docbinder", "-m docbinder")
         _shim(bin_dir / "pytest", "-m pytest")
-        (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"\nexport PATH\n', encoding="utf-8")
+        (bin_dir / "activate").write_text(
+            f'PATH="{bin_dir}:$PATH"\nexport PATH\n', encoding="utf-8"
+        )
 
     def close(self) -> None:
         """End the background servers of the document."""

@@ -17,9 +17,7 @@ from tests.docs.examples import ROOT, Skip, example_documents, run_document
 DOCUMENTS = example_documents()
 
 
-@pytest.mark.parametrize(
-    "document", DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in DOCUMENTS]
-)
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in DOCUMENTS])
 def test_every_example_runs_and_prints_what_it_shows(document: Path, tmp_path: Path) -> None:
     try:
         run_document(document, tmp_path)

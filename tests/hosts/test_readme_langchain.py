@@ -1,4 +1,4 @@
-"""The README's LangChain-over-MCP example runs as written, in LangChain's own venv.
+"""The LangChain guide's LangChain-over-MCP example runs as written, in LangChain's own venv.
 
 The example runs on the LangChain host venv's interpreter (``mcp<2``, no
 docbinder); it starts ``docbinder`` by its command name, which the test puts
@@ -8,25 +8,26 @@ with a temporary ``HOME`` (the example's store is under it).
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 from tests.conftest import backend_unavailable
+from tests.docs.examples import Block, assert_output, parse
 from tests.e2e.readme_examples import docbinder_command
 from tests.hosts.venvs import VenvBuildError, ensure_venv
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "langchain.md"
 
 
-def langchain_example() -> str:
-    section = README.read_text(encoding="utf-8").split("## Use over MCP", 1)[1].split("\n## ", 1)[0]
-    [code] = [
+def langchain_example() -> Block:
+    """The guide's example and the output it shows."""
+    [block] = [
         b
-        for b in re.findall(r"```python\n(.*?)```", section, flags=re.S)
-        if "MultiServerMCPClient" in b
+        for b in parse(GUIDE).blocks
+        if b.language == "python" and "MultiServerMCPClient" in b.text
     ]
-    return code
+    assert block.output is not None
+    return block
 
 
 def test_langchain_example_writes_and_reads_in_one_session(tmp_path: Path) -> None:
@@ -37,7 +38,8 @@ def test_langchain_example_writes_and_reads_in_one_session(tmp_path: Path) -> No
     bin_dir = docbinder_command(tmp_path / "bin").parent
     home = tmp_path / "home"
     home.mkdir()
-    (tmp_path / "example.py").write_text(langchain_example(), encoding="utf-8")
+    example = langchain_example()
+    (tmp_path / "example.py").write_text(example.text, encoding="utf-8")
     done = subprocess.run(
         [str(python), "example.py"],
         cwd=tmp_path,
@@ -48,8 +50,6 @@ def test_langchain_example_writes_and_reads_in_one_session(tmp_path: Path) -> No
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "Wrote 'findings.md' (27 bytes)",
-        "Read 1 document(s); 0 unresolved.",
-    ]
+    assert example.output is not None
+    assert_output(example.output, done.stdout, "the LangChain guide's example over MCP")
     assert (home / ".local/share/docbinder/docbinder.db").exists()
