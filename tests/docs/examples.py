@@ -363,13 +363,13 @@ class Session:
                     check_install_line(line, f"{self.document.path.name} {block.where}")
                     line = "true"
                 kept.append(line)
-            argv = ["bash", "-e", "-c", "\n".join(kept)]
+            argv = ["bash", "-e", "-c", _ENDS_JOBS + "\n".join(kept)]
         return self._call(argv, block)
 
     def _run_console(self, block: Block) -> None:
         commands, outputs = _transcript(block.text)
         marker = f"@@docbinder-example-{uuid.uuid4().hex}@@"
-        lines = ["exec 2>&1"]
+        lines = [_ENDS_JOBS, "exec 2>&1"]
         for index, command in enumerate(commands):
             if block.directive("installed") is not None:
                 command = _without_install_steps(command)
@@ -552,6 +552,9 @@ def _without_install_steps(command: str) -> str:
     kept = [s for s in steps if not re.match(r"(python3? -m venv|(\S*/)?pip install)\b", s)]
     return " && ".join(kept) or "true"
 
+
+_ENDS_JOBS = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
+"""A block's first line: what it started in the background ends when the block does."""
 
 _INSTALL = re.compile(r"^\s*(?:\S*/)?pip3? install\b")
 
