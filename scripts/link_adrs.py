@@ -56,7 +56,9 @@ def link(text: str, page: Path) -> str:
 def bare_mentions(text: str) -> list[str]:
     """The ADR mentions of ``text`` (outside code) that are not links."""
     pieces = _CODE.split(text)
-    return [m.group(0) for i, piece in enumerate(pieces) if not i % 2 for m in MENTION.finditer(piece)]
+    return [
+        m.group(0) for i, piece in enumerate(pieces) if not i % 2 for m in MENTION.finditer(piece)
+    ]
 
 
 if __name__ == "__main__":
