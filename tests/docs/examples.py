@@ -577,6 +577,7 @@ def check_install_line(command: str, where: str) -> None:
     ``pyproject.toml`` declares; a bare ``docbinder`` names a package that is not
     published under this project's control, so it is refused.
     """
+    [command] = [s for s in re.split(r"&&|;|\|", command) if is_install_line(s)][:1] or [command]
     words = shlex.split(command.split("#", 1)[0])
     known = extras()
     for word in words[words.index("install") + 1 :]:
