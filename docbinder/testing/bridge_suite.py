@@ -26,6 +26,7 @@ import itertools
 import logging
 import re
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable
 from typing import ClassVar
@@ -452,6 +453,40 @@ class BridgeContract:
         assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.REJECTED_INPUT]
         assert [s.reference for s in resolution.suggestions] == [f"docItem:{result.document_id}"]
         assert resolution.suggestions[0].file_name == name
+
+    def test_a_label_stored_decomposed_is_found_by_the_composed_spelling(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        nfd = unicodedata.normalize("NFD", "Kostenschätzung Q3.csv")
+        nfc = unicodedata.normalize("NFC", nfd)
+        run = binder.start_new_run(u1)
+        result = run.produce_file(nfd, b"Posten;Betrag\n", verb="Wrote", label=f"writeFile:{nfd}")
+        resolution = run.resolve(f"docList:writeFile:{nfc}")
+        assert resolution.ok
+        assert [d.document.id for d in resolution.documents] == [result.document_id]
+        assert resolution.documents[0].reference == f"docList:writeFile:{nfc}"
+        # the other way round, and together with the exact spelling: one document, no repeat
+        both = run.resolve([f"docList:writeFile:{nfd}", f"docList:writeFile:{nfc}"])
+        assert [d.document.id for d in both.documents] == [result.document_id]
+
+    def test_look_alike_labels_are_refused_with_every_spelling_shown(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        nfc = unicodedata.normalize("NFC", "Résumé.csv")
+        nfd = unicodedata.normalize("NFD", nfc)
+        half = unicodedata.normalize("NFD", nfc[:2]) + nfc[2:]  # first é decomposed only
+        run = binder.start_new_run(u1)
+        first = run.produce_file(nfc, b"1", label=f"writeFile:{nfc}")
+        second = run.produce_file(nfd, b"2", label=f"writeFile:{nfd}")
+        assert first.label == f"writeFile:{nfc}" and second.label == f"writeFile:{nfd}"
+        exact = run.resolve(f"docList:writeFile:{nfd}")
+        assert [d.document.id for d in exact.documents] == [second.document_id]
+        resolution = run.resolve(f"docList:writeFile:{half}")
+        assert resolution.documents == ()
+        [miss] = resolution.unresolved
+        assert miss.reason is UnresolvedReason.AMBIGUOUS_NAME
+        assert ascii(f"writeFile:{nfc}") in miss.message
+        assert ascii(f"writeFile:{nfd}") in miss.message
 
     def test_reference_from_another_workflow_is_not_resolved(
         self, binder: DocBinder, u1: Principal

@@ -314,7 +314,9 @@ def test_at_the_limit_with_every_connection_busy_a_new_one_gets_503() -> None:
 )
 def test_bad_limits_are_refused_naming_the_setting(name: str, value: str) -> None:
     environ = {"DOCBINDER_HOME": "/nonexistent-docbinder-home", f"DOCBINDER_{name.upper()}": value}
-    with pytest.raises(ConfigurationError, match=rf"^{name} must be a (positive|whole number >= 1)"):
+    with pytest.raises(
+        ConfigurationError, match=rf"^{name} must be a (positive|whole number >= 1)"
+    ):
         Settings.load(environ=environ)
     with pytest.raises(ConfigurationError, match=re.escape(name)):
         HttpLimits(**{name.removeprefix("http_"): 0})
