@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from docbinder.domain.counters import CounterLevel, WorkflowCounters
     from docbinder.domain.errors import (
         AccessDenied,
+        AmbiguousName,
         BinderClosed,
         BlobMissing,
         ConfigurationError,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         ContentPart,
         FileItem,
         FileVersion,
+        PageCoverage,
         Principal,
         Scope,
         VersionSeries,
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "AccessDenied": "docbinder.domain.errors",
+    "AmbiguousName": "docbinder.domain.errors",
     "Action": "docbinder.domain.access",
     "BinderClosed": "docbinder.domain.errors",
     "BlobMissing": "docbinder.domain.errors",
@@ -110,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "FileReference": "docbinder.domain.references",
     "FileStillReferenced": "docbinder.domain.errors",
     "FileVersion": "docbinder.domain.model",
+    "PageCoverage": "docbinder.domain.model",
     "InvalidInput": "docbinder.domain.errors",
     "MissingExtra": "docbinder.domain.errors",
     "NoActiveWorkflow": "docbinder.domain.errors",
@@ -159,6 +163,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AccessDenied",
     "Action",
+    "AmbiguousName",
     "BinderClosed",
     "BlobMissing",
     "ChatDocument",
@@ -190,6 +195,7 @@ __all__ = [
     "NotAttached",
     "NotAttachedCause",
     "NotFound",
+    "PageCoverage",
     "Principal",
     "RejectedReference",
     "Resolution",
