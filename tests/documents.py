@@ -420,3 +420,22 @@ def xlsx_with_broken_sheet(sheets: int = 3, broken: int = 2, rows: int = 4) -> b
                 body = body[: third + 20]  # in the middle of the third row's markup
             target.writestr(info, body)
     return out.getvalue()
+
+
+def deck_with_every_chart_broken(slides: int = 5) -> bytes:
+    """A deck whose every slide has a chart with ``#N/A`` cached values; the chart part of
+    slide 3 is not XML at all and the one of slide 4 has an unknown element in its categories."""
+    data = pptx_with_broken_chart(broken_slides=tuple(range(1, slides + 1)), slides=slides)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == "ppt/charts/chart3.xml":
+                body = b"<c:chartSpace this is not xml"
+            elif info.filename == "ppt/charts/chart4.xml":
+                body = body.replace(b"<c:cat>", b"<c:cat><c:bogus/>")
+            target.writestr(info, body)
+    return out.getvalue()

@@ -334,3 +334,96 @@ def test_a_pdf_with_a_real_password_says_it_is_password_protected() -> None:
     assert part.note is not None and part.note.startswith("the PDF is password-protected")
     assert "FileNotDecryptedError" not in part.note
     assert not part.truncated
+
+
+# -- what an adversarial tester tried on these paths ----------------------------------------------
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_an_image_of_ten_thousand_by_ten_thousand_pixels_is_not_decoded_for_ocr() -> None:
+    picture = io.BytesIO()
+    Image.new("L", (10_000, 10_000), 255).save(picture, "PNG")  # 120 KB on disk, 100 MP decoded
+    (image,) = convert(picture.getvalue(), "poster.png")
+    assert image.kind is ContentKind.IMAGE and image.data == picture.getvalue()
+    assert image.note is not None and "10000 x 10000 pixels" in image.note
+    assert image.coverage == PageCoverage(1, unread=1)
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_a_png_header_claiming_ten_billion_pixels_is_refused_unread() -> None:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)  # PNG spec §11.2.2
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 1_000_010))
+        + chunk(b"IEND", b"")
+    )
+    (image,) = convert(data, "bomb.png")
+    assert image.note is not None and "too large to decode" in image.note
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_a_five_hundred_page_scan_stops_at_the_time_budget() -> None:
+    parts = convert(
+        documents.scanned_pdf(500), "archive.pdf", DefaultContentExtractor(time_budget=3.0)
+    )
+    coverage = parts[-1].coverage
+    assert coverage is not None and coverage.pages == 500
+    assert 0 < coverage.ocr < 500 and coverage.unread == 500 - coverage.ocr
+    assert parts[-1].truncated_reason is not None and "time budget" in parts[-1].truncated_reason
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_a_tiff_with_more_pages_than_the_page_limit_stops_there() -> None:
+    frames = [Image.new("L", (40, 40), 255) for _ in range(12)]
+    out = io.BytesIO()
+    frames[0].save(out, "TIFF", save_all=True, append_images=frames[1:])
+    (image,) = convert(out.getvalue(), "fax.tiff", DefaultContentExtractor(max_pages=5))
+    assert image.coverage == PageCoverage(12, nothing=5, unread=7, empty_pages=(1, 2, 3, 4, 5))
+    assert image.note is not None and "more than 5 pages" in image.note
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_a_scan_on_the_largest_pdf_page_is_rendered_within_the_pixel_cap() -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(documents.scanned_pdf())))
+    writer.pages[0].scale_to(14_400, 14_400)  # 200 x 200 inches, ISO 32000-1 Annex C.2
+    out = io.BytesIO()
+    writer.write(out)
+    (part,) = convert(out.getvalue(), "huge-page.pdf")
+    assert part.ocr
+    assert_invoice(part)
+
+
+def test_a_deck_where_every_chart_is_broken_keeps_every_slide() -> None:
+    parts = convert(documents.deck_with_every_chart_broken(), "charts.pptx")
+    assert [p.position for p in parts] == [f"slide {n}" for n in range(1, 6)]
+    for number, part in enumerate(parts, start=1):
+        assert f"Slide title {number}" in (part.text or "")
+        assert f"Speaker note {number}" in (part.text or "")
+    assert "| Q2 | #N/A |" in (parts[0].text or "")
+    assert "[chart 'Chart 3' could not be read" in (parts[2].text or "")
+    assert parts[2].note is not None and "not readable XML" in parts[2].note
+    assert "### Chart: Revenue chart 4" in (parts[3].text or "")
+
+
+def test_a_zip_that_claims_to_be_a_spreadsheet_says_what_it_is() -> None:
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("readme.txt", "not a workbook")
+    (part,) = convert(out.getvalue(), "report.xlsx")
+    assert part.kind is ContentKind.BINARY and part.mime_type == "application/zip"
+    assert part.note == (
+        "the file's name (.xlsx) says Excel workbook, but its bytes are application/zip, "
+        "not that format; it was not converted"
+    )

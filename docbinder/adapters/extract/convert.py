@@ -528,14 +528,34 @@ def pptx_by_slide(path: str, limits: Limits, failure: str) -> Iterator[Section]:
         from pptx import Presentation
     except ImportError as exc:
         raise MissingExtra(".pptx conversion", "extract", "python-pptx") from exc
-    deck = Presentation(path)
-    slides = list(deck.slides)
+    with contextlib.ExitStack() as stack:
+        try:
+            deck = Presentation(path)
+            replaced: dict[str, str] = {}
+        except Exception:
+            # A chart or slide part that is not XML stops python-pptx from opening the
+            # package at all: open a copy whose broken parts are empty ones of their kind.
+            repaired, replaced = _repaired_deck(path, stack)
+            if not replaced:
+                raise
+            deck = Presentation(repaired)
+        slides = list(deck.slides)
+        yield from _slide_sections(slides, limits, failure, replaced)
+
+
+def _slide_sections(
+    slides: list[Any], limits: Limits, failure: str, replaced: dict[str, str]
+) -> Iterator[Section]:
+    """The sections of :func:`pptx_by_slide`."""
     budget = _Budget(limits)
 
     def sections() -> Iterator[Section]:
         for number, slide in enumerate(slides, start=1):
             problems: list[str] = []
-            lines = _slide_lines(slide, problems)
+            broken = replaced.get(str(slide.part.partname))
+            if broken is not None:
+                problems.append(f"the slide's part is not readable XML: {broken}")
+            lines = _slide_lines(slide, problems, replaced)
             note = None
             if problems:
                 note = (
@@ -549,7 +569,62 @@ def pptx_by_slide(path: str, limits: Limits, failure: str) -> Iterator[Section]:
     yield from _cut(sections(), budget, "slide", len(slides))
 
 
-def _slide_lines(slide: Any, problems: list[str]) -> list[str]:
+_EMPTY_PARTS: Final[dict[str, bytes]] = {
+    # ISO/IEC 29500-1 §21.2.2.27 (chartSpace), §19.3.1.38 (sld), §19.3.1.26 (notes)
+    "ppt/charts/": b'<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart">'
+    b"<c:chart><c:plotArea><c:layout/></c:plotArea></c:chart></c:chartSpace>",
+    "ppt/slides/": b'<p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    b'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree>'
+    b'<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr>'
+    b"<p:grpSpPr/></p:spTree></p:cSld></p:sld>",
+    "ppt/notesSlides/": b'<p:notes xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    b'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree>'
+    b'<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr>'
+    b"<p:grpSpPr/></p:spTree></p:cSld></p:notes>",
+}
+"""Empty stand-ins for the parts of a deck that may be replaced when they are not XML."""
+
+
+def _repaired_deck(path: str, stack: contextlib.ExitStack) -> tuple[str, dict[str, str]]:
+    """A copy of the deck whose chart, slide and notes parts that do not parse are empty ones.
+
+    Returns the copy's path and ``{"/ppt/charts/chart3.xml": "<parser error>"}`` for
+    each part replaced (nothing replaced: the deck is broken elsewhere). Members
+    are parsed without entities or network (lxml), after :func:`check_zip`.
+    """
+    import shutil
+    import tempfile
+
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    replaced: dict[str, str] = {}
+    spool = tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".pptx")  # noqa: SIM115
+    copy = stack.enter_context(spool)  # removed when the caller's stack closes
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            body = source.read(info)
+            folder = next((f for f in _EMPTY_PARTS if info.filename.startswith(f)), None)
+            if (
+                folder is not None
+                and info.filename.endswith(".xml")
+                and "/_rels/" not in info.filename
+            ):
+                try:
+                    etree.fromstring(body, parser)
+                except etree.XMLSyntaxError as exc:
+                    replaced["/" + info.filename] = f"{type(exc).__name__}: {exc}"
+                    body = _EMPTY_PARTS[folder]
+            out.writestr(info, body)
+    copy.flush()
+    if not replaced:
+        return path, replaced
+    with contextlib.suppress(OSError):
+        shutil.copystat(path, copy.name)
+    return copy.name, replaced
+
+
+def _slide_lines(slide: Any, problems: list[str], replaced: dict[str, str]) -> list[str]:
     """The Markdown lines of one slide; failures are appended to ``problems``."""
     lines: list[str] = []
     try:
@@ -568,7 +643,7 @@ def _slide_lines(slide: Any, problems: list[str]) -> list[str]:
         problems.append(f"the slide's shapes could not be listed: {type(exc).__name__}: {exc}")
         shapes = []
     for shape in shapes:
-        lines.extend(_shape_lines(shape, title, problems))
+        lines.extend(_shape_lines(shape, title, problems, replaced))
     try:
         if slide.has_notes_slide:
             frame = slide.notes_slide.notes_text_frame
@@ -581,12 +656,17 @@ def _slide_lines(slide: Any, problems: list[str]) -> list[str]:
     return lines
 
 
-def _shape_lines(shape: Any, title: Any, problems: list[str]) -> list[str]:
+def _shape_lines(
+    shape: Any, title: Any, problems: list[str], replaced: dict[str, str]
+) -> list[str]:
     """The lines of one shape (groups recursively); a failing shape becomes a placeholder."""
     kind = "shape"
     try:
         if getattr(shape, "has_chart", False) and shape.has_chart:
             kind = "chart"
+            broken = replaced.get(str(shape.chart_part.partname))
+            if broken is not None:
+                raise ValueError(f"its part is not readable XML ({broken})")
             return _chart_lines(shape.chart)
         if getattr(shape, "has_table", False) and shape.has_table:
             kind = "table"
@@ -596,7 +676,7 @@ def _shape_lines(shape: Any, title: Any, problems: list[str]) -> list[str]:
             kind = "group"
             out: list[str] = []
             for child in shape.shapes:
-                out.extend(_shape_lines(child, None, problems))
+                out.extend(_shape_lines(child, None, problems, replaced))
             return out
         if shape.shape_type is not None and shape.shape_type == 13:  # MSO_SHAPE_TYPE.PICTURE
             kind = "picture"

@@ -36,6 +36,7 @@ from docbinder.adapters.extract.encoding import DETECT_BYTES, TextEncoding, choo
 from docbinder.adapters.extract.isolation import Outcome, run_inline, run_isolated
 from docbinder.adapters.extract.mime import (
     DOCX,
+    EMPTY_FILE_EXTENSIONS,
     EPUB,
     ODS,
     ODT,
@@ -712,7 +713,9 @@ class DefaultContentExtractor:
         if stream.over_limit:
             self._log_truncated(document_id, item, reason)
             return self._part(document_id, item, kind, truncated_reason=reason)
-        return self._part(document_id, item, kind, data=bytes(buffer))
+        return self._part(
+            document_id, item, kind, data=bytes(buffer), note=_misnamed_note(item, kind)
+        )
 
     # -- documents --------------------------------------------------------------------------
     def _document_too_big(self, document_id: str, item: FileItem, fmt: str) -> list[ContentPart]:
@@ -941,18 +944,36 @@ class DefaultContentExtractor:
         if coverage is None:  # not read at all (refused, crashed, no converter)
             coverage = PageCoverage(1, unread=1)
         texts = self._section_parts(document_id, item, outcome, coverage)
+        stopped = next((s.truncated_reason for s in outcome.sections if s.truncated_reason), None)
         note = None
         if outcome.status != "done":
             self._log_failed(document_id, item, f"{outcome.status}: {outcome.message}")
             note = f"OCR did not read the image: {outcome.message}"
         elif not texts:
             note = "OCR found no text in the image"
+            if stopped is not None:
+                note += f" (it stopped early: {stopped})"
         elif coverage.nothing:
             note = self._nothing_note("image", coverage)
         picture = self._part(
             document_id, item, ContentKind.IMAGE, data=data, note=note, coverage=coverage
         )
         return [picture, *texts]
+
+
+def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
+    """For a binary part whose name claims a format that is converted: what the bytes are."""
+    if kind is not ContentKind.BINARY:
+        return None
+    extension = item.file_name.rsplit(".", 1)[-1].lower() if "." in item.file_name else ""
+    claimed = FORMATS.get(EMPTY_FILE_EXTENSIONS.get(extension, ""))
+    if claimed is None:
+        return None
+    label = FORMAT_LABELS.get(claimed, claimed)
+    return (
+        f"the file's name (.{extension}) says {label}, but its bytes are "
+        f"{mime_essence(item.mime_type)}, not that format; it was not converted"
+    )
 
 
 def _page_number(section: Section) -> int:
