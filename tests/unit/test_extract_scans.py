@@ -427,3 +427,20 @@ def test_a_zip_that_claims_to_be_a_spreadsheet_says_what_it_is() -> None:
         "the file's name (.xlsx) says Excel workbook, but its bytes are application/zip, "
         "not that format; it was not converted"
     )
+
+
+def test_without_the_aes_library_the_note_names_the_extract_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError
+
+    def decrypt(self: PdfReader, password: str) -> object:
+        raise DependencyError("cryptography>=3.1 is required for AES algorithm")
+
+    monkeypatch.setattr(PdfReader, "decrypt", decrypt)
+    data = documents.encrypted_pdf("figures")
+    (part,) = convert(data, "restricted.pdf", DefaultContentExtractor(isolate=False))
+    assert part.kind is ContentKind.BINARY
+    assert part.note is not None
+    assert "cryptography" in part.note and "extract" in part.note

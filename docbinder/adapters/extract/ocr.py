@@ -99,8 +99,8 @@ class TesseractRecognizer:
     def session(self) -> Iterator[RecognitionSession]:
         """Load Tesseract with the language data once for the pages of one document.
 
-        Raises :class:`~docbinder.domain.errors.MissingExtra`-like
-        :class:`ConfigurationError` naming what is missing (see :meth:`problem`).
+        Raises :class:`~docbinder.domain.errors.ConfigurationError` with the
+        sentence of :meth:`problem` when the library or the data is missing.
         """
         problem = self.problem()
         if problem is not None:
