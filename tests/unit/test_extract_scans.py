@@ -444,3 +444,21 @@ def test_without_the_aes_library_the_note_names_the_extract_extra(
     assert part.kind is ContentKind.BINARY
     assert part.note is not None
     assert "cryptography" in part.note and "extract" in part.note
+
+
+@pytest.mark.usefixtures("ocr_ready")
+def test_the_model_is_told_which_text_was_read_by_ocr_and_which_pages_gave_nothing(
+    binder: DocBinder, u1: Principal
+) -> None:
+    from docbinder.toolset import DocbinderToolset
+
+    run = binder.start_new_run(u1)
+    reference = run.produce_file("scan.pdf", documents.scanned_pdf(2, blank=(2,))).reference
+    read = DocbinderToolset(run).call("read_documents", {"documentList": [reference]})
+    assert not read.is_error, read.text
+    lines = read.text.splitlines()
+    marker = next(line for line in lines if line.startswith("[page 1, read by OCR, confidence"))
+    assert lines[lines.index(marker) + 1] == (
+        "[note: 1 of 2 page(s) gave no text (page 2): no text layer, and OCR found no text on them]"
+    )
+    assert "INVOICE No. 2026-0042" in read.text
