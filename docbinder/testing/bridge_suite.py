@@ -178,7 +178,7 @@ class BridgeContract:
         assert result.text == (
             "Wrote 'b.txt' (4 bytes)\n"
             "  not in the workflow: stored, but this caller may not add files to the workflow; "
-            "there is no documentList ref for it, refer to it by its file id\n"
+            "it has no reference to cite, use its file id\n"
             f"  file id: {result.item.id}"
         )
         assert "docItem:" not in result.text

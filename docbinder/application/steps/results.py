@@ -68,13 +68,13 @@ _NOT_ATTACHED_WHY = {
 def not_attached_line(refusal: NotAttached) -> str:
     """The one line that tells the model a stored file is not in the workflow, and why.
 
-    ``  not in the workflow: stored, but <cause>; there is no documentList ref
-    for it, refer to it by its file id``. The cause is a fixed phrase per
+    ``  not in the workflow: stored, but <cause>; it has no reference to cite, use its
+    file id``. The cause is a fixed phrase per
     :class:`NotAttachedCause`, never the error's own text.
     """
     return (
         f"  not in the workflow: stored, but {_NOT_ATTACHED_WHY[refusal.cause]}; "
-        "there is no documentList ref for it, refer to it by its file id"
+        "it has no reference to cite, use its file id"
     )
 
 
