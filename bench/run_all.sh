@@ -28,3 +28,4 @@ run bench_dedup bench_dedup
 run bench_large_file bench_large_file
 run bench_concurrency bench_concurrency
 run bench_extract_cache bench_extract_cache
+run bench_ocr bench_ocr

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from docbinder.application import (
         ContentResult,
         DocBinder,
+        NotAttached,
+        NotAttachedCause,
         Resolution,
         Run,
         StoredFile,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from docbinder.domain.counters import CounterLevel, WorkflowCounters
     from docbinder.domain.errors import (
         AccessDenied,
+        AmbiguousName,
         BinderClosed,
         BlobMissing,
         ConfigurationError,
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
         ContentPart,
         FileItem,
         FileVersion,
+        PageCoverage,
         Principal,
         Scope,
         VersionSeries,
@@ -82,6 +86,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "AccessDenied": "docbinder.domain.errors",
+    "AmbiguousName": "docbinder.domain.errors",
     "Action": "docbinder.domain.access",
     "BinderClosed": "docbinder.domain.errors",
     "BlobMissing": "docbinder.domain.errors",
@@ -108,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "FileReference": "docbinder.domain.references",
     "FileStillReferenced": "docbinder.domain.errors",
     "FileVersion": "docbinder.domain.model",
+    "PageCoverage": "docbinder.domain.model",
     "InvalidInput": "docbinder.domain.errors",
     "MissingExtra": "docbinder.domain.errors",
     "NoActiveWorkflow": "docbinder.domain.errors",
@@ -124,6 +130,8 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "docbinder.domain.errors",
     "StoreMoved": "docbinder.domain.errors",
     "StoredFile": "docbinder.application",
+    "NotAttached": "docbinder.application",
+    "NotAttachedCause": "docbinder.application",
     "ToolFileResult": "docbinder.application",
     "UnresolvedReason": "docbinder.application",
     "UnsafeOperation": "docbinder.domain.errors",
@@ -155,6 +163,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AccessDenied",
     "Action",
+    "AmbiguousName",
     "BinderClosed",
     "BlobMissing",
     "ChatDocument",
@@ -183,7 +192,10 @@ __all__ = [
     "InvalidInput",
     "MissingExtra",
     "NoActiveWorkflow",
+    "NotAttached",
+    "NotAttachedCause",
     "NotFound",
+    "PageCoverage",
     "Principal",
     "RejectedReference",
     "Resolution",

@@ -24,6 +24,7 @@ from docbinder.domain.model import (
     ChatWorkflow,
     ContentPart,
     FileItem,
+    PageCoverage,
     Principal,
     Scope,
 )
@@ -59,6 +60,7 @@ WIRE_TYPES: tuple[type, ...] = (
     ChatDocument,
     ChatMessage,
     ChatWorkflow,
+    PageCoverage,
     ContentPart,
     DocumentItemReference,
     DocumentListReference,
@@ -133,6 +135,9 @@ def _register_results(conv: cattrs.Converter, register: Any) -> None:
             "text": t.text,
             "duplicate": t.duplicate,
             "label": t.label,
+            "notAttached": None
+            if t.not_attached is None
+            else {"cause": t.not_attached.cause.value, "message": t.not_attached.message},
             "file": conv.unstructure(t.item),
         },
     )

@@ -70,3 +70,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("reliability figures")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def ocr_ready() -> None:
+    """Skip (locally) or fail (in CI) unless OCR can run: the ``ocr`` extra and Tesseract's data.
+
+    ``.ci/run`` installs the ``tesseract-ocr`` package where it is missing.
+    """
+    from docbinder.adapters.extract import DefaultContentExtractor
+
+    for fmt in ("pdf", "image"):
+        problem = DefaultContentExtractor().ocr_problem(fmt)
+        if problem is not None:
+            backend_unavailable("ocr", problem)

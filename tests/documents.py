@@ -6,6 +6,7 @@ import io
 import zipfile
 import zlib
 from email.message import EmailMessage
+from typing import Any
 
 
 def pdf_document(objects: list[bytes]) -> bytes:
@@ -244,4 +245,197 @@ def ods_with_repeated_rows(rows: int) -> bytes:
     document.spreadsheet.addElement(table)
     out = io.BytesIO()
     document.write(out)
+    return out.getvalue()
+
+
+# -- files as people really have them -------------------------------------------------------
+
+
+def encrypted_pdf(text: str, *, user_password: str = "", algorithm: str = "AES-128") -> bytes:
+    """A one-page PDF with ``text``, encrypted with ``algorithm`` (pypdf's writer).
+
+    An empty ``user_password`` opens it in every viewer (only the owner
+    password, set to a fixed value, restricts copying or printing).
+    """
+    from pypdf import PdfReader, PdfWriter
+
+    from tests.unit.test_extract import pdf_bytes
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(text))))
+    writer.encrypt(
+        user_password=user_password,
+        owner_password="owner-secret",
+        algorithm=algorithm,
+        permissions_flag=0,  # nothing allowed without the owner password
+    )
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def pptx_with_broken_chart(*, broken_slides: tuple[int, ...] = (2,), slides: int = 3) -> bytes:
+    """A deck of ``slides`` slides with titles, bullets and speaker notes; a chart on each
+    slide of ``broken_slides`` whose cached values hold ``#N/A`` (a chart whose source cell
+    had an error when it was saved: python-pptx writes the string, readers expect numbers).
+    """
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    deck = Presentation()
+    for number in range(1, slides + 1):
+        slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
+        slide.shapes.title.text = f"Slide title {number}"
+        box = slide.shapes.add_textbox(Inches(1), Inches(1.5), Inches(4), Inches(1))
+        box.text_frame.text = f"Bullet point {number}"
+        slide.notes_slide.notes_text_frame.text = f"Speaker note {number}"
+        if number in broken_slides:
+            data = CategoryChartData()
+            data.categories = ["Q1", "Q2", "Q3"]
+            data.add_series("Revenue", (10.0, 12.0, 14.0))
+            chart = slide.shapes.add_chart(
+                XL_CHART_TYPE.COLUMN_CLUSTERED,
+                Inches(1),
+                Inches(3),
+                Inches(6),
+                Inches(3),
+                data,
+            ).chart
+            chart.has_title = True
+            chart.chart_title.text_frame.text = f"Revenue chart {number}"
+            # The cached value of Q2 becomes "#N/A", as Excel leaves it for a cell in error.
+            values = chart.plots[0].series[0]._element.xpath("./c:val//c:pt[@idx='1']/c:v")
+            values[0].text = "#N/A"
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def xlsx_with_dimension(ref: str, rows: int = 10) -> bytes:
+    """A workbook whose one sheet has a header and ``rows - 1`` data rows but declares
+    ``<dimension ref="{ref}"/>`` (what WPS and other generators write)."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Data"
+    sheet.append(["Month", "Amount"])
+    for row in range(1, rows):
+        sheet.append([f"month {row}", row * 100])
+    saved = io.BytesIO()
+    book.save(saved)
+    return rewrite_dimension(saved.getvalue(), ref)
+
+
+def rewrite_dimension(workbook: bytes, ref: str) -> bytes:
+    """``workbook`` (an .xlsx) with its first sheet's ``<dimension>`` replaced by ``ref``."""
+    import re
+
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(workbook)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                body = re.sub(
+                    rb'<dimension ref="[^"]*"/>', b'<dimension ref="%s"/>' % ref.encode(), body
+                )
+                assert ref.encode() in body
+            target.writestr(info, body)
+    return out.getvalue()
+
+
+INVOICE_LINES = (
+    "INVOICE No. 2026-0042",
+    "Date: 1 December 2026",
+    "Bill to: Example Industries Ltd",
+    "Consulting hours 12 at 120.00",
+    "Total due: EUR 1,440.00",
+)
+"""The text of the scanned invoice page (:func:`scanned_page`)."""
+
+
+def scanned_page(
+    lines: tuple[str, ...] = INVOICE_LINES, *, size: tuple[int, int] = (1240, 1754)
+) -> Any:
+    """A grayscale page image (Pillow) with ``lines`` of dark text, as a scanner makes it.
+
+    ``size`` is in pixels; the default is A4 at 150 dpi. Text is drawn with
+    Pillow's own scalable font, so no system font is needed.
+    """
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=max(size[0] // 40, 12))
+    step = max(size[0] // 20, 16)
+    for index, line in enumerate(lines):
+        draw.text((size[0] // 12, size[1] // 10 + index * step), line, fill=20, font=font)
+    return page
+
+
+def scanned_pdf(pages: int = 1, *, blank: tuple[int, ...] = (), dpi: int = 150) -> bytes:
+    """A PDF of ``pages`` image-only pages (no text layer), as "scan to PDF" writes it.
+
+    Page ``n`` reads the invoice with ``Page n of N`` added; pages in ``blank``
+    are empty white scans. Written by Pillow's PDF writer (one JPEG image per page).
+    """
+    images = []
+    for number in range(1, pages + 1):
+        if number in blank:
+            images.append(scanned_page(()))
+        else:
+            images.append(scanned_page((*INVOICE_LINES, f"Page {number} of {pages}")))
+    out = io.BytesIO()
+    images[0].save(out, "PDF", resolution=dpi, save_all=True, append_images=images[1:])
+    return out.getvalue()
+
+
+def png(image: Any) -> bytes:
+    """``image`` (Pillow) as PNG bytes."""
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def xlsx_with_broken_sheet(sheets: int = 3, broken: int = 2, rows: int = 4) -> bytes:
+    """A workbook of ``sheets`` sheets whose sheet ``broken`` has its XML cut off after two rows
+    (a download that ended early, a generator that crashed while writing)."""
+    import re
+
+    source_bytes = xlsx_bytes(sheets=sheets, rows=rows)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(source_bytes)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == f"xl/worksheets/sheet{broken}.xml":
+                third = [m.start() for m in re.finditer(rb"<row ", body)][2]
+                body = body[: third + 20]  # in the middle of the third row's markup
+            target.writestr(info, body)
+    return out.getvalue()
+
+
+def deck_with_every_chart_broken(slides: int = 5) -> bytes:
+    """A deck whose every slide has a chart with ``#N/A`` cached values; the chart part of
+    slide 3 is not XML at all and the one of slide 4 has an unknown element in its categories."""
+    data = pptx_with_broken_chart(broken_slides=tuple(range(1, slides + 1)), slides=slides)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == "ppt/charts/chart3.xml":
+                body = b"<c:chartSpace this is not xml"
+            elif info.filename == "ppt/charts/chart4.xml":
+                body = body.replace(b"<c:cat>", b"<c:cat><c:bogus/>")
+            target.writestr(info, body)
     return out.getvalue()

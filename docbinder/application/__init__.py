@@ -23,7 +23,11 @@ from docbinder.application.binder import (
 )
 from docbinder.application.context import RunContext
 from docbinder.application.steps.content_switch import FileUpdate
-from docbinder.application.steps.results import format_tool_file_result
+from docbinder.application.steps.results import (
+    NotAttached,
+    NotAttachedCause,
+    format_tool_file_result,
+)
 from docbinder.application.steps.storing import FileStorer, StoredFile
 from docbinder.application.use_cases.append_file_content import AppendFileContent
 from docbinder.application.use_cases.attach_file import (
@@ -93,6 +97,8 @@ __all__ = [
     "ListLatestFileVersions",
     "ListMessages",
     "ListWorkflows",
+    "NotAttached",
+    "NotAttachedCause",
     "OpenFile",
     "OpenFileVersion",
     "PersistActionResult",

@@ -25,7 +25,7 @@ from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
-from docbinder.application.steps.results import format_tool_file_result
+from docbinder.application.steps.results import NotAttached, format_tool_file_result
 from docbinder.application.steps.storing import StoredFile
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
 from docbinder.application.use_cases.append_file_content import AppendFileContent
@@ -87,10 +87,14 @@ WHOLE_READ_CHUNK = 64 << 20
 class ToolFileResult:
     """What a file-producing tool gets back: the FileItem, the ChatDocument id and the text.
 
-    ``document_id`` is ``None`` when no workflow is bound or the attach failed
-    (the reason was logged); ``text`` then has no ``documentList ref`` line.
-    ``label`` is the ``documents_label`` the message got (the requested one, or
-    it with a ``#<8 hex>`` suffix when that was taken; ``None`` without attach).
+    ``document_id`` is ``None`` when no workflow is bound or the attach failed;
+    ``not_attached`` then names the cause (``not_attached.cause``, a
+    :class:`~docbinder.application.steps.results.NotAttachedCause`, and
+    the error's ``message``; it was also logged), and ``text`` has no
+    ``documentList ref`` line (with a bound workflow it has a ``not in the
+    workflow`` line instead, :func:`format_tool_file_result`). ``label`` is the
+    ``documents_label`` the message got (the requested one, or it with a
+    ``#<8 hex>`` suffix when that was taken; ``None`` without attach).
     """
 
     item: FileItem
@@ -98,6 +102,7 @@ class ToolFileResult:
     text: str
     duplicate: bool
     label: str | None = None
+    not_attached: NotAttached | None = None
 
     @property
     def reference(self) -> str | None:
@@ -613,10 +618,13 @@ class Run:
     ) -> ToolFileResult:
         """The whole producer path: store -> duplicate check -> attach -> tool-result text.
 
-        After the blob is written, the duplicate check, the FileItem and the
-        ChatMessage are one transaction (:class:`ProduceFile`). Storing errors propagate (bad name, access, size, storage); attaching
-        never raises (a missing workflow or permission drops the
-        ``documentList ref`` line and logs why).
+        The blob is written first; then the duplicate check, the FileItem and
+        the ChatMessage are one transaction (:class:`ProduceFile`). Storing
+        errors propagate (bad name, access, size, storage); attaching never
+        raises: a missing workflow or permission drops the ``documentList ref``
+        line, logs why and sets ``not_attached`` on the result (with a bound
+        workflow the text says in one line that the file is stored but not in
+        the workflow).
         """
         produced = self.binder.produce_file(
             self.context,
@@ -627,9 +635,11 @@ class Run:
             mime_type=mime_type,
         )
         item, document_id = produced.stored.item, produced.document_id
-        text = format_tool_file_result(verb, item, document_id)
+        text = format_tool_file_result(verb, item, document_id, produced.not_attached)
         label_used = produced.message.documents_label if produced.message is not None else None
-        return ToolFileResult(item, document_id, text, produced.stored.duplicate, label_used)
+        return ToolFileResult(
+            item, document_id, text, produced.stored.duplicate, label_used, produced.not_attached
+        )
 
     def resolve(self, document_list: object) -> Resolution:
         """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""

@@ -21,6 +21,24 @@ class InvalidInput(DocbinderError, ValueError):
     """A value given to a public entry point is malformed (bad name, bad id, bad URL)."""
 
 
+class AmbiguousName(InvalidInput):
+    """A name matched no file exactly and several that look the same (Unicode normalisation).
+
+    ``name`` is the name asked for; ``candidates`` the stored spellings that are
+    canonically equivalent to it (Unicode UAX #15), in the order found. The
+    message shows each with its code points escaped, so the difference is visible.
+    """
+
+    def __init__(self, name: str, candidates: tuple[str, ...], where: str) -> None:
+        shown = ", ".join(ascii(c) for c in candidates)
+        super().__init__(
+            f"{name!a} matches no name in {where} exactly and {len(candidates)} that "
+            f"look the same: {shown}; give the exact spelling"
+        )
+        self.name = name
+        self.candidates = candidates
+
+
 class ConfigurationError(DocbinderError, ValueError):
     """Configuration is missing or contradictory; the message names the setting."""
 

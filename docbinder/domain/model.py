@@ -585,6 +585,36 @@ class ContentKind(enum.StrEnum):
     BINARY = "binary"
 
 
+MAX_LISTED_PAGES = 100
+"""Most page numbers a :class:`PageCoverage` lists in ``empty_pages``."""
+
+
+@attrs.frozen
+class PageCoverage:
+    """How the pages of a paged document (PDF, image, multi-page TIFF) were read.
+
+    ``pages`` is the document's page count; of those, ``text_layer`` pages gave
+    text from their text layer, ``ocr`` pages text from optical character
+    recognition, ``nothing`` pages were read and gave no text at all (no text
+    layer, and OCR found nothing or is not installed), and ``unread`` pages
+    were not reached (a page, time or size limit; the part then says
+    ``truncated``). ``empty_pages`` lists the numbers (from 1) of the
+    ``nothing`` pages, at most :data:`MAX_LISTED_PAGES` of them.
+    """
+
+    pages: int = attrs.field(validator=_check_non_negative)
+    text_layer: int = attrs.field(default=0, validator=_check_non_negative)
+    ocr: int = attrs.field(default=0, validator=_check_non_negative)
+    nothing: int = attrs.field(default=0, validator=_check_non_negative)
+    unread: int = attrs.field(default=0, validator=_check_non_negative)
+    empty_pages: tuple[int, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every page gave text (from its text layer or OCR)."""
+        return self.text_layer + self.ocr == self.pages
+
+
 @attrs.frozen
 class ContentPart:
     """What a consuming tool receives for a resolved document (SPEC C8).
@@ -602,6 +632,13 @@ class ContentPart:
     name, e.g. ``"gbk"``) for text read from text files; ``encoding_guessed``
     is true when it was detected from the bytes rather than declared by the
     producer or marked by a byte order mark (or implied by valid UTF-8).
+
+    ``ocr`` is true for text read by optical character recognition from a page
+    without a text layer or from an image; ``ocr_engine`` then names the engine
+    and its language data (``"tesseract 5.5.4 (eng)"``) and ``ocr_confidence``
+    is the engine's mean word confidence, from 0.0 to 1.0. ``coverage``, on
+    every part of a paged document (PDF, image), says how its pages were read
+    (:class:`PageCoverage`), so a page is never silently empty.
     """
 
     document_id: str = attrs.field(validator=_check_id)
@@ -617,6 +654,10 @@ class ContentPart:
     note: str | None = None
     encoding: str | None = None
     encoding_guessed: bool = False
+    ocr: bool = False
+    ocr_engine: str | None = None
+    ocr_confidence: float | None = None
+    coverage: PageCoverage | None = None
 
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

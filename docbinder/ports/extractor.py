@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import Protocol
+
+import attrs
 
 from docbinder.domain.model import ContentPart, FileItem
 
@@ -22,6 +25,67 @@ class ContentExtractor(Protocol):
         images an image part, anything else one binary part; an extractor never
         returns an empty list for a readable document.
         """
+        ...
+
+
+@attrs.frozen
+class RecognizedText:
+    """What optical character recognition read from one page image.
+
+    ``text`` as the engine gave it (lines separated by ``\\n``, may be empty);
+    ``confidence`` the engine's mean word confidence from 0.0 to 1.0 (``None``
+    when it reports none); ``complete`` is false when the timeout stopped the
+    engine before the end of the page.
+    """
+
+    text: str
+    confidence: float | None = None
+    complete: bool = True
+
+
+class RecognitionSession(Protocol):
+    """An engine loaded with its language data, for the pages of one document."""
+
+    def read(
+        self, pixels: bytes, width: int, height: int, *, dpi: int, timeout: float
+    ) -> RecognizedText:
+        """Recognize the text of one 8-bit grayscale image.
+
+        ``pixels`` holds ``width * height`` bytes, row by row from the top, 0
+        black to 255 white; ``dpi`` is its resolution in dots per inch;
+        ``timeout`` the seconds the engine may spend (it then stops and
+        returns what it has, ``complete=False``). Raises only for a broken
+        engine (the converter reports it as a failed page).
+        """
+        ...
+
+
+class TextRecognizer(Protocol):
+    """Optical character recognition (the OCR port): text from page images (SPEC C8).
+
+    Implementations must be picklable (they are handed to the converter
+    process) and cheap to ask :meth:`problem` and :attr:`engine` in the
+    calling process; the engine itself is loaded only by :meth:`session`, in
+    the converter process.
+    """
+
+    @property
+    def engine(self) -> str:
+        """The engine, its version and languages, e.g. ``"tesseract (tesserocr 2.13.0) eng"``.
+
+        Part of the extraction cache key: a new engine or language misses.
+        """
+        ...
+
+    def problem(self) -> str | None:
+        """Why OCR cannot run here (library or language data missing), or ``None``.
+
+        The sentence names what to install, e.g. the ``ocr`` extra.
+        """
+        ...
+
+    def session(self) -> AbstractContextManager[RecognitionSession]:
+        """Load the engine for the pages of one document; released when the block ends."""
         ...
 
 

@@ -26,13 +26,15 @@ import itertools
 import logging
 import re
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable
 from typing import ClassVar
 
+import attrs
 import pytest
 
-from docbinder.application import DocBinder, UnresolvedReason
+from docbinder.application import DocBinder, NotAttachedCause, Run, RunContext, UnresolvedReason
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
@@ -133,6 +135,8 @@ class BridgeContract:
             result = run.produce_file("a.txt", b"hello", verb="Wrote")
         assert result.document_id is None
         assert result.text == f"Wrote 'a.txt' (5 bytes)\n  file id: {result.item.id}"
+        assert result.not_attached is not None
+        assert result.not_attached.cause is NotAttachedCause.NO_WORKFLOW
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
         assert len(warnings) == 1
         assert "no workflow bound" in warnings[0].getMessage()
@@ -153,11 +157,48 @@ class BridgeContract:
         other = Principal("u3", "m1", "f1", roles=("member",))
         run = binder.start_run(other, owner_run.workflow.id)
         with caplog.at_level(logging.WARNING, logger="docbinder"):
-            result = run.produce_file("b.txt", b"data")
+            result = run.produce_file("b.txt", b"data", verb="Wrote")
         assert result.document_id is None
         assert "permission denied" in caplog.text
         with pytest.raises(AccessDenied):
             run.attach(result.item)
+
+    def test_a_refused_attach_is_in_the_result_and_in_one_line_of_the_tool_text(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        owner_run = binder.start_new_run(u1)
+        assert owner_run.workflow is not None
+        other = Principal("u3", "m1", "f1", roles=("member",))
+        run = binder.start_run(other, owner_run.workflow.id)
+        result = run.produce_file("b.txt", b"data", verb="Wrote")
+        assert result.document_id is None and result.reference is None and result.label is None
+        assert result.not_attached is not None
+        assert result.not_attached.cause is NotAttachedCause.PERMISSION_DENIED
+        assert "u3" in result.not_attached.message
+        assert result.text == (
+            "Wrote 'b.txt' (4 bytes)\n"
+            "  not in the workflow: stored, but this caller may not add files to the workflow; "
+            "it has no reference to cite, use its file id\n"
+            f"  file id: {result.item.id}"
+        )
+        assert "docItem:" not in result.text
+        # stored: the caller reads it by file id; the workflow has nothing of it
+        assert run.read_file(result.item.id) == b"data"
+        assert binder.list_messages(u1, owner_run.workflow.id) == []
+
+    def test_a_run_bound_to_a_workflow_that_is_not_stored_is_told_so(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        real = binder.start_new_run(u1)
+        assert real.workflow is not None
+        ghost = attrs.evolve(real.workflow, id=str(uuid.uuid4()))
+        run = Run(binder, RunContext(u1, ghost))
+        result = run.produce_file("c.txt", b"ghost", verb="Wrote")
+        assert result.document_id is None
+        assert result.not_attached is not None
+        assert result.not_attached.cause is NotAttachedCause.WORKFLOW_NOT_FOUND
+        assert "the workflow is no longer readable" in result.text.splitlines()[1]
+        assert run.read_file(result.item.id) == b"ghost"
 
     # -- workflow counters (round / task / action, ADR 0026) ----------------------
 
@@ -412,6 +453,40 @@ class BridgeContract:
         assert [u.reason for u in resolution.unresolved] == [UnresolvedReason.REJECTED_INPUT]
         assert [s.reference for s in resolution.suggestions] == [f"docItem:{result.document_id}"]
         assert resolution.suggestions[0].file_name == name
+
+    def test_a_label_stored_decomposed_is_found_by_the_composed_spelling(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        nfd = unicodedata.normalize("NFD", "Kostenschätzung Q3.csv")
+        nfc = unicodedata.normalize("NFC", nfd)
+        run = binder.start_new_run(u1)
+        result = run.produce_file(nfd, b"Posten;Betrag\n", verb="Wrote", label=f"writeFile:{nfd}")
+        resolution = run.resolve(f"docList:writeFile:{nfc}")
+        assert resolution.ok
+        assert [d.document.id for d in resolution.documents] == [result.document_id]
+        assert resolution.documents[0].reference == f"docList:writeFile:{nfc}"
+        # the other way round, and together with the exact spelling: one document, no repeat
+        both = run.resolve([f"docList:writeFile:{nfd}", f"docList:writeFile:{nfc}"])
+        assert [d.document.id for d in both.documents] == [result.document_id]
+
+    def test_look_alike_labels_are_refused_with_every_spelling_shown(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        nfc = unicodedata.normalize("NFC", "Résumé.csv")
+        nfd = unicodedata.normalize("NFD", nfc)
+        half = unicodedata.normalize("NFD", nfc[:2]) + nfc[2:]  # first é decomposed only
+        run = binder.start_new_run(u1)
+        first = run.produce_file(nfc, b"1", label=f"writeFile:{nfc}")
+        second = run.produce_file(nfd, b"2", label=f"writeFile:{nfd}")
+        assert first.label == f"writeFile:{nfc}" and second.label == f"writeFile:{nfd}"
+        exact = run.resolve(f"docList:writeFile:{nfd}")
+        assert [d.document.id for d in exact.documents] == [second.document_id]
+        resolution = run.resolve(f"docList:writeFile:{half}")
+        assert resolution.documents == ()
+        [miss] = resolution.unresolved
+        assert miss.reason is UnresolvedReason.AMBIGUOUS_NAME
+        assert ascii(f"writeFile:{nfc}") in miss.message
+        assert ascii(f"writeFile:{nfd}") in miss.message
 
     def test_reference_from_another_workflow_is_not_resolved(
         self, binder: DocBinder, u1: Principal

@@ -14,6 +14,14 @@ iteration, so the blob store keeps nothing).
 * :class:`S3Source` reads objects below a prefix of an S3 bucket with boto3
   (the ``[s3]`` extra), on AWS or any S3-compatible endpoint.
 
+Names are matched as :func:`~docbinder.domain.names.match_name` says: a
+path or key that names nothing exactly is looked for once more among the
+names that look the same (Unicode NFC/NFD, e.g. a file a Mac stored
+decomposed, asked for in the composed form a keyboard or a model writes); one
+such name is taken, several are refused with
+:class:`~docbinder.domain.errors.AmbiguousName` showing each spelling (ADR 0066).
+URLs are the server's business and are sent as given.
+
 Errors: :class:`~docbinder.domain.errors.InvalidInput` for a reference the
 source refuses, :class:`~docbinder.tools.errors.DataSourceNotFound` for a
 missing file, :class:`~docbinder.tools.errors.DataSourceError` for every other
@@ -26,10 +34,12 @@ from __future__ import annotations
 import contextlib
 import email.message
 import ipaddress
+import itertools
 import logging
 import os
 import socket
 import stat
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import TracebackType
@@ -45,6 +55,7 @@ from docbinder.domain.errors import (
     SizeLimitExceeded,
 )
 from docbinder.domain.mime import normalize_mime
+from docbinder.domain.names import match_name
 from docbinder.tools.errors import DataSourceError, DataSourceNotFound, is_retryable_status
 
 log = logging.getLogger(__name__)
@@ -60,6 +71,9 @@ DEFAULT_TIMEOUT_S = 30.0
 
 FALLBACK_NAME = "download"
 """File name of a download when neither the source nor the reference gives one."""
+
+MAX_LOOKALIKE_CANDIDATES = 100_000
+"""Directory entries or object keys read, at most, to find a name that only looks the same."""
 
 
 @attrs.define(eq=False)
@@ -220,13 +234,30 @@ class LocalDirectorySource:
         self.chunk_size = chunk_size
 
     def fetch(self, ref: str) -> Download:
-        """Open ``root/ref``; see the class documentation for what is refused."""
+        """Open ``root/ref``; see the class documentation for what is refused.
+
+        A component that names no entry exactly is matched against the
+        entries of its directory that look the same (:func:`match_name`):
+        :class:`~docbinder.domain.errors.AmbiguousName` if several do; the
+        download then has the name as stored.
+        """
         parts = relative_parts(ref)
         candidate = self.root.joinpath(*parts)
         try:
             resolved = candidate.resolve(strict=True)
         except FileNotFoundError as exc:
-            raise DataSourceNotFound(f"no file {ref!r} in data source {self.root}") from exc
+            spelled = self._stored_spelling(parts)
+            if spelled is None:
+                raise DataSourceNotFound(f"no file {ref!r} in data source {self.root}") from exc
+            parts = spelled
+            try:
+                resolved = self.root.joinpath(*parts).resolve(strict=True)
+            except FileNotFoundError as again:
+                raise DataSourceNotFound(f"no file {ref!r} in data source {self.root}") from again
+            except (OSError, RuntimeError) as again:
+                raise DataSourceError(
+                    f"cannot open {ref!r} in data source {self.root}: {again}"
+                ) from again
         except (OSError, RuntimeError) as exc:  # symlink loops, permissions on a parent
             raise DataSourceError(f"cannot open {ref!r} in data source {self.root}: {exc}") from exc
         if not resolved.is_relative_to(self.root):
@@ -256,6 +287,40 @@ class LocalDirectorySource:
             size=info.st_size,
             on_close=handle.close,
         )
+
+    def _stored_spelling(self, parts: tuple[str, ...]) -> tuple[str, ...] | None:
+        """``parts`` with each missing component replaced by the one entry that looks the same.
+
+        ``None`` when some component has no such entry (or its parent is no
+        directory). Only names whose NFC form differs from themselves or that
+        are not ASCII can have another spelling; a directory is listed only
+        when its component is missing, and at most
+        :data:`MAX_LOOKALIKE_CANDIDATES` entries are read.
+        """
+        directory = self.root
+        spelled: list[str] = []
+        for part in parts:
+            if not os.path.lexists(directory / part):
+                if part.isascii():
+                    return None
+                try:
+                    with os.scandir(directory) as entries:
+                        names = (
+                            e.name for e in itertools.islice(entries, MAX_LOOKALIKE_CANDIDATES)
+                        )
+                        match = match_name(part, names, where=f"data source {self.root}")
+                except (NotADirectoryError, FileNotFoundError):
+                    return None
+                except OSError as exc:
+                    raise DataSourceError(
+                        f"cannot list {directory} in data source {self.root}: {exc}"
+                    ) from exc
+                if match is None:
+                    return None
+                part = match
+            spelled.append(part)
+            directory = directory / part
+        return tuple(spelled)
 
     def _read(self, handle: Any, ref: str) -> Iterator[bytes]:
         try:
@@ -660,12 +725,26 @@ class S3Source:
         return "/".join((self.prefix, *parts)) if self.prefix else "/".join(parts)
 
     def fetch(self, ref: str) -> Download:
-        """``GetObject`` of :meth:`key_for` ``(ref)``, streamed; see the class documentation."""
+        """``GetObject`` of :meth:`key_for` ``(ref)``, streamed; see the class documentation.
+
+        A key that names no object is looked for once more among the keys that
+        look the same (:meth:`stored_key`); the download then has the name as stored.
+        """
         key = self.key_for(ref)
         try:
             response = self._client.get_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
-            raise self._translate(exc, ref) from exc
+            error = self._translate(exc, ref)
+            if not isinstance(error, DataSourceNotFound):
+                raise error from exc
+            stored = self.stored_key(ref)
+            if stored is None:
+                raise error from exc
+            key = stored
+            try:
+                response = self._client.get_object(Bucket=self.bucket, Key=key)
+            except Exception as again:
+                raise self._translate(again, ref) from again
         body = response["Body"]
         try:
             size = response.get("ContentLength")
@@ -676,12 +755,51 @@ class S3Source:
             body.close()
             raise
         return Download(
-            name=relative_parts(ref, what="key")[-1],
+            name=key.rsplit("/", 1)[-1],
             chunks=limited(self._stream(body, ref), self.max_bytes),
             mime_type=mime,
             size=size if isinstance(size, int) else None,
             on_close=body.close,
         )
+
+    def stored_key(self, ref: str) -> str | None:
+        """The one object key below the prefix that looks the same as :meth:`key_for` ``(ref)``.
+
+        ``None`` when the key is ASCII or no key matches. Listed
+        (``ListObjectsV2``) are only the keys that share the longest prefix
+        every other spelling must share too: the key up to the letter that
+        carries the first accent (in NFD) or the first other non-ASCII
+        character; at most :data:`MAX_LOOKALIKE_CANDIDATES` keys. A key whose
+        spellings differ earlier (singleton decompositions such as the Kelvin
+        sign) is not found. Raises
+        :class:`~docbinder.domain.errors.AmbiguousName` when several keys
+        match, :class:`DataSourceError` when listing fails.
+        """
+        wanted = "/".join(relative_parts(ref, what="key"))
+        if wanted.isascii():
+            return None
+        decomposed = unicodedata.normalize("NFD", wanted)
+        first = next(i for i, ch in enumerate(decomposed) if not ch.isascii())
+        base = f"{self.prefix}/" if self.prefix else ""
+        listing = base + decomposed[: max(first - 1, 0)]
+        try:
+            keys = list(self._keys_below(listing))
+        except Exception as exc:
+            raise self._translate(exc, ref) from exc
+        names = [k[len(base) :] for k in keys if k.startswith(base)]
+        match = match_name(wanted, names, where=f"S3 data source {self.where}")
+        return None if match is None else base + match
+
+    def _keys_below(self, prefix: str) -> Iterator[str]:
+        """Keys starting with ``prefix``, at most :data:`MAX_LOOKALIKE_CANDIDATES` of them."""
+        paginator = self._client.get_paginator("list_objects_v2")
+        seen = 0
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            for entry in page.get("Contents") or ():
+                yield str(entry["Key"])
+                seen += 1
+                if seen >= MAX_LOOKALIKE_CANDIDATES:
+                    return
 
     def _stream(self, body: Any, ref: str) -> Iterator[bytes]:
         try:

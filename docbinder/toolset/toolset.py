@@ -655,8 +655,17 @@ def read_documents_outcome(
         body: list[str] = []
         for part in doc.parts:
             if part.kind == ContentKind.TEXT and part.text is not None:
-                if part.position:
-                    body.append(f"[{part.position}]")
+                marks = [part.position] if part.position else []
+                if part.ocr:
+                    confidence = part.ocr_confidence
+                    marks.append(
+                        "read by OCR"
+                        + (f", confidence {confidence:.2f}" if confidence is not None else "")
+                    )
+                if marks:
+                    body.append(f"[{', '.join(marks)}]")
+                if part.note:
+                    body.append(f"[note: {part.note}]")
                 parts.append(part)
                 if cut:
                     continue

@@ -12,7 +12,7 @@ from docbinder.adapters.extract import DefaultContentExtractor
 from docbinder.adapters.memory import MemoryBlobStore, MemoryExtractionCache, MemoryMetadataStore
 from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
 from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
-from docbinder.domain.model import ContentPart, FileItem, Principal
+from docbinder.domain.model import ContentKind, ContentPart, FileItem, PageCoverage, Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.testing.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache
 from tests import documents
@@ -115,6 +115,31 @@ class CacheInBinderContract(ExtractionCacheContract):
         assert len(opened) == 1
         assert [p.position for p in run.get_content([ref]).parts] == ["slide 1"]
         assert len(opened) == 1
+
+    @pytest.mark.usefixtures("ocr_ready")
+    def test_ocr_output_is_cached_by_content_hash_like_any_conversion(
+        self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        extractor = CountingExtractor()
+        binder = wire_binder(
+            uow_factory, MemoryBlobStore(), extractor=extractor, extraction_cache=make_cache()
+        )
+        run = binder.start_new_run(U1)
+        scan = run.produce_file("invoice-scan.pdf", documents.scanned_pdf()).reference
+        picture_bytes = documents.png(documents.scanned_page())
+        picture = run.produce_file("invoice.png", picture_bytes).reference
+        first = run.get_content([scan, picture]).parts
+        second = run.get_content([scan, picture]).parts
+        assert extractor.calls == ["invoice-scan.pdf", "invoice.png"]
+        assert second == first
+        assert [(p.kind, p.ocr) for p in second] == [
+            (ContentKind.TEXT, True),
+            (ContentKind.IMAGE, False),
+            (ContentKind.TEXT, True),
+        ]
+        assert second[1].data == picture_bytes  # the image's bytes come from the file again
+        assert "INVOICE No. 2026-0042" in (second[2].text or "")
+        assert second[0].coverage == PageCoverage(1, ocr=1)
 
 
 class TestMemoryExtractionCache(CacheInBinderContract):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 import pytest
 
-from docbinder.domain.errors import InvalidInput, SizeLimitExceeded
+from docbinder.domain.errors import AmbiguousName, InvalidInput, SizeLimitExceeded
 from docbinder.domain.model import ContentKind, Principal
 from docbinder.tools import DataSourceError, DataSourceNotFound, S3Source, download_from_data_source
 from tests.unit.conftest import make_memory_binder
@@ -88,3 +89,35 @@ def test_s3_size_limit(s3_endpoint: str, s3_bucket: str, source: S3Source) -> No
     )
     with pytest.raises(SizeLimitExceeded, match="size limit of 10 bytes"):
         small.fetch("reports/q3.csv")
+
+
+def test_an_object_stored_decomposed_is_found_by_the_composed_name(
+    s3_client: S3Client, s3_bucket: str, source: S3Source
+) -> None:
+    nfd = unicodedata.normalize("NFD", "reports/Kostenschätzung Q3.csv")
+    s3_client.put_object(Bucket=s3_bucket, Key=f"team/{nfd}", Body=b"Posten;Betrag\n")
+    binder = make_memory_binder()
+    run = binder.start_new_run(ALICE)
+    nfc = unicodedata.normalize("NFC", "reports/Kostenschätzung Q3.csv")
+    result = download_from_data_source(run, source, nfc, service="s3")
+    [produced] = result.files
+    assert produced.item.file_name == nfd.rsplit("/", 1)[-1]
+    assert run.read_file(produced.item.id) == b"Posten;Betrag\n"
+
+
+def test_s3_look_alikes_stay_below_the_prefix_and_ambiguity_is_refused(
+    s3_client: S3Client, s3_bucket: str, source: S3Source
+) -> None:
+    nfc = unicodedata.normalize("NFC", "Résumé.txt")
+    nfd = unicodedata.normalize("NFD", "Résumé.txt")
+    s3_client.put_object(Bucket=s3_bucket, Key=f"other/{nfd}", Body=b"outside")
+    with pytest.raises(DataSourceNotFound):
+        source.fetch(nfc)  # the only look-alike is outside "team/"
+    s3_client.put_object(Bucket=s3_bucket, Key=f"team/{nfc}", Body=b"1")
+    s3_client.put_object(Bucket=s3_bucket, Key=f"team/{nfd}", Body=b"2")
+    half = unicodedata.normalize("NFD", nfc[:3]) + nfc[3:]
+    with pytest.raises(AmbiguousName) as caught:
+        source.fetch(half)
+    assert set(caught.value.candidates) == {nfc, nfd}
+    with source.fetch(nfd) as exact:
+        assert b"".join(exact.chunks) == b"2"

@@ -7,7 +7,7 @@ import codecs
 import pytest
 
 from docbinder.adapters.extract import DefaultContentExtractor
-from docbinder.adapters.extract.encoding import choose_encoding, declared_charset
+from docbinder.adapters.extract.encoding import alphabet_fit, choose_encoding, declared_charset
 from docbinder.application import DocBinder
 from docbinder.domain.model import ContentKind, Principal
 from tests.unit.test_extract import chunked, make_item
@@ -92,3 +92,67 @@ def test_declared_charset_parsing() -> None:
     assert declared_charset("text/csv") is None
     assert declared_charset("text/csv; charset=bogus-codec") is None
     assert declared_charset(None) is None
+
+
+# -- Western-European legacy text: undeclared Windows-1252 is read as such ------------------
+
+WESTERN = [
+    ("fr", "Ça coûte très cher"),
+    ("fr", "Crème brûlée, pâté et œufs à la coque : 12 €"),
+    ("es", "año"),
+    ("es", "El año pasado, la niña comió piñones en Logroño."),
+    ("pt", "Não"),
+    ("pt", "Não sei, mas a situação é difícil; a lição está à mão."),
+    ("it", "Perché è così? Più tardi, in città."),
+    ("de", "Grüße aus Köln, die Straße ist groß."),
+    ("de", "Größe"),
+    ("nl", "Één café, een ruïne en een reünie; coördinatie."),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"), WESTERN, ids=[f"{lang}-{t[:12]}" for lang, t in WESTERN]
+)
+def test_undeclared_western_text_is_read_as_windows_1252(language: str, text: str) -> None:
+    data = text.encode("cp1252")
+    document, item = make_item("note.txt", "text/plain", len(data))
+    (part,) = DefaultContentExtractor().extract(document.id, item, chunked(data))
+    assert part.text == text
+    assert part.encoding == "cp1252" and part.encoding_guessed
+
+
+def test_a_short_western_csv_export_reads_back_as_written(binder: DocBinder, u1: Principal) -> None:
+    csv = "Produit;Prix;Remarque\nCrème brûlée;4,50 €;très demandé\nPâté en croûte;7,20 €;–\n"
+    run = binder.start_new_run(u1)
+    result = run.produce_file("export.csv", csv.encode("cp1252"))
+    (part,) = run.get_content([result.reference]).parts
+    assert part.text == csv
+    assert part.encoding == "cp1252" and part.encoding_guessed is True
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("Příliš žluťoučký kůň úpěl ďábelské ódy. Čeština je těžká.", "cp1250"),
+        ("Zażółć gęślą jaźń. Łódź to miasto w Polsce, ściśle.", "cp1250"),
+        ("Árvíztűrő tükörfúrógép. Ő nem tudja, hogy miért.", "cp1250"),
+        ("Türkçe öğrenmek çok güzel, ağaç ışık.", "cp1254"),
+        ("Καλημέρα, πώς είσαι; Όλα καλά.", "cp1253"),
+    ],
+)
+def test_central_european_turkish_and_greek_text_keeps_its_own_code_page(
+    text: str, codec: str
+) -> None:
+    data = text.encode(codec)
+    decision = choose_encoding(data)
+    assert data.decode(decision.codec) == text
+    assert decision.guessed
+
+
+def test_alphabet_fit_prefers_one_language_for_the_whole_text() -> None:
+    assert alphabet_fit("Ça coûte très cher") == 1.0
+    # Windows-1250's reading: every accented word fits some language, but not the same one
+    assert alphabet_fit("Ça coűte trčs cher") == pytest.approx(1 / 3)
+    assert alphabet_fit("plain ASCII only") is None
+    assert alphabet_fit("产品名称") == 1.0
+    assert alphabet_fit("한국어漢字") == 0.0  # Hangul and Han in one word: no alphabet holds both

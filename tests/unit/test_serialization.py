@@ -13,6 +13,7 @@ from docbinder.domain.model import (
     ChatWorkflow,
     ContentPart,
     FileItem,
+    PageCoverage,
     Principal,
     Scope,
 )
@@ -77,6 +78,18 @@ ENTITIES = [
     WORKFLOW,
     ContentPart("d-1", "x.png", "image/png", "image", data=b"\x89PNG\x00", size=5),
     ContentPart("d-1", "x.pdf", "application/pdf", "text", text="page one", position="page 1"),
+    ContentPart(
+        "d-1",
+        "scan.pdf",
+        "application/pdf",
+        "text",
+        text="INVOICE 42",
+        position="page 2",
+        ocr=True,
+        ocr_engine="tesseract 5.5.4 (eng)",
+        ocr_confidence=0.91,
+        coverage=PageCoverage(3, text_layer=1, ocr=1, nothing=1, empty_pages=(3,)),
+    ),
     RejectedReference("42", "number_not_allowed"),
 ]
 
@@ -113,3 +126,27 @@ def test_references_are_their_canonical_strings() -> None:
         FileReference("f9"),
     ]
     assert to_wire(refs) == ["docItem:a1", "docList:writeFile:r.md", "file:f9"]
+
+
+def test_ocr_fields_and_coverage_are_camel_case_on_the_wire() -> None:
+    part = ContentPart(
+        "d-1",
+        "scan.png",
+        "image/png",
+        "text",
+        text="x",
+        ocr=True,
+        ocr_engine="tesseract",
+        ocr_confidence=0.5,
+        coverage=PageCoverage(1, ocr=1),
+    )
+    wire = to_wire(part)
+    assert wire["ocr"] is True and wire["ocrEngine"] == "tesseract" and wire["ocrConfidence"] == 0.5
+    assert wire["coverage"] == {
+        "pages": 1,
+        "textLayer": 0,
+        "ocr": 1,
+        "nothing": 0,
+        "unread": 0,
+        "emptyPages": [],
+    }

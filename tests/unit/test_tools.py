@@ -431,7 +431,8 @@ def test_create_chart_end_to_end(run: Run) -> None:
     assert run.workflow.messages[0].documents_label == "createChart:Revenue by region"
     # a bare UUID inside free text is read as a docItem reference
     content = run.get_content(f"Please describe the chart {produced.document_id} for me")
-    [part] = content.parts
+    part, *read = content.parts  # the image, then what OCR read in it (title, labels)
+    assert all(p.kind is ContentKind.TEXT and p.ocr for p in read)
     assert (part.kind, part.mime_type, part.file_name) == (
         ContentKind.IMAGE,
         "image/png",

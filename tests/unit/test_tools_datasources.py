@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from docbinder.domain.errors import (
+    AmbiguousName,
     ConfigurationError,
     InvalidInput,
     MissingExtra,
@@ -398,3 +400,67 @@ def test_a_name_that_resolves_elsewhere_when_connecting_is_refused(
 def test_allowed_networks_must_be_networks() -> None:
     with pytest.raises(InvalidInput, match="allowed_networks"):
         HttpSource(allowed_networks=["not-a-network"])
+
+
+# -- names that look the same (Unicode NFC / NFD) ---------------------------------------------
+
+NFC_NAME = unicodedata.normalize("NFC", "Kostenschätzung Q3.csv")
+NFD_NAME = unicodedata.normalize("NFD", "Kostenschätzung Q3.csv")
+
+
+def test_a_file_stored_decomposed_is_found_by_the_composed_name(tmp_path: Path) -> None:
+    (tmp_path / NFD_NAME).write_bytes(b"Posten;Betrag\nMiete;1200\n")
+    assert NFC_NAME != NFD_NAME
+    binder = new_binder()
+    run = binder.start_new_run(ALICE)
+    result = download_from_data_source(
+        run, LocalDirectorySource(tmp_path), NFC_NAME, service="share"
+    )
+    [produced] = result.files
+    assert produced.item.file_name == NFD_NAME  # the name as the source has it
+    assert produced.document_id is not None
+    content = run.get_content([f"docItem:{produced.document_id}"])
+    assert [p.text for p in content.parts] == ["Posten;Betrag\nMiete;1200\n"]
+
+
+def test_a_decomposed_directory_and_a_composed_file_are_both_found(tmp_path: Path) -> None:
+    folder = tmp_path / unicodedata.normalize("NFD", "Berichte Übersee")
+    folder.mkdir()
+    (folder / "Résumé.txt").write_bytes(b"ok")  # NFC file name inside an NFD directory
+    ref = unicodedata.normalize("NFD", "Berichte Übersee/Résumé.txt")  # and asked the other way
+    download = LocalDirectorySource(tmp_path).fetch(ref)
+    assert download.name == "Résumé.txt"
+    assert read_all(download) == b"ok"
+
+
+def test_the_exact_spelling_wins_over_a_look_alike(tmp_path: Path) -> None:
+    (tmp_path / NFC_NAME).write_bytes(b"composed")
+    (tmp_path / NFD_NAME).write_bytes(b"decomposed")
+    source = LocalDirectorySource(tmp_path)
+    assert read_all(source.fetch(NFC_NAME)) == b"composed"
+    assert read_all(source.fetch(NFD_NAME)) == b"decomposed"
+
+
+def test_several_look_alikes_are_refused_with_every_spelling_shown(tmp_path: Path) -> None:
+    nfc = unicodedata.normalize("NFC", "Résumé.txt")
+    nfd = unicodedata.normalize("NFD", "Résumé.txt")
+    half = unicodedata.normalize("NFD", nfc[:3]) + nfc[3:]  # first é decomposed, last composed
+    assert len({nfc, nfd, half}) == 3
+    (tmp_path / nfc).write_bytes(b"1")
+    (tmp_path / nfd).write_bytes(b"2")
+    with pytest.raises(AmbiguousName) as caught:
+        LocalDirectorySource(tmp_path).fetch(half)
+    assert isinstance(caught.value, InvalidInput)
+    assert set(caught.value.candidates) == {nfc, nfd}
+    message = str(caught.value)
+    assert ascii(nfc) in message and ascii(nfd) in message and "exact spelling" in message
+
+
+def test_names_that_only_resemble_each_other_are_not_matched(tmp_path: Path) -> None:
+    (tmp_path / "ﬁle.txt").write_bytes(b"ligature")  # NFKC, not canonical: a different name
+    (tmp_path / "Straße.txt").write_bytes(b"sharp s")
+    source = LocalDirectorySource(tmp_path)
+    with pytest.raises(DataSourceNotFound):
+        source.fetch("file.txt")
+    with pytest.raises(DataSourceNotFound):
+        source.fetch("STRASSE.txt")

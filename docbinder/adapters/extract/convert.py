@@ -13,6 +13,18 @@ python-pptx, EPUB, Outlook ``.msg``), ``openpyxl`` (``.xlsx``), ``xlrd``
 (``.xls``), ``odfpy`` (``.odt``, ``.ods``), ``striprtf`` (``.rtf``); e-mail
 ``.eml`` uses the standard library's :mod:`email` (RFC 5322 / MIME).
 
+Files as people really have them: pages without a text layer (scans) are
+read by optical character recognition when a
+:class:`~docbinder.ports.extractor.TextRecognizer` is given (PDF pages are
+rendered with ``pypdfium2``, images decoded with Pillow; the ``ocr`` extra),
+under the same page, time and memory budgets, and every page section says
+how it was read (``layer``: ``"text"``, ``"ocr"``, ``"none"``); a deck whose
+whole-document conversion fails is read again slide by slide, a workbook
+sheet by sheet, a PDF page by page, with a placeholder where one element
+cannot be read; a workbook's declared dimension is never trusted; a PDF
+encrypted with an empty user password is opened, one with a real password is
+reported as password-protected (ADR 0064, ADR 0065).
+
 ZIP-based packages (Office Open XML, OpenDocument, EPUB) are checked before
 conversion: the sum of the members' declared uncompressed sizes (PKWARE
 APPNOTE §4.4.9; Python's :mod:`zipfile` never inflates a member past its
@@ -22,6 +34,8 @@ is refused without being inflated.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 import time
 import zipfile
@@ -31,12 +45,32 @@ from typing import Any, Final
 import attrs
 
 from docbinder.domain.errors import MissingExtra
+from docbinder.ports.extractor import RecognitionSession, TextRecognizer
 
 MAX_SHEET_ROWS: Final = 100_000
 """Default of :attr:`Limits.max_rows`: rows (empty ones included) read from one workbook before it is cut."""
 
 MAX_ZIP_MEMBERS: Final = 10_000
 """Members a ZIP-based package may have."""
+
+OCR_DPI: Final = 300
+"""Resolution PDF pages are rendered at for OCR (dots per inch), unless that breaks the pixel cap."""
+
+MAX_OCR_PIXELS: Final = 25_000_000
+"""Pixels of one page image OCR reads (an A4 page at 300 dpi has 8.7 million); larger ones are scaled down."""
+
+MAX_IMAGE_PIXELS: Final = 80_000_000
+"""Pixels an image may have to be decoded for OCR at all; larger ones are refused unread.
+
+Below Pillow's own decompression-bomb threshold (89,478,485 pixels), so
+Pillow never warns about an image that is decoded.
+"""
+
+MIN_TEXT_LAYER_CHARS: Final = 20
+"""A page with an image and fewer non-space characters in its text layer is read by OCR too.
+
+Scanners stamp a page number or a date as text over the scanned image.
+"""
 
 
 @attrs.frozen
@@ -59,15 +93,32 @@ class Limits:
 
 @attrs.frozen
 class Section:
-    """One piece of converted text; ``truncated_reason`` is set when a limit cut it."""
+    """One piece of converted text; ``truncated_reason`` is set when a limit cut it.
+
+    ``note`` says what in the section could not be read (its placeholders).
+    Page sections of paged documents (PDF, images) carry ``layer``: ``"text"``
+    (the page's text layer), ``"ocr"`` (read by OCR; ``ocr_engine`` and
+    ``ocr_confidence``, 0.0 to 1.0, are then set) or ``"none"`` (the page gave
+    no text; ``text`` is empty or a placeholder), and ``pages``, the
+    document's page count.
+    """
 
     text: str
     position: str | None = None
     truncated_reason: str | None = None
+    note: str | None = None
+    layer: str | None = None
+    ocr_engine: str | None = None
+    ocr_confidence: float | None = None
+    pages: int | None = None
 
 
 class ConversionRefused(Exception):
     """The file breaks a limit before conversion starts (a zip bomb); the message says which."""
+
+
+class DocumentProtected(Exception):
+    """The document opens only with a password it was not given; the message says so."""
 
 
 class _Budget:
@@ -147,57 +198,255 @@ def check_zip(path: str, limits: Limits) -> None:
 
 
 # -- PDF ------------------------------------------------------------------------------------
-def pdf(path: str, limits: Limits) -> Iterator[Section]:
-    """One section per page with text (``"page N"``); pages, decoded bytes and time are capped.
+def pdf(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
+    """One section per page (``"page N"``, with its ``layer``); pages, decoded bytes and time are capped.
 
     The decoded size of each page's content stream counts against
     ``max_decoded_bytes`` before its text is extracted, so pages that all
-    share one large stream stop the document early.
+    share one large stream stop the document early. A page without a text
+    layer (or with an image and under :data:`MIN_TEXT_LAYER_CHARS` characters
+    of text) is rendered at :data:`OCR_DPI` and read by ``ocr`` when one is
+    given; a page whose text layer cannot be parsed is read by OCR or gets a
+    placeholder, and the next page is read. An encrypted PDF is opened with
+    the empty user password (AES needs ``cryptography``, part of the
+    ``extract`` extra); one with a real password raises
+    :class:`DocumentProtected`.
     """
     try:
-        from pypdf import PdfReader
+        from pypdf import PasswordType, PdfReader
+        from pypdf.errors import DependencyError
     except ImportError as exc:
         raise MissingExtra("PDF text extraction", "extract", "pypdf") from exc
 
     budget = _Budget(limits)
     reader = PdfReader(path)
     if reader.is_encrypted:
-        reader.decrypt("")  # an empty user password opens many "protected" PDFs
+        try:
+            opened = reader.decrypt("")  # an empty user password opens most "protected" PDFs
+        except DependencyError as exc:
+            raise MissingExtra("AES-encrypted PDF reading", "extract", "cryptography") from exc
+        if opened == PasswordType.NOT_DECRYPTED:
+            raise DocumentProtected(
+                "the PDF is password-protected: it opens only with its password, "
+                "which was not given"
+            )
     page_count = len(reader.pages)
     decoded = 0
-    last: Section | None = None
-    for number in range(1, page_count + 1):
-        reason = None
-        if number > limits.max_pages:
-            reason = f"more than {limits.max_pages} pages"
-        elif budget.out_of_time():
-            reason = budget.time_reason()
-        if reason is None:
-            page = reader.pages[number - 1]
-            contents = page.get_contents()
-            decoded += len(contents.get_data()) if contents is not None else 0
-            if decoded > limits.max_decoded_bytes:
-                reason = (
-                    f"the pages' content streams decode to more than "
-                    f"{limits.max_decoded_bytes} bytes"
+    with contextlib.ExitStack() as stack:
+        reading = _PdfOcr(path, ocr, stack)
+        for number in range(1, page_count + 1):
+            position = f"page {number}"
+            reason = None
+            if number > limits.max_pages:
+                reason = f"more than {limits.max_pages} pages"
+            elif budget.out_of_time():
+                reason = budget.time_reason()
+            if reason is None:
+                page = reader.pages[number - 1]
+                contents = page.get_contents()
+                decoded += len(contents.get_data()) if contents is not None else 0
+                if decoded > limits.max_decoded_bytes:
+                    reason = (
+                        f"the pages' content streams decode to more than "
+                        f"{limits.max_decoded_bytes} bytes"
+                    )
+            if reason is not None:
+                yield Section(
+                    "", position, f"stopped before page {number}: {reason}", pages=page_count
                 )
-        if reason is not None:
-            yield Section("", f"page {number}", f"stopped before page {number}: {reason}")
-            return
-        text = page.extract_text() or ""
-        if not text.strip():
-            continue
-        last = budget.take(text, f"page {number}")
-        yield last
-        if last.truncated_reason is not None:
-            return
-        if budget.full and number < page_count:
-            yield Section(
-                "",
-                f"page {number + 1}",
-                f"text is longer than {limits.max_text_chars} characters",
+                return
+            failure = None
+            try:
+                text = page.extract_text() or ""
+            except Exception as exc:  # one unreadable page must not lose the others
+                text, failure = "", f"{type(exc).__name__}: {exc}"
+            section: Section | None = None
+            if failure is not None or _needs_ocr(page, text):
+                section = reading.page(number, budget, page_count)
+                if section is None or (section.layer != "ocr" and text.strip()):
+                    section = None  # OCR found nothing better: keep the text layer below
+            if section is None and failure is not None:
+                placeholder = f"[page {number} could not be read: {failure}]"
+                section = Section(
+                    placeholder,
+                    position,
+                    note=f"the text of page {number} could not be read: {failure}",
+                    layer="none",
+                    pages=page_count,
+                )
+            if section is None and text.strip():
+                taken = budget.take(text, position)
+                section = attrs.evolve(taken, layer="text", pages=page_count)
+            if section is None:
+                section = Section("", position, layer="none", pages=page_count)
+            yield section
+            if section.truncated_reason is not None:
+                return
+            if budget.full and number < page_count:
+                yield Section(
+                    "",
+                    f"page {number + 1}",
+                    f"text is longer than {limits.max_text_chars} characters",
+                    pages=page_count,
+                )
+                return
+
+
+def _needs_ocr(page: Any, text: str) -> bool:
+    """Whether a page's text layer is missing, or only a stamp over an image."""
+    letters = len("".join(text.split()))
+    if letters == 0:
+        return True
+    if letters >= MIN_TEXT_LAYER_CHARS:
+        return False
+    try:
+        return len(page.images) > 0
+    except Exception:
+        return False
+
+
+def renderer_problem() -> str | None:
+    """Why PDF pages cannot be rendered for OCR here (``pypdfium2`` missing), or ``None``."""
+    import importlib.util
+
+    if importlib.util.find_spec("pypdfium2") is None or importlib.util.find_spec("PIL") is None:
+        return (
+            "OCR of PDF pages needs pypdfium2 and Pillow: "
+            "the ocr extra (from a clone: pip install -e '.[ocr]')"
+        )
+    return None
+
+
+class _PdfOcr:
+    """Renders and recognizes pages of one PDF; the renderer and engine load on first use."""
+
+    def __init__(self, path: str, ocr: TextRecognizer | None, stack: contextlib.ExitStack) -> None:
+        self._path = path
+        self._ocr = ocr
+        self._stack = stack
+        self._document: Any = None
+        self._session: RecognitionSession | None = None
+
+    def page(self, number: int, budget: _Budget, pages: int) -> Section | None:
+        """The OCR section of page ``number`` (``layer`` ``"ocr"`` or ``"none"``), or ``None``
+        without a recognizer."""
+        if self._ocr is None:
+            return None
+        if self._session is None:
+            import pypdfium2
+
+            self._document = pypdfium2.PdfDocument(self._path)
+            self._stack.callback(self._document.close)
+            self._session = self._stack.enter_context(self._ocr.session())
+        page = self._document[number - 1]
+        try:
+            width, height = page.get_size()
+            scale = min(OCR_DPI / 72, math.sqrt(MAX_OCR_PIXELS / max(width * height, 1.0)))
+            bitmap = page.render(scale=scale, grayscale=True, draw_annots=True)
+            try:
+                image = bitmap.to_pil().convert("L")
+            finally:
+                bitmap.close()
+        finally:
+            page.close()
+        return _recognized(
+            self._session,
+            self._ocr,
+            image,
+            round(72 * scale),
+            budget,
+            f"page {number}",
+            pages,
+        )
+
+
+def _recognized(
+    session: RecognitionSession,
+    ocr: TextRecognizer,
+    image: Any,
+    dpi: int,
+    budget: _Budget,
+    position: str | None,
+    pages: int,
+) -> Section:
+    """One page image (Pillow, mode ``L``) read by OCR within the time left, as a section."""
+    remaining = max(budget.limits.deadline - time.monotonic(), 0.001)
+    result = session.read(image.tobytes(), image.width, image.height, dpi=dpi, timeout=remaining)
+    if not result.complete:
+        return Section("", position, f"{budget.time_reason()} during OCR", pages=pages)
+    if not result.text.strip():
+        return Section("", position, layer="none", pages=pages)
+    taken = budget.take(result.text, position)
+    return attrs.evolve(
+        taken,
+        layer="ocr",
+        ocr_engine=ocr.engine,
+        ocr_confidence=result.confidence,
+        pages=pages,
+    )
+
+
+# -- images -------------------------------------------------------------------------------------
+def image(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
+    """The text OCR reads in an image: one section per page (``"page N"`` for a multi-page TIFF).
+
+    Decoded with Pillow (orientation from EXIF applied, grayscale); an image
+    over :data:`MAX_IMAGE_PIXELS` pixels is refused unread, one over
+    :data:`MAX_OCR_PIXELS` scaled down. Frames of other formats (animated
+    GIF, WebP, PNG) are not pages: only the first is read. Without ``ocr``
+    raises :class:`ConversionRefused`.
+    """
+    if ocr is None:
+        raise ConversionRefused("no OCR engine was given")
+    try:
+        from PIL import Image, ImageOps
+    except ImportError as exc:
+        raise MissingExtra("image OCR", "ocr", "pillow") from exc
+    budget = _Budget(limits)
+    try:
+        opened = Image.open(path)
+    except Image.DecompressionBombError as exc:
+        raise ConversionRefused(f"the image is too large to decode: {exc}") from exc
+    with opened as picture, ocr.session() as session:
+        width, height = picture.size
+        if width * height > MAX_IMAGE_PIXELS:
+            raise ConversionRefused(
+                f"the image is {width} x {height} pixels, more than the "
+                f"{MAX_IMAGE_PIXELS} pixels read by OCR"
             )
-            return
+        pages = getattr(picture, "n_frames", 1) if picture.format == "TIFF" else 1
+        for number in range(1, pages + 1):
+            position = f"page {number}" if pages > 1 else None
+            if number > limits.max_pages:
+                yield Section("", position, f"more than {limits.max_pages} pages", pages=pages)
+                return
+            if budget.out_of_time():
+                yield Section("", position, budget.time_reason(), pages=pages)
+                return
+            picture.seek(number - 1)
+            frame = ImageOps.exif_transpose(picture) if number == 1 else picture
+            gray = frame.convert("L")
+            factor = math.ceil(math.sqrt(gray.width * gray.height / MAX_OCR_PIXELS))
+            if factor > 1:
+                gray = gray.reduce(factor)
+            dpi = _image_dpi(picture.info.get("dpi"), factor)
+            section = _recognized(session, ocr, gray, dpi, budget, position, pages)
+            yield section
+            if section.truncated_reason is not None:
+                return
+
+
+def _image_dpi(declared: object, factor: int) -> int:
+    """The resolution an image declares (300 if it declares none or a silly one), after scaling."""
+    value = 300.0
+    if (
+        isinstance(declared, tuple)
+        and declared
+        and isinstance(declared[0], int | float)
+        and 70 <= declared[0] <= 2400
+    ):
+        value = float(declared[0])
+    return max(1, round(value / max(factor, 1)))
 
 
 # -- Word, PowerPoint, EPUB, Outlook through markitdown ---------------------------------------
@@ -215,21 +464,21 @@ def _markitdown(converter_name: str, path: str, extension: str) -> str:
     return str(result.markdown or "")
 
 
-def docx(path: str, limits: Limits) -> Iterator[Section]:
+def docx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """The document as Markdown (headings, lists, tables) in one section."""
     check_zip(path, limits)
     budget = _Budget(limits)
     yield budget.take(_markitdown("DocxConverter", path, ".docx"), None)
 
 
-def epub(path: str, limits: Limits) -> Iterator[Section]:
+def epub(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """The book as Markdown (metadata, then the chapters in reading order) in one section."""
     check_zip(path, limits)
     budget = _Budget(limits)
     yield budget.take(_markitdown("EpubConverter", path, ".epub"), None)
 
 
-def msg(path: str, limits: Limits) -> Iterator[Section]:
+def msg(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """An Outlook message (headers and body) as Markdown in one section."""
     budget = _Budget(limits)
     yield budget.take(_markitdown("OutlookMsgConverter", path, ".msg"), None)
@@ -238,16 +487,238 @@ def msg(path: str, limits: Limits) -> Iterator[Section]:
 _SLIDE_MARK = re.compile(r"<!-- Slide number: (\d+) -->")
 
 
-def pptx(path: str, limits: Limits) -> Iterator[Section]:
-    """One section per slide (``"slide N"``): its text, tables and speaker notes, as Markdown."""
+def pptx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
+    """One section per slide (``"slide N"``): its text, tables, charts and speaker notes, as Markdown.
+
+    Through markitdown's converter; when it fails on the whole deck (a chart
+    whose cached values are not numbers, a broken picture), the deck is read
+    again slide by slide and shape by shape with python-pptx
+    (:func:`pptx_by_slide`): what cannot be read becomes a placeholder and the
+    section's ``note`` says what failed.
+    """
     check_zip(path, limits)
-    markdown = _markitdown("PptxConverter", path, ".pptx")
+    try:
+        markdown = _markitdown("PptxConverter", path, ".pptx")
+    except MissingExtra:
+        raise
+    except MemoryError:
+        raise
+    except Exception as exc:
+        yield from pptx_by_slide(path, limits, f"{type(exc).__name__}: {exc}")
+        return
     pieces = _SLIDE_MARK.split(markdown)
     slides = [(int(pieces[i]), pieces[i + 1].strip()) for i in range(1, len(pieces) - 1, 2)]
     budget = _Budget(limits)
     yield from _cut(
         (budget.take(text, f"slide {n}") for n, text in slides), budget, "slide", len(slides)
     )
+
+
+def pptx_by_slide(path: str, limits: Limits, failure: str) -> Iterator[Section]:
+    """The deck read slide by slide with python-pptx after the whole-deck converter failed.
+
+    Each slide gives its title (``# ``), text frames, tables (Markdown), charts
+    (``### Chart: <title>`` and a table of categories and series), picture
+    descriptions and speaker notes (``### Notes:``), shapes in reading order
+    (top, then left). An element that raises becomes ``[<element> could not
+    be read: <error>]``; the slide's ``note`` lists those and names the
+    whole-deck ``failure``.
+    """
+    try:
+        from pptx import Presentation
+    except ImportError as exc:
+        raise MissingExtra(".pptx conversion", "extract", "python-pptx") from exc
+    with contextlib.ExitStack() as stack:
+        try:
+            deck = Presentation(path)
+            replaced: dict[str, str] = {}
+        except Exception:
+            # A chart or slide part that is not XML stops python-pptx from opening the
+            # package at all: open a copy whose broken parts are empty ones of their kind.
+            repaired, replaced = _repaired_deck(path, stack)
+            if not replaced:
+                raise
+            deck = Presentation(repaired)
+        slides = list(deck.slides)
+        yield from _slide_sections(slides, limits, failure, replaced)
+
+
+def _slide_sections(
+    slides: list[Any], limits: Limits, failure: str, replaced: dict[str, str]
+) -> Iterator[Section]:
+    """The sections of :func:`pptx_by_slide`."""
+    budget = _Budget(limits)
+
+    def sections() -> Iterator[Section]:
+        for number, slide in enumerate(slides, start=1):
+            problems: list[str] = []
+            broken = replaced.get(str(slide.part.partname))
+            if broken is not None:
+                problems.append(f"the slide's part is not readable XML: {broken}")
+            lines = _slide_lines(slide, problems, replaced)
+            note = None
+            if problems:
+                note = (
+                    f"read shape by shape after the deck's converter failed ({failure}); "
+                    + "; ".join(problems)
+                )
+            text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+            section = budget.take(text, f"slide {number}")
+            yield attrs.evolve(section, note=note)
+
+    yield from _cut(sections(), budget, "slide", len(slides))
+
+
+_EMPTY_PARTS: Final[dict[str, bytes]] = {
+    # ISO/IEC 29500-1 §21.2.2.27 (chartSpace), §19.3.1.38 (sld), §19.3.1.26 (notes)
+    "ppt/charts/": b'<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart">'
+    b"<c:chart><c:plotArea><c:layout/></c:plotArea></c:chart></c:chartSpace>",
+    "ppt/slides/": b'<p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    b'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree>'
+    b'<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr>'
+    b"<p:grpSpPr/></p:spTree></p:cSld></p:sld>",
+    "ppt/notesSlides/": b'<p:notes xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    b'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree>'
+    b'<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr>'
+    b"<p:grpSpPr/></p:spTree></p:cSld></p:notes>",
+}
+"""Empty stand-ins for the parts of a deck that may be replaced when they are not XML."""
+
+
+def _repaired_deck(path: str, stack: contextlib.ExitStack) -> tuple[str, dict[str, str]]:
+    """A copy of the deck whose chart, slide and notes parts that do not parse are empty ones.
+
+    Returns the copy's path and ``{"/ppt/charts/chart3.xml": "<parser error>"}`` for
+    each part replaced (nothing replaced: the deck is broken elsewhere). Members
+    are parsed without entities or network (lxml), after :func:`check_zip`.
+    """
+    import shutil
+    import tempfile
+
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    replaced: dict[str, str] = {}
+    spool = tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".pptx")  # noqa: SIM115
+    copy = stack.enter_context(spool)  # removed when the caller's stack closes
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            body = source.read(info)
+            folder = next((f for f in _EMPTY_PARTS if info.filename.startswith(f)), None)
+            if (
+                folder is not None
+                and info.filename.endswith(".xml")
+                and "/_rels/" not in info.filename
+            ):
+                try:
+                    etree.fromstring(body, parser)
+                except etree.XMLSyntaxError as exc:
+                    replaced["/" + info.filename] = f"{type(exc).__name__}: {exc}"
+                    body = _EMPTY_PARTS[folder]
+            out.writestr(info, body)
+    copy.flush()
+    if not replaced:
+        return path, replaced
+    with contextlib.suppress(OSError):
+        shutil.copystat(path, copy.name)
+    return copy.name, replaced
+
+
+def _slide_lines(slide: Any, problems: list[str], replaced: dict[str, str]) -> list[str]:
+    """The Markdown lines of one slide; failures are appended to ``problems``."""
+    lines: list[str] = []
+    try:
+        title = slide.shapes.title
+    except Exception:
+        title = None
+    try:
+        shapes = sorted(
+            slide.shapes,
+            key=lambda s: (
+                float("-inf") if s.top is None else s.top,
+                float("-inf") if s.left is None else s.left,
+            ),
+        )
+    except Exception as exc:
+        problems.append(f"the slide's shapes could not be listed: {type(exc).__name__}: {exc}")
+        shapes = []
+    for shape in shapes:
+        lines.extend(_shape_lines(shape, title, problems, replaced))
+    try:
+        if slide.has_notes_slide:
+            frame = slide.notes_slide.notes_text_frame
+            notes = (frame.text or "") if frame is not None else ""
+            if notes.strip():
+                lines.extend(["", "### Notes:", notes])
+    except Exception as exc:
+        problems.append(f"the speaker notes could not be read: {type(exc).__name__}: {exc}")
+        lines.append(f"[speaker notes could not be read: {type(exc).__name__}]")
+    return lines
+
+
+def _shape_lines(
+    shape: Any, title: Any, problems: list[str], replaced: dict[str, str]
+) -> list[str]:
+    """The lines of one shape (groups recursively); a failing shape becomes a placeholder."""
+    kind = "shape"
+    try:
+        if getattr(shape, "has_chart", False) and shape.has_chart:
+            kind = "chart"
+            broken = replaced.get(str(shape.chart_part.partname))
+            if broken is not None:
+                raise ValueError(f"its part is not readable XML ({broken})")
+            return _chart_lines(shape.chart)
+        if getattr(shape, "has_table", False) and shape.has_table:
+            kind = "table"
+            rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
+            return ["", markdown_table(rows), ""]
+        if shape.shape_type is not None and shape.shape_type == 6:  # MSO_SHAPE_TYPE.GROUP
+            kind = "group"
+            out: list[str] = []
+            for child in shape.shapes:
+                out.extend(_shape_lines(child, None, problems, replaced))
+            return out
+        if shape.shape_type is not None and shape.shape_type == 13:  # MSO_SHAPE_TYPE.PICTURE
+            kind = "picture"
+            described = shape._element._nvXxPr.cNvPr.attrib.get("descr", "") or shape.name
+            return [f"![{' '.join(str(described).split())}]"]
+        if shape.has_text_frame:
+            kind = "text"
+            text = shape.text_frame.text or ""
+            if title is not None and shape.shape_id == title.shape_id:
+                return [f"# {text.strip()}"] if text.strip() else []
+            return [text] if text.strip() else []
+    except Exception as exc:
+        name = getattr(shape, "name", "") or kind
+        problems.append(f"{kind} {name!r} could not be read: {type(exc).__name__}: {exc}")
+        return [f"[{kind} {name!r} could not be read: {type(exc).__name__}]"]
+    return []
+
+
+def _chart_lines(chart: Any) -> list[str]:
+    """``### Chart: <title>`` and a Markdown table (categories by series); raises if unreadable.
+
+    Values are the chart's cached point values as stored (``c:pt/c:v``, ISO/IEC
+    29500-1 §21.2.2.150), so a cell that was in error when the deck was saved
+    shows as ``#N/A`` instead of breaking the chart.
+    """
+    heading = "### Chart"
+    if chart.has_title and chart.chart_title.has_text_frame:
+        heading += f": {chart.chart_title.text_frame.text}"
+    categories = [str(c) for c in chart.plots[0].categories]
+    names: list[object] = ["Category"]
+    columns: list[dict[int, str]] = []
+    for series in chart.series:
+        names.append(series.name)
+        points: dict[int, str] = {}
+        for point in series._element.xpath("./c:val//c:pt"):
+            value = point.xpath("./c:v")
+            points[int(point.get("idx"))] = (value[0].text or "") if value else ""
+        columns.append(points)
+    rows: list[list[object]] = [names]
+    for index, category in enumerate(categories):
+        rows.append([category, *[points.get(index, "") for points in columns]])
+    return ["", heading, "", markdown_table(rows), ""]
 
 
 # -- spreadsheets -----------------------------------------------------------------------------
@@ -282,26 +753,44 @@ def _sheet_sections(
     budget: _Budget,
     total: int,
 ) -> Iterator[Section]:
-    """One section per sheet: ``## <name>`` and a Markdown table of its non-empty rows."""
+    """One section per sheet: ``## <name>`` and a Markdown table of its non-empty rows.
+
+    A sheet whose rows stop parsing keeps the rows read so far, then the line
+    ``[the rest of sheet '<name>' could not be read: <error>]``; its ``note``
+    says so and the next sheet is read.
+    """
     counter = _RowCounter()
     for number, (name, rows) in enumerate(sheets, start=1):
         kept: list[list[object]] = []
         reason = None
-        for row in rows:
-            counter.rows += 1
-            if counter.rows > budget.limits.max_rows:
-                reason = f"the workbook has more than {budget.limits.max_rows} rows"
-                break
-            if counter.rows % 1000 == 0 and budget.out_of_time():
-                reason = budget.time_reason()
-                break
-            values = list(row)
-            while values and (values[-1] is None or values[-1] == ""):
-                values.pop()
-            if values:
-                kept.append(values)
+        failure = None
+        try:
+            for row in rows:
+                counter.rows += 1
+                if counter.rows > budget.limits.max_rows:
+                    reason = f"the workbook has more than {budget.limits.max_rows} rows"
+                    break
+                if counter.rows % 1000 == 0 and budget.out_of_time():
+                    reason = budget.time_reason()
+                    break
+                values = list(row)
+                while values and (values[-1] is None or values[-1] == ""):
+                    values.pop()
+                if values:
+                    kept.append(values)
+        except MemoryError:
+            raise
+        except Exception as exc:  # one broken sheet must not lose the others
+            failure = f"{type(exc).__name__}: {exc}"
         text = f"## {name}\n\n{markdown_table(kept)}".rstrip()
+        if failure is not None:
+            text += f"\n\n[the rest of sheet {name!r} could not be read: {failure}]"
         section = budget.take(text, f"sheet {number}: {name}")
+        if failure is not None:
+            read = f"{len(kept)} row(s) with values" if kept else "no row"
+            section = attrs.evolve(
+                section, note=f"sheet {name!r} could not be read past {read}: {failure}"
+            )
         if reason is not None and section.truncated_reason is None:
             section = attrs.evolve(section, truncated_reason=reason)
         yield section
@@ -317,12 +806,16 @@ def _sheet_sections(
             return
 
 
-def xlsx(path: str, limits: Limits) -> Iterator[Section]:
+def xlsx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """One section per worksheet (``"sheet N: <name>"``), cell values as a Markdown table.
 
     Read with ``openpyxl`` in read-only mode (rows streamed, formulas as their
     cached values); empty rows are skipped but count against
-    :attr:`Limits.max_rows`.
+    :attr:`Limits.max_rows`. The sheet's declared ``<dimension>``
+    (ECMA-376 Part 1 §18.3.1.35) is not trusted: generators write ``A1`` for a
+    filled sheet or ``A1:XFD1048576`` for a small one, so the rows are read as
+    they are stored (openpyxl's ``reset_dimensions``), neither cut at nor
+    padded to the declared size.
     """
     check_zip(path, limits)
     try:
@@ -332,6 +825,10 @@ def xlsx(path: str, limits: Limits) -> Iterator[Section]:
     book = load_workbook(path, read_only=True, data_only=True)
     try:
         sheets = list(book.worksheets)
+        for sheet in sheets:
+            reset = getattr(sheet, "reset_dimensions", None)
+            if callable(reset):
+                reset()
         budget = _Budget(limits)
         yield from _sheet_sections(
             ((ws.title, ws.iter_rows(values_only=True)) for ws in sheets), budget, len(sheets)
@@ -340,7 +837,7 @@ def xlsx(path: str, limits: Limits) -> Iterator[Section]:
         book.close()
 
 
-def xls(path: str, limits: Limits) -> Iterator[Section]:
+def xls(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """One section per sheet of a legacy Excel ``.xls`` workbook, via ``xlrd``."""
     try:
         import xlrd
@@ -371,7 +868,7 @@ def _odf() -> Any:
     return opendocument, table, teletype, text
 
 
-def ods(path: str, limits: Limits) -> Iterator[Section]:
+def ods(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """One section per table of an OpenDocument spreadsheet, via ``odfpy``.
 
     Repeated rows and cells (``table:number-rows-repeated``,
@@ -404,7 +901,7 @@ def ods(path: str, limits: Limits) -> Iterator[Section]:
     )
 
 
-def odt(path: str, limits: Limits) -> Iterator[Section]:
+def odt(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """An OpenDocument text as Markdown-like text: headings as ``#``, paragraphs, list items."""
     check_zip(path, limits)
     opendocument, _table, teletype, text = _odf()
@@ -440,7 +937,7 @@ def _odt_block(element: Any, teletype: Any, text: Any) -> list[str]:
 
 
 # -- RTF and e-mail ----------------------------------------------------------------------------
-def rtf(path: str, limits: Limits) -> Iterator[Section]:
+def rtf(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """The plain text of an RTF document (control words removed), via ``striprtf``."""
     try:
         from striprtf.striprtf import rtf_to_text
@@ -455,7 +952,7 @@ def rtf(path: str, limits: Limits) -> Iterator[Section]:
     yield budget.take(text.strip(), None)
 
 
-def eml(path: str, limits: Limits) -> Iterator[Section]:
+def eml(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """An RFC 5322 message: From/To/Cc/Date/Subject, then the text body (or the HTML body's text)."""
     import email
     from email import policy
@@ -507,7 +1004,7 @@ def html_to_markdown(markup: str | bytes) -> str:
     return markdown
 
 
-def html(path: str, limits: Limits) -> Iterator[Section]:
+def html(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
     """An HTML page as Markdown (headings, lists, tables, links) in one section."""
     with open(path, "rb") as handle:
         raw = handle.read()
@@ -515,10 +1012,12 @@ def html(path: str, limits: Limits) -> Iterator[Section]:
     yield budget.take(html_to_markdown(raw).strip(), None)
 
 
-Converter = Callable[[str, Limits], Iterator[Section]]
+Converter = Callable[[str, Limits, TextRecognizer | None], Iterator[Section]]
+"""A converter: the file's path, the budgets, the OCR engine (``None``: no OCR)."""
 
 CONVERTERS: Final[dict[str, Converter]] = {
     "pdf": pdf,
+    "image": image,
     "docx": docx,
     "pptx": pptx,
     "xlsx": xlsx,

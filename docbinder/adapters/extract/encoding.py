@@ -10,11 +10,18 @@ Order of evidence (after the WHATWG Encoding Standard's "BOM sniff" rule, §6
    multi-byte sequence cut at the end of the sample is allowed), or UTF-8
    with a few stray invalid bytes among many valid multi-byte sequences;
 4. for 8-bit text (no C0 control bytes other than whitespace and ESC; other
-   bytes are read as UTF-8 with U+FFFD), **detection** with ``charset-normalizer`` (the ``[extract]`` extra) over the
-   sample; among the candidates that decode with the least "chaos", one whose
-   decoding mixes Hangul and Han ideographs inside one word is passed over
-   (that mix is the signature of Chinese GBK bytes read as Korean CP949, which
-   the detector otherwise ties on short samples);
+   bytes are read as UTF-8 with U+FFFD), **detection**: ``charset-normalizer``
+   (the ``[extract]`` extra) proposes candidates; each candidate's decoding,
+   and Windows-1252's when the bytes decode under it, is scored by
+   :func:`alphabet_fit`: the share of the accented letters that stand in
+   words which fit *one* language's alphabet, the same language for the whole
+   sample (Western, Central and Northern European, Baltic and Turkish Latin
+   alphabets, Cyrillic, Greek, Hebrew, Arabic, Thai, Chinese, Japanese,
+   Korean). The best score wins; a tie goes to Windows-1252 (what undeclared
+   Western text really is: ``Ça coûte très cher`` scores 1 as Windows-1252 and
+   1/3 as Windows-1250's ``Ça coűte trčs cher``), then to the detector's order.
+   A word that mixes scripts fits no alphabet: Chinese GBK bytes read as
+   Korean CP949 mix Hangul and Han inside words and lose to GBK;
 5. **Windows-1252** as the last resort (a superset of the printable ISO-8859-1
    characters).
 
@@ -26,7 +33,6 @@ from __future__ import annotations
 
 import codecs
 import re
-import unicodedata
 from typing import Final
 
 import attrs
@@ -92,38 +98,158 @@ def _is_utf8(sample: bytes) -> bool:
     return valid >= 4 * errors
 
 
-def _mixes_hangul_and_han(text: str) -> bool:
-    """Whether some word holds both Hangul syllables and Han ideographs."""
-    for word in re.findall(r"\w+", text):
-        has_hangul = has_han = False
-        for char in word:
-            if "\uac00" <= char <= "\ud7a3":
-                has_hangul = True
-            elif unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH"):
-                has_han = True
-            if has_hangul and has_han:
-                return True
-    return False
+SCORED_BYTES: Final = 8 * 1024
+"""How many leading bytes of the sample :func:`alphabet_fit` looks at per candidate (8 KiB)."""
+
+_LATIN_ALPHABETS: Final[dict[str, str]] = {
+    # The letters beyond ASCII of each language's alphabet, lower case (loanword letters left out).
+    "fr": "àâæçéèêëîïôœùûüÿ",
+    "es": "áéíóúüñ",
+    "pt": "áâãàçéêíóôõú",
+    "it": "àèéìíîòóùú",
+    "de": "äöüß",
+    "nl": "áàäéèëíïóöúüĳ",
+    "ca": "àçèéíïòóúü",
+    "sv": "åäöé",
+    "da-no": "æøåéèêóòô",
+    "fi": "äöåšž",
+    "is": "áðéíóúýþæö",
+    "cs": "áčďéěíňóřšťúůýž",
+    "sk": "áäčďéíĺľňóôŕšťúýž",
+    "pl": "ąćęłńóśźż",
+    "hu": "áéíóöőúüű",
+    "ro": "ăâîșțşţ",
+    "hr-sl": "čćđšž",
+    "tr": "çğıöşüâî",
+    "lt": "ąčęėįšųūž",
+    "lv": "āčēģīķļņšūž",
+    "et": "äöõüšž",
+}
+
+_SCRIPT_RANGES: Final[dict[str, tuple[tuple[int, int], ...]]] = {
+    "cyrillic": ((0x0400, 0x052F),),
+    "greek": ((0x0370, 0x03FF), (0x1F00, 0x1FFF)),
+    "hebrew": ((0x0590, 0x05FF),),
+    "arabic": ((0x0600, 0x06FF), (0x0750, 0x077F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)),
+    "thai": ((0x0E00, 0x0E7F),),
+    # Han ideographs (with extension A and compatibility ideographs), full-width letters
+    "zh": ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xFF21, 0xFF5A)),
+    # Han, hiragana, katakana (full and half width), full-width letters
+    "ja": (
+        (0x3040, 0x30FF),
+        (0x3400, 0x4DBF),
+        (0x4E00, 0x9FFF),
+        (0xF900, 0xFAFF),
+        (0xFF21, 0xFF5A),
+        (0xFF66, 0xFF9F),
+    ),
+    # Hangul syllables and jamo, full-width letters; no Han (see the module documentation)
+    "ko": ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7A3), (0xFF21, 0xFF5A)),
+}
+
+_ALPHABET_NAMES: Final = (*_LATIN_ALPHABETS, *_SCRIPT_RANGES)
+_LATIN_SETS: Final = {name: frozenset(letters) for name, letters in _LATIN_ALPHABETS.items()}
+_ACCENTED_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*")
+
+
+def _alphabets_of(char: str) -> int:
+    """A bit mask of the alphabets (:data:`_ALPHABET_NAMES` order) that hold ``char``."""
+    if not char.isalpha():
+        return 0
+    lower, code = char.lower(), ord(char)
+    mask = 0
+    for bit, name in enumerate(_ALPHABET_NAMES):
+        latin = _LATIN_SETS.get(name)
+        if latin is not None:
+            held = lower in latin
+        else:
+            held = any(low <= code <= high for low, high in _SCRIPT_RANGES[name])
+        if held:
+            mask |= 1 << bit
+    return mask
+
+
+def alphabet_fit(text: str, _words: dict[str, tuple[int, int]] | None = None) -> float | None:
+    """How well ``text`` reads as one language: a share from 0.0 to 1.0, or ``None``.
+
+    Each run of letters that holds a letter beyond ASCII is a word; a word fits
+    an alphabet when all its letters beyond ASCII belong to it (ASCII letters
+    fit every alphabet). The answer is, for the alphabet that fits best, the
+    share of all letters beyond ASCII that stand in fitting words; ``None``
+    when ``text`` has no such letter (nothing to judge by). ``_words`` may pass
+    a dict that remembers words across calls of one detection.
+    """
+    words: dict[str, tuple[int, int]] = {} if _words is None else _words
+    weights = [0] * len(_ALPHABET_NAMES)
+    total = 0
+    for match in _ACCENTED_WORD.finditer(text):
+        word = match.group()
+        known = words.get(word)
+        if known is None:
+            known = words[word] = _word_alphabets(word)
+        mask, count = known
+        total += count
+        if not mask:
+            continue
+        for bit in range(len(weights)):
+            if mask >> bit & 1:
+                weights[bit] += count
+    if not total:
+        return None
+    return max(weights) / total
+
+
+def _word_alphabets(word: str) -> tuple[int, int]:
+    """The alphabets that fit ``word`` (a bit mask) and its number of letters beyond ASCII."""
+    mask, count = (1 << len(_ALPHABET_NAMES)) - 1, 0
+    for char in word:
+        if char.isascii():
+            if not char.isalpha():
+                mask = 0  # "x²" and the like: not a word of any alphabet
+            continue
+        mask &= _alphabets_of(char)
+        count += 1
+    return mask, count
+
+
+def _decodes(sample: bytes, codec: str) -> str | None:
+    """``sample`` decoded strictly with ``codec`` (a sequence cut at the end is dropped)."""
+    try:
+        return codecs.getincrementaldecoder(codec)(errors="strict").decode(sample, final=False)
+    except (UnicodeDecodeError, LookupError):
+        return None
 
 
 def _detect(sample: bytes) -> str | None:
-    """The codec charset-normalizer picks for ``sample``, or ``None`` (no extra / no answer)."""
+    """The codec to decode 8-bit ``sample`` with, or ``None`` (no extra / no answer).
+
+    See step 4 of the module documentation.
+    """
     try:
         from charset_normalizer import from_bytes
     except ImportError:
         return None
     try:
-        matches = list(from_bytes(sample))
+        proposed = [str(m.encoding) for m in from_bytes(sample)]
     except Exception:
         return None
-    if not matches:
+    scored = sample[:SCORED_BYTES]
+    candidates: list[tuple[float, int, str]] = []
+    fits: dict[str, float | None] = {}
+    words: dict[str, tuple[int, int]] = {}
+    for rank, codec in enumerate([FALLBACK, *proposed]):
+        if rank and codecs.lookup(codec).name == codecs.lookup(FALLBACK).name:
+            continue
+        text = _decodes(scored, codec)
+        if text is None:
+            continue
+        fit = fits[text] if text in fits else fits.setdefault(text, alphabet_fit(text, words))
+        candidates.append((-1.0 if fit is None else fit, -rank, codec))
+    if not proposed:
         return None
-    best = matches[0]
-    tied = [m for m in matches if abs(m.chaos - best.chaos) < 0.01]
-    for match in tied:
-        if not _mixes_hangul_and_han(str(match)):
-            return str(match.encoding)
-    return str(best.encoding)
+    if not candidates:
+        return proposed[0]
+    return max(candidates)[2]
 
 
 def detection_available() -> bool:

@@ -31,11 +31,12 @@ from typing import IO, Final
 
 from attrs import evolve
 
-from docbinder.adapters.extract.convert import MAX_SHEET_ROWS, Limits
+from docbinder.adapters.extract.convert import MAX_SHEET_ROWS, Limits, Section, renderer_problem
 from docbinder.adapters.extract.encoding import DETECT_BYTES, TextEncoding, choose_encoding
 from docbinder.adapters.extract.isolation import Outcome, run_inline, run_isolated
 from docbinder.adapters.extract.mime import (
     DOCX,
+    EMPTY_FILE_EXTENSIONS,
     EPUB,
     ODS,
     ODT,
@@ -43,9 +44,17 @@ from docbinder.adapters.extract.mime import (
     XLS,
     XLSX,
 )
+from docbinder.adapters.extract.ocr import TesseractRecognizer
 from docbinder.domain.errors import InvalidInput
 from docbinder.domain.mime import is_textual_mime, mime_essence
-from docbinder.domain.model import ContentKind, ContentPart, FileItem
+from docbinder.domain.model import (
+    MAX_LISTED_PAGES,
+    ContentKind,
+    ContentPart,
+    FileItem,
+    PageCoverage,
+)
+from docbinder.ports.extractor import TextRecognizer
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +79,19 @@ DEFAULT_TIME_BUDGET: Final = 30.0
 DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 """Default address-space cap of a converter process (2 GiB)."""
 
-EXTRACTOR_REVISION: Final = 2
+EXTRACTOR_REVISION: Final = 3
 """Bumped whenever this module changes what it returns for the same bytes (cache key)."""
+
+DEFAULT_OCR: Final = TesseractRecognizer()
+"""The OCR engine a :class:`DefaultContentExtractor` uses unless told otherwise (English)."""
+
+OCR_IMAGE_TYPES: Final = frozenset(
+    {"image/png", "image/jpeg", "image/tiff", "image/webp", "image/bmp", "image/gif"}
+)
+"""Image types read by OCR (Pillow decodes them); other images give their image part only."""
+
+_PAGED: Final = frozenset({"pdf", "image"})
+"""Converters whose sections are pages with a ``layer`` (coverage is reported)."""
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -104,6 +124,7 @@ FORMAT_LABELS: Final[dict[str, str]] = {
     "eml": "e-mail message",
     "msg": "Outlook message",
     "html": "HTML page",
+    "image": "image",
 }
 
 _TRANSIENT_MARKERS: Final = ("time budget", "ended unexpectedly", "out of memory", "no converter")
@@ -121,6 +142,9 @@ _VERSIONED_LIBRARIES: Final = (
     "striprtf",
     "olefile",
     "charset-normalizer",
+    "cryptography",
+    "pypdfium2",
+    "pillow",
 )
 
 
@@ -377,8 +401,22 @@ class DefaultContentExtractor:
       Markdown. Without the library, a failed conversion or no text at all,
       one binary part with the bytes and a ``note`` (also in ``text``) saying
       why, e.g. which extra adds the format.
-    * ``image/*`` gives one image part with the bytes.
+    * ``image/*`` gives one image part with the bytes; PNG, JPEG, TIFF, WebP,
+      BMP and GIF images (:data:`OCR_IMAGE_TYPES`) are also read by ``ocr``
+      in the converter process: a text part (``ocr=True``, ``ocr_engine``,
+      ``ocr_confidence``) follows the image part when it finds text (one per
+      page of a multi-page TIFF).
     * anything else gives one binary part with the bytes.
+
+    Scans: a PDF page without a text layer (or with an image and a stamp of
+    fewer than 20 characters) is rendered and read by ``ocr`` (a
+    :class:`~docbinder.ports.extractor.TextRecognizer`, default
+    :data:`DEFAULT_OCR`, Tesseract with English; ``None`` turns OCR off) under
+    the same page, time and memory budgets. Every part of a PDF or an image
+    carries ``coverage`` (:class:`~docbinder.domain.model.PageCoverage`: pages
+    read from the text layer, by OCR, with nothing, not reached), and pages
+    that gave nothing are named in the first part's ``note`` with the reason
+    (e.g. which extra adds OCR). OCR output is cached like any conversion.
 
     Limits (all per document): ``max_bytes`` bytes read (default 50 MiB);
     ``max_text_chars`` characters of text (default 2,000,000, over all
@@ -416,6 +454,7 @@ class DefaultContentExtractor:
         isolate: bool = True,
         memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
         html: str = "markdown",
+        ocr: TextRecognizer | None = DEFAULT_OCR,
     ) -> None:
         for name, value in (
             ("max_bytes", max_bytes),
@@ -445,35 +484,56 @@ class DefaultContentExtractor:
         self.isolate = isolate
         self.memory_bytes = memory_bytes
         self.html = html
+        self.ocr = ocr
 
     @property
     def version(self) -> str:
         """Identifies what this extractor returns for given bytes (the extraction cache key).
 
         ``docbinder-extract/<n>`` plus the versions of the installed converter
-        libraries and the deterministic limits; the time budget is not part of
+        libraries, the deterministic limits and the OCR engine with its
+        languages (``ocr=none`` when OCR cannot run, so installing it later
+        misses the entries written without it); the time budget is not part of
         it (parts cut by the time budget are not cached).
         """
+        ocr = "none" if self.ocr_problem() is not None or self.ocr is None else self.ocr.engine
         return (
             f"docbinder-extract/{EXTRACTOR_REVISION};{_library_versions()};"
             f"limits={self.max_bytes},{self.max_text_chars},{self.max_pages},"
-            f"{self.max_decoded_bytes},{self.max_rows};html={self.html}"
+            f"{self.max_decoded_bytes},{self.max_rows};html={self.html};ocr={ocr}"
         )
+
+    def ocr_problem(self, fmt: str = "pdf") -> str | None:
+        """Why pages without a text layer cannot be read here, or ``None``.
+
+        ``fmt`` is ``"pdf"`` (needs the PDF renderer too) or ``"image"``.
+        """
+        if self.ocr is None:
+            return "OCR is turned off for this extractor"
+        problem = self.ocr.problem()
+        if problem is None and fmt == "pdf":
+            problem = renderer_problem()
+        return problem
 
     def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
         """Whether ``parts`` may be cached for ``item``'s bytes under :attr:`version`.
 
-        Only converted documents (:data:`FORMATS`) are worth caching; parts
-        cut by the time budget or a crashed converter are not stored (another
-        try may get further), nor parts carrying ``data``.
+        Only converted documents (:data:`FORMATS`) and images read by OCR are
+        worth caching; parts cut by the time budget or a crashed converter are
+        not stored (another try may get further), nor parts carrying ``data``
+        other than an image's own bytes (the cache keeps the OCR text and
+        takes the image's bytes from the file again).
         """
         essence = mime_essence(item.mime_type)
-        if FORMATS.get(essence) is None and not (
-            self.html == "markdown" and essence in _HTML_TYPES
+        ocr_image = essence in OCR_IMAGE_TYPES and any(p.coverage for p in parts)
+        if (
+            FORMATS.get(essence) is None
+            and not (self.html == "markdown" and essence in _HTML_TYPES)
+            and not (ocr_image and self.ocr_problem("image") is None)
         ):
             return False
         for part in parts:
-            if part.data is not None:
+            if part.data is not None and not (ocr_image and part.kind is ContentKind.IMAGE):
                 return False
             for remark in (part.truncated_reason, part.note):
                 if remark is not None and any(m in remark for m in _TRANSIENT_MARKERS):
@@ -501,6 +561,8 @@ class DefaultContentExtractor:
                 return self._document(document_id, item, stream, fmt)
             if is_textual_mime(mime):
                 return [self._text(document_id, item, stream)]
+            if mime in OCR_IMAGE_TYPES:
+                return self._image(document_id, item, stream)
             kind = ContentKind.IMAGE if mime.startswith("image/") else ContentKind.BINARY
             return [self._blob(document_id, item, stream, kind)]
         finally:
@@ -519,7 +581,10 @@ class DefaultContentExtractor:
         truncated_reason: str | None = None,
         note: str | None = None,
         encoding: TextEncoding | None = None,
+        section: Section | None = None,
+        coverage: PageCoverage | None = None,
     ) -> ContentPart:
+        ocr = section is not None and section.layer == "ocr"
         return ContentPart(
             document_id=document_id,
             file_name=item.file_name,
@@ -534,6 +599,10 @@ class DefaultContentExtractor:
             note=note,
             encoding=encoding.codec if encoding is not None else None,
             encoding_guessed=encoding.guessed if encoding is not None else False,
+            ocr=ocr,
+            ocr_engine=section.ocr_engine if ocr and section is not None else None,
+            ocr_confidence=section.ocr_confidence if ocr and section is not None else None,
+            coverage=coverage,
         )
 
     def _too_big(self, item: FileItem) -> bool:
@@ -644,7 +713,9 @@ class DefaultContentExtractor:
         if stream.over_limit:
             self._log_truncated(document_id, item, reason)
             return self._part(document_id, item, kind, truncated_reason=reason)
-        return self._part(document_id, item, kind, data=bytes(buffer))
+        return self._part(
+            document_id, item, kind, data=bytes(buffer), note=_misnamed_note(item, kind)
+        )
 
     # -- documents --------------------------------------------------------------------------
     def _document_too_big(self, document_id: str, item: FileItem, fmt: str) -> list[ContentPart]:
@@ -683,14 +754,15 @@ class DefaultContentExtractor:
             deadline=time.monotonic() + self.time_budget,
             max_rows=self.max_rows,
         )
+        ocr = self.ocr if fmt in _PAGED and self.ocr_problem(fmt) is None else None
         if self.isolate:
             try:
-                return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes)
+                return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes, ocr=ocr)
             except (OSError, AssertionError) as exc:
                 # No child process here: none could be started, or this process is itself
                 # a daemonic multiprocessing child (which may not have children).
                 self._log_failed(document_id, item, f"no converter process: {exc}")
-        return run_inline(fmt, path, limits)
+        return run_inline(fmt, path, limits, ocr)
 
     def _html_markdown(
         self, document_id: str, item: FileItem, stream: _BoundedStream
@@ -715,10 +787,14 @@ class DefaultContentExtractor:
             reread = _BoundedStream(iter(lambda: spool.read(1 << 16), b""), self.max_bytes)
             return [self._html(document_id, item, reread)]
 
-    def _from_outcome(
-        self, document_id: str, item: FileItem, fmt: str, outcome: Outcome, spool: IO[bytes]
+    def _section_parts(
+        self,
+        document_id: str,
+        item: FileItem,
+        outcome: Outcome,
+        coverage: PageCoverage | None,
     ) -> list[ContentPart]:
-        label = FORMAT_LABELS.get(fmt, fmt)
+        """The text parts of an outcome's sections; a limit's reason lands on the last one."""
         parts: list[ContentPart] = []
         pending_reason: str | None = None
         for section in outcome.sections:
@@ -734,6 +810,9 @@ class DefaultContentExtractor:
                     text=section.text,
                     position=section.position,
                     truncated_reason=section.truncated_reason,
+                    note=section.note,
+                    section=section,
+                    coverage=coverage,
                 )
             )
         if outcome.status in {"timeout", "crashed", "failed"} and parts:
@@ -746,6 +825,51 @@ class DefaultContentExtractor:
         for part in parts:
             if part.truncated_reason is not None:
                 self._log_truncated(document_id, item, part.truncated_reason)
+        return parts
+
+    @staticmethod
+    def _coverage(outcome: Outcome) -> PageCoverage | None:
+        """How the pages of a paged document were read, from its page sections."""
+        pages = max((s.pages or 0 for s in outcome.sections), default=0)
+        layered = [s for s in outcome.sections if s.layer is not None]
+        if not pages and not layered:
+            return None
+        pages = max(pages, len(layered))
+        empty = [_page_number(s) for s in layered if s.layer == "none"]
+        return PageCoverage(
+            pages=pages,
+            text_layer=sum(1 for s in layered if s.layer == "text"),
+            ocr=sum(1 for s in layered if s.layer == "ocr"),
+            nothing=len(empty),
+            unread=pages - len(layered),
+            empty_pages=tuple(empty[:MAX_LISTED_PAGES]),
+        )
+
+    def _nothing_note(self, fmt: str, coverage: PageCoverage | None) -> str | None:
+        """The sentence naming the pages that gave no text and why, or ``None``."""
+        if coverage is None or not coverage.nothing:
+            return None
+        problem = self.ocr_problem(fmt)
+        why = "OCR found no text on them" if problem is None else problem
+        listed = ", ".join(str(n) for n in coverage.empty_pages)
+        if coverage.nothing > len(coverage.empty_pages):
+            listed += ", ..."
+        which = f"page {listed}" if coverage.nothing == 1 else f"pages {listed}"
+        return (
+            f"{coverage.nothing} of {coverage.pages} page(s) gave no text ({which}): "
+            f"no text layer, and {why}"
+        )
+
+    def _from_outcome(
+        self, document_id: str, item: FileItem, fmt: str, outcome: Outcome, spool: IO[bytes]
+    ) -> list[ContentPart]:
+        label = FORMAT_LABELS.get(fmt, fmt)
+        coverage = self._coverage(outcome) if fmt in _PAGED else None
+        parts = self._section_parts(document_id, item, outcome, coverage)
+        pending_reason = next(
+            (s.truncated_reason for s in reversed(outcome.sections) if s.truncated_reason), None
+        )
+        nothing = self._nothing_note(fmt, coverage)
         if outcome.status != "done":
             self._log_failed(document_id, item, f"{outcome.status}: {outcome.message}")
         elif not parts:
@@ -756,13 +880,19 @@ class DefaultContentExtractor:
                 item.mime_type,
             )
         if parts:
+            if nothing is not None:
+                first = parts[0]
+                parts[0] = evolve(first, note=f"{first.note}; {nothing}" if first.note else nothing)
             return parts
         if outcome.status == "missing_extra":
             note = f"{label} text needs the extract extra: {outcome.message}"
+        elif outcome.status == "protected":
+            note = f"{outcome.message}; no text was extracted"
         elif outcome.status == "done":
-            note = f"the {label} has no extractable text" + (
-                " (it may hold scanned images only)" if fmt == "pdf" else ""
-            )
+            if nothing is not None:
+                note = f"the {label} has no extractable text: {nothing}"
+            else:
+                note = f"the {label} has no extractable text"
         elif outcome.status == "refused" or outcome.status == "timeout":
             note = f"the {label} was not converted: {outcome.message}"
         else:
@@ -782,8 +912,75 @@ class DefaultContentExtractor:
                 note=note,
                 data=spool.read(),
                 truncated_reason=reason,
+                coverage=coverage,
             )
         ]
+
+    # -- images -----------------------------------------------------------------------------
+    def _image(self, document_id: str, item: FileItem, stream: _BoundedStream) -> list[ContentPart]:
+        """The image part, then a text part per page where OCR found text (see the class doc)."""
+        problem = self.ocr_problem("image")
+        if problem is not None or self._too_big(item):
+            part = self._blob(document_id, item, stream, ContentKind.IMAGE)
+            if problem is not None and part.data is not None:
+                part = evolve(
+                    part,
+                    note=f"no text was read from the image: {problem}",
+                    coverage=PageCoverage(1, nothing=1, empty_pages=(1,)),
+                )
+            return [part]
+        with tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".image") as spool:
+            for chunk in stream:
+                spool.write(chunk)
+            spool.flush()
+            if stream.over_limit:
+                reason = f"file is larger than {self.max_bytes} bytes"
+                self._log_truncated(document_id, item, reason)
+                return [self._part(document_id, item, ContentKind.IMAGE, truncated_reason=reason)]
+            outcome = self._convert(document_id, item, "image", spool.name)
+            spool.seek(0)
+            data = spool.read()
+        coverage = self._coverage(outcome)
+        if coverage is None:  # not read at all (refused, crashed, no converter)
+            coverage = PageCoverage(1, unread=1)
+        texts = self._section_parts(document_id, item, outcome, coverage)
+        stopped = next((s.truncated_reason for s in outcome.sections if s.truncated_reason), None)
+        note = None
+        if outcome.status != "done":
+            self._log_failed(document_id, item, f"{outcome.status}: {outcome.message}")
+            note = f"OCR did not read the image: {outcome.message}"
+        elif not texts:
+            note = "OCR found no text in the image"
+            if stopped is not None:
+                note += f" (it stopped early: {stopped})"
+        elif coverage.nothing:
+            note = self._nothing_note("image", coverage)
+        picture = self._part(
+            document_id, item, ContentKind.IMAGE, data=data, note=note, coverage=coverage
+        )
+        return [picture, *texts]
+
+
+def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
+    """For a binary part whose name claims a format that is converted: what the bytes are."""
+    if kind is not ContentKind.BINARY:
+        return None
+    extension = item.file_name.rsplit(".", 1)[-1].lower() if "." in item.file_name else ""
+    claimed = FORMATS.get(EMPTY_FILE_EXTENSIONS.get(extension, ""))
+    if claimed is None:
+        return None
+    label = FORMAT_LABELS.get(claimed, claimed)
+    return (
+        f"the file's name (.{extension}) says {label}, but its bytes are "
+        f"{mime_essence(item.mime_type)}, not that format; it was not converted"
+    )
+
+
+def _page_number(section: Section) -> int:
+    """The page number of a page section (``"page 3"`` gives 3; a single image is page 1)."""
+    position = section.position or ""
+    digits = position.removeprefix("page ").strip()
+    return int(digits) if digits.isdigit() else 1
 
 
 @functools.cache

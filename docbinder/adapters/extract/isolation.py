@@ -29,8 +29,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from docbinder.adapters.extract.convert import CONVERTERS, ConversionRefused, Limits, Section
+from docbinder.adapters.extract.convert import (
+    CONVERTERS,
+    ConversionRefused,
+    DocumentProtected,
+    Limits,
+    Section,
+)
 from docbinder.domain.errors import MissingExtra
+from docbinder.ports.extractor import TextRecognizer
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -47,6 +54,10 @@ PRELOAD: Final = (
     "xlrd",
     "odf.opendocument",
     "striprtf.striprtf",
+    "pptx",
+    "PIL.Image",
+    "pypdfium2",
+    "tesserocr",
 )
 """Modules the fork server imports once for all children (missing ones are skipped)."""
 
@@ -59,9 +70,10 @@ class Outcome:
     """What a conversion gave: the ``sections`` received and how it ended.
 
     ``status`` is ``"done"``, ``"missing_extra"``, ``"refused"`` (a limit
-    broken before converting, e.g. a zip bomb), ``"failed"`` (the converter
-    raised), ``"timeout"`` (killed at the deadline) or ``"crashed"`` (the child
-    died: a signal, ``RLIMIT_AS``/``RLIMIT_CPU``); ``message`` says more.
+    broken before converting, e.g. a zip bomb), ``"protected"`` (the document
+    needs a password), ``"failed"`` (the converter raised), ``"timeout"``
+    (killed at the deadline) or ``"crashed"`` (the child died: a signal,
+    ``RLIMIT_AS``/``RLIMIT_CPU``); ``message`` says more.
     """
 
     sections: tuple[Section, ...]
@@ -94,16 +106,20 @@ def _limit_resources(cpu_seconds: int, memory_bytes: int | None) -> None:
         pass
 
 
-def _convert(fmt: str, path: str, limits: Limits, send: Any) -> None:
+def _convert(
+    fmt: str, path: str, limits: Limits, send: Any, ocr: TextRecognizer | None = None
+) -> None:
     """Run converter ``fmt`` and report through ``send(kind, payload)``; never raises."""
     try:
-        for section in CONVERTERS[fmt](path, limits):
+        for section in CONVERTERS[fmt](path, limits, ocr):
             send("section", section)
         send("done", None)
     except MissingExtra as exc:
         send("missing_extra", str(exc))
     except ConversionRefused as exc:
         send("refused", str(exc))
+    except DocumentProtected as exc:
+        send("protected", str(exc))
     except MemoryError:
         send("failed", "the converter ran out of memory")
     except Exception as exc:
@@ -111,17 +127,26 @@ def _convert(fmt: str, path: str, limits: Limits, send: Any) -> None:
 
 
 def _child(
-    conn: Connection, fmt: str, path: str, limits: Limits, cpu: int, memory: int | None
+    conn: Connection,
+    fmt: str,
+    path: str,
+    limits: Limits,
+    cpu: int,
+    memory: int | None,
+    ocr: TextRecognizer | None,
 ) -> None:
     _limit_resources(cpu, memory)
     try:
-        _convert(fmt, path, limits, lambda kind, payload: conn.send((kind, payload)))
+        _convert(fmt, path, limits, lambda kind, payload: conn.send((kind, payload)), ocr)
     finally:
         conn.close()
 
 
-def run_inline(fmt: str, path: str, limits: Limits) -> Outcome:
-    """Convert in the calling thread; limits are cooperative (checked between pages)."""
+def run_inline(fmt: str, path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Outcome:
+    """Convert in the calling thread; limits are cooperative (checked between pages).
+
+    ``ocr`` reads pages without a text layer (OCR itself stops at the deadline).
+    """
     sections: list[Section] = []
     end: list[tuple[str, str | None]] = []
 
@@ -131,19 +156,25 @@ def run_inline(fmt: str, path: str, limits: Limits) -> Outcome:
         else:
             end.append((kind, payload))
 
-    _convert(fmt, path, limits, send)
+    _convert(fmt, path, limits, send, ocr)
     status, message = end[0] if end else ("failed", "the converter stopped without a result")
     return Outcome(tuple(sections), status, message)
 
 
 def run_isolated(
-    fmt: str, path: str, limits: Limits, *, memory_bytes: int | None = None
+    fmt: str,
+    path: str,
+    limits: Limits,
+    *,
+    memory_bytes: int | None = None,
+    ocr: TextRecognizer | None = None,
 ) -> Outcome:
     """Convert the file at ``path`` with converter ``fmt`` in a limited child process.
 
     The child stops by itself at ``limits.deadline``; the parent kills it
     :data:`GRACE_SECONDS` later. ``memory_bytes`` caps the child's address
-    space. Never raises for the converter's sake; raises :class:`OSError` (or
+    space; ``ocr`` (picklable) reads pages without a text layer in the child,
+    under the same deadline and memory cap. Never raises for the converter's sake; raises :class:`OSError` (or
     ``AssertionError`` in a daemonic process, which may not start children)
     only if no process can be started.
     """
@@ -152,7 +183,7 @@ def run_isolated(
     budget = max(0.0, limits.deadline - time.monotonic())
     cpu = int(budget + GRACE_SECONDS) + 1
     process = context.Process(
-        target=_child, args=(sender, fmt, path, limits, cpu, memory_bytes), daemon=True
+        target=_child, args=(sender, fmt, path, limits, cpu, memory_bytes, ocr), daemon=True
     )
     sections: list[Section] = []
     try:

@@ -24,14 +24,13 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.results import NotAttached, NotAttachedCause
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
     AccessDenied,
-    DocbinderError,
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
-    NoActiveWorkflow,
 )
 from docbinder.domain.model import (
     DEFAULT_LABEL,
@@ -48,6 +47,8 @@ from docbinder.ports.system import Clock, IdFactory
 __all__ = [
     "LABEL_ATTEMPTS",
     "AttachFile",
+    "NotAttached",
+    "NotAttachedCause",
     "PreparedAttach",
     "attach_file_as_chat_document",
     "log_attach_failure",
@@ -299,21 +300,23 @@ def attach_file_as_chat_document(
     return None
 
 
-def log_attach_failure(file_id: str, exc: Exception) -> None:
-    """Log the one warning that names why an attach did not happen (SPEC C3).
+def log_attach_failure(file_id: str, exc: Exception) -> NotAttached:
+    """Log the one warning that names why an attach did not happen (SPEC C3); return it.
 
-    Causes: no workflow bound, permission denied (also a file that is not
-    readable), invalid input, or a storage fault (anything else).
+    Causes: :class:`NotAttachedCause` (no workflow bound, workflow not found,
+    permission denied, invalid input, storage fault).
     """
-    if isinstance(exc, NoActiveWorkflow):
+    refusal = NotAttached.from_error(exc)
+    if refusal.cause is NotAttachedCause.NO_WORKFLOW:
         log.warning(
             "attach skipped: no workflow bound; file %s stays reachable by file id", file_id
         )
-    elif isinstance(exc, AccessDenied | FileItemNotFound):
+    elif refusal.cause is NotAttachedCause.WORKFLOW_NOT_FOUND:
+        log.warning("attach skipped: workflow not found for file %s: %s", file_id, exc)
+    elif refusal.cause is NotAttachedCause.PERMISSION_DENIED:
         log.warning("attach skipped: permission denied for file %s: %s", file_id, exc)
-    elif isinstance(exc, InvalidInput):
+    elif refusal.cause is NotAttachedCause.INVALID_INPUT:
         log.warning("attach failed: invalid input for file %s: %s", file_id, exc)
-    elif isinstance(exc, DocbinderError):
-        log.warning("attach failed: storage fault for file %s: %s", file_id, exc)
     else:
-        log.warning("attach failed: storage fault for file %s: %r", file_id, exc)
+        log.warning("attach failed: storage fault for file %s: %s", file_id, refusal.message)
+    return refusal

@@ -9,7 +9,8 @@ transaction instead of one per step.
 
 Storing errors propagate; attaching never fails the store: when no workflow
 is bound, the caller may not update it, or the message cannot be added, the
-file is still stored and one warning names the cause (SPEC C3).
+file is still stored, one warning names the cause (SPEC C3) and the result's
+``not_attached`` carries it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.results import NotAttached
 from docbinder.application.steps.storing import FileStorer, StoredFile, WorkNotCommitted
 from docbinder.application.use_cases.attach_file import (
     AttachFile,
@@ -32,12 +34,13 @@ from docbinder.ports.metadata import UnitOfWork
 class ProducedFile:
     """What :class:`ProduceFile` did: the stored file and, if attached, its message.
 
-    ``message`` is ``None`` when the attach did not happen (the reason was
-    logged as one warning).
+    ``message`` is ``None`` when the attach did not happen; ``not_attached``
+    then says why (the same cause was logged as one warning).
     """
 
     stored: StoredFile
     message: ChatMessage | None
+    not_attached: NotAttached | None = None
 
     @property
     def document_id(self) -> str | None:
@@ -107,10 +110,14 @@ class ProduceFile:
             # A duplicate was found; only the attach failed to commit.
             stored, message = exc.stored, None
             failures.append((stored.item.id, exc))
+        not_attached: NotAttached | None = None
         if refused is not None:
-            log_attach_failure(stored.item.id, refused)
+            not_attached = log_attach_failure(stored.item.id, refused)
         for file_id, failure in failures:
-            log_attach_failure(file_id, failure)
+            not_attached = log_attach_failure(file_id, failure)
         if message is not None and prepared is not None:
             prepared.finish(message)
-        return ProducedFile(stored, message)
+            not_attached = None
+        elif not_attached is None:  # pragma: no cover - every path without a message has a cause
+            not_attached = NotAttached.from_error(RuntimeError("the attach did not happen"))
+        return ProducedFile(stored, message, not_attached)

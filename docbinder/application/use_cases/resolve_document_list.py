@@ -13,7 +13,11 @@ Lookups are indexed, one batch per reference kind (``docItem`` ids, ``docList``
 labels, ``file`` ids with the bare ids no ChatDocument has, then the FileItems
 of every document found), so the cost grows with the number of references, not
 with the size of the workflow, and the number of queries does not grow with
-the number of references. Resolving reads metadata only: whether a document's
+the number of references. A ``docList:<label>`` that names no label exactly is
+looked up once more in its NFC and NFD spellings (labels hold file names, which
+macOS and synced shares store decomposed): one canonically equivalent label is
+taken, several are refused as ``ambiguous_name`` with every spelling shown
+(:func:`~docbinder.domain.names.match_name`, ADR 0066). Resolving reads metadata only: whether a document's
 bytes are still in the blob store is found out when they are read (ADR 0028):
 ``GetContent`` reports ``blob_missing``, ``Run.open_file`` raises
 :class:`~docbinder.domain.errors.BlobMissing`. A deleted FileItem, a metadata
@@ -31,7 +35,9 @@ import attrs
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.domain.access import Action
+from docbinder.domain.errors import AmbiguousName
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
+from docbinder.domain.names import match_name, spellings
 from docbinder.domain.parsing import coerce_document_references
 from docbinder.domain.references import (
     DocumentItemReference,
@@ -53,7 +59,8 @@ class UnresolvedReason(enum.StrEnum):
 
     ``BLOB_MISSING``, ``STORAGE_FAULT`` and ``EXTRACTION_FAILED`` come from
     reading a resolved document's content (``GetContent``), never from
-    resolving alone (ADR 0028).
+    resolving alone (ADR 0028). ``AMBIGUOUS_NAME``: a ``docList:<label>``
+    matched no label exactly and several canonically equivalent ones.
     """
 
     NO_ACTIVE_WORKFLOW = "no_active_workflow"
@@ -64,6 +71,7 @@ class UnresolvedReason(enum.StrEnum):
     REJECTED_INPUT = "rejected_input"
     STORAGE_FAULT = "storage_fault"
     EXTRACTION_FAILED = "extraction_failed"
+    AMBIGUOUS_NAME = "ambiguous_name"
 
 
 _MESSAGES = {
@@ -75,6 +83,7 @@ _MESSAGES = {
     UnresolvedReason.REJECTED_INPUT: "not a usable document reference",
     UnresolvedReason.STORAGE_FAULT: "the document's file content could not be read from storage",
     UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
+    UnresolvedReason.AMBIGUOUS_NAME: "several labels of the workflow look like this one",
 }
 
 
@@ -215,6 +224,9 @@ class ResolveDocumentList:
         by_id = workflows.get_documents(workflow.id, item_ids) if item_ids else {}
         labels = [r.label for r in references if isinstance(r, DocumentListReference)]
         by_label = workflows.documents_by_labels(workflow.id, labels) if labels else {}
+        ambiguous: dict[str, AmbiguousName] = {}
+        if len(by_label) < len(set(labels)):
+            by_label, ambiguous = self._equivalent_labels(uow, workflow, labels, by_label)
         # A bare id that names no ChatDocument may be the FileItem id of the
         # tool-result block: it is looked up with the ``file:`` references.
         file_ids = [
@@ -225,6 +237,7 @@ class ResolveDocumentList:
         ]
         by_file = workflows.documents_by_files(workflow.id, file_ids) if file_ids else {}
         matches: list[tuple[str, list[ChatDocument]]] = []
+        unresolved_early: list[tuple[str, AmbiguousName]] = []
         for ref in references:
             if isinstance(ref, DocumentItemReference):
                 doc = by_id.get(ref.document_id)
@@ -234,6 +247,8 @@ class ResolveDocumentList:
                     found = by_file.get(ref.document_id, []) if ref.bare else []
             elif isinstance(ref, DocumentListReference):
                 found = by_label.get(ref.label, [])
+                if ref.label in ambiguous:
+                    unresolved_early.append((str(ref), ambiguous[ref.label]))
             else:
                 assert isinstance(ref, FileReference)
                 found = by_file.get(ref.file_id, [])
@@ -243,7 +258,12 @@ class ResolveDocumentList:
         documents: list[ResolvedDocument] = []
         unresolved: list[UnresolvedReference] = []
         seen: set[str] = set()
+        refused = dict(unresolved_early)
         for text, found in matches:
+            if text in refused:
+                why = UnresolvedReason.AMBIGUOUS_NAME
+                unresolved.append(UnresolvedReference(text, why, str(refused[text])))
+                continue
             if not found:
                 unresolved.append(_unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW))
                 continue
@@ -259,6 +279,35 @@ class ResolveDocumentList:
                 else:
                     unresolved.append(_unresolved(text, reason, doc.id))
         return documents, unresolved
+
+    @staticmethod
+    def _equivalent_labels(
+        uow: UnitOfWork,
+        workflow: ChatWorkflow,
+        labels: Sequence[str],
+        by_label: dict[str, list[ChatDocument]],
+    ) -> tuple[dict[str, list[ChatDocument]], dict[str, AmbiguousName]]:
+        """``by_label`` plus the labels found only in another Unicode spelling; the ambiguous ones.
+
+        One more batch for every missed label's NFC and NFD spellings; a label
+        that then has exactly one equivalent takes its documents.
+        """
+        missed = {label: spellings(label) for label in labels if label not in by_label}
+        others = [s for forms in missed.values() for s in forms]
+        if not others:
+            return by_label, {}
+        found = uow.workflows.documents_by_labels(workflow.id, others)
+        merged = dict(by_label)
+        ambiguous: dict[str, AmbiguousName] = {}
+        for label, forms in missed.items():
+            try:
+                match = match_name(label, [s for s in forms if s in found], where="the workflow")
+            except AmbiguousName as exc:
+                ambiguous[label] = exc
+                continue
+            if match is not None:
+                merged[label] = found[match]
+        return merged, ambiguous
 
     def _check(self, ctx: RunContext, item: FileItem | None) -> UnresolvedReason | None:
         if item is None:
