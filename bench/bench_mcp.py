@@ -13,18 +13,24 @@ each side in turn:
   into a temporary folder, ``--npm-version``) on a new directory;
   ``write_file`` ``{path, content}``, then ``read_text_file`` ``{path}``.
 
-Both servers start once and stay up; each round runs the ``2N`` calls on one
-side, then on the other, the side going first alternating, so both see the same
+With ``--floor`` a third side runs ``bench/mcp_floor_server.py``: the same two
+tools as the reference on plain files, on the SDK's own stdio transport and
+low-level ``Server`` (what any Python server on this SDK pays per call).
+
+The servers start once and stay up; each round runs the ``2N`` calls on one
+side, then on the next, the side going first rotating, so all see the same
 load. A side's rate is ``2N`` calls over the round's wall time; the report has
-each round, the medians, the ratio docbinder / reference, and the write and
-read rates apart. ``--profile FILE`` then samples docbinder's server process
+each round, the medians, the ratio docbinder / reference, the write and read
+rates apart, and each side's CPU time per call, of its server process (user +
+system, from ``/proc``) and of the client (this process, which runs one side at
+a time); on a shared machine these are less noisy than the rates. ``--profile FILE`` then samples docbinder's server process
 with py-spy (``pip install py-spy``) during one more round and sorts the samples
 into where the time goes (MCP SDK, tool set and argument coercion, produce and
 read path, SQLite commit, fsync, ...), written to ``FILE`` as collapsed stacks
 and summarised in the report; ``--gil`` keeps only the samples of the thread
 holding the GIL (CPU spent in Python, without waits for the disk or the GIL).
 
-Run: ``python bench/bench_mcp.py [--ops 200] [--runs 5] [--profile FILE] [--out FILE]``
+Run: ``python bench/bench_mcp.py [--ops 200] [--runs 5] [--floor] [--profile FILE] [--out FILE]``
 from the repository root (node and npm on ``PATH``; the npm registry reachable
 for the first install).
 """
@@ -77,10 +83,14 @@ def install_reference(folder: Path, version: str) -> Path:
 
 
 class Side:
-    """One server and its calls: ``write(i)`` returns what ``read`` needs for that file."""
+    """One server and its calls: ``write(i)`` returns what ``read`` needs for that file.
+
+    ``marker`` is a part of the server's command line that finds its process.
+    """
 
     name: str
     client: Client
+    marker: str
 
     async def write(self, tag: str, i: int) -> str:
         raise NotImplementedError
@@ -97,6 +107,7 @@ def _text(result: Any) -> str:
 
 class Docbinder(Side):
     name = "docbinder"
+    marker = "-m docbinder"
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -118,6 +129,7 @@ class Docbinder(Side):
 
 class Reference(Side):
     name = "reference"
+    marker = REFERENCE_PACKAGE
 
     def __init__(self, client: Client, root: Path, read_tool: str) -> None:
         self.client = client
@@ -134,8 +146,25 @@ class Reference(Side):
         assert text.startswith("# Note"), text[:200]
 
 
-async def run_round(side: Side, tag: str, ops: int) -> dict[str, float]:
-    """``ops`` writes then ``ops`` reads; wall seconds of each half and the rate of both."""
+class Floor(Reference):
+    """The SDK floor server (``bench/mcp_floor_server.py``): the reference's calls, in Python."""
+
+    name = "sdk-floor"
+    marker = "mcp_floor_server.py"
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/<pid>/stat``); 0 without."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def run_round(side: Side, tag: str, ops: int, pid: int | None = None) -> dict[str, float]:
+    """``ops`` writes then ``ops`` reads; wall seconds of each half, the rate of both, and the
+    CPU milliseconds per call of the server (process ``pid``) and of this client process."""
+    cpu, client_cpu = cpu_seconds(pid), time.process_time()
     started = time.perf_counter()
     handles = [await side.write(tag, i) for i in range(ops)]
     written = time.perf_counter()
@@ -147,6 +176,8 @@ async def run_round(side: Side, tag: str, ops: int) -> dict[str, float]:
         "write_ops_per_s": ops / (written - started),
         "read_ops_per_s": ops / (done - written),
         "seconds": done - started,
+        "server_cpu_ms_per_call": (cpu_seconds(pid) - cpu) * 1000 / (2 * ops),
+        "client_cpu_ms_per_call": (time.process_time() - client_cpu) * 1000 / (2 * ops),
     }
 
 
@@ -268,8 +299,9 @@ def summarise_profile(path: Path) -> dict[str, Any]:
 
 async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     entry = install_reference(work / "npm", args.npm_version)
-    home, root = work / "home", work / "reference-root"
+    home, root, floor_root = work / "home", work / "reference-root", work / "floor-root"
     root.mkdir()
+    floor_root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
     ours = StdioServerParameters(
         command=sys.executable,
@@ -287,31 +319,40 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         env=env,
     )
     theirs = StdioServerParameters(command="node", args=[str(entry), str(root)], env=env)
-    rounds: dict[str, list[dict[str, float]]] = {"docbinder": [], "reference": []}
-    async with (
-        connected(ours, args.mode) as ours_client,
-        connected(theirs, args.mode) as ref_client,
-    ):
+    floor = StdioServerParameters(
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("mcp_floor_server.py")), str(floor_root)],
+        env=env,
+    )
+    names = ["docbinder", "reference", *(["sdk-floor"] if args.floor else [])]
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    async with contextlib.AsyncExitStack() as stack:
+        ours_client = await stack.enter_async_context(connected(ours, args.mode))
+        ref_client = await stack.enter_async_context(connected(theirs, args.mode))
         listed = {t.name for t in (await ref_client.list_tools()).tools}
         read_tool = "read_text_file" if "read_text_file" in listed else "read_file"
         sides: list[Side] = [Docbinder(ours_client), Reference(ref_client, root, read_tool)]
-        protocols = {
-            "docbinder": ours_client.protocol_version,
-            "reference": ref_client.protocol_version,
-        }
+        if args.floor:
+            floor_client = await stack.enter_async_context(connected(floor, args.mode))
+            sides.append(Floor(floor_client, floor_root, "read_text_file"))
+        protocols = {side.name: side.client.protocol_version for side in sides}
+        pids = {side.name: _pid_of(side.marker) for side in sides}
         for side in sides:  # warm-up: first calls pay imports and schema creation
             await run_round(side, "warm", max(5, args.ops // 10))
         for r in range(args.runs):
-            order = sides if r % 2 == 0 else sides[::-1]
-            for side in order:
-                figures = await run_round(side, f"r{r}", args.ops)
+            shift = r % len(sides)
+            for side in sides[shift:] + sides[:shift]:
+                figures = await run_round(side, f"r{r}", args.ops, pids[side.name])
                 rounds[side.name].append(figures)
-                note(f"round {r + 1} {side.name}: {figures['ops_per_s']:.0f} ops/s")
+                note(
+                    f"round {r + 1} {side.name}: {figures['ops_per_s']:.0f} ops/s, "
+                    f"server {figures['server_cpu_ms_per_call']:.2f} ms CPU per call"
+                )
         profile = None
         if args.profile:
             profile = await profile_round(sides[0], args, Path(args.profile))
     medians = {
-        name: {key: round(median([f[key] for f in figures]), 1) for key in figures[0]}
+        name: {key: round(median([f[key] for f in figures]), 2) for key in figures[0]}
         for name, figures in rounds.items()
     }
     ratio = medians["docbinder"]["ops_per_s"] / medians["reference"]["ops_per_s"]
@@ -319,7 +360,7 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         round(d["ops_per_s"] / ref["ops_per_s"], 3)
         for d, ref in zip(rounds["docbinder"], rounds["reference"], strict=True)
     ]
-    return {
+    report: dict[str, Any] = {
         "benchmark": "bench_mcp",
         "ops": args.ops,
         "runs": args.runs,
@@ -333,6 +374,17 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "per_round_ratio": per_round,
         "profile": profile,
     }
+    if args.floor:
+        floor_rate = medians["sdk-floor"]["ops_per_s"]
+        report["floor_ratio"] = round(floor_rate / medians["reference"]["ops_per_s"], 3)
+        report["docbinder_over_floor"] = round(medians["docbinder"]["ops_per_s"] / floor_rate, 3)
+    return report
+
+
+def _pid_of(marker: str) -> int | None:
+    """The pid of the one server process whose command line contains ``marker``, if found."""
+    found = _children_running(marker)
+    return found[0] if len(found) == 1 else None
 
 
 async def profile_round(side: Side, args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -376,6 +428,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="rounds per side (at least 5)")
     parser.add_argument("--mode", default="auto", help="mcp.Client mode: auto or legacy")
     parser.add_argument("--npm-version", default=DEFAULT_NPM_VERSION)
+    parser.add_argument(
+        "--floor", action="store_true", help="also run the SDK floor server (a third side)"
+    )
     parser.add_argument("--profile", help="sample docbinder's server with py-spy into FILE")
     parser.add_argument(
         "--gil", action="store_true", help="profile only the thread holding the GIL (CPU in Python)"
@@ -388,11 +443,22 @@ def main() -> None:
     with temp_dir("bench-mcp-", args.dir) as work:
         report = {"machine": machine_facts(), **anyio.run(measure, args, work)}
     rows = [
-        [name, m["ops_per_s"], m["write_ops_per_s"], m["read_ops_per_s"]]
+        [
+            name,
+            m["ops_per_s"],
+            m["write_ops_per_s"],
+            m["read_ops_per_s"],
+            m["server_cpu_ms_per_call"],
+        ]
         for name, m in report["medians"].items()
     ]
-    note(table(["side", "ops/s", "write ops/s", "read ops/s"], rows))
+    note(table(["side", "ops/s", "write ops/s", "read ops/s", "server CPU ms/call"], rows))
     note(f"ratio docbinder / reference: {report['ratio']} (per round {report['per_round_ratio']})")
+    if "floor_ratio" in report:
+        note(
+            f"SDK floor / reference: {report['floor_ratio']}; "
+            f"docbinder / SDK floor: {report['docbinder_over_floor']}"
+        )
     if report["profile"]:
         note(json.dumps(report["profile"]["buckets"], indent=1))
     emit(report, args.out)
