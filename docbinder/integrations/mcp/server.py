@@ -156,7 +156,8 @@ INSTRUCTIONS: Final = (
     "the `workflow` argument of every later docbinder call of the conversation, and copy the "
     "reference into the documentList of read_documents to read the file. read_file and "
     "get_file_info take that reference (or a docList:<label>, answering for each of its "
-    "files) as well as a file id. list_documents shows the workflow and its references."
+    "files) as well as a file id; they, search_in_file_content and list_files answer for the "
+    "files of the workflow only. list_documents shows the workflow and its references."
 )
 
 
