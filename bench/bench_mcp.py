@@ -23,7 +23,10 @@ load. A side's rate is ``2N`` calls over the round's wall time; the report has
 each round, the medians, the ratio docbinder / reference, the write and read
 rates apart, and each side's CPU time per call, of its server process (user +
 system, from ``/proc``) and of the client (this process, which runs one side at
-a time); on a shared machine these are less noisy than the rates. ``--profile FILE`` then samples docbinder's server process
+a time); on a shared machine these are less noisy than the rates, and the
+server's CPU in units of the client's (``server_per_client_cpu``: the client does
+the same work for every version of one server) compares versions of a server
+across runs whose machine speed differs. ``--profile FILE`` then samples docbinder's server process
 with py-spy (``pip install py-spy``) during one more round and sorts the samples
 into where the time goes (MCP SDK, tool set and argument coercion, produce and
 read path, SQLite commit, fsync, ...), written to ``FILE`` as collapsed stacks
@@ -171,7 +174,7 @@ async def run_round(side: Side, tag: str, ops: int, pid: int | None = None) -> d
     for handle in handles:
         await side.read(handle)
     done = time.perf_counter()
-    return {
+    figures = {
         "ops_per_s": 2 * ops / (done - started),
         "write_ops_per_s": ops / (written - started),
         "read_ops_per_s": ops / (done - written),
@@ -179,6 +182,13 @@ async def run_round(side: Side, tag: str, ops: int, pid: int | None = None) -> d
         "server_cpu_ms_per_call": (cpu_seconds(pid) - cpu) * 1000 / (2 * ops),
         "client_cpu_ms_per_call": (time.process_time() - client_cpu) * 1000 / (2 * ops),
     }
+    client_ms = figures["client_cpu_ms_per_call"]
+    # The client's own work per call is the same for every version of one server: the
+    # server's CPU in client-CPU units compares versions across runs on a shared machine.
+    figures["server_per_client_cpu"] = (
+        figures["server_cpu_ms_per_call"] / client_ms if client_ms > 0 else 0.0
+    )
+    return figures
 
 
 @contextlib.asynccontextmanager
