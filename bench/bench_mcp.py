@@ -15,7 +15,10 @@ each side in turn:
 
 With ``--floor`` a third side runs ``bench/mcp_floor_server.py``: the same two
 tools as the reference on plain files, on the SDK's own stdio transport and
-low-level ``Server`` (what any Python server on this SDK pays per call).
+low-level ``Server`` (what any Python server on this SDK pays per call). With
+``--http`` another side runs docbinder as ``docbinder mcp --transport
+streamable-http`` on loopback, driven by ``mcp.Client(url)`` (the sessionless
+revision), every call after the first passing the ``workflow`` handle.
 
 The servers start once and stay up; each round runs the ``2N`` calls on one
 side, then on the next, the side going first rotating, so all see the same
@@ -33,7 +36,7 @@ read path, SQLite commit, fsync, ...), written to ``FILE`` as collapsed stacks
 and summarised in the report; ``--gil`` keeps only the samples of the thread
 holding the GIL (CPU spent in Python, without waits for the disk or the GIL).
 
-Run: ``python bench/bench_mcp.py [--ops 200] [--runs 5] [--floor] [--profile FILE] [--out FILE]``
+Run: ``python bench/bench_mcp.py [--ops 200] [--runs 5] [--floor] [--http] [--profile FILE] [--out FILE]``
 from the repository root (node and npm on ``PATH``; the npm registry reachable
 for the first install).
 """
@@ -47,16 +50,17 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-from benchlib import emit, machine_facts, median, note, table, temp_dir
+from benchlib import emit, free_port, machine_facts, median, note, table, temp_dir
 from mcp import Client, StdioServerParameters
 
 REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
@@ -110,10 +114,10 @@ def _text(result: Any) -> str:
 
 class Docbinder(Side):
     name = "docbinder"
-    marker = "-m docbinder"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, marker: str) -> None:
         self.client = client
+        self.marker = marker
 
     async def write(self, tag: str, i: int) -> str:
         text = _text(
@@ -128,6 +132,33 @@ class Docbinder(Side):
     async def read(self, handle: str) -> None:
         text = _text(await self.client.call_tool("read_documents", {"documentList": [handle]}))
         assert text.startswith("Read 1 document(s); 0 unresolved."), text
+
+
+class DocbinderHttp(Docbinder):
+    """docbinder over sessionless streamable HTTP: the calls carry the ``workflow`` handle.
+
+    On that revision a request belongs to no conversation, so, as a model following the
+    tool descriptions does, every call after the first write passes the workflow it named.
+    """
+
+    name = "docbinder-http"
+    workflow: str | None = None
+
+    async def write(self, tag: str, i: int) -> str:
+        carried = {"workflow": self.workflow} if self.workflow else {}
+        result = await self.client.call_tool(
+            "write_file", {"name": f"note-{tag}-{i}.md", "content": BODY, **carried}
+        )
+        match = DOC_REF.search(_text(result))
+        assert match, _text(result)
+        self.workflow = str(result.structured_content["workflow"])
+        return match[0]
+
+    async def read(self, handle: str) -> None:
+        result = await self.client.call_tool(
+            "read_documents", {"documentList": [handle], "workflow": self.workflow}
+        )
+        assert _text(result).startswith("Read 1 document(s); 0 unresolved."), _text(result)
 
 
 class Reference(Side):
@@ -329,22 +360,35 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         env=env,
     )
     theirs = StdioServerParameters(command="node", args=[str(entry), str(root)], env=env)
+    http_home = work / "home-http"
     floor = StdioServerParameters(
         command=sys.executable,
         args=[str(Path(__file__).with_name("mcp_floor_server.py")), str(floor_root)],
         env=env,
     )
-    names = ["docbinder", "reference", *(["sdk-floor"] if args.floor else [])]
+    names = [
+        "docbinder",
+        "reference",
+        *(["sdk-floor"] if args.floor else []),
+        *(["docbinder-http"] if args.http else []),
+    ]
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     async with contextlib.AsyncExitStack() as stack:
         ours_client = await stack.enter_async_context(connected(ours, args.mode))
         ref_client = await stack.enter_async_context(connected(theirs, args.mode))
         listed = {t.name for t in (await ref_client.list_tools()).tools}
         read_tool = "read_text_file" if "read_text_file" in listed else "read_file"
-        sides: list[Side] = [Docbinder(ours_client), Reference(ref_client, root, read_tool)]
+        sides: list[Side] = [
+            Docbinder(ours_client, f"--home {home} "),
+            Reference(ref_client, root, read_tool),
+        ]
         if args.floor:
             floor_client = await stack.enter_async_context(connected(floor, args.mode))
             sides.append(Floor(floor_client, floor_root, "read_text_file"))
+        if args.http:
+            url = stack.enter_context(http_server(http_home, env))
+            http_client = await stack.enter_async_context(Client(url, mode=args.mode))
+            sides.append(DocbinderHttp(http_client, f"--home {http_home} "))
         protocols = {side.name: side.client.protocol_version for side in sides}
         pids = {side.name: _pid_of(side.marker) for side in sides}
         for side in sides:  # warm-up: first calls pay imports and schema creation
@@ -388,7 +432,43 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         floor_rate = medians["sdk-floor"]["ops_per_s"]
         report["floor_ratio"] = round(floor_rate / medians["reference"]["ops_per_s"], 3)
         report["docbinder_over_floor"] = round(medians["docbinder"]["ops_per_s"] / floor_rate, 3)
+    if args.http:
+        report["http_over_stdio"] = round(
+            medians["docbinder-http"]["ops_per_s"] / medians["docbinder"]["ops_per_s"], 3
+        )
     return report
+
+
+@contextlib.contextmanager
+def http_server(home: Path, env: dict[str, str]) -> Iterator[str]:
+    """``docbinder mcp --transport streamable-http`` on a free loopback port; yields its URL."""
+    port = free_port()
+    command = [
+        *(sys.executable, "-m", "docbinder", "--home", str(home)),
+        *("--user", "bench", "--mandate", "bench", "mcp"),
+        *("--transport", "streamable-http", "--port", str(port)),
+    ]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the HTTP server exited with {process.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP server did not start listening") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _pid_of(marker: str) -> int | None:
@@ -400,7 +480,7 @@ def _pid_of(marker: str) -> int | None:
 async def profile_round(side: Side, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """One more docbinder round with py-spy attached to its server process."""
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    [pid] = _children_running("-m docbinder")
+    [pid] = _children_running(side.marker)
     recorder = subprocess.Popen(
         [
             py_spy,
@@ -419,7 +499,7 @@ async def profile_round(side: Side, args: argparse.Namespace, out: Path) -> dict
         stderr=subprocess.PIPE,
     )
     await anyio.sleep(1.0)  # py-spy attaches
-    figures = await run_round(side, "profiled", args.ops)
+    figures = await run_round(side, "profiled", args.ops, pid)
     recorder.send_signal(signal.SIGINT)
     _, err = recorder.communicate(timeout=60)
     if not out.exists():
@@ -440,6 +520,11 @@ def main() -> None:
     parser.add_argument("--npm-version", default=DEFAULT_NPM_VERSION)
     parser.add_argument(
         "--floor", action="store_true", help="also run the SDK floor server (a third side)"
+    )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="also run docbinder over sessionless streamable HTTP, carrying the handle",
     )
     parser.add_argument("--profile", help="sample docbinder's server with py-spy into FILE")
     parser.add_argument(
