@@ -7,7 +7,8 @@ tools (``read_documents``, ``list_documents``, ``read_file``,
 ``search_in_file_content``, ``get_file_info``, ``list_files``) as
 :class:`ToolSpec` (name, description for the model, JSON Schema of the
 arguments and of the structured result) plus one
-``call(name, arguments) -> ToolOutcome``. It imports no agent framework: the
+``call(name, arguments) -> ToolOutcome``. Which files the file-level tools reach is the
+host's :class:`FileScope`. It imports no agent framework: the
 MCP server and the LangChain, OpenAI Agents and pydantic-ai integrations each
 render the same specs in their own format.
 """
@@ -19,6 +20,7 @@ from docbinder.toolset.specs import (
     OUTPUT_SCHEMAS,
     PRODUCED_FILE_SCHEMA,
     WORKFLOW_ARGUMENT,
+    FileScope,
     ToolSpec,
     handle_schema,
     handle_spec,
@@ -34,7 +36,9 @@ from docbinder.toolset.toolset import (
     produced_file,
     public_message,
     read_documents_outcome,
+    unknown_file,
     workflow_documents,
+    workflow_files,
 )
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "PRODUCED_FILE_SCHEMA",
     "WORKFLOW_ARGUMENT",
     "DocbinderToolset",
+    "FileScope",
     "ToolOutcome",
     "ToolSpec",
     "file_info_text",
@@ -57,5 +62,7 @@ __all__ = [
     "produced_file",
     "public_message",
     "read_documents_outcome",
+    "unknown_file",
     "workflow_documents",
+    "workflow_files",
 ]

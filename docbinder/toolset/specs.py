@@ -42,6 +42,7 @@ each); tool descriptions list the same shapes briefly
 from __future__ import annotations
 
 import copy
+import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -79,6 +80,22 @@ class ToolSpec:
     strict: bool = True
     strict_parameters: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = None
+
+
+class FileScope(enum.StrEnum):
+    """Which files the file-level tools (``read_file``, ``get_file_info``,
+    ``search_in_file_content``, ``list_files``) answer for, chosen by the host.
+
+    ``PRINCIPAL``: every file the run's principal may read, in the workflow or
+    not (the in-process hosts, which bind their run themselves). ``WORKFLOW``:
+    only the files a document of the run's workflow points at, and none
+    without a workflow (the MCP server, where every conversation of a client
+    acts as one principal and the workflow is what tells them apart; ADR 0054,
+    addendum). The tool descriptions say which.
+    """
+
+    PRINCIPAL = "principal"
+    WORKFLOW = "workflow"
 
 
 _REF_HINT: Final = (
@@ -343,6 +360,7 @@ OUTPUT_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
                 ),
                 "The matching lines.",
             ),
+            "notice": _OUT_NOTICE,
         }
     ),
     "get_file_info": _closed(
@@ -392,6 +410,7 @@ OUTPUT_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
                 ),
                 "Newest first.",
             ),
+            "notice": _OUT_NOTICE,
         }
     ),
 }
@@ -460,10 +479,23 @@ def handle_spec(spec: ToolSpec) -> ToolSpec:
     )
 
 
-_FILE_ID_ARGUMENT: Final = (
-    "A file id, or one reference of the active workflow: 'docItem:<id>', "
-    "'docList:<label>' (every file of that result) or 'file:<file id>'."
-)
+_FILE_ID_ARGUMENT: Final = {
+    FileScope.PRINCIPAL: (
+        "A file id, or one reference of the active workflow: 'docItem:<id>', "
+        "'docList:<label>' (every file of that result) or 'file:<file id>'."
+    ),
+    FileScope.WORKFLOW: (
+        "The file id of a file of the active workflow, or one reference of it: "
+        "'docItem:<id>', 'docList:<label>' (every file of that result) or 'file:<file id>'."
+    ),
+}
+_WHICH_FILE: Final = {
+    FileScope.PRINCIPAL: "its file id (the `file id:` line of a tool result, or from list_files)",
+    FileScope.WORKFLOW: (
+        "the file id of a file of the active workflow (the `file id:` line of a tool result, "
+        "or from list_files)"
+    ),
+}
 
 
 def write_file_spec() -> ToolSpec:
@@ -684,12 +716,15 @@ def list_documents_spec() -> ToolSpec:
     )
 
 
-def read_file_spec() -> ToolSpec:
-    """``read_file(file_id, max_chars)``; ``file_id`` also takes a document reference."""
+def read_file_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
+    """``read_file(file_id, max_chars)``; ``file_id`` also takes a document reference.
+
+    ``scope`` says which file ids it reads (:class:`FileScope`).
+    """
     return ToolSpec(
         "read_file",
-        "Read the text of a stored file. `file_id` is its file id (the `file id:` line of a "
-        "tool result, or from list_files) or a reference of the active workflow: "
+        f"Read the text of a stored file. `file_id` is {_WHICH_FILE[scope]} or a reference of "
+        "the active workflow: "
         "`docItem:<id>`, `docList:<label>` or `file:<file id>`. Text formats come back as "
         "stored, HTML as its visible text, PDF as page text; images have no text (use "
         "read_documents for them). A reference that names several files (a `docList:`) "
@@ -701,7 +736,7 @@ def read_file_spec() -> ToolSpec:
         "ends with a '[truncated ...]' line.",
         _obj(
             {
-                "file_id": _string(_FILE_ID_ARGUMENT),
+                "file_id": _string(_FILE_ID_ARGUMENT[scope]),
                 "max_chars": _shaped("read_file.max_chars", {"type": ["integer", "null"]}),
             }
         ),
@@ -711,12 +746,18 @@ def read_file_spec() -> ToolSpec:
     )
 
 
-def search_spec() -> ToolSpec:
-    """``search_in_file_content(query, file_ids, limit)``."""
+_SEARCHED: Final = {
+    FileScope.PRINCIPAL: "null searches every file you may read",
+    FileScope.WORKFLOW: "null searches every file of the active workflow",
+}
+
+
+def search_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
+    """``search_in_file_content(query, file_ids, limit)`` over the files of ``scope``."""
     return ToolSpec(
         "search_in_file_content",
         "Find the lines containing `query` (case-insensitive) in stored text, HTML and PDF "
-        "files. `file_ids` (a list of file ids; null searches every file you may read) and "
+        f"files. `file_ids` (a list of file ids; {_SEARCHED[scope]}) and "
         f"`limit` (default {DEFAULT_SEARCH_LIMIT} matches) may be null. Each match line gives "
         "the file name, file id, line number and the line.",
         _obj(
@@ -741,28 +782,37 @@ def search_spec() -> ToolSpec:
     )
 
 
-def get_file_info_spec() -> ToolSpec:
+def get_file_info_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
     """``get_file_info(file_id)``; ``file_id`` also takes a document reference."""
     return ToolSpec(
         "get_file_info",
         "Show the metadata of a stored file: name, MIME type, size in bytes, SHA-256, "
-        "creator, creation time, folder and tags. `file_id` is its file id or a reference "
-        "of the active workflow (`docItem:<id>`, `docList:<label>`, `file:<file id>`); a "
+        f"creator, creation time, folder and tags. `file_id` is {_WHICH_FILE[scope]} or a "
+        "reference of the active workflow (`docItem:<id>`, `docList:<label>`, "
+        "`file:<file id>`); a "
         "reference answers with its `documentList ref:` line first, and one that names "
         "several files (a `docList:`) with one such block per file. An unknown reference "
         "gets the reason and the valid references.",
-        _obj({"file_id": _string(_FILE_ID_ARGUMENT)}),
+        _obj({"file_id": _string(_FILE_ID_ARGUMENT[scope])}),
         produces_files=False,
         read_only=True,
         output_schema=OUTPUT_SCHEMAS["get_file_info"],
     )
 
 
-def list_files_spec() -> ToolSpec:
-    """``list_files(limit)``."""
+_LISTED: Final = {
+    FileScope.PRINCIPAL: "List the stored files you may read (not only this workflow's)",
+    FileScope.WORKFLOW: (
+        "List the files of the active workflow (each file its documents point at, once)"
+    ),
+}
+
+
+def list_files_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
+    """``list_files(limit)`` over the files of ``scope``."""
     return ToolSpec(
         "list_files",
-        "List the stored files you may read (not only this workflow's), newest first, one "
+        f"{_LISTED[scope]}, newest first, one "
         "line each with file id, name, MIME type and size. `limit` (default 50) may be null.",
         _obj({"limit": _shaped("list_files.limit", {"type": ["integer", "null"]})}),
         produces_files=False,

@@ -69,7 +69,7 @@ from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
 from docbinder.tools.results import ToolResult
 from docbinder.toolset import specs as S
-from docbinder.toolset.specs import ToolSpec
+from docbinder.toolset.specs import FileScope, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +155,13 @@ class DocbinderToolset:
     the sentence that tells the model how to get a workflow when a reference
     meets a run without one (default: bind one with ``--workflow`` or
     ``DocBinder.start_run``; the MCP server says to pass the ``workflow``
-    handle).
+    handle). ``file_scope`` is the host's choice of which files ``read_file``,
+    ``get_file_info``, ``search_in_file_content`` and ``list_files`` answer for
+    (:class:`~docbinder.toolset.specs.FileScope`): every file the principal may
+    read (default, the in-process hosts), or only those a document of the run's
+    workflow points at (the MCP server; a file id outside the workflow gets the
+    answer of an unknown id, and a run without workflow answers with the
+    ``no_workflow_hint``); the tool descriptions say which.
 
     Thread-safe as far as the run and adapters are (they are): calls may run
     concurrently in worker threads.
@@ -170,9 +176,11 @@ class DocbinderToolset:
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         no_workflow_hint: str | None = None,
+        file_scope: FileScope = FileScope.PRINCIPAL,
     ) -> None:
         self.run = run
         self.no_workflow_hint = no_workflow_hint or NO_WORKFLOW_HINT
+        self.file_scope = FileScope(file_scope)
         self.data_sources: Mapping[str, DataSource] = dict(data_sources or {})
         self.image_generator = image_generator
         self.max_image_bytes = max_image_bytes
@@ -192,10 +200,11 @@ class DocbinderToolset:
             handlers["generate_image"] = (S.generate_image_spec(), self._generate_image)
         handlers["read_documents"] = (S.read_documents_spec(), self._read_documents)
         handlers["list_documents"] = (S.list_documents_spec(), self._list_documents)
-        handlers["read_file"] = (S.read_file_spec(), self._read_file)
-        handlers["search_in_file_content"] = (S.search_spec(), self._search)
-        handlers["get_file_info"] = (S.get_file_info_spec(), self._get_file_info)
-        handlers["list_files"] = (S.list_files_spec(), self._list_files)
+        scope = self.file_scope
+        handlers["read_file"] = (S.read_file_spec(scope), self._read_file)
+        handlers["search_in_file_content"] = (S.search_spec(scope), self._search)
+        handlers["get_file_info"] = (S.get_file_info_spec(scope), self._get_file_info)
+        handlers["list_files"] = (S.list_files_spec(scope), self._list_files)
         self._handlers = handlers
         self.specs: tuple[ToolSpec, ...] = tuple(spec for spec, _ in handlers.values())
 
@@ -404,7 +413,7 @@ class DocbinderToolset:
             lines.extend(_miss_lines(resolution.unresolved, resolution.suggestions))
             return _read_file_outcome("\n".join(lines), documents, resolution)
 
-        return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
+        return self._by_file_id_or_reference("read_file", args["file_id"], by_id, by_reference)
 
     def _search(self, args: dict[str, Any]) -> ToolOutcome:
         query = args["query"]
@@ -412,12 +421,20 @@ class DocbinderToolset:
             raise refusal("the search text", query, "text", '"revenue"')
         file_ids = args.get("file_ids")
         limit = args.get("limit")
+        wanted: Sequence[str] | None = (
+            None
+            if file_ids is None
+            else coerce_string_list(file_ids, "the file ids", example='["<file id>"]')
+        )
+        if self.file_scope is FileScope.WORKFLOW:
+            if self.workflow_id is None:
+                notice = self._no_workflow_notice("search_in_file_content")
+                return ToolOutcome(notice, structured={"matches": [], "notice": notice})
+            wanted = self._workflow_file_ids(wanted)
         matches = consuming.search_in_file_content(
             self.run,
             query,
-            file_ids=None
-            if file_ids is None
-            else coerce_string_list(file_ids, "the file ids", example='["<file id>"]'),
+            file_ids=wanted,
             limit=consuming.DEFAULT_SEARCH_LIMIT if limit is None else limit,
         )
         found = [
@@ -431,13 +448,15 @@ class DocbinderToolset:
             for m in matches
         ]
         if not matches:
-            return ToolOutcome(f"No line contains {query!r}.", structured={"matches": found})
+            return ToolOutcome(
+                f"No line contains {query!r}.", structured={"matches": found, "notice": None}
+            )
         lines = [f"{len(matches)} match(es) for {query!r}:"]
         lines.extend(printable(str(m)) for m in matches)
         return ToolOutcome(
             "\n".join(lines),
             file_ids=tuple(dict.fromkeys(m.file_id for m in matches)),
-            structured={"matches": found},
+            structured={"matches": found, "notice": None},
         )
 
     def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
@@ -486,11 +505,12 @@ class DocbinderToolset:
                 },
             )
 
-        return self._by_file_id_or_reference(args["file_id"], by_id, by_reference)
+        return self._by_file_id_or_reference("get_file_info", args["file_id"], by_id, by_reference)
 
     # -- file tools: a file id or a document reference -------------------------------------
     def _by_file_id_or_reference(
         self,
+        tool: str,
         value: object,
         by_id: Callable[[str], ToolOutcome],
         by_reference: Callable[[tuple[ResolvedDocument, ...], Resolution], ToolOutcome],
@@ -498,20 +518,30 @@ class DocbinderToolset:
         """Answer for the ``file_id`` of ``read_file`` / ``get_file_info``: a file id or a reference.
 
         A plain file id (see :func:`_plain_file_id`: text that is no reference,
-        a bare UUID, one ``file:<id>``) goes to ``by_id`` as ever: any file the
-        principal may read, in the workflow or not. Anything else is resolved
-        in the run's workflow for the run's principal by :meth:`Run.resolve`
-        (the ``documentList`` parser and resolver, SPEC C6/C7) and goes to
-        ``by_reference`` with one document per distinct file, in reference
-        order. A bare id that names no readable file but a document of the
-        workflow (the id of a ``docItem:`` reference) is resolved the same way.
+        a bare UUID, one ``file:<id>``) goes to ``by_id``: with
+        :attr:`FileScope.PRINCIPAL` any file the principal may read, in the
+        workflow or not; with :attr:`FileScope.WORKFLOW` only a file a document
+        of the run's workflow points at (one :meth:`Run.resolve` of the id), any
+        other id raising the :class:`FileItemNotFound` of an unknown id.
+        Anything else is resolved in the run's workflow for the run's principal
+        by :meth:`Run.resolve` (the ``documentList`` parser and resolver, SPEC
+        C6/C7) and goes to ``by_reference`` with one document per distinct
+        file, in reference order. A bare id that names no readable file but a
+        document of the workflow (the id of a ``docItem:`` reference) is
+        resolved the same way.
 
         Raises :class:`NoActiveWorkflow` for a reference in a run without
-        workflow (the message names ``--workflow``), :class:`NotFound` with the
+        workflow, and for any value with :attr:`FileScope.WORKFLOW` (the
+        message names ``tool`` and ends with ``no_workflow_hint``), :class:`NotFound` with the
         resolver's reasons and the valid references when nothing resolved;
         ``by_id``'s errors (:class:`FileItemNotFound`, ...) for a plain id.
         """
+        scoped = self.file_scope is FileScope.WORKFLOW
+        if scoped and self.workflow_id is None:
+            raise NoActiveWorkflow(self._no_workflow_notice(tool))
         plain = _plain_file_id(value)
+        if plain is not None and scoped:
+            return self._in_workflow(plain, by_id, by_reference)
         if plain is None:
             resolution = self.run.resolve(value)
             if not resolution.documents:
@@ -528,27 +558,83 @@ class DocbinderToolset:
                 raise
         return by_reference(_distinct_files(resolution.documents), resolution)
 
+    def _in_workflow(
+        self,
+        plain: tuple[str, bool],
+        by_id: Callable[[str], ToolOutcome],
+        by_reference: Callable[[tuple[ResolvedDocument, ...], Resolution], ToolOutcome],
+    ) -> ToolOutcome:
+        """A plain file id with :attr:`FileScope.WORKFLOW`: answered only inside the workflow.
+
+        A bare id is resolved as given (a ChatDocument id, else the id of a file
+        its documents point at), any other as ``file:<id>``; a file of no
+        document of the workflow, one the principal may not read and an id that
+        names nothing all raise the same :func:`unknown_file` error.
+        """
+        file_id, bare = plain
+        resolution = self.run.resolve(file_id if bare else f"file:{file_id}")
+        documents = _distinct_files(resolution.documents)
+        if bare and any(d.document.id == file_id for d in documents):
+            return by_reference(documents, resolution)
+        if not any(d.file.id == file_id for d in documents):
+            raise unknown_file(file_id)
+        return by_id(file_id)
+
+    def _workflow_file_ids(self, wanted: Sequence[str] | None) -> list[str]:
+        """The ids of ``wanted`` (all when ``None``), each a file of the workflow's documents.
+
+        Newest first when ``wanted`` is ``None``; in the given order otherwise,
+        where an id of no document of the workflow raises :func:`unknown_file`.
+        """
+        if wanted is None:
+            return [d.file.id for d in workflow_files(self.run)]
+        if not wanted:
+            return []
+        resolution = self.run.resolve([f"file:{file_id}" for file_id in wanted])
+        inside = {d.file.id for d in resolution.documents}
+        for file_id in wanted:
+            if file_id not in inside:
+                raise unknown_file(file_id)
+        return list(wanted)
+
+    def _no_workflow_notice(self, tool: str) -> str:
+        """The answer of file tool ``tool`` in a run without workflow, with :attr:`FileScope.WORKFLOW`."""
+        return (
+            f"{tool} answers only for the files of the call's workflow, and this call has "
+            f"none: {self.no_workflow_hint}."
+        )
+
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
         limit = args.get("limit")
-        items = consuming.list_files(
-            self.run,
-            limit=DEFAULT_LIST_FILES
+        count = (
+            DEFAULT_LIST_FILES
             if limit is None
-            else coerce_int(limit, "the number of files", minimum=1),
+            else coerce_int(limit, "the number of files", minimum=1)
         )
+        empty = "No stored files that you may read."
+        if self.file_scope is FileScope.WORKFLOW:
+            if self.workflow_id is None:
+                notice = self._no_workflow_notice("list_files")
+                return ToolOutcome(notice, structured={"files": [], "notice": notice})
+            items = [d.file for d in workflow_files(self.run, limit=count)]
+            empty = "The active workflow has no files yet."
+        else:
+            items = consuming.list_files(self.run, limit=count)
         listed = [
             {"fileId": i.id, "name": i.file_name, "mimeType": i.mime_type, "size": i.size}
             for i in items
         ]
         if not items:
-            return ToolOutcome("No stored files that you may read.", structured={"files": listed})
+            return ToolOutcome(empty, structured={"files": listed, "notice": None})
         lines = [f"{len(items)} file(s), newest first:"]
         lines.extend(
             f"file id: {i.id}  '{printable(i.file_name)}' ({i.mime_type}, {i.size} bytes)"
             for i in items
         )
         return ToolOutcome(
-            "\n".join(lines), file_ids=tuple(i.id for i in items), structured={"files": listed}
+            "\n".join(lines),
+            file_ids=tuple(i.id for i in items),
+            structured={"files": listed, "notice": None},
         )
 
 
@@ -579,6 +665,42 @@ def workflow_documents(
     if not newest:
         return ()
     return run.resolve(newest).documents
+
+
+def workflow_files(run: Run, *, limit: int | None = None) -> tuple[ResolvedDocument, ...]:
+    """The readable files of the run's workflow, newest first: each file's newest document.
+
+    One :class:`ResolvedDocument` per FileItem that a document of the
+    workflow points at (the file read-checked as ``read_documents`` checks
+    it; deleted or unreadable files are left out), at most ``limit``. Empty
+    without a workflow. Errors: :class:`StorageError`.
+    """
+    workflow_id = run.context.workflow_id
+    if workflow_id is None or (limit is not None and limit < 1):
+        return ()
+    newest: list[str] = []
+    seen: set[str] = set()
+    for message in reversed(run.binder.list_messages(run.principal, workflow_id)):
+        for document in reversed(message.documents):
+            if document.file_id in seen:
+                continue
+            seen.add(document.file_id)
+            newest.append(document.reference)
+        if limit is not None and len(newest) >= limit:
+            break
+    if not newest:
+        return ()
+    return run.resolve(newest[:limit]).documents
+
+
+def unknown_file(file_id: str) -> FileItemNotFound:
+    """The error of a file id the call cannot use, whatever the reason (as :meth:`Run.get_file`'s).
+
+    The same text for an id that names no file, a file the caller may not
+    read and, with :attr:`FileScope.WORKFLOW`, a file outside the call's
+    workflow: the answer tells nothing about files elsewhere.
+    """
+    return FileItemNotFound(f"file {file_id} not found")
 
 
 def _document_line(document: ResolvedDocument) -> str:

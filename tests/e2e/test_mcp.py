@@ -400,15 +400,21 @@ def test_stdio_server_with_an_empty_environment_serves_the_store_named_by_home(
     notes = tmp_path / "notes.txt"
     notes.write_text("from the shell\n", encoding="utf-8")
     shell = {**_env(), "XDG_DATA_HOME": str(tmp_path / "shell-data")}
-    attached = subprocess.run(
-        [*_command(store, "--json", "attach", str(notes))],
-        env=shell,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    attached_id = json.loads(attached.stdout)["fileId"]
+
+    def cli(*args: str) -> Any:
+        done = subprocess.run(
+            [*_command(store, "--json", *args)],
+            env=shell,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    # Over MCP a file is reached in its workflow: the shell attaches it to one.
+    workflow = cli("workflow", "new")["id"]
+    attached_id = cli("attach", "--workflow", workflow, str(notes))["fileId"]
     log = tmp_path / "server.log"
 
     async def file_info(args: list[str], env: dict[str, str]) -> tuple[bool, str]:
@@ -422,7 +428,9 @@ def test_stdio_server_with_an_empty_environment_serves_the_store_named_by_home(
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                info = await session.call_tool("get_file_info", {"file_id": attached_id})
+                info = await session.call_tool(
+                    "get_file_info", {"file_id": attached_id, "workflow": workflow}
+                )
         return info.is_error, text(info)
 
     identity = ["--user", "alice", "--mandate", "acme"]
@@ -538,6 +546,52 @@ def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> N
     assert content.text == "# Notes\nalpha"
 
 
+def test_stdio_conversations_reach_only_their_own_workflows_files(home: Path) -> None:
+    """Two stdio processes on one store are two conversations of one user: neither reaches
+    the other's files by file id in any tool, until it joins that workflow by its handle."""
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with stdio_session(home) as a:
+            seen["alpha"] = await a.call_tool(
+                "write_file", {"name": "alpha.md", "content": "alpha secret"}
+            )
+        alpha_id, handle_a = file_id(seen["alpha"]), workflow_of(seen["alpha"])
+        command = _command(home, "mcp")
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env=_env(), cwd=str(ROOT)
+        )
+        async with Client(params) as b:
+            seen["bravo"] = await b.call_tool("write_file", {"name": "bravo.md", "content": "b"})
+            handle_b = workflow_of(seen["bravo"])
+            for carried in (handle_b, handle_a):
+                for tool, arguments in (
+                    ("read_file", {"file_id": alpha_id}),
+                    ("get_file_info", {"file_id": alpha_id}),
+                    ("search_in_file_content", {"query": "secret", "file_ids": [alpha_id]}),
+                    ("search_in_file_content", {"query": "secret"}),
+                    ("list_files", {}),
+                ):
+                    seen[(carried, tool, len(arguments))] = await b.call_tool(
+                        tool, {**arguments, "workflow": carried}
+                    )
+        return seen
+
+    seen = anyio.run(main)
+    alpha_id, handle_a = file_id(seen["alpha"]), workflow_of(seen["alpha"])
+    handle_b = workflow_of(seen["bravo"])
+    for tool, count in (("read_file", 1), ("get_file_info", 1), ("search_in_file_content", 2)):
+        theirs = seen[(handle_b, tool, count)]
+        assert theirs.is_error and text(theirs) == f"file {alpha_id} not found", tool
+    assert ok(seen[(handle_b, "search_in_file_content", 1)]) == "No line contains 'secret'."
+    assert "alpha.md" not in ok(seen[(handle_b, "list_files", 0)])
+    # joined by its handle, the other process reaches the file as its writer did
+    assert ok(seen[(handle_a, "read_file", 1)]) == "alpha secret"
+    assert "alpha.md" in ok(seen[(handle_a, "get_file_info", 1)])
+    assert "alpha secret" in ok(seen[(handle_a, "search_in_file_content", 2)])
+    assert "alpha.md" in ok(seen[(handle_a, "list_files", 0)])
+
+
 def test_http_sessionless_conversations_stay_apart(http_server: HttpServer) -> None:
     """Two conversations of ``Client(url)`` (the 2026-07-28 revision, no session) on one
     server: each has its own workflow, named in every answer, and sees only its files."""
@@ -559,9 +613,28 @@ def test_http_sessionless_conversations_stay_apart(http_server: HttpServer) -> N
                 },
             )
             seen["resources"] = (await a.list_resources()).resources
+            alpha_id, handle_b = file_id(seen["alpha"]), workflow_of(seen["bravo"])
+            for tool, arguments in (
+                ("read_file", {"file_id": alpha_id}),
+                ("get_file_info", {"file_id": f"file:{alpha_id}"}),
+                ("search_in_file_content", {"query": "a", "file_ids": [alpha_id]}),
+                ("list_files", {}),
+                ("search_in_file_content", {"query": "a"}),
+            ):
+                seen[f"b {tool} {sorted(arguments)}"] = await b.call_tool(
+                    tool, {**arguments, "workflow": handle_b}
+                )
         return seen
 
     seen = anyio.run(main)
+    alpha_id = file_id(seen["alpha"])
+    probes = {key: value for key, value in seen.items() if key.startswith("b ")}
+    for key, result in probes.items():
+        assert alpha_id not in text(result) or text(result) == f"file {alpha_id} not found", key
+        assert "alpha.md" not in text(result), key
+    assert text(probes["b read_file ['file_id']"]) == f"file {alpha_id} not found"
+    assert "bravo.md" in ok(probes["b list_files []"])
+    assert ok(probes["b search_in_file_content ['query']"]) == "No line contains 'a'."
     assert workflow_of(seen["alpha"]) != workflow_of(seen["bravo"])
     alpha_list, bravo_list = ok(seen["alpha list"]), ok(seen["bravo list"])
     assert "1 document(s)" in alpha_list and "alpha.md" in alpha_list
@@ -629,9 +702,12 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
             written, handle = ok(produced), workflow_of(produced)
             file_id = FILE_ID.search(written)
             assert file_id
+            seen["file id"] = file_id[1]
             seen["info"] = ok(await alice.call_tool("get_file_info", {"file_id": file_id[1]}))
             [resource] = (await alice.list_resources()).resources
             async with http_session(url, "eve-token") as eve:
+                seen["bare read_file"] = await eve.call_tool("read_file", {"file_id": file_id[1]})
+                ok(await eve.call_tool("write_file", {"name": "own.txt", "content": "eve's"}))
                 seen["read_file"] = await eve.call_tool("read_file", {"file_id": file_id[1]})
                 seen["files"] = ok(await eve.call_tool("list_files", {}))
                 seen["documents"] = ok(
@@ -649,14 +725,17 @@ def test_http_bearer_tokens(token_server: HttpServer) -> None:
     seen = anyio.run(main)
     assert "created by: alice" in seen["info"]
     assert seen["read_file"].is_error
-    assert text(seen["read_file"]).endswith("not found")
-    assert seen["files"] == "No stored files that you may read."
-    assert "(no_active_workflow)" in seen["documents"]  # eve's session has no workflow
+    assert text(seen["read_file"]) == f"file {seen['file id']} not found"
+    # before eve's first file her session has no workflow: the answer says to pass one
+    assert seen["bare read_file"].is_error and "secret" not in text(seen["bare read_file"])
+    assert text(seen["bare read_file"]).startswith("read_file answers only for the files of")
+    assert "own.txt" in seen["files"] and "secret" not in seen["files"]
+    assert "(not_in_workflow)" in seen["documents"]  # not a document of eve's workflow
     theirs, unknown = text(seen[True]), text(seen[False])  # alice's handle, an unknown one
     assert seen[True].is_error and seen[False].is_error
     assert theirs.split(" ", 2)[2] == unknown.split(" ", 2)[2]
     assert theirs.startswith("workflow ") and "secret" not in theirs
-    assert seen["resources"] == []
+    assert [r.name for r in seen["resources"]] == ["own.txt"]
 
 
 def test_ctrl_c_stops_the_stdio_server_while_its_input_stays_open(home: Path) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -63,20 +64,28 @@ def test_desktop_client_configuration_serves_the_store_the_cli_uses(
     shell = {**user_env, "XDG_DATA_HOME": str(tmp_path / "shell-data")}
     notes = tmp_path / "notes.txt"
     notes.write_text("from the shell\n", encoding="utf-8")
-    attached = subprocess.run(
-        [server["command"], *args[:-1], "--json", "attach", str(notes)],
-        env=shell,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    file_id = json.loads(attached.stdout)["fileId"]
+
+    def cli(*command: str) -> Any:
+        done = subprocess.run(
+            [server["command"], *args[:-1], "--json", *command],
+            env=shell,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    # As the MCP guide says: the file goes into a workflow, which the conversation names.
+    workflow = cli("workflow", "new")["id"]
+    file_id = cli("attach", "--workflow", workflow, str(notes))["fileId"]
 
     async def main() -> tuple[str, str]:
         params = StdioServerParameters(command=server["command"], args=args, env=user_env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            seen = await session.call_tool("get_file_info", {"file_id": file_id})
+            seen = await session.call_tool(
+                "get_file_info", {"file_id": file_id, "workflow": workflow}
+            )
             written = await session.call_tool("write_file", {"name": "a.txt", "content": "hi"})
             info = await session.call_tool(
                 "get_file_info", {"file_id": written.content[0].text.split("file id: ")[1]}

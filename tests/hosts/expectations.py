@@ -6,12 +6,14 @@ of the scripted conversation (Markdown written, PNG written, both read back):
 ========================  ==================================================================
 ``produce.ok``            the Markdown ``write_file`` reached the server and succeeded
 ``produce.text``          its ``documentList ref: docItem:`` line reached the model as text
+``produce.ids``           its ``docItem:`` reference and file id reached the model (any part)
 ``produce.resource_link`` a ``docbinder://documents/<id>`` link reached the model
 ``produce.structured``    the result's ``structuredContent`` reached the model
 ``produce.handle``        a workflow handle (``workflow: <id>``) reached the model
 ``png.ok``                the PNG ``write_file`` (``encoding: "base64"``) succeeded
 ``consume.ok``            ``read_documents`` with the references the model saw succeeded
 ``consume.resolved``      how many documents it read (2 when nothing was lost)
+``consume.ids``           the references and file ids of both documents reached the model
 ``consume.notes``         the Markdown file's text reached the model
 ``consume.image``         the PNG reached the model as an image
 ``consume.image_as_text`` the PNG's base64 reached the model inside text
@@ -20,11 +22,11 @@ of the scripted conversation (Markdown written, PNG written, both read back):
 ``consume.handle``        the read named its workflow to the model
 ========================  ==================================================================
 
-Two server eras: ``"sessions"`` (today's server: one workflow per MCP session,
-text and image blocks only) and ``"handles"`` (the server with ``workflow``
-handles, one ``resource_link`` per produced file and ``structuredContent``
-under a declared ``outputSchema``). :data:`SERVER_ERA` names the era the tests
-assert. A :class:`Cell`'s ``now`` is asserted in the ``sessions`` era, its
+Two server eras: ``"sessions"`` (the server before workflow handles: one
+workflow per MCP session, text and image blocks only) and ``"handles"`` (the
+server with ``workflow`` handles, one ``resource_link`` per produced file and
+``structuredContent`` under a declared ``outputSchema``, which is the server
+now). :data:`SERVER_ERA` names the era the tests assert. A :class:`Cell`'s ``now`` is asserted in the ``sessions`` era, its
 ``then`` in the ``handles`` era. A cell whose ``now`` is a failure that the
 handles server fixes carries a ``gap`` reason: in the ``sessions`` era its
 ``then`` value is asserted as a strict xfail, so the fix turns it into an
@@ -39,8 +41,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-SERVER_ERA = "sessions"
-"""The server the tests assert: ``"sessions"`` today; ``"handles"`` once the workflow-handle server lands."""
+SERVER_ERA = "handles"
+"""The server the tests assert: ``"handles"``, the server with workflow handles (``"sessions"``
+is the server before them, kept so the table shows what the handles fixed)."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +66,14 @@ class Gap:
 NOW: dict[str, Any] = {
     "produce.ok": True,
     "produce.text": True,
+    "produce.ids": True,
     "produce.resource_link": False,
     "produce.structured": False,
     "produce.handle": False,
     "png.ok": True,
     "consume.ok": True,
     "consume.resolved": 2,
+    "consume.ids": True,
     "consume.notes": True,
     "consume.image": True,
     "consume.image_as_text": False,
@@ -76,7 +81,7 @@ NOW: dict[str, Any] = {
     "consume.structured": False,
     "consume.handle": False,
 }
-"""Today's server as a host that passes every block on shows it: text lines and image blocks only."""
+"""The sessions server as a host that passes every block on shows it: text and images only."""
 
 THEN: dict[str, Any] = {
     **NOW,
@@ -122,7 +127,9 @@ EXPECTATIONS: dict[str, dict[str, Cell]] = {
         now={
             "produce.ok": Gap(False, ENCODING),
             "produce.text": Gap(False, ENCODING),
+            "produce.ids": Gap(False, ENCODING),
             "consume.resolved": Gap(1, ENCODING),
+            "consume.ids": Gap(False, ENCODING),
             "consume.notes": Gap(False, ENCODING),
         },
         then={"produce.structured": False, "consume.structured": False},
@@ -132,7 +139,9 @@ EXPECTATIONS: dict[str, dict[str, Cell]] = {
         now={
             "produce.ok": Gap(False, ENCODING),
             "produce.text": False,
+            "produce.ids": Gap(False, ENCODING),
             "consume.resolved": Gap(1, ENCODING),
+            "consume.ids": Gap(False, ENCODING),
             "consume.notes": Gap(False, ENCODING),
         },
         then={
@@ -147,6 +156,7 @@ EXPECTATIONS: dict[str, dict[str, Cell]] = {
     "langchain": _table(
         now={
             "consume.resolved": Gap(0, PER_CALL_PROCESS),
+            "consume.ids": Gap(False, PER_CALL_PROCESS),
             "consume.notes": Gap(False, PER_CALL_PROCESS),
             "consume.image": Gap(False, PER_CALL_PROCESS),
         },
@@ -188,13 +198,40 @@ MATRIX_END = "<!-- end of host matrix -->"
 
 _COLUMNS = (
     ("write: accepted", "produce.ok"),
-    ("write: text", "produce.text"),
+    ("write: reference and file id", "produce.ids"),
+    ("write: text block", "produce.text"),
     ("write: resource_link", "produce.resource_link"),
     ("write: structuredContent", "produce.structured"),
+    ("workflow handle", "produce.handle"),
     ("read: file's text", "consume.notes"),
     ("read: image", "consume.image"),
     ("read: structuredContent", "consume.structured"),
 )
+
+HOW: dict[str, str] = {
+    "MCP SDK `Client`": "the application gets the whole `CallToolResult` (no model in between)",
+    "OpenAI Agents SDK": (
+        "text and image blocks become input items, a `resource_link` its JSON as text; "
+        "`structuredContent` is not passed"
+    ),
+    "OpenAI Agents SDK, `use_structured_content=True`": (
+        "only `structuredContent` reaches the model, as JSON text: its references, file ids, "
+        "`workflow` and, for a read, each document's text; text blocks, images and links are "
+        "dropped"
+    ),
+    "pydantic-ai": (
+        "text as strings, images as `BinaryImage`, a link as its URI; `structuredContent` "
+        "only when every block is text"
+    ),
+    "LangChain": (
+        "blocks become content blocks (a link a `file` or `image` block holding the "
+        "`docbinder://` URI); `structuredContent` stays in the message's artifact, which the "
+        "model never sees; `get_tools()` starts a server process per call, the `workflow` "
+        "handle carries the files across them"
+    ),
+    "Google ADK": "the whole `CallToolResult` as the function response's JSON: images as base64 text",
+}
+"""How each host family passes a result on to its model, shown under the matrix."""
 
 
 def render_matrix(era: str = SERVER_ERA) -> str:
@@ -220,6 +257,8 @@ def render_matrix(era: str = SERVER_ERA) -> str:
         lines.append(f"| {BY_NAME[host].title} | " + " | ".join(row) + " |")
     lines.append("")
     lines.extend(f"({n}) {reason}." for n, reason in enumerate(notes, 1))
+    if era != "sessions":
+        lines.extend(f"- {family}: {how}." for family, how in HOW.items())
     lines.append(MATRIX_END)
     return "\n".join(line for line in lines if line is not None)
 

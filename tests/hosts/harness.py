@@ -329,6 +329,29 @@ def _contains_value(haystack: Any, needle: Any) -> bool:
     return False
 
 
+def sent_ids(result: Any) -> list[str]:
+    """The ``docItem:`` references and file ids a raw result names: what the model must get.
+
+    From the result's ``_meta`` (``docbinder/documentIds``, ``docbinder/fileIds``), else from
+    the files or documents of its ``structuredContent``.
+    """
+    if not isinstance(result, dict):
+        return []
+    meta = result.get("_meta") or {}
+    if meta.get("docbinder/fileIds") or meta.get("docbinder/documentIds"):
+        documents = [f"docItem:{d}" for d in meta.get("docbinder/documentIds") or []]
+        return [*documents, *(meta.get("docbinder/fileIds") or [])]
+    structured = result.get("structuredContent") or {}
+    entries = [*structured.get("files", []), *structured.get("documents", [])]
+    return [
+        value
+        for entry in entries
+        if isinstance(entry, dict)
+        for value in (entry.get("documentRef"), entry.get("fileId"))
+        if isinstance(value, str)
+    ]
+
+
 def _step_facts(step: dict[str, Any], result: Any) -> dict[str, Any]:
     view = step["view"]
     texts: list[str] = view["texts"]
@@ -338,8 +361,10 @@ def _step_facts(step: dict[str, Any], result: Any) -> dict[str, Any]:
         b.get("text", "") for b in (result or {}).get("content", []) if isinstance(b, dict)
     )
     read = CONSUME_TEXT.search(text_blocks)
+    ids = sent_ids(result)
     return {
         "ok": isinstance(result, dict) and not result.get("isError", False),
+        "ids": bool(ids) and all(i in seen for i in ids),
         "text": any(PRODUCE_TEXT in t or CONSUME_TEXT.search(t) for t in texts),
         "image": any(i.get("mime_type") == "image/png" for i in view["images"]),
         "image_as_text": any(hostlib.PNG_B64 in t for t in texts),

@@ -1,8 +1,9 @@
 """The rendering harness's own logic, on made-up reports: no host, no server.
 
-Today's server sends neither ``resource_link`` blocks nor ``structuredContent``
-nor workflow handles, so the host runs cannot show that the harness sees them;
-these cases do, for each way a host passes them on.
+Each way a host passes a result on (the whole result, only ``structuredContent``
+as JSON text, the structured part kept aside, images as base64 inside JSON, a
+call refused before it reached the server) is reduced to facts here, so a
+wrong fact is the harness's fault, not a host's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.hosts.harness import facts, match_calls, read_wire, server_has_handles
+from tests.hosts.harness import facts, match_calls, read_wire, sent_ids, server_has_handles
 from tests.hosts.harness import hostlib as hl
 
 REF = "docItem:3a21afab-b1a0-4441-8c09-c1c5c3ac93c4"
@@ -81,6 +82,18 @@ def test_structured_content_as_json_text_only() -> None:
     assert cells["produce.handle"]  # the "workflow" key of the JSON
     assert not cells["consume.image"] and not cells["consume.notes"]
     assert cells["consume.resolved"] == 2  # what the server read, whatever the model saw
+
+
+def test_references_and_file_ids_count_in_whatever_part_reached_the_model() -> None:
+    meta = {"docbinder/documentIds": [REF.split(":")[1]], "docbinder/fileIds": ["f1"]}
+    sent = {**WIRE[0], "_meta": meta}
+    assert set(sent_ids(sent)) == {REF, "f1"} == set(sent_ids(WIRE[0]))  # _meta or structure
+    as_text = [hl.view([WRITE_TEXT]), PNG_VIEW, hl.view([READ_TEXT])]
+    as_json = [hl.view([json.dumps(STRUCTURED)]), PNG_VIEW, hl.view([READ_TEXT])]
+    reference_only = [hl.view([f"documentList ref: {REF}"]), PNG_VIEW, hl.view([READ_TEXT])]
+    for views, seen in ((as_text, True), (as_json, True), (reference_only, False)):
+        assert facts(report(views, [sent, WIRE[1], WIRE[2]]))["produce.ids"] is seen
+    assert not facts(report(as_text, [None, WIRE[1], WIRE[2]]))["produce.ids"]  # nothing sent
 
 
 def test_structured_content_kept_aside_never_counts() -> None:

@@ -1,9 +1,12 @@
 """The LangChain guide's LangChain-over-MCP example runs as written, in LangChain's own venv.
 
 The example runs on the LangChain host venv's interpreter (``mcp<2``, no
-docbinder); it starts ``docbinder`` by its command name, which the test puts
-first on ``PATH`` as a script running this checkout on docbinder's interpreter,
-with a temporary ``HOME`` (the example's store is under it).
+docbinder) with the adapters' documented default client,
+``MultiServerMCPClient(...).get_tools()``, which starts a server process per
+call; it starts ``docbinder`` by its command name, which the test puts first on
+``PATH`` as a script running this checkout on docbinder's interpreter, with a
+temporary ``HOME`` (the example's store is under it). The read in the second
+process finds the file of the first by the ``workflow`` handle.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def langchain_example() -> Block:
     return block
 
 
-def test_langchain_example_writes_and_reads_in_one_session(tmp_path: Path) -> None:
+def test_langchain_example_reads_across_server_processes_by_the_handle(tmp_path: Path) -> None:
     try:
         python = ensure_venv("langchain")
     except VenvBuildError as exc:
@@ -51,5 +54,6 @@ def test_langchain_example_writes_and_reads_in_one_session(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert example.output is not None
+    # the last line: the read, in another server process, worked in the write's workflow
     assert_output(example.output, done.stdout, "the LangChain guide's example over MCP")
     assert (home / ".local/share/docbinder/docbinder.db").exists()

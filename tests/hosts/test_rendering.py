@@ -3,8 +3,9 @@
 One rendering test per host: its driver runs the host's real agent loop with
 the framework's own scripted model against ``docbinder mcp`` (a new home,
 docbinder's own interpreter), and the facts of what the model received are
-compared with the host's table in :mod:`tests.hosts.expectations`. The known
-failures of today's server are strict xfails there, so the fix flips them.
+compared with the host's table in :mod:`tests.hosts.expectations` for the
+server era it asserts (the server with workflow handles); in the era before
+them, the failures the handles fixed were strict xfails.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ if gaps():
             for host, key, c in gaps()
         ],
     )
-    def test_known_gap_of_todays_server(host: str, cell: str, host_runs: Any) -> None:
+    def test_known_gap_of_the_sessions_server(host: str, cell: str, host_runs: Any) -> None:
         got = facts(host_runs.report(host))[cell]
         assert got == EXPECTATIONS[host][cell].then
 

@@ -440,31 +440,53 @@ def test_references_from_elsewhere_resolve_to_nothing_and_leak_nothing(
         )
     for answer in answers[2:4] + elsewhere[2:4]:
         assert first_text(answer).startswith(f"no document found for {label}: {label} (")
+    # A file id reaches only files of the call's workflow: elsewhere it is an unknown id,
+    # for another tenant and for the same user in another workflow alike.
     assert [first_text(a) for a in answers[4:]] == [f"file {notes.id} not found"] * 4
-    assert [first_text(a) for a in elsewhere[4:]] == ["# Notes\nalpha", file_info_text(notes)] * 2
+    assert [first_text(a) for a in elsewhere[4:]] == [f"file {notes.id} not found"] * 4
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_plain_file_ids_work_as_before(binder: DocBinder, mode: str) -> None:
+def test_file_ids_answer_only_inside_the_workflow(binder: DocBinder, mode: str) -> None:
     server = DocbinderMcpServer(binder, ALICE)
-    # a file of the user outside the session's workflow
+    # a file of the user outside any workflow, readable by her everywhere else
     stored = binder.start_run(ALICE).store_file("old.txt", b"kept").item
 
     async def body(client: Client) -> list[Any]:
+        written = await client.call_tool("write_file", {"name": "new.txt", "content": "fresh"})
+        [new_id] = written.meta["docbinder/fileIds"]
         return [
+            await client.call_tool("read_file", {"file_id": new_id}),
+            await client.call_tool("get_file_info", {"file_id": f"file:{new_id}"}),
             await client.call_tool("read_file", {"file_id": stored.id}),
             await client.call_tool("get_file_info", {"file_id": stored.id}),
+            await client.call_tool("read_file", {"file_id": UNKNOWN}),
             await client.call_tool("read_file", {"file_id": "not-a-file"}),
             await client.call_tool("read_file", {"file_id": "docItem:bad/id"}),
+            await client.call_tool("list_files", {}),
+            await client.call_tool("search_in_file_content", {"query": "kept"}),
+            await client.call_tool(
+                "search_in_file_content", {"query": "kept", "file_ids": [stored.id]}
+            ),
         ]
 
-    read, info, absent, rejected = run_client(server, mode, body)
-    assert first_text(read) == "kept" and read.meta["docbinder/documentIds"] == []
-    assert first_text(info) == file_info_text(binder.get_file(ALICE, stored.id))
+    answers = run_client(server, mode, body)
+    read, info, outside, outside_info, unknown, absent, rejected, listed, found, named = answers
+    [new_id] = read.meta["docbinder/fileIds"]
+    assert first_text(read) == "fresh" and read.meta["docbinder/documentIds"] == []
+    assert first_text(info) == file_info_text(binder.get_file(ALICE, new_id))
+    # outside the workflow: the very words of an id that names nothing
+    for answer in (outside, outside_info, named):
+        assert answer.is_error
+        assert first_text(answer) == first_text(unknown).replace(UNKNOWN, stored.id)
+        assert "old.txt" not in first_text(answer) and "kept" not in first_text(answer)
+    assert first_text(unknown) == f"file {UNKNOWN} not found"
     assert absent.is_error and first_text(absent) == "file not-a-file not found"
     assert rejected.is_error
     assert first_text(rejected).startswith("no document found for 'docItem:bad/id': ")
     assert "(rejected_input): not a usable document reference: invalid_id" in first_text(rejected)
+    assert [f["fileId"] for f in listed.structured_content["files"]] == [new_id]
+    assert first_text(found) == "No line contains 'kept'."
 
 
 # -- result shapes -----------------------------------------------------------------------------
@@ -653,6 +675,86 @@ def test_sessionless_conversations_never_share_a_workflow(http: LiveHttp) -> Non
     assert workflow_of(seen["joined"]) == handle_a
     names = [d["name"] for d in seen["a_list2"].structured_content["documents"]]
     assert names == ["d.md", "alpha.md"]
+
+
+async def file_tool_answers(client: Client, file_id: str, handle: str | None) -> dict[str, Any]:
+    """What every file-level tool answers ``client`` for ``file_id`` (with ``handle``, if any)."""
+    carried = {"workflow": handle} if handle else {}
+    calls = {
+        "read_file": ("read_file", {"file_id": file_id}),
+        "read_file file:": ("read_file", {"file_id": f"file:{file_id}"}),
+        "get_file_info": ("get_file_info", {"file_id": file_id}),
+        "search named": ("search_in_file_content", {"query": "alpha", "file_ids": [file_id]}),
+        "search": ("search_in_file_content", {"query": "alpha"}),
+        "list_files": ("list_files", {}),
+    }
+    return {
+        key: await client.call_tool(tool, {**arguments, **carried})
+        for key, (tool, arguments) in calls.items()
+    }
+
+
+NAMED = ("read_file", "read_file file:", "get_file_info", "search named")
+"""The probes that name the file id: an error, worded as for an unknown id, outside the workflow."""
+
+
+def check_kept_apart(theirs: dict[str, Any], unknown: dict[str, Any], file_id: str) -> None:
+    """``theirs`` (probes of another conversation's ``file_id``) tell nothing of that file."""
+    for key in NAMED:
+        assert theirs[key].is_error, key
+        assert first_text(theirs[key]) == first_text(unknown[key]).replace(UNKNOWN, file_id), key
+    for result in theirs.values():  # neither the file's name nor its text
+        for told in (first_text(result), str(result.structured_content)):
+            assert "alpha.md" not in told and "secret" not in told, told
+    assert first_text(theirs["search"]) == "No line contains 'alpha'."
+    assert file_id not in {f["fileId"] for f in theirs["list_files"].structured_content["files"]}
+
+
+@pytest.mark.parametrize("modes", [("auto", "auto"), ("legacy", "legacy")])
+def test_two_conversations_never_see_each_others_files_in_any_tool(
+    http: LiveHttp, modes: tuple[str, str]
+) -> None:
+    """Two conversations of one principal, sessionless (each with its handle) or two legacy
+    sessions: every file-level tool answers for the other's file id as for an unknown id."""
+
+    async def body(a: Client, b: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        alpha = await a.call_tool("write_file", {"name": "alpha.md", "content": "alpha secret"})
+        bravo = await b.call_tool("write_file", {"name": "bravo.md", "content": "bravo"})
+        handle_a, handle_b = workflow_of(alpha), workflow_of(bravo)
+        seen["ids"] = alpha.meta["docbinder/fileIds"][0], bravo.meta["docbinder/fileIds"][0]
+        seen["handles"] = handle_a, handle_b
+        seen["b"] = await file_tool_answers(b, seen["ids"][0], handle_b)
+        seen["b unknown"] = await file_tool_answers(b, UNKNOWN, handle_b)
+        seen["a"] = await file_tool_answers(a, seen["ids"][0], handle_a)
+        seen["b bare"] = await file_tool_answers(b, seen["ids"][0], None)
+        return seen
+
+    seen = over(http, body, *modes)
+    alpha_id, bravo_id = seen["ids"]
+    check_kept_apart(seen["b"], seen["b unknown"], alpha_id)
+    listed = seen["b"]["list_files"].structured_content["files"]
+    assert [f["fileId"] for f in listed] == [bravo_id]
+    # the conversation that wrote the file reaches it by its id, in every tool
+    own = seen["a"]
+    assert first_text(own["read_file"]) == first_text(own["read_file file:"]) == "alpha secret"
+    assert not own["get_file_info"].is_error and "alpha.md" in first_text(own["get_file_info"])
+    assert "alpha secret" in first_text(own["search named"]) == first_text(own["search"])
+    assert [f["fileId"] for f in own["list_files"].structured_content["files"]] == [alpha_id]
+    bare = seen["b bare"]
+    if modes[0] == "legacy":  # the session is the conversation: its workflow, without handle
+        check_kept_apart(bare, seen["b unknown"], alpha_id)
+        return
+    # sessionless, no handle: no workflow, and one line that says to pass it
+    hint = "pass the `workflow` id you got from the call that produced the file"
+    for key in ("read_file", "read_file file:", "get_file_info"):
+        assert bare[key].is_error and hint in first_text(bare[key]), first_text(bare[key])
+        assert first_text(bare[key]).startswith(f"{key.split()[0]} answers only for the files")
+    for key in ("search named", "search", "list_files"):
+        result = bare[key]
+        assert not result.is_error and hint in first_text(result)
+        assert result.structured_content["notice"] == first_text(result)
+        assert workflow_of(result) is None
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -21,9 +21,19 @@ and JSON schemas as in every other integration, each with the optional
   reference (``no_active_workflow``, with the line that says to pass the
   handle), so two such requests never share a workflow.
 
+The file-level tools (``read_file``, ``get_file_info``,
+``search_in_file_content``, ``list_files``) answer only for the files a
+document of the call's workflow points at
+(:attr:`~docbinder.toolset.FileScope.WORKFLOW`): over MCP every conversation
+of a client acts as the same principal, and the workflow is what keeps them
+apart (ADR 0054, addendum).
+
 Runs are kept per principal (:data:`MAX_RUNS_PER_PRINCIPAL`, least recently
 used dropped first; a dropped run is bound again from storage), so no
-principal can evict another's. Every result carries its workflow: a text
+principal can evict another's. A tool call takes one worker-thread hop:
+choosing its run (bound from storage on a miss), the call and the result in
+its wire form, a plain mapping the SDK validates once against the protocol's
+result shape (ADR 0061). Every result carries its workflow: a text
 block ``workflow: <id>`` and ``structuredContent["workflow"]``; a producing
 tool's result has one ``resource_link`` per stored file as well (ADR 0055).
 
@@ -41,6 +51,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
@@ -55,7 +66,6 @@ from mcp.server.auth.middleware.bearer_auth import (
     BearerAuthBackend,
     RequireAuthMiddleware,
 )
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
@@ -78,6 +88,7 @@ from docbinder.domain.model import Principal
 from docbinder.integrations import httpguard
 from docbinder.integrations.httpguard import HttpLimits
 from docbinder.integrations.mcp.http_sessions import PrincipalSessions
+from docbinder.integrations.mcp.stdio import stdio_streams
 from docbinder.integrations.mcp.tokens import BearerTokens
 from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
@@ -85,6 +96,7 @@ from docbinder.toolset import (
     DEFAULT_MAX_IMAGE_BYTES,
     WORKFLOW_ARGUMENT,
     DocbinderToolset,
+    FileScope,
     ToolOutcome,
     ToolSpec,
     handle_spec,
@@ -144,7 +156,8 @@ INSTRUCTIONS: Final = (
     "the `workflow` argument of every later docbinder call of the conversation, and copy the "
     "reference into the documentList of read_documents to read the file. read_file and "
     "get_file_info take that reference (or a docList:<label>, answering for each of its "
-    "files) as well as a file id. list_documents shows the workflow and its references."
+    "files) as well as a file id; they, search_in_file_content and list_files answer for the "
+    "files of the workflow only. list_documents shows the workflow and its references."
 )
 
 
@@ -269,22 +282,28 @@ class DocbinderMcpServer:
         self.max_conversations_per_principal = max_conversations_per_principal
         self.tokens: BearerTokens | None = None
         self._kept: dict[Principal, _Kept] = {}
-        self._lock = anyio.Lock()
-        self._creating = anyio.Lock()
+        # Taken by worker threads and the event loop alike, each time for a few dict operations.
+        self._lock = threading.Lock()
+        self._creating = threading.Lock()
         # The tool list depends on the configuration only: take it from a run without workflow.
         self.specs: tuple[ToolSpec, ...] = self._toolset_for(binder.start_run(principal)).specs
         self._produces = {spec.name: spec.produces_files for spec in self.specs}
         self._tools = [_tool(spec) for spec in self.specs]
+        self._input_schemas = {tool.name: tool.input_schema for tool in self._tools}
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
+            # The sessionless HTTP transport checks `Mcp-Param-*` headers against a tool's
+            # input schema; without this lookup it runs the whole tools/list for every call.
+            get_tool_input_schema=self._input_schemas.get,
         )
+        # Registered as a plain request handler: it answers with the wire mapping itself.
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
 
     # -- runs and conversations --------------------------------------------------------------
     def _toolset_for(self, run: Any) -> DocbinderToolset:
@@ -294,6 +313,7 @@ class DocbinderMcpServer:
             image_generator=self.image_generator,
             max_image_bytes=self.max_image_bytes,
             no_workflow_hint=NO_WORKFLOW_HINT,
+            file_scope=FileScope.WORKFLOW,
         )
 
     def _principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal:
@@ -330,31 +350,30 @@ class DocbinderMcpServer:
         return f"session:{session}" if session else None
 
     def _state(self, principal: Principal) -> _Kept:
-        kept = self._kept.get(principal)
-        if kept is None:
-            kept = self._kept[principal] = _Kept()
-        return kept
+        with self._lock:
+            kept = self._kept.get(principal)
+            if kept is None:
+                kept = self._kept[principal] = _Kept()
+            return kept
 
-    async def toolset(self, principal: Principal, workflow_id: str | None) -> DocbinderToolset:
+    def toolset(self, principal: Principal, workflow_id: str | None) -> DocbinderToolset:
         """The tool set over ``principal``'s run in ``workflow_id`` (``None``: no workflow).
 
-        Kept per principal; on a miss the run is bound in a worker thread
-        (:meth:`DocBinder.start_run`): :class:`WorkflowNotFound` if the
-        workflow is absent or the principal may not read it,
+        Kept per principal; on a miss the run is bound (:meth:`DocBinder.start_run`,
+        a read of storage, so call it from a worker thread): :class:`WorkflowNotFound`
+        if the workflow is absent or the principal may not read it,
         :class:`StorageError`.
         """
         state = self._state(principal)
-        async with self._lock:
+        with self._lock:
             found = state.runs.get(workflow_id)
             if found is not None:
                 state.runs.move_to_end(workflow_id)
                 return found
-        run = await anyio.to_thread.run_sync(self.binder.start_run, principal, workflow_id)
-        return await self._keep(principal, self._toolset_for(run))
+        return self._keep(state, self._toolset_for(self.binder.start_run(principal, workflow_id)))
 
-    async def _keep(self, principal: Principal, toolset: DocbinderToolset) -> DocbinderToolset:
-        state = self._state(principal)
-        async with self._lock:
+    def _keep(self, state: _Kept, toolset: DocbinderToolset) -> DocbinderToolset:
+        with self._lock:
             found = state.runs.get(toolset.workflow_id)
             if found is not None:
                 state.runs.move_to_end(toolset.workflow_id)
@@ -362,27 +381,27 @@ class DocbinderMcpServer:
             _remember(state.runs, toolset.workflow_id, toolset, self.max_runs_per_principal)
         return toolset
 
-    async def _new_workflow(self, principal: Principal) -> DocbinderToolset:
-        run = await anyio.to_thread.run_sync(self.binder.start_new_run, principal)
+    def _new_workflow(self, principal: Principal) -> DocbinderToolset:
+        run = self.binder.start_new_run(principal)
         log.info(
             "MCP call started workflow %s for user %s", run.context.workflow_id, principal.user_id
         )
-        return await self._keep(principal, self._toolset_for(run))
+        return self._keep(self._state(principal), self._toolset_for(run))
 
-    async def _conversation_workflow(self, principal: Principal, key: str | None) -> str | None:
+    def _conversation_workflow(self, principal: Principal, key: str | None) -> str | None:
         if key is None:
             return self.workflow_id
         state = self._state(principal)
-        async with self._lock:
+        with self._lock:
             workflow_id = state.conversations.get(key)
             if workflow_id is not None:
                 state.conversations.move_to_end(key)
                 return workflow_id
         return self.workflow_id
 
-    async def _bind(self, principal: Principal, key: str, workflow_id: str) -> None:
+    def _bind(self, principal: Principal, key: str, workflow_id: str) -> None:
         state = self._state(principal)
-        async with self._lock:
+        with self._lock:
             if state.conversations.get(key) != workflow_id:
                 log.info(
                     "MCP conversation of user %s works in workflow %s",
@@ -391,10 +410,10 @@ class DocbinderMcpServer:
                 )
             _remember(state.conversations, key, workflow_id, self.max_conversations_per_principal)
 
-    async def call_toolset(
+    def call_toolset(
         self, principal: Principal, key: str | None, handle: str | None, producing: bool
     ) -> DocbinderToolset:
-        """The tool set a call works with (ADR 0054).
+        """The tool set a call works with (ADR 0054); may read storage (a worker thread's work).
 
         ``key`` is the call's conversation (:meth:`conversation`), ``handle``
         its ``workflow`` argument, ``producing`` whether the tool stores files.
@@ -407,31 +426,31 @@ class DocbinderMcpServer:
         :class:`StorageError`.
         """
         if handle is not None:
-            toolset = await self.toolset(principal, handle)
+            toolset = self.toolset(principal, handle)
             if key is not None:
-                await self._bind(principal, key, handle)
+                self._bind(principal, key, handle)
             return toolset
-        workflow_id = await self._conversation_workflow(principal, key)
+        workflow_id = self._conversation_workflow(principal, key)
         if workflow_id is not None:
-            return await self.toolset(principal, workflow_id)
+            return self.toolset(principal, workflow_id)
         if not producing:
-            return await self.toolset(principal, None)
+            return self.toolset(principal, None)
         if key is None:
-            return await self._new_workflow(principal)
-        async with self._creating:  # one new workflow per conversation, also under concurrency
-            workflow_id = await self._conversation_workflow(principal, key)
+            return self._new_workflow(principal)
+        with self._creating:  # one new workflow per conversation, also under concurrency
+            workflow_id = self._conversation_workflow(principal, key)
             if workflow_id is not None:
-                return await self.toolset(principal, workflow_id)
-            toolset = await self._new_workflow(principal)
+                return self.toolset(principal, workflow_id)
+            toolset = self._new_workflow(principal)
             assert toolset.workflow_id is not None
-            await self._bind(principal, key, toolset.workflow_id)
+            self._bind(principal, key, toolset.workflow_id)
             return toolset
 
-    async def _remember_links(self, principal: Principal, outcome: ToolOutcome) -> None:
+    def _remember_links(self, principal: Principal, outcome: ToolOutcome) -> None:
         if outcome.workflow_id is None or not outcome.document_ids:
             return
         state = self._state(principal)
-        async with self._lock:
+        with self._lock:
             for document_id in outcome.document_ids:
                 _remember(state.links, document_id, outcome.workflow_id, MAX_LINKS_PER_PRINCIPAL)
 
@@ -443,20 +462,33 @@ class DocbinderMcpServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
         principal = self._principal(ctx)
-        arguments: dict[str, Any] = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(
+            self.serve_call,
+            principal,
+            self.conversation(ctx),
+            params.name,
+            dict(params.arguments or {}),
+        )
+
+    def serve_call(
+        self, principal: Principal, key: str | None, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """One ``tools/call``, in a worker thread: its run, the call and the result, all at once.
+
+        ``key`` is the call's conversation (:meth:`conversation`); ``arguments``
+        the model's, with the ``workflow`` handle among them (taken out here).
+        Returns the ``CallToolResult`` in its wire form (:func:`tool_result`);
+        never raises for a docbinder error.
+        """
+        producing = self._produces.get(name, False)
         try:
             handle = read_handle(arguments.pop(WORKFLOW_ARGUMENT, None))
         except InvalidInput as exc:
             return error_result(_one_line(str(exc)), None)
         try:
-            toolset = await self.call_toolset(
-                principal,
-                self.conversation(ctx),
-                handle,
-                self._produces.get(params.name, False),
-            )
+            toolset = self.call_toolset(principal, key, handle, producing)
         except WorkflowNotFound as exc:
             if handle is None:  # the configured workflow
                 return error_result(_public(exc), None)
@@ -465,10 +497,8 @@ class DocbinderMcpServer:
             return error_result(unknown_handle(handle), None)
         except DocbinderError as exc:
             return error_result(_public(exc), None)
-        outcome = await anyio.to_thread.run_sync(
-            _checked_call, toolset, params.name, arguments, self._produces.get(params.name, False)
-        )
-        await self._remember_links(principal, outcome)
+        outcome = _checked_call(toolset, name, arguments, producing)
+        self._remember_links(principal, outcome)
         return tool_result(outcome)
 
     # -- resources ---------------------------------------------------------------------------
@@ -480,12 +510,15 @@ class DocbinderMcpServer:
             # Lists may not vary per connection on this revision: the configured workflow only.
             workflow_id = self.workflow_id
         else:
-            workflow_id = await self._conversation_workflow(principal, self.conversation(ctx))
+            workflow_id = self._conversation_workflow(principal, self.conversation(ctx))
         if workflow_id is None:
             return types.ListResourcesResult(resources=[], cache_scope="private")
+
+        def listed() -> tuple[Any, ...]:
+            return workflow_documents(self.toolset(principal, workflow_id).run)
+
         try:
-            toolset = await self.toolset(principal, workflow_id)
-            documents = await anyio.to_thread.run_sync(workflow_documents, toolset.run)
+            documents = await anyio.to_thread.run_sync(listed)
         except DocbinderError as exc:
             raise MCPError(types.INVALID_PARAMS, _public(exc)) from None
         resources = [
@@ -532,16 +565,15 @@ class DocbinderMcpServer:
         document_id = match[1]
         principal = self._principal(ctx)
         state = self._state(principal)
-        async with self._lock:
+        with self._lock:
             workflow_id = state.links.get(document_id)
         if workflow_id is None:
-            workflow_id = await self._conversation_workflow(principal, self.conversation(ctx))
+            workflow_id = self._conversation_workflow(principal, self.conversation(ctx))
         if workflow_id is None:
             raise MCPError(types.INVALID_PARAMS, _not_found(uri))
         try:
-            toolset = await self.toolset(principal, workflow_id)
             contents = await anyio.to_thread.run_sync(
-                self._read_document, toolset, document_id, uri
+                self._read_document, principal, workflow_id, document_id, uri
             )
         except WorkflowNotFound:
             raise MCPError(types.INVALID_PARAMS, _not_found(uri)) from None
@@ -552,9 +584,9 @@ class DocbinderMcpServer:
         )
 
     def _read_document(
-        self, toolset: DocbinderToolset, document_id: str, uri: str
+        self, principal: Principal, workflow_id: str, document_id: str, uri: str
     ) -> types.TextResourceContents | types.BlobResourceContents:
-        run = toolset.run
+        run = self.toolset(principal, workflow_id).run
         resolution = run.resolve([f"docItem:{document_id}"])
         if not resolution.documents:
             raise MCPError(types.INVALID_PARAMS, _not_found(uri))
@@ -582,8 +614,12 @@ class DocbinderMcpServer:
 
     # -- transports --------------------------------------------------------------------------
     async def run_stdio(self) -> None:
-        """Serve one MCP session over this process's stdin and stdout until the client leaves."""
-        async with stdio_server() as (read_stream, write_stream):
+        """Serve one MCP session over this process's stdin and stdout until the client leaves.
+
+        The lines are read and written on the event loop without worker threads
+        (:func:`~docbinder.integrations.mcp.stdio.stdio_streams`, ADR 0061).
+        """
+        async with stdio_streams() as (read_stream, write_stream):
             await self.server.run(
                 read_stream, write_stream, self.server.create_initialization_options()
             )
@@ -725,9 +761,12 @@ def workflow_line(workflow_id: str | None) -> str:
     return f"workflow: {workflow_id}"
 
 
-def tool_result(outcome: ToolOutcome) -> types.CallToolResult:
+def tool_result(outcome: ToolOutcome) -> dict[str, Any]:
     """An MCP tool result from a tool-set outcome, in every shape clients read (ADR 0055).
 
+    The ``CallToolResult`` in its wire form (camelCase keys, JSON values), built
+    as a plain mapping: the SDK validates it once against the protocol
+    revision's result shape before sending (ADR 0061).
     ``content``: the outcome's text, a ``workflow: <id>`` text block, each
     image as image content, and for every file a producing tool attached one
     ``resource_link`` (``docbinder://documents/<chatDocumentId>``, name,
@@ -737,48 +776,52 @@ def tool_result(outcome: ToolOutcome) -> types.CallToolResult:
     ``isError``). ``_meta`` carries ``docbinder/fileIds`` and
     ``docbinder/documentIds`` for the host.
     """
-    content: list[Any] = [
-        types.TextContent(type="text", text=outcome.text),
-        types.TextContent(type="text", text=workflow_line(outcome.workflow_id)),
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": outcome.text},
+        {"type": "text", "text": workflow_line(outcome.workflow_id)},
     ]
     for part in outcome.images:
         assert part.data is not None
         content.append(
-            types.ImageContent(
-                type="image",
-                data=base64.b64encode(part.data).decode("ascii"),
-                mime_type=part.mime_type,
-            )
+            {
+                "type": "image",
+                "data": base64.b64encode(part.data).decode("ascii"),
+                "mimeType": part.mime_type,
+            }
         )
     for produced in outcome.produced:
         if produced.document_id is None:
             continue
         item = produced.item
         content.append(
-            types.ResourceLink(
-                type="resource_link",
-                uri=URI_PREFIX + produced.document_id,
-                name=item.file_name,
-                title=item.file_name,
-                description=f"{produced.reference} (file id {item.id})",
-                mime_type=item.mime_type,
-                size=item.size,
-                annotations=types.Annotations(audience=list(LINK_AUDIENCE)),
-            )
+            {
+                "type": "resource_link",
+                "uri": URI_PREFIX + produced.document_id,
+                "name": item.file_name,
+                "title": item.file_name,
+                "description": f"{produced.reference} (file id {item.id})",
+                "mimeType": item.mime_type,
+                "size": item.size,
+                "annotations": {"audience": list(LINK_AUDIENCE)},
+            }
         )
     structured = dict(outcome.structured or {"workflow": outcome.workflow_id})
     if outcome.is_error:
         structured.setdefault("error", outcome.text)
-    meta = {
-        "docbinder/fileIds": list(outcome.file_ids),
-        "docbinder/documentIds": list(outcome.document_ids),
+    return {
+        # Required from revision 2026-07-28 on; earlier revisions' result shapes drop it.
+        "resultType": "complete",
+        "content": content,
+        "structuredContent": structured,
+        "isError": outcome.is_error,
+        "_meta": {
+            "docbinder/fileIds": list(outcome.file_ids),
+            "docbinder/documentIds": list(outcome.document_ids),
+        },
     }
-    return types.CallToolResult(
-        content=content, structured_content=structured, is_error=outcome.is_error, _meta=meta
-    )
 
 
-def error_result(message: str, workflow_id: str | None) -> types.CallToolResult:
+def error_result(message: str, workflow_id: str | None) -> dict[str, Any]:
     """A tool error the server answers itself (a refused handle): one line, its workflow."""
     return tool_result(ToolOutcome(_one_line(message), is_error=True, workflow_id=workflow_id))
 
