@@ -67,6 +67,13 @@ SETTING_NAMES = (
     *HTTP_SETTINGS,
 )
 
+COMPUTED_DEFAULTS = {
+    "home": "the user data directory: `platformdirs.user_data_dir('docbinder')`",
+    "database_url": "`sqlite:///<home>/docbinder.db`",
+    "blob_url": "`file://<home>/blobs`",
+}
+"""The defaults that are computed when the settings are loaded, as the reference shows them."""
+
 S3_CHECKSUMS = ("auto", "when_required", "when_supported")
 """The values of ``s3_checksums``."""
 
@@ -80,71 +87,94 @@ def default_home() -> Path:
 
 @attrs.frozen
 class Settings:
-    """Resolved configuration.
+    """Resolved configuration: one attribute per setting, each documented below.
 
-    ``database_url``: ``sqlite:///path``, ``postgresql+psycopg://...``,
-    ``mysql+pymysql://...`` or ``memory://``. ``blob_url``: ``file:///dir``,
-    ``s3://bucket/prefix`` or ``memory://``. ``authorizer``: ``roletable``,
-    ``casbin`` or the name of an entry point in group ``docbinder.authorizers``.
-    ``max_file_size`` is in bytes (``None``: unlimited). ``s3_whole_bucket``
-    allows an ``s3://bucket`` URL without prefix (everything in the bucket
-    then belongs to docbinder). ``s3_connect_timeout`` and ``s3_read_timeout``
-    are seconds, ``s3_max_attempts`` counts attempts per S3 request; their
-    defaults (4 s, 10 s, 2) fail an attach against a hung endpoint within 30 s
-    (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`). ``s3_checksums``: ``auto``
-    (``when_required`` for a custom ``s3_endpoint_url``, else ``when_supported``),
-    ``when_required`` or ``when_supported`` (botocore's checksum settings).
-
-    The ``http_*`` settings bound every HTTP face (``docbinder mcp --transport
-    streamable-http``), see :class:`docbinder.integrations.httpguard.HttpLimits`:
-    ``http_max_connections`` (512 open connections), ``http_header_timeout`` (10 s to
-    send a whole request head), ``http_read_timeout`` (30 s of silence inside a request
-    body), ``http_keep_alive_timeout`` (5 s idle between requests),
-    ``http_sessions_per_principal`` (100 open legacy MCP sessions per principal),
-    ``http_session_idle_timeout`` (1800 s before an unused session ends) and
-    ``http_allowed_hosts`` (more names the ``Host`` and ``Origin`` headers may give;
-    comma-separated in the environment, a list in TOML).
-
-    The content extractor's budgets per document (:data:`EXTRACT_SETTINGS`,
-    ``None``: the default of
-    :class:`~docbinder.adapters.extract.extractor.DefaultContentExtractor`, the
-    one place the defaults are kept): ``extract_max_bytes`` bytes read (50 MiB),
-    ``extract_max_text_chars`` characters of text (2,000,000),
-    ``extract_max_pages`` pages, sheets or slides (500), ``extract_max_rows``
-    workbook rows (100,000), ``extract_max_decoded_bytes`` bytes of
-    decompressed content (256 MiB), ``extract_time_budget`` seconds of
-    conversion (30), ``extract_memory_bytes`` the address-space cap of the
-    converter process in bytes (2 GiB).
+    A setting ``name`` is the TOML key ``name`` (top level or under ``[docbinder]``) and
+    the environment variable ``DOCBINDER_<NAME>``. The extractor budgets
+    (:data:`EXTRACT_SETTINGS`) are ``None`` unless set: the defaults of
+    :class:`~docbinder.adapters.extract.extractor.DefaultContentExtractor` apply, the
+    one place they are kept. The ``http_*`` settings bound every HTTP face, see
+    :class:`docbinder.integrations.httpguard.HttpLimits`. ``sources`` names where each
+    value came from (``argument``, ``environment``, the config file, ``default``).
+    The configuration reference (``docs/reference/configuration.md``) is generated
+    from these attributes, their docstrings and :data:`COMPUTED_DEFAULTS`.
     """
 
     home: Path
+    """Data directory of the embedded default: ``docbinder.db`` and ``blobs/`` live here unless
+    ``database_url`` / ``blob_url`` say otherwise. Also ``--home``.
+    """
     database_url: str
+    """Where the metadata lives: ``sqlite:///<path>``, ``postgresql+psycopg://...``,
+    ``mysql+pymysql://...``, ``memory://`` or the scheme of a ``docbinder.metadata`` entry
+    point. Also ``--database-url``.
+    """
     blob_url: str
+    """Where the bytes live: ``file:///<dir>``, ``s3://<bucket>/<prefix>``, ``memory://`` or
+    the scheme of a ``docbinder.blob_stores`` entry point. Also ``--blob-url``.
+    """
     authorizer: str = "roletable"
+    """Who may do what: ``roletable``, ``casbin`` (the ``casbin`` extra) or the name of a
+    ``docbinder.authorizers`` entry point. Also ``--authorizer``.
+    """
     casbin_model: str | None = None
+    """Path of the Casbin model file (``None``: the shipped ``model.conf``)."""
     casbin_policy: str | None = None
+    """Path of the Casbin policy CSV, or a SQL URL to load the rules from a database (``None``:
+    the shipped ``policy.csv``).
+    """
     s3_endpoint_url: str | None = None
+    """S3 endpoint for anything but AWS (MinIO, Ceph, R2, moto); ``None``: boto3's own."""
     s3_region: str | None = None
+    """S3 region; ``None``: boto3's own (environment, profile)."""
     s3_checksums: str = "auto"
+    """``auto`` (``when_required`` with a custom ``s3_endpoint_url``, else ``when_supported``),
+    ``when_required`` or ``when_supported`` (botocore's checksum settings).
+    """
     max_file_size: int | None = None
+    """Largest file stored, in bytes (``None``: unlimited)."""
     s3_whole_bucket: bool = False
+    """Allow an ``s3://bucket`` URL without prefix: everything in the bucket then belongs to
+    docbinder.
+    """
     s3_connect_timeout: float = 4.0
+    """Seconds to connect to the S3 endpoint."""
     s3_read_timeout: float = 10.0
+    """Seconds of silence while reading from S3."""
     s3_max_attempts: int = 2
+    """Attempts per S3 request; with the timeouts, an attach against a hung endpoint fails
+    within 30 s (:func:`docbinder.adapters.s3.blobs.worst_case_seconds`).
+    """
     extract_max_bytes: int | None = None
+    """Bytes read of each document a consuming tool reads."""
     extract_max_text_chars: int | None = None
+    """Characters of text kept per document."""
     extract_max_pages: int | None = None
+    """Pages, sheets or slides converted per document."""
     extract_max_rows: int | None = None
+    """Workbook rows read per document, empty ones included."""
     extract_max_decoded_bytes: int | None = None
+    """Bytes of decompressed content per document (a zip bomb is refused unopened)."""
     extract_time_budget: float | None = None
+    """Seconds of conversion per document."""
     extract_memory_bytes: int | None = None
+    """Address-space cap of the converter process, in bytes."""
     http_max_connections: int = 512
+    """Open connections of an HTTP face (``docbinder mcp --transport streamable-http``)."""
     http_header_timeout: float = 10.0
+    """Seconds a client has to send a whole request head."""
     http_read_timeout: float = 30.0
+    """Seconds of silence allowed inside a request body."""
     http_keep_alive_timeout: float = 5.0
+    """Seconds an idle connection stays open between requests."""
     http_sessions_per_principal: int = 100
+    """Open legacy MCP sessions per principal."""
     http_session_idle_timeout: float = 1800.0
+    """Seconds before an unused MCP session ends."""
     http_allowed_hosts: tuple[str, ...] = ()
+    """More names the ``Host`` and ``Origin`` headers may give (comma-separated in the
+    environment, a list in TOML).
+    """
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     @classmethod

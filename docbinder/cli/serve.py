@@ -61,7 +61,7 @@ def mcp(
         str, typer.Option(envvar="DOCBINDER_IMAGE_MODEL", help="Image model name.")
     ] = "dall-e-2",
 ) -> None:
-    """Serve the docbinder tools and the workflow's documents over MCP (needs the mcp extra: pip install 'docbinder\\[mcp]')."""
+    """Serve the docbinder tools and the workflow's documents over MCP (needs the mcp extra: pip install -e '.\\[mcp]' in a clone)."""
     import anyio
 
     from docbinder.integrations.mcp import BearerTokens, DocbinderMcpServer, check_http_host

@@ -43,16 +43,27 @@ class ConfigurationError(DocbinderError, ValueError):
     """Configuration is missing or contradictory; the message names the setting."""
 
 
+def install_line(extra: str) -> str:
+    """The command that installs ``extra``: ``pip install -e '.[s3]'`` in a clone of docbinder.
+
+    docbinder is installed from a clone of its repository; no package of that name is
+    published under this project's control, so a line naming one could install a
+    stranger's code (docs/adr/0069-install-lines-from-a-clone-and-generated-references.md).
+    """
+    return f"pip install -e '.[{extra}]'"
+
+
 class MissingExtra(ConfigurationError, ImportError):
     """An optional backend was selected but its pip extra is not installed.
 
-    The message names the extra, e.g. ``pip install 'docbinder[s3]'``.
+    The message names the extra and the line that installs it from a clone:
+    ``... install it from a clone of docbinder with pip install -e '.[s3]'``.
     """
 
     def __init__(self, feature: str, extra: str, module: str) -> None:
         super().__init__(
             f"{feature} needs the optional dependency {module!r}: "
-            f"install it with pip install 'docbinder[{extra}]'"
+            f"install it from a clone of docbinder with {install_line(extra)}"
         )
         self.feature = feature
         self.extra = extra

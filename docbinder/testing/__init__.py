@@ -1,6 +1,6 @@
 """Contract suites and pytest fixtures for docbinder's ports, shipped in the wheel.
 
-Needs ``pytest`` and ``hypothesis``: ``pip install docbinder[testing]``. Importing
+Needs ``pytest`` and ``hypothesis``: ``pip install -e '.[testing]'`` in a clone. Importing
 :mod:`docbinder` itself never imports this package (nor pytest).
 
 Contract suites (subclass one per backend, as ``Test...``, and provide its fixture;
@@ -13,7 +13,7 @@ see ``docs/backends.md``):
   bridge over a backend combination;
 * :class:`VersionsContract` (:mod:`.versions_suite`) and
   :class:`ExtractionCacheContract` (:mod:`.extraction_cache_suite`);
-* ``AdkServiceContract`` in :mod:`.adk_service_suite` (needs ``docbinder[adk]``) and the
+* ``AdkServiceContract`` in :mod:`.adk_service_suite` (needs the ``adk`` extra) and the
   access model state machine in :mod:`.access_model`.
 
 The pytest plugin (:mod:`.plugin`, loaded through the ``pytest11`` entry point) gives

@@ -19,7 +19,7 @@ sets), never an ``isinstance`` branch here. ``open_streams`` (optional) counts
 the streams the store holds open (file descriptors, HTTP responses), so the
 suite can see that every reader :meth:`~docbinder.ports.blobs.BlobStore.open`
 returned is closed. Needs ``pytest`` and ``hypothesis``
-(``pip install docbinder[testing]``).
+(``pip install -e '.[testing]'`` in a clone).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ defaults when a bound is not given::
         def make_cache(self):
             return MyExtractionCache
 
-Needs ``pytest`` (``pip install docbinder[testing]``).
+Needs ``pytest`` (``pip install -e '.[testing]'`` in a clone).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ fixture ``make_uow_factory``: a fresh, empty store's ``UnitOfWorkFactory``
 Capability flag: :attr:`MetadataContract.supports_concurrency`. The helpers
 :func:`make_file`, :func:`make_workflow` and :func:`make_message` build valid
 entities with fresh ids for a backend's own tests. Needs ``pytest`` and
-``hypothesis`` (``pip install docbinder[testing]``).
+``hypothesis`` (``pip install -e '.[testing]'`` in a clone).
 """
 
 from __future__ import annotations

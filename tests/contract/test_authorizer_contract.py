@@ -244,7 +244,7 @@ class TestCasbinAuthorizerDetails:
         self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, module: str
     ) -> None:
         monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
-        with pytest.raises(MissingExtra, match=r"docbinder\[casbin\]") as caught:
+        with pytest.raises(MissingExtra, match=r"pip install -e '\.\[casbin\]'") as caught:
             if module == "casbin":
                 CasbinAuthorizer()
             CasbinAuthorizer.from_database(sqlite_url(tmp_path / "p.db"))

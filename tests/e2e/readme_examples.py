@@ -1,30 +1,17 @@
-"""The README's Python examples as the tests run them: one block per section, run as written."""
+"""Running a documented example as a user would: a script in a directory of its own, or ``docbinder`` by name.
+
+The docs' examples themselves are read and run by :mod:`tests.docs.examples`.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def python_blocks(heading: str | None = None) -> list[str]:
-    """The ```python blocks of the README, or of its section ``## <heading>`` only."""
-    text = README.read_text(encoding="utf-8")
-    if heading is not None:
-        text = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
-
-
-def example(heading: str) -> str:
-    """The one Python block of the README section ``## <heading>``."""
-    blocks = python_blocks(heading)
-    assert len(blocks) == 1, f"section {heading!r} should have one Python example"
-    return blocks[0]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_script(
@@ -77,8 +64,6 @@ def docbinder_command(bin_dir: Path) -> Path:
     """
     bin_dir.mkdir(exist_ok=True)
     script = bin_dir / "docbinder"
-    script.write_text(
-        f'#!/bin/sh\nPYTHONPATH="{README.parent}" exec "{sys.executable}" -m docbinder "$@"\n'
-    )
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m docbinder "$@"\n')
     script.chmod(0o755)
     return script

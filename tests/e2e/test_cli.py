@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ from typer.testing import CliRunner
 
 from docbinder.adapters.localdisk.blobs import COMMITTED_XATTR
 from docbinder.cli.main import app
-from tests.e2e.readme_examples import docbinder_command, run_in
 
 
 @pytest.fixture(autouse=True)
@@ -362,11 +360,13 @@ def test_attach_shows_the_label_each_message_got(cli, tmp_path: Path) -> None:  
     assert again["label"] == "other"  # type: ignore[index]
 
 
-def test_attach_without_a_label_uses_the_default_label_the_readme_names(
+def test_attach_without_a_label_uses_the_default_label_the_cli_guide_names(
     cli, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "Without `--label` a message is labelled\n  `writeFile:<name>`" in readme
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "cli.md"
+    assert "Without `--label` a message is labelled\n  `writeFile:<name>`" in guide.read_text(
+        encoding="utf-8"
+    )
     report = tmp_path / "report.md"
     report.write_text("# Report\n", encoding="utf-8")
     wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
@@ -447,32 +447,6 @@ def test_workflow_advance_usage_errors_exit_2_and_say_what_was_wrong(cli) -> Non
     assert cli("workflow", "advance", wf, "--next", "task").stdout.endswith(
         "now at round 1, task 1, action 0\n"
     )
-
-
-def test_the_readme_first_session_runs_as_written(tmp_path: Path) -> None:
-    """The ```sh walkthrough of the README's "Command line" section, run by ``sh`` as is."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
-    [script] = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
-    bin_dir = docbinder_command(tmp_path / "bin").parent
-    env = {
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "LANG": "C.UTF-8",
-    }
-    lines = run_in(tmp_path, ["sh", "-e", "-c", script], env).splitlines()
-    assert lines[0] == "Wrote 'notes.md' (25 bytes)"
-    assert lines[1].startswith("  documentList ref: docItem:")
-    assert lines[2].startswith("  file id: ")
-    # resolve: the document (wrapped as the terminal width has it), then its text.
-    assert "notes.md (text/markdown) docList:writeFile:notes.md" in lines
-    assert lines[-4:] == [
-        "notes.md (text/markdown) docList:writeFile:notes.md",
-        "  text: # Notes / North grew 27 %.",
-        "# Notes",
-        "North grew 27 %.",
-    ]
 
 
 def test_a_role_the_role_table_does_not_know_is_named_on_stderr(cli) -> None:  # type: ignore[no-untyped-def]

@@ -110,7 +110,7 @@ def test_help_names_the_install_command_of_the_mcp_extra(home: list[str]) -> Non
     for args in (["--help"], ["mcp", "--help"]):
         result = invoke_cli(args)
         assert result.exit_code == 0
-        assert "docbinder[mcp]" in result.stdout, args
+        assert "pip install -e '.[mcp]'" in result.stdout, args
 
 
 def test_files_show_with_a_document_reference_and_no_workflow_names_the_command(

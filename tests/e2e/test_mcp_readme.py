@@ -1,20 +1,18 @@
-"""The README's "Use over MCP" section runs as written.
+"""The MCP guide's configuration snippets do what the guide says.
 
-The examples start ``docbinder mcp`` by its command name, as an installed
-package would; the tests put a ``docbinder`` script first on ``PATH`` that runs
-this checkout's code, and a temporary ``HOME`` (MCP clients pass the server only
-``HOME``, ``PATH`` and a few other variables, so the embedded default lives
-under ``HOME``).
+The guide's examples run with every other example (``tests/docs``); the desktop
+client's JSON and the token file are data, checked here: the desktop client starts
+``docbinder mcp`` by its command name, as an installed package would; the test puts a
+``docbinder`` script first on ``PATH`` that runs this checkout's code, and a temporary
+``HOME`` (MCP clients pass the server only ``HOME``, ``PATH`` and a few other
+variables, so the embedded default lives under ``HOME``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -27,19 +25,15 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from docbinder.integrations.mcp import BearerTokens, token_hash
-from tests.e2e.readme_examples import docbinder_command, run_in
+from tests.docs.examples import parse
+from tests.e2e.readme_examples import docbinder_command
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-
-
-def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    return text.split("## Use over MCP", 1)[1].split("\n## ", 1)[0]
+GUIDE = ROOT / "docs" / "guides" / "mcp.md"
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", section(), flags=re.S)
+    return [b.text for b in parse(GUIDE).blocks if b.language == language]
 
 
 @pytest.fixture
@@ -52,99 +46,6 @@ def user_env(tmp_path: Path) -> dict[str, str]:
         "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
         "LANG": "C.UTF-8",
     }
-
-
-def without_docbinder_on_path(env: dict[str, str]) -> dict[str, str]:
-    """``env`` as a shell whose venv is not activated: no ``docbinder`` command on ``PATH``."""
-    return {**env, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
-
-
-def run_example(code: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
-    example = tmp_path / "example.py"
-    example.write_text(code, encoding="utf-8")
-    return run_in(tmp_path, [sys.executable, str(example)], env).splitlines()
-
-
-def test_adk_example_lists_the_tools(tmp_path: Path, user_env: dict[str, str]) -> None:
-    pytest.importorskip("google.adk")
-    [code] = [b for b in blocks("python") if "McpToolset" in b]
-    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
-    assert lines == [
-        str(
-            sorted(
-                [
-                    "create_chart",
-                    "get_file_info",
-                    "list_documents",
-                    "list_files",
-                    "read_documents",
-                    "read_file",
-                    "render_document",
-                    "search_in_file_content",
-                    "write_file",
-                ]
-            )
-        )
-    ]
-
-
-def test_openai_agents_example_writes_and_reads(tmp_path: Path, user_env: dict[str, str]) -> None:
-    pytest.importorskip("agents")
-    [code] = [b for b in blocks("python") if "MCPServerStdio" in b]
-    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
-    assert lines[0] == "Wrote 'findings.md' (27 bytes)"
-    reference = re.fullmatch(r"  documentList ref: (docItem:[0-9a-f-]{36})", lines[1])
-    assert reference
-    assert lines[3] == "Read 1 document(s); 0 unresolved."
-    assert lines[4].startswith(f"--- {reference[1]} 'findings.md' (text/markdown, 27 bytes")
-    assert lines[5:7] == ["# Findings", "North grew 27 %."]
-    assert lines[7] == "analyst has 9 docbinder tools"
-
-
-def test_plain_mcp_client_example_reads_by_reference(
-    tmp_path: Path, user_env: dict[str, str]
-) -> None:
-    [code] = [b for b in blocks("python") if "ClientSession(read, write)" in b]
-    lines = run_example(code, tmp_path, without_docbinder_on_path(user_env))
-    assert lines[0] == "Wrote 'notes.md' (13 bytes)"
-    assert lines[1:3] == ["# Notes", "alpha"]
-    assert re.fullmatch(r"documentList ref: docItem:[0-9a-f-]{36}", lines[3])
-
-
-def test_http_client_example_carries_the_workflow(tmp_path: Path, user_env: dict[str, str]) -> None:
-    """The server command and the ``Client(url)`` example, on a free port instead of 8000."""
-    [command] = blocks("sh")
-    [code] = [b for b in blocks("python") if "Client(URL)" in b]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    assert "--port 8000" in command and "127.0.0.1:8000" in code
-    command = command.strip().replace("--port 8000", f"--port {port}")
-    server = subprocess.Popen(
-        ["sh", "-c", f"exec {command}"],
-        env=user_env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, "the README's server command exited"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start listening"
-                time.sleep(0.1)
-        example = code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
-        lines = run_example(example, tmp_path, without_docbinder_on_path(user_env))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    assert lines[0] == "Wrote 'notes.md' (13 bytes)"
-    assert lines[1:3] == ["# Notes", "alpha"]
-    assert re.fullmatch(r"docbinder://documents/[0-9a-f-]{36} True", lines[3])
 
 
 README_HOME = "/home/alice/.local/share/docbinder"
@@ -174,7 +75,7 @@ def test_desktop_client_configuration_serves_the_store_the_cli_uses(
         )
         return json.loads(done.stdout)
 
-    # As the README says: the file goes into a workflow, which the conversation names.
+    # As the MCP guide says: the file goes into a workflow, which the conversation names.
     workflow = cli("workflow", "new")["id"]
     file_id = cli("attach", "--workflow", workflow, str(notes))["fileId"]
 

@@ -32,7 +32,7 @@ handles server fixes carries a ``gap`` reason: in the ``sessions`` era its
 ``then`` value is asserted as a strict xfail, so the fix turns it into an
 XPASS that fails the run until :data:`SERVER_ERA` is switched.
 
-``python -m tests.hosts.expectations`` prints the README's matrix for the era.
+``python -m tests.hosts.expectations`` prints the matrix of the MCP guide (:data:`MATRIX_PAGE`) for the era.
 """
 
 from __future__ import annotations
@@ -189,8 +189,10 @@ def gaps(era: str = SERVER_ERA) -> list[tuple[str, str, Cell]]:
     ]
 
 
-# -- the README's matrix ----------------------------------------------------------------------
+# -- the MCP guide's matrix -------------------------------------------------------------------
 
+MATRIX_PAGE = "docs/guides/mcp.md"
+"""The page that shows the matrix, between :data:`MATRIX_BEGIN` and :data:`MATRIX_END`."""
 MATRIX_BEGIN = "<!-- host matrix: python -m tests.hosts.expectations -->"
 MATRIX_END = "<!-- end of host matrix -->"
 
@@ -233,7 +235,7 @@ HOW: dict[str, str] = {
 
 
 def render_matrix(era: str = SERVER_ERA) -> str:
-    """The README's table of what reached each host's model in ``era``, with its notes."""
+    """The MCP guide's table of what reached each host's model in ``era``, with its notes."""
     from tests.hosts.harness import BY_NAME
 
     notes: list[str] = []

@@ -1,4 +1,4 @@
-"""The README's LangChain-over-MCP example runs as written, in LangChain's own venv.
+"""The LangChain guide's LangChain-over-MCP example runs as written, in LangChain's own venv.
 
 The example runs on the LangChain host venv's interpreter (``mcp<2``, no
 docbinder) with the adapters' documented default client,
@@ -11,25 +11,26 @@ process finds the file of the first by the ``workflow`` handle.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 from tests.conftest import backend_unavailable
+from tests.docs.examples import Block, assert_output, parse
 from tests.e2e.readme_examples import docbinder_command
 from tests.hosts.venvs import VenvBuildError, ensure_venv
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "langchain.md"
 
 
-def langchain_example() -> str:
-    section = README.read_text(encoding="utf-8").split("## Use over MCP", 1)[1].split("\n## ", 1)[0]
-    [code] = [
+def langchain_example() -> Block:
+    """The guide's example and the output it shows."""
+    [block] = [
         b
-        for b in re.findall(r"```python\n(.*?)```", section, flags=re.S)
-        if "MultiServerMCPClient" in b
+        for b in parse(GUIDE).blocks
+        if b.language == "python" and "MultiServerMCPClient" in b.text
     ]
-    return code
+    assert block.output is not None
+    return block
 
 
 def test_langchain_example_reads_across_server_processes_by_the_handle(tmp_path: Path) -> None:
@@ -40,7 +41,8 @@ def test_langchain_example_reads_across_server_processes_by_the_handle(tmp_path:
     bin_dir = docbinder_command(tmp_path / "bin").parent
     home = tmp_path / "home"
     home.mkdir()
-    (tmp_path / "example.py").write_text(langchain_example(), encoding="utf-8")
+    example = langchain_example()
+    (tmp_path / "example.py").write_text(example.text, encoding="utf-8")
     done = subprocess.run(
         [str(python), "example.py"],
         cwd=tmp_path,
@@ -51,9 +53,7 @@ def test_langchain_example_reads_across_server_processes_by_the_handle(tmp_path:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "Wrote 'findings.md' (27 bytes)",
-        "Read 1 document(s); 0 unresolved.",
-        "True",  # the read, in another server process, worked in the write's workflow
-    ]
+    assert example.output is not None
+    # the last line: the read, in another server process, worked in the write's workflow
+    assert_output(example.output, done.stdout, "the LangChain guide's example over MCP")
     assert (home / ".local/share/docbinder/docbinder.db").exists()

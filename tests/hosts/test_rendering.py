@@ -20,6 +20,7 @@ from tests.hosts.expectations import (
     EXPECTATIONS,
     MATRIX_BEGIN,
     MATRIX_END,
+    MATRIX_PAGE,
     SERVER_ERA,
     expected,
     gaps,
@@ -89,7 +90,7 @@ def test_every_host_venv_is_used_and_every_host_has_a_table() -> None:
     assert set(EXPECTATIONS) == {h.name for h in HOSTS}
 
 
-def test_the_readme_matrix_is_the_expectation_table() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start, end = readme.index(MATRIX_BEGIN), readme.index(MATRIX_END) + len(MATRIX_END)
-    assert readme[start:end] == render_matrix(), "run python -m tests.hosts.expectations"
+def test_the_mcp_guides_matrix_is_the_expectation_table() -> None:
+    guide = (ROOT / MATRIX_PAGE).read_text(encoding="utf-8")
+    start, end = guide.index(MATRIX_BEGIN), guide.index(MATRIX_END) + len(MATRIX_END)
+    assert guide[start:end] == render_matrix(), "run python -m tests.hosts.expectations"

@@ -502,7 +502,7 @@ def test_missing_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingExtra) as caught:
         S3BlobStore("bucket", "p")
     assert caught.value.extra == "s3"
-    assert "docbinder[s3]" in str(caught.value)
+    assert "pip install -e '.[s3]'" in str(caught.value)
     assert isinstance(caught.value, ImportError)
 
 

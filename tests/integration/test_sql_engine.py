@@ -80,7 +80,7 @@ def test_missing_driver_names_the_extra(
     with pytest.raises(MissingExtra) as caught:
         create_engine_from_url(url)
     assert caught.value.extra == extra
-    assert f"docbinder[{extra}]" in str(caught.value)
+    assert f"pip install -e '.[{extra}]'" in str(caught.value)
     assert isinstance(caught.value, ImportError)
 
 

@@ -15,6 +15,6 @@ def test_missing_google_adk_raises_missing_extra(monkeypatch: pytest.MonkeyPatch
     # A None entry makes "import google.adk..." raise ImportError, as without the package.
     monkeypatch.setitem(sys.modules, "google.adk", None)
     monkeypatch.setitem(sys.modules, "google.adk.artifacts", None)
-    with pytest.raises(MissingExtra, match=r"pip install 'docbinder\[adk\]'"):
+    with pytest.raises(MissingExtra, match=r"pip install -e '\.\[adk\]'"):
         importlib.import_module("docbinder.integrations.adk")
     monkeypatch.delitem(sys.modules, "docbinder.integrations.adk", raising=False)

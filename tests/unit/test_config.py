@@ -144,7 +144,7 @@ def test_s3_without_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
     settings = Settings.load(
         {"database_url": "memory://", "blob_url": "s3://bucket/prefix"}, environ={}
     )
-    with pytest.raises(MissingExtra, match=r"docbinder\[s3\]"):
+    with pytest.raises(MissingExtra, match=r"pip install -e '\.\[s3\]'"):
         build_binder(settings)
 
 
@@ -154,7 +154,7 @@ def test_postgres_without_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch
         {"database_url": "postgresql+psycopg://u@127.0.0.1:1/x", "blob_url": "memory://"},
         environ={},
     )
-    with pytest.raises(MissingExtra, match=r"docbinder\[postgres\]"):
+    with pytest.raises(MissingExtra, match=r"pip install -e '\.\[postgres\]'"):
         build_binder(settings, prepare=False)
 
 

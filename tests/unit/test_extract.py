@@ -344,9 +344,9 @@ def test_pdf_without_pypdf_gives_binary_part_and_names_the_extra(
         # In the calling thread, where the import is made to fail.
         parts = extract(data, "r.pdf", "application/pdf", DefaultContentExtractor(isolate=False))
     assert [(p.kind, p.data) for p in parts] == [(ContentKind.BINARY, data)]
-    assert parts[0].text is not None and "docbinder[extract]" in parts[0].text
+    assert parts[0].text is not None and "pip install -e '.[extract]'" in parts[0].text
     assert "content extraction failed for document doc-1 (application/pdf)" in caplog.text
-    assert "pip install 'docbinder[extract]'" in caplog.text
+    assert "pip install -e '.[extract]'" in caplog.text
 
 
 # -- images and binary --------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def test_without_the_extra_the_part_names_it(
     monkeypatch.setitem(sys.modules, module, None)  # makes ``import <module>`` fail
     (part,) = convert(raw, name, DefaultContentExtractor(isolate=False))
     assert part.kind is ContentKind.BINARY and part.data == raw
-    assert part.note is not None and "pip install 'docbinder[extract]'" in part.note
+    assert part.note is not None and "pip install -e '.[extract]'" in part.note
 
 
 # -- hostile documents ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def test_import_without_the_framework_names_the_pip_command(
     with pytest.raises(MissingExtra) as raised:
         importlib.import_module(module)
 
-    assert f"pip install 'docbinder[{extra}]'" in str(raised.value)
+    assert f"pip install -e '.[{extra}]'" in str(raised.value)
     assert raised.value.extra == extra
     assert isinstance(raised.value, ImportError)
 

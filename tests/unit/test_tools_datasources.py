@@ -326,8 +326,8 @@ def test_s3_source_without_boto3_names_the_extra(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(MissingExtra) as caught:
         S3Source("bucket", "prefix")
     assert str(caught.value) == (
-        "S3 data source needs the optional dependency 'boto3': install it with "
-        "pip install 'docbinder[s3]'"
+        "S3 data source needs the optional dependency 'boto3': install it from a clone "
+        "of docbinder with pip install -e '.[s3]'"
     )
 
 

@@ -12,7 +12,7 @@ from docbinder import DocBinder, Principal, build_binder
 from docbinder.application.binder import FileContentUpdates, FileVersions
 from tests.wiring import USE_CASE_NAMES
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
@@ -111,8 +111,8 @@ def test_every_attach_runs_the_one_attach_file(
     assert alone.document_id is None and binder.get_file(U1, alone.item.id) == alone.item
 
 
-def test_the_readme_names_every_use_case_and_its_module(binder: DocBinder) -> None:
-    architecture = README.read_text(encoding="utf-8").split("## Architecture", 1)[1]
+def test_the_architecture_page_names_every_use_case_and_its_module(binder: DocBinder) -> None:
+    architecture = ARCHITECTURE.read_text(encoding="utf-8")
     for name, use_case in _use_cases(binder).items():
         cls = type(use_case)
         module_file = cls.__module__.rsplit(".", 1)[1] + ".py"
@@ -158,7 +158,7 @@ def test_the_grouped_api_delegates_to_the_use_cases(binder: DocBinder) -> None:
 
 
 def test_docbinder_exports_every_error_the_domain_raises() -> None:
-    """The README says ``docbinder`` exports the errors: a host catches ``docbinder.Conflict``."""
+    """The Python API guide says ``docbinder`` exports the errors: a host catches ``docbinder.Conflict``."""
     import inspect
 
     import docbinder

@@ -4,7 +4,7 @@
 :class:`~docbinder.ports.extractor.ContentExtractor` with the standard library
 and, for documents (PDF, Office, OpenDocument, EPUB, RTF, e-mail) and encoding
 detection, the libraries of the ``[extract]`` extra
-(``pip install 'docbinder[extract]'``), run in a resource-limited child process.
+(``pip install -e '.[extract]'`` in a clone), run in a resource-limited child process.
 
 Log lines (logger ``docbinder.adapters.extract.extractor``), stable for
 monitoring (SPEC C16):
@@ -647,7 +647,7 @@ class DefaultContentExtractor:
                 f"text encoding {decoded.encoding.codec} was guessed from the bytes"
                 if decoded.encoding.source == "detected"
                 else f"text encoding unknown; decoded as {decoded.encoding.codec} "
-                "(detection needs the extract extra: pip install 'docbinder[extract]')"
+                "(detection needs the extract extra: pip install -e '.[extract]' in a clone of docbinder)"
             )
             logger.info(
                 "text encoding of document %s (%s) guessed: %s",

@@ -1,0 +1,25 @@
+"""Every example of the README and the guides runs as written and prints what it shows.
+
+One test per document (the blocks of a document depend on each other, in order);
+documents run in parallel under pytest-xdist. How a document is read and run:
+:mod:`tests.docs.examples`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import backend_unavailable
+from tests.docs.examples import ROOT, Skip, example_documents, run_document
+
+DOCUMENTS = example_documents()
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in DOCUMENTS])
+def test_every_example_runs_and_prints_what_it_shows(document: Path, tmp_path: Path) -> None:
+    try:
+        run_document(document, tmp_path)
+    except Skip as exc:
+        backend_unavailable(str(document.relative_to(ROOT)), str(exc))
