@@ -223,12 +223,12 @@ def _data_checks(binder: Any, principal: Principal) -> list[Check]:
     checks: list[Check] = []
     try:
         with binder.uow_factory() as uow:
-            items = list(uow.files.iter_all())
-            documents = list(uow.workflows.iter_documents())
+            items = list(uow.maintenance.iter_files())
+            documents = list(uow.maintenance.iter_documents())
             listed = uow.files.list(principal.mandate_id, limit=50)
-            database_id = uow.files.database_id()
-            former_ids = uow.files.former_database_ids()
-            locations = uow.files.store_locations()
+            database_id = uow.maintenance.database_id()
+            former_ids = uow.maintenance.former_database_ids()
+            locations = uow.maintenance.store_locations()
     except DocbinderError as exc:
         return [Check("stored data", "fail", str(exc))]
     wrong = [type(i).__name__ for i in listed if not isinstance(i, FileItem)]

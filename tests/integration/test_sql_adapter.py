@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from docbinder.adapters.sql import SqlMetadata, migrate, repositories
+from docbinder.adapters.sql import SqlMetadata, migrate, queries
 from docbinder.adapters.sql.errors import (
     integrity_error,
     storage_error,
@@ -266,7 +266,7 @@ def test_uncommitted_writes_are_invisible_to_other_units(db: SqlBackend) -> None
 def test_scans_are_paginated_and_allow_other_statements(
     db: SqlBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(repositories, "SCAN_BATCH", 2)
+    monkeypatch.setattr(queries, "SCAN_BATCH", 2)
     items = [make_file(file_name=f"{n}.pdf") for n in range(5)]
     workflow = make_workflow()
     with db.store.unit_of_work() as u:
@@ -277,12 +277,12 @@ def test_scans_are_paginated_and_allow_other_statements(
         u.commit()
     with db.store.unit_of_work() as u:
         seen = []
-        for item in u.files.iter_all():
+        for item in u.maintenance.iter_files():
             assert u.files.get(item.id) == item  # another statement mid-scan
             seen.append(item)
         assert sorted(seen, key=lambda f: f.id) == sorted(items, key=lambda f: f.id)
         assert len({f.id for f in seen}) == 5
-        docs = list(u.workflows.iter_documents())
+        docs = list(u.maintenance.iter_documents())
         assert sorted(docs, key=lambda d: d.id) == sorted(message.documents, key=lambda d: d.id)
 
 

@@ -213,7 +213,7 @@ def test_engine_made_elsewhere_gets_the_sqlite_setup(tmp_path: Path) -> None:
             u.files.add(make_file(file_name="second.pdf"))
             u.commit()
         with store.unit_of_work() as u:
-            assert len(list(u.files.iter_all())) == 2
+            assert len(list(u.maintenance.iter_files())) == 2
     finally:
         store.dispose()
 

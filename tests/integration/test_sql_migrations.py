@@ -183,7 +183,7 @@ def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) 
     assert schema_differences(empty.engine) == []
     with empty.store.unit_of_work() as u:
         assert u.files.get(item.id) == item
-        assert u.files.version_of(item.id) is None
+        assert u.versions.version_of(item.id) is None
     binder = wire_binder(empty.store.unit_of_work, MemoryBlobStore())
     principal = Principal("alice", "m1")
     numbers = [binder.versions.save(principal, "a.txt", b"x").number for _ in range(2)]

@@ -64,6 +64,8 @@ CHILD = textwrap.dedent(
             self._inner = inner
             self.files = Files(inner.files)
             self.workflows = inner.workflows
+            self.versions = inner.versions
+            self.maintenance = inner.maintenance
         def __enter__(self):
             self._inner.__enter__()
             return self

@@ -121,7 +121,7 @@ class Stack:
 
     def file_items(self) -> list[Any]:
         with self.binder.uow_factory() as uow:
-            return list(uow.files.iter_all())
+            return list(uow.maintenance.iter_files())
 
     def consistent(self, workflow_ids: list[str]) -> tuple[int, int]:
         """Assert no half state; return (FileItems, ChatMessages)."""

@@ -1,5 +1,8 @@
 """SQLAlchemy 2 metadata store: SQLite (embedded default), PostgreSQL, MariaDB/MySQL (SPEC C12).
 
+One path for every backend: each statement and transaction goes through
+SQLAlchemy's ``Connection``, whatever listens to the engine (ADR 0040).
+
 Typical wiring::
 
     from docbinder.adapters.sql import SqlMetadata, migrate
@@ -14,6 +17,8 @@ names the extra. Nothing connects at import time or when an engine is made.
 """
 
 from docbinder.adapters.sql.engine import create_engine_from_url, safe_url
+from docbinder.adapters.sql.files import SqlFileRepository
+from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
 from docbinder.adapters.sql.migration import (
     VERSION_TABLE,
     current_revision,
@@ -23,14 +28,17 @@ from docbinder.adapters.sql.migration import (
     migrate,
     schema_differences,
 )
-from docbinder.adapters.sql.repositories import SqlFileRepository, SqlWorkflowRepository
 from docbinder.adapters.sql.uow import SqlMetadata, SqlUnitOfWork
+from docbinder.adapters.sql.versions import SqlVersionRepository
+from docbinder.adapters.sql.workflows import SqlWorkflowRepository
 
 __all__ = [
     "VERSION_TABLE",
     "SqlFileRepository",
+    "SqlMaintenanceRepository",
     "SqlMetadata",
     "SqlUnitOfWork",
+    "SqlVersionRepository",
     "SqlWorkflowRepository",
     "create_engine_from_url",
     "current_revision",

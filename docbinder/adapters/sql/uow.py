@@ -18,15 +18,18 @@ from docbinder.adapters.sql.engine import (
     reset_pool_after_fork,
 )
 from docbinder.adapters.sql.errors import storage_error
-from docbinder.adapters.sql.repositories import (
-    LazyConnection,
-    SharedConnectionLock,
-    SqlFileRepository,
-    SqlWorkflowRepository,
-    UnitSettings,
-)
+from docbinder.adapters.sql.files import SqlFileRepository
+from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
+from docbinder.adapters.sql.session import SharedConnectionLock, SqlSession
+from docbinder.adapters.sql.versions import SqlVersionRepository
+from docbinder.adapters.sql.workflows import SqlWorkflowRepository
 from docbinder.domain.errors import BinderClosed, StorageError
-from docbinder.ports.metadata import FileRepository, WorkflowRepository
+from docbinder.ports.metadata import (
+    FileRepository,
+    MaintenanceRepository,
+    VersionRepository,
+    WorkflowRepository,
+)
 
 
 class SqlUnitOfWork:
@@ -34,22 +37,23 @@ class SqlUnitOfWork:
 
     The connection is private to this unit (never share a unit between
     threads). It is checked out on the first statement; everything up to
-    :meth:`commit` is one transaction. Leaving the ``with`` block rolls back
-    whatever was not committed and returns the connection to the pool. After
-    ``commit()`` the unit may go on: the next statement starts a new
-    transaction. Driver faults surface as
-    :class:`~docbinder.domain.errors.StorageError`. ``settings`` are the
-    :class:`~docbinder.adapters.sql.repositories.UnitSettings` its store shares
-    among units of its kind (an engine alone gets the defaults).
+    :meth:`commit` is one transaction, shared by the repositories of every
+    role. Leaving the ``with`` block rolls back whatever was not committed
+    and returns the connection to the pool. After ``commit()`` the unit may
+    go on: the next statement starts a new transaction. Driver faults
+    surface as :class:`~docbinder.domain.errors.StorageError`. ``engine``
+    gives the connections; ``shared`` is the lock of an engine with one
+    connection for all units (``sqlite://``, see
+    :class:`~docbinder.adapters.sql.session.SharedConnectionLock`).
     """
 
-    def __init__(self, settings: UnitSettings | Engine) -> None:
-        if not isinstance(settings, UnitSettings):
-            settings = UnitSettings.for_engine(settings)
-        self._conn = LazyConnection(settings)
+    def __init__(self, engine: Engine, shared: SharedConnectionLock | None = None) -> None:
+        self._session = SqlSession(engine, shared)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
-        self.files: FileRepository = SqlFileRepository(self._conn)
-        self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
+        self.files: FileRepository = SqlFileRepository(self._session)
+        self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
+        self.versions: VersionRepository = SqlVersionRepository(self._session)
+        self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqlUnitOfWork:
         return self
@@ -73,36 +77,40 @@ class SqlUnitOfWork:
         """Commit the transaction; raises :class:`StorageError` if the database refuses.
 
         Also raises it, and commits nothing, when the database already ended
-        the transaction under a savepoint (see :meth:`LazyConnection.begin_nested`).
+        the transaction under the unit (see :attr:`SqlSession.lost
+        <docbinder.adapters.sql.session.SqlSession.lost>`).
         """
-        if not self._conn.checked_out:
+        session = self._session
+        if not session.checked_out:
             return
-        lost = self._conn.lost
+        lost = session.lost
         if lost is not None:
             self._discard()
             raise StorageError(
                 f"the database ended this transaction ({lost!r}); nothing of it was committed"
             ) from lost
         try:
-            self._conn.commit()
+            session.commit()
+        except StorageError:
+            self._discard()
+            raise
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def rollback(self) -> None:
         """Roll back everything since the last commit."""
-        if not self._conn.checked_out:
+        if not self._session.checked_out:
             return
-        self._conn.lost = None
         try:
-            self._conn.rollback()
+            self._session.rollback()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def _discard(self) -> None:
         with contextlib.suppress(sa_exc.SQLAlchemyError):
-            self._conn.close()
+            self._session.close()
 
 
 class SqlMetadata:
@@ -119,15 +127,13 @@ class SqlMetadata:
         install_sqlite_hooks(engine)
         reset_pool_after_fork(engine)
         self._engine = engine
-        writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-        reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
-        shared = (
+        self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+        self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        self._shared = (
             SharedConnectionLock(DEFAULT_BUSY_TIMEOUT_S)
             if engine.dialect.name == "sqlite" and isinstance(engine.pool, StaticPool)
             else None
         )
-        self._writing = UnitSettings.for_engine(writer, engine, shared)
-        self._reading = UnitSettings.for_engine(reader, engine, shared)
         self._closed = False
 
     @classmethod
@@ -152,7 +158,7 @@ class SqlMetadata:
         write lock at its first statement (waiting up to the busy timeout).
         """
         self._require_open()
-        return SqlUnitOfWork(self._writing)
+        return SqlUnitOfWork(self._writer, self._shared)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
         """A fresh unit of work meant for reading only.
@@ -164,7 +170,7 @@ class SqlMetadata:
         locked") when another writer got there first.
         """
         self._require_open()
-        return SqlUnitOfWork(self._reading)
+        return SqlUnitOfWork(self._reader, self._shared)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
