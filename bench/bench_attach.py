@@ -32,7 +32,7 @@ per attach (``time.process_time``, user + system) over the floor's (target:
 at most 1.6); the median of the per-run CPU ratios is reported beside it. A
 separate, untimed batch of docbinder's path runs under cProfile, and another
 one with SQLAlchemy event counters (statements and commits per attach; a
-statement listener sends every statement through SQLAlchemy, ADR 0032). Prints one
+listener changes nothing about which statements run, ADR 0040). Prints one
 JSON object on stdout and a summary table on stderr.
 """
 
@@ -418,9 +418,7 @@ def run_bench(ops: int, runs: int, chunk: int, parent: str | None, what_if: bool
         payloads = _payloads(profile_ops)
         attach = docbinder_run()
         profile = benchlib.profile_top(partial(_attach_all, attach, payloads), per=profile_ops)
-        # Counted in a batch of its own: a statement listener turns SQLite's driver
-        # lane off (ADR 0032), so this batch sends every statement through
-        # SQLAlchemy, and the profile above must not run with it.
+        # Counted in a batch of its own, so the profile above does not pay for the listeners.
         event.listen(engine, "before_cursor_execute", on_statement)
         event.listen(engine, "commit", on_commit)
         attach = docbinder_run()
@@ -478,10 +476,8 @@ def run_bench(ops: int, runs: int, chunk: int, parent: str | None, what_if: bool
         "docbinder_sql_per_attach": {
             "statements": round(statements["count"] / profile_ops, 2),
             "commits": round(statements["commits"] / profile_ops, 2),
-            "counted": "with SQLAlchemy's before_cursor_execute event, which routes every "
-            "statement through SQLAlchemy (on SQLite the listened path, with the FileItem "
-            "and attach savepoints; unlistened, SQLite gets the same statements without "
-            "those four, ADR 0037)",
+            "counted": "with SQLAlchemy's before_cursor_execute and commit events; the "
+            "statements are the same with or without listeners (ADR 0040)",
         },
         "floor_sql_per_attach": {"statements": 5, "commits": 1},
         "docbinder_profile": profile,

@@ -424,3 +424,19 @@ def test_migrated_store_from_url_string(tmp_path: Path) -> None:
             assert u.files.list("nobody") == []
     finally:
         store.dispose()
+
+
+def test_the_in_memory_database_has_one_identity_for_writing_and_reading_units() -> None:
+    """``sqlite://`` is one database for every unit: a reading unit must not take the identity
+    a writing unit made for a copy's (which would make ``gc`` keep this database's blobs)."""
+    store = SqlMetadata.from_url("sqlite://")
+    try:
+        migrate(store.engine)
+        with store.unit_of_work() as u:
+            made = u.maintenance.database_id(create=True)
+            u.commit()
+        with store.read_unit_of_work() as u:
+            assert u.maintenance.database_id() == made
+            assert u.maintenance.former_database_ids() == ()
+    finally:
+        store.dispose()

@@ -233,8 +233,23 @@ def sqlite_begin_sql(options: Mapping[str, Any]) -> str:
 
 
 def _sqlite_begin(conn: sa.Connection) -> None:
-    # SQLAlchemy's recipe for SQLite's transaction modes: the engine sends BEGIN itself.
-    conn.exec_driver_sql(sqlite_begin_sql(conn.get_execution_options()))
+    """Send ``BEGIN`` (the flavour of :func:`sqlite_begin_sql`) when SQLAlchemy begins a transaction.
+
+    SQLAlchemy's recipe for SQLite's transaction modes, with the statement
+    sent on the driver connection: it is transaction control, as the
+    driver's ``commit()`` that sends ``COMMIT`` is, and listeners learn of
+    both through the ``begin`` and ``commit`` events, never as statements
+    (ADR 0040). A driver error is wrapped with
+    ``sqlalchemy.exc.DBAPIError.instance``, as SQLAlchemy wraps its own.
+    """
+    sql = sqlite_begin_sql(conn.get_execution_options())
+    dialect = conn.dialect
+    try:
+        conn.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
+    except dialect.loaded_dbapi.Error as err:
+        raise exc.DBAPIError.instance(
+            sql, (), err, dialect.loaded_dbapi.Error, dialect=dialect
+        ) from err
 
 
 def _close_interrupted_cursor(context: sa.engine.ExceptionContext) -> None:

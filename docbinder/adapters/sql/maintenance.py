@@ -44,7 +44,7 @@ def database_location(session: SqlSession) -> str:
     SQLite: the device and inode number of the main database file
     (:func:`sqlite_location`; a copy is a new file, and a file-system image
     or volume clone is another device; a move or rename within one file
-    system keeps both; an in-memory database: the engine object).
+    system keeps both; an in-memory database: the engine's connection pool).
     PostgreSQL (:func:`postgres_location`): the cluster's
     ``system_identifier`` (``pg_control_system()``, ``None`` without the
     right to read it), ``current_database()``, its OID and
@@ -67,7 +67,9 @@ def database_location(session: SqlSession) -> str:
     if dialect == "sqlite":
         files = [row[2] for row in run("PRAGMA database_list") if row[1] == "main"]
         if not files or not files[0]:
-            where = f"sqlite memory {id(session.connection().engine)}"
+            # The pool, which the writing and reading option engines share: one
+            # in-memory database lives in its one connection.
+            where = f"sqlite memory {id(session.connection().engine.pool)}"
         else:
             where = sqlite_location(os.stat(files[0]))
     elif dialect == "postgresql":

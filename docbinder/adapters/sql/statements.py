@@ -9,6 +9,7 @@ inserts and the numbering ``UPDATE`` of every produced file are
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -211,7 +212,7 @@ class _Prepared:
     the processors would give.
     """
 
-    __slots__ = ("_plan", "_positional", "sql")
+    __slots__ = ("_names", "_pick", "_plan", "_positional", "_processed", "sql")
 
     def __init__(self, compiled: SQLCompiler, dialect: Dialect, keys: Sequence[str]) -> None:
         self.sql = compiled.string
@@ -235,18 +236,40 @@ class _Prepared:
             else:  # a value the statement itself holds: processed once, here
                 plan.append((name, None, value if processor is None else processor(value), None))
         self._plan = tuple(plan)
+        self._names = tuple(name for name, *_rest in plan)
+        # The usual statement (an insert) takes every value from the caller: one
+        # itemgetter picks them all, and only the few typed columns are processed.
+        picked = [key for _name, key, _fixed, _process in plan]
+        self._pick = (
+            operator.itemgetter(*picked)
+            if len(picked) > 1 and all(key is not None for key in picked)
+            else None
+        )
+        self._processed = tuple(
+            (index, process)
+            for index, (_name, _key, _fixed, process) in enumerate(plan)
+            if process is not None
+        )
 
     def bind(self, parameters: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
         """The driver parameters for ``parameters`` (literal binds of the statement included)."""
-        values = [
-            fixed
-            if key is None
-            else (parameters[key] if process is None else process(parameters[key]))
-            for _name, key, fixed, process in self._plan
-        ]
+        values: list[Any] | tuple[Any, ...]
+        if self._pick is not None:
+            values = self._pick(parameters)
+            if self._processed:
+                values = list(values)
+                for index, process in self._processed:
+                    values[index] = process(values[index])
+        else:
+            values = [
+                fixed
+                if key is None
+                else (parameters[key] if process is None else process(parameters[key]))
+                for _name, key, fixed, process in self._plan
+            ]
         if self._positional:
             return tuple(values)
-        return {name: value for (name, *_rest), value in zip(self._plan, values, strict=True)}
+        return dict(zip(self._names, values, strict=True))
 
 
 PREPARED_INSERT_FILE = PreparedStatement(INSERT_FILE)
