@@ -88,6 +88,11 @@ from docbinder.ports.system import Clock, IdFactory
 
 
 def _sql_metadata(url: str) -> Any:
+    """The metadata adapter of a database URL: SQLite's own for ``sqlite:``, else SQLAlchemy's (ADR 0040)."""
+    if url.startswith("sqlite"):
+        from docbinder.adapters.sqlite import SqliteMetadata
+
+        return SqliteMetadata.from_url(url)
     from docbinder.adapters.sql import SqlMetadata
 
     return SqlMetadata.from_url(url)

@@ -145,10 +145,10 @@ def test_migrate_unreachable_server_raises_storage_error(url: str) -> None:
 
 
 def test_in_memory_sqlite_can_be_migrated_and_used() -> None:
-    from docbinder.adapters.sql import SqlMetadata
+    from docbinder.adapters.sqlite import SqliteMetadata
     from docbinder.testing.metadata_suite import make_file
 
-    store = SqlMetadata.from_url("sqlite://")
+    store = SqliteMetadata.from_url("sqlite://")
     try:
         migrate(store.engine)
         item = make_file()

@@ -1,16 +1,16 @@
 """SQLite's one write path, as SQLite itself sees it (ADR 0040).
 
-Every statement goes through SQLAlchemy's ``Connection``; on SQLite a write
-that may be refused runs without a savepoint (SQLite undoes a refused
-statement by itself, and an attach is taken back by statements of its own).
-These tests watch what reaches SQLite through the ``sqlite3`` connection's
-own trace callback (``set_trace_callback``: every statement SQLite runs,
-``BEGIN`` and ``COMMIT`` included) and break statements at the driver
-(a ``sqlite3.Connection`` subclass handed in as the connection factory,
-whose cursors can raise before or after SQLite ran a statement), so they
-check the guarantees of ADR 0011 without SQLAlchemy's events: a transaction
-the database ended stores nothing, an interrupt comes through as itself, a
-refused insert or label leaves the unit usable and the numbers dense.
+The SQLite adapter (:mod:`docbinder.adapters.sqlite`) sends every statement
+and transaction on the ``sqlite3`` connection; a write that may be refused
+runs without a savepoint (SQLite undoes a refused statement by itself, and an
+attach is taken back by statements of its own). These tests watch what
+reaches SQLite through the connection's own trace callback
+(``set_trace_callback``: every statement SQLite runs, ``BEGIN`` and
+``COMMIT`` included) and break statements at the driver (a
+``sqlite3.Connection`` subclass handed in as the connection factory), so they
+check the guarantees of ADR 0011 there: a transaction the database ended
+stores nothing, an interrupt comes through as itself, a refused insert or
+label leaves the unit usable and the numbers dense.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import pytest
 import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
+from docbinder.adapters.sql import create_engine_from_url, migrate
 from docbinder.adapters.sql.schema import chat_messages, file_items
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.application import DocBinder, Run
 from docbinder.domain.errors import Conflict, StorageError
 from docbinder.domain.model import ChatWorkflow, FileItem, Principal
@@ -44,10 +45,10 @@ class WatchedConnection(sqlite3.Connection):
     """A ``sqlite3`` connection that records what SQLite runs and can break one statement.
 
     :attr:`sent` is filled by SQLite's trace callback. :attr:`trap` is
-    ``(prefix, action, after)``: ``action`` runs for the first statement a
-    cursor sends that starts with ``prefix`` (upper case), before SQLite runs
-    it or, with ``after=True``, once it took effect; the prefix ``COMMIT``
-    matches the driver's ``commit()``.
+    ``(prefix, action, after)``: ``action`` runs for the first statement sent
+    with ``execute``/``executemany`` (the SQLite adapter's way in) that starts
+    with ``prefix`` (upper case), before SQLite runs it or, with
+    ``after=True``, once it took effect.
     """
 
     sent: ClassVar[list[str]] = []
@@ -57,17 +58,21 @@ class WatchedConnection(sqlite3.Connection):
         super().__init__(*args, **kwargs)
         self.set_trace_callback(WatchedConnection.sent.append)
 
-    def cursor(self, factory: Any = None) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().cursor(factory or WatchedCursor)
-
-    def commit(self) -> None:
-        after = WatchedConnection.sprung(self, "COMMIT")
-        super().commit()
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        after = self._sprung(sql)
+        cursor = super().execute(sql, *args)
         if after is not None:
-            after(self, "COMMIT")
+            after(self, sql)
+        return cursor
 
-    @staticmethod
-    def sprung(conn: sqlite3.Connection, sql: str) -> Trap | None:
+    def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        after = self._sprung(sql)
+        cursor = super().executemany(sql, *args)
+        if after is not None:
+            after(self, sql)
+        return cursor
+
+    def _sprung(self, sql: str) -> Trap | None:
         """Fire the trap for ``sql`` now (before), or return it to fire after the statement."""
         trap = WatchedConnection.trap
         if trap is None or not sql.upper().startswith(trap[0]):
@@ -75,26 +80,8 @@ class WatchedConnection(sqlite3.Connection):
         WatchedConnection.trap = None
         if trap[2]:
             return trap[1]
-        trap[1](conn, sql)
+        trap[1](self, sql)
         return None
-
-
-class WatchedCursor(sqlite3.Cursor):
-    """The cursor SQLAlchemy gets from a :class:`WatchedConnection`: its trap applies here."""
-
-    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
-        after = WatchedConnection.sprung(self.connection, sql)
-        cursor = super().execute(sql, *args)
-        if after is not None:
-            after(self.connection, sql)
-        return cursor
-
-    def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
-        after = WatchedConnection.sprung(self.connection, sql)
-        cursor = super().executemany(sql, *args)
-        if after is not None:
-            after(self.connection, sql)
-        return cursor
 
 
 def _engine(path: Path, **options: Any) -> sa.Engine:
@@ -116,7 +103,7 @@ def engine(tmp_path: Path) -> Iterator[sa.Engine]:
 
 @pytest.fixture
 def binder(engine: sa.Engine, tmp_path: Path) -> DocBinder:
-    return binder_over(SqlMetadata(engine), LocalDiskBlobStore(tmp_path / "blobs"))
+    return binder_over(SqliteMetadata(engine), LocalDiskBlobStore(tmp_path / "blobs"))
 
 
 def _sent() -> list[str]:
@@ -129,14 +116,14 @@ def _rows(engine: sa.Engine, table: sa.Table) -> int:
         return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
 
 
-def _store_with_a_kept_file(engine: sa.Engine) -> tuple[SqlMetadata, FileItem]:
+def _store_with_a_kept_file(engine: sa.Engine) -> tuple[SqliteMetadata, FileItem]:
     """A store on ``engine`` holding one committed FileItem (``kept.txt``), and that FileItem."""
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     binder = binder_over(store, LocalDiskBlobStore(Path(str(engine.url.database)).parent / "b"))
     return store, binder.store_file(U1, "kept.txt", b"kept").item
 
 
-def _stored_workflow(store: SqlMetadata) -> ChatWorkflow:
+def _stored_workflow(store: SqliteMetadata) -> ChatWorkflow:
     """A new workflow, committed in ``store``."""
     workflow = make_workflow()
     with store.unit_of_work() as uow:
@@ -319,7 +306,7 @@ def test_a_unit_goes_on_after_the_database_ended_its_transaction_and_stores_noth
 ) -> None:
     """SQLite runs with ``isolation_level = None``: a statement outside a transaction commits at
     once, so a unit whose transaction the database ended must not store what it sends next."""
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         trap = (statement, _ends_the_transaction, False)
@@ -339,7 +326,7 @@ def test_a_transaction_the_database_ended_outside_a_guarded_block_is_not_committ
 ) -> None:
     """An unguarded write the database ended (a full disk during ``update_workflow``): the
     commit refuses, and the work before it is not reported as stored."""
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         uow.workflows.add_message(make_message(workflow, "first"))
@@ -356,7 +343,7 @@ def test_a_begin_that_waited_out_the_busy_timeout_is_sent_again(tmp_path: Path) 
     """A unit whose ``BEGIN IMMEDIATE`` failed begins again at its next statement; nothing it
     sends runs outside a transaction (it would commit at once)."""
     made = _engine(tmp_path / "db.sqlite", busy_timeout_s=0.1)
-    store = SqlMetadata(made)
+    store = SqliteMetadata(made)
     other = sqlite3.connect(str(made.url.database), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -414,7 +401,7 @@ def test_a_unit_whose_attach_was_interrupted_refuses_to_commit(
     engine: sa.Engine, statement: str
 ) -> None:
     """An interrupt caught inside the unit: what ran cannot be told apart, so nothing commits."""
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         first = uow.workflows.add_message(make_message(workflow, "first"))
@@ -450,7 +437,7 @@ def test_an_exception_after_a_statement_of_the_attach_ran_keeps_none_of_that_mes
     """An ``Exception`` that lands after a statement ran (a signal handler's ``TimeoutError``)
     is not one the attach's undo can place: the refused message is never stored, and no
     number is given back while a stored message holds it."""
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     workflow = _stored_workflow(store)
     with store.unit_of_work() as uow:
         _second_message_trapped(uow, workflow, (statement, _time_limit, True), TimeoutError, 2)
@@ -467,38 +454,18 @@ def test_an_exception_after_a_statement_of_the_attach_ran_keeps_none_of_that_mes
     assert numbers == list(range(1, len(numbers) + 1))
 
 
-class _InterruptedCursor(sqlite3.Connection):
-    """A connection whose next ``cursor()`` (SQLAlchemy's way in) raises ``KeyboardInterrupt`` once armed."""
-
-    armed: ClassVar[bool] = False
-
-    def cursor(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:  # type: ignore[override]
-        if _InterruptedCursor.armed:
-            _InterruptedCursor.armed = False
-            raise KeyboardInterrupt
-        return super().cursor(*args, **kwargs)
-
-
 def test_an_interrupt_before_a_statement_comes_through_and_frees_the_lock(
-    tmp_path: Path,
+    engine: sa.Engine,
 ) -> None:
-    """SQLAlchemy invalidates (closes) the connection on an interrupt; closing the unit copes."""
-    made = create_engine_from_url(
-        f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"factory": _InterruptedCursor}
-    )
-    migrate(made)
-    store = SqlMetadata(made)
-    binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
-    kept = binder.store_file(U1, "kept.txt", b"kept").item
+    store, kept = _store_with_a_kept_file(engine)
     with pytest.raises(KeyboardInterrupt), store.unit_of_work() as uow:
         uow.files.add(attrs_copy(kept, "dropped"))
-        _InterruptedCursor.armed = True
+        WatchedConnection.trap = ("SELECT", _interrupt, False)
         uow.files.list(U1.mandate_id)
-    assert not _InterruptedCursor.armed  # it fired
-    assert _write_lock_is_free(made)
+    assert WatchedConnection.trap is None  # it fired
+    assert _write_lock_is_free(engine)
     with store.read_unit_of_work() as uow:
         assert [item.id for item in uow.files.list(U1.mandate_id)] == [kept.id]
-    made.dispose()
 
 
 # -- the commit and the lock ------------------------------------------------------------------
@@ -535,7 +502,7 @@ def test_a_refused_commit_stores_nothing_and_frees_the_lock(
 def test_an_interrupted_commit_frees_the_lock_without_the_pools_reset(tmp_path: Path) -> None:
     """The pool's reset on return may be off: an interrupted commit still leaves no lock behind."""
     made = _engine(tmp_path / "db.sqlite", pool_reset_on_return=None)
-    store = SqlMetadata(made)
+    store = SqliteMetadata(made)
     binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
     kept = binder.store_file(U1, "kept.txt", b"kept").item
     WatchedConnection.trap = ("COMMIT", _interrupt, False)  # before SQLite runs it
@@ -560,7 +527,7 @@ def test_a_unit_never_joins_another_units_transaction_on_the_shared_memory_conne
     """``sqlite://`` has one connection for all units: an inner unit must fail, not end the outer's work."""
     made = create_engine_from_url("sqlite://")
     migrate(made)
-    store = SqlMetadata(made)
+    store = SqliteMetadata(made)
     binder = binder_over(store, LocalDiskBlobStore(tmp_path / "b"))
     kept = binder.store_file(U1, "kept.txt", b"kept").item
     outer = attrs_copy(kept, "outer")
@@ -582,7 +549,7 @@ def test_threads_on_the_in_memory_database_take_turns_and_lose_nothing(tmp_path:
     """``sqlite://`` has one connection for every unit: units of threads are serialised on it."""
     made = create_engine_from_url("sqlite://")
     migrate(made)
-    binder = binder_over(SqlMetadata(made), LocalDiskBlobStore(tmp_path / "blobs"))
+    binder = binder_over(SqliteMetadata(made), LocalDiskBlobStore(tmp_path / "blobs"))
     run = binder.start_new_run(U1)
     failures: list[BaseException] = []
     start = threading.Barrier(6)

@@ -28,8 +28,8 @@ class SqlFileRepository:
     """FileItems in table ``file_items``; see the port for the contract.
 
     Works on the :class:`~docbinder.adapters.sql.session.SqlSession` of one
-    unit of work. Writes that may be refused leave the unit usable
-    (:meth:`SqlSession.one_statement`, :meth:`SqlSession.begin_nested`).
+    unit of work. Writes that may be refused run in a savepoint, so they
+    leave the unit usable (:meth:`SqlSession.begin_nested`).
     """
 
     def __init__(self, session: SqlSession) -> None:
@@ -44,7 +44,7 @@ class SqlFileRepository:
         )
         with translating():
             try:
-                with self._session.one_statement():
+                with self._session.begin_nested():
                     PREPARED_INSERT_FILE.execute(self._session, row)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
@@ -122,8 +122,8 @@ class SqlFileRepository:
         """Lock the row with a no-op ``UPDATE`` (compare-and-set on the blob key), then read it.
 
         The ``UPDATE`` takes the row's write lock until the transaction ends
-        (PostgreSQL, InnoDB) or needs the database write lock (SQLite), so a
-        delete or content update of the row waits for this unit. MariaDB
+        (PostgreSQL, InnoDB), so a delete or content update of the row waits
+        for this unit. MariaDB
         counts matched rather than changed rows (SQLAlchemy sets
         ``CLIENT.FOUND_ROWS``), so the no-op still reports one row.
         """
@@ -141,7 +141,7 @@ class SqlFileRepository:
         return item if item is not None and item.blob_key == blob_key else None
 
     def lock(self, file_id: str) -> FileItem | None:
-        """``SELECT ... FOR UPDATE`` of the row (SQLAlchemy renders no clause on SQLite)."""
+        """``SELECT ... FOR UPDATE`` of the row."""
         with translating():
             row = self._session.execute(LOCK_FILE, {"id": file_id}).first()
         return None if row is None else load(row, FileItem)

@@ -1,5 +1,8 @@
 """Scans, missing-blob marks and identities: the SQL :class:`~docbinder.ports.metadata.MaintenanceRepository`.
 
+SQLite's own is :mod:`docbinder.adapters.sqlite.maintenance`, with the same
+rows and names.
+
 The database's identity and the blob-store locations live in table
 ``docbinder_meta`` (ADR 0022, ADR 0030), the marks in ``gc_marks``.
 """
@@ -7,7 +10,6 @@ The database's identity and the blob-store locations live in table
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -41,10 +43,6 @@ class _Replaced(Exception):
 def database_location(session: SqlSession) -> str:
     """A fingerprint (SHA-256 hex) of where the connected database lives, for ADR 0022.
 
-    SQLite: the device and inode number of the main database file
-    (:func:`sqlite_location`; a copy is a new file, and a file-system image
-    or volume clone is another device; a move or rename within one file
-    system keeps both; an in-memory database: the engine's connection pool).
     PostgreSQL (:func:`postgres_location`): the cluster's
     ``system_identifier`` (``pg_control_system()``, ``None`` without the
     right to read it), ``current_database()``, its OID and
@@ -64,15 +62,7 @@ def database_location(session: SqlSession) -> str:
     """
     run = session.execute_driver_sql
     dialect = session.dialect.name
-    if dialect == "sqlite":
-        files = [row[2] for row in run("PRAGMA database_list") if row[1] == "main"]
-        if not files or not files[0]:
-            # The pool, which the writing and reading option engines share: one
-            # in-memory database lives in its one connection.
-            where = f"sqlite memory {id(session.connection().engine.pool)}"
-        else:
-            where = sqlite_location(os.stat(files[0]))
-    elif dialect == "postgresql":
+    if dialect == "postgresql":
         system: object = None
         try:
             with session.begin_nested():
@@ -98,16 +88,6 @@ _POSTGRES_LOCATION = (
 )
 """The values :func:`postgres_location` takes after ``system``, in order; ``pg_settings``
 shows ``data_directory`` only to roles allowed to read it (else the subquery is NULL)."""
-
-
-def sqlite_location(stat: os.stat_result) -> str:
-    """What :func:`database_location` fingerprints for a SQLite file: ``st_dev`` and ``st_ino``.
-
-    The inode alone is kept by a file-system image or volume clone (a
-    snapshot mounted elsewhere, a copied disk image); the device number of
-    the clone differs.
-    """
-    return f"sqlite device {stat.st_dev} inode {stat.st_ino}"
 
 
 def postgres_location(

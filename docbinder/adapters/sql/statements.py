@@ -44,28 +44,13 @@ BUMP_SEQUENCE = (
     .where(workflows.c.id == sa.bindparam("wf"))
     .values(last_sequence_nr=workflows.c.last_sequence_nr + 1)
 )
-UNBUMP_SEQUENCE = (
-    sa.update(workflows)
-    .where(
-        workflows.c.id == sa.bindparam("wf"), workflows.c.last_sequence_nr == sa.bindparam("seq")
-    )
-    .values(last_sequence_nr=workflows.c.last_sequence_nr - 1)
-)
-DELETE_MESSAGE = sa.delete(chat_messages).where(chat_messages.c.id == sa.bindparam("id"))
-DELETE_MESSAGE_DOCUMENTS = sa.delete(chat_documents).where(
-    chat_documents.c.message_id == sa.bindparam("id")
-)
 COUNTERS = (workflows.c.current_round, workflows.c.current_task, workflows.c.current_action)
-# What numbering a message reads from the row it locks: the number, the counters, and
-# the owner the attach checks its rights on (add_message's ``admit``, ADR 0038).
-POSITION = (
-    workflows.c.last_sequence_nr,
-    *COUNTERS,
-    workflows.c.mandate_id,
-    workflows.c.feature_instance_id,
-    workflows.c.created_by,
-)
-READ_OWNER = sa.select(*POSITION[-3:]).where(workflows.c.id == sa.bindparam("wf"))
+# What numbering a message reads from the row it locks: the number and the counters.
+POSITION = (workflows.c.last_sequence_nr, *COUNTERS)
+# The owner the attach checks its rights on, read before the row is locked (ADR 0038).
+READ_OWNER = sa.select(
+    workflows.c.mandate_id, workflows.c.feature_instance_id, workflows.c.created_by
+).where(workflows.c.id == sa.bindparam("wf"))
 BUMP_SEQUENCE_RETURNING = BUMP_SEQUENCE.returning(*POSITION)
 READ_POSITION = sa.select(*POSITION).where(workflows.c.id == sa.bindparam("wf"))
 READ_COUNTERS = sa.select(*COUNTERS).where(workflows.c.id == sa.bindparam("wf"))
@@ -277,7 +262,3 @@ PREPARED_INSERT_MESSAGE = PreparedStatement(INSERT_MESSAGE)
 PREPARED_INSERT_DOCUMENTS = PreparedStatement(INSERT_DOCUMENTS)
 PREPARED_BUMP_SEQUENCE = PreparedStatement(BUMP_SEQUENCE)
 PREPARED_BUMP_SEQUENCE_RETURNING = PreparedStatement(BUMP_SEQUENCE_RETURNING)
-# What SQLite's attach sends to take back a refused message (SqlSession.undoable).
-PREPARED_UNBUMP_SEQUENCE = PreparedStatement(UNBUMP_SEQUENCE)
-PREPARED_DELETE_MESSAGE = PreparedStatement(DELETE_MESSAGE)
-PREPARED_DELETE_MESSAGE_DOCUMENTS = PreparedStatement(DELETE_MESSAGE_DOCUMENTS)

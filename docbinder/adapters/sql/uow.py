@@ -8,22 +8,15 @@ from typing import Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.pool import StaticPool
 
-from docbinder.adapters.sql.engine import (
-    DEFAULT_BUSY_TIMEOUT_S,
-    SQLITE_BEGIN_OPTION,
-    create_engine_from_url,
-    install_sqlite_hooks,
-    reset_pool_after_fork,
-)
+from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_after_fork
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
-from docbinder.adapters.sql.session import SharedConnectionLock, SqlSession
+from docbinder.adapters.sql.session import SqlSession
 from docbinder.adapters.sql.versions import SqlVersionRepository
 from docbinder.adapters.sql.workflows import SqlWorkflowRepository
-from docbinder.domain.errors import BinderClosed, StorageError
+from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageError
 from docbinder.ports.metadata import (
     FileRepository,
     MaintenanceRepository,
@@ -42,13 +35,11 @@ class SqlUnitOfWork:
     and returns the connection to the pool. After ``commit()`` the unit may
     go on: the next statement starts a new transaction. Driver faults
     surface as :class:`~docbinder.domain.errors.StorageError`. ``engine``
-    gives the connections; ``shared`` is the lock of an engine with one
-    connection for all units (``sqlite://``, see
-    :class:`~docbinder.adapters.sql.session.SharedConnectionLock`).
+    gives the connections.
     """
 
-    def __init__(self, engine: Engine, shared: SharedConnectionLock | None = None) -> None:
-        self._session = SqlSession(engine, shared)
+    def __init__(self, engine: Engine) -> None:
+        self._session = SqlSession(engine)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
         self.files: FileRepository = SqlFileRepository(self._session)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
@@ -91,9 +82,6 @@ class SqlUnitOfWork:
             ) from lost
         try:
             session.commit()
-        except StorageError:
-            self._discard()
-            raise
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
@@ -114,26 +102,26 @@ class SqlUnitOfWork:
 
 
 class SqlMetadata:
-    """The SQL metadata store: an engine plus the factory of units of work.
+    """The SQL metadata store of PostgreSQL and MariaDB: an engine plus the factory of units of work.
 
     ``SqlMetadata(engine)`` or ``SqlMetadata.from_url(url)``;
     :meth:`unit_of_work` is the :data:`~docbinder.ports.metadata.UnitOfWorkFactory`
     to wire into the use cases. The schema must exist: run
     :func:`docbinder.adapters.sql.migrate` first (``docbinder migrate``).
     Safe to share between threads; each unit makes its own session.
+    SQLite has an adapter of its own
+    (:class:`docbinder.adapters.sqlite.SqliteMetadata`, ADR 0040): a SQLite
+    engine raises :class:`~docbinder.domain.errors.ConfigurationError`.
     """
 
     def __init__(self, engine: Engine) -> None:
-        install_sqlite_hooks(engine)
+        if engine.dialect.name == "sqlite":
+            raise ConfigurationError(
+                "SQLite metadata is served by docbinder.adapters.sqlite.SqliteMetadata, "
+                "not SqlMetadata"
+            )
         reset_pool_after_fork(engine)
         self._engine = engine
-        self._writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-        self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
-        self._shared = (
-            SharedConnectionLock(DEFAULT_BUSY_TIMEOUT_S)
-            if engine.dialect.name == "sqlite" and isinstance(engine.pool, StaticPool)
-            else None
-        )
         self._closed = False
 
     @classmethod
@@ -152,25 +140,14 @@ class SqlMetadata:
         return self._engine.url.render_as_string(hide_password=True)
 
     def unit_of_work(self) -> SqlUnitOfWork:
-        """A fresh unit of work for reading and writing.
-
-        On SQLite its transaction starts with ``BEGIN IMMEDIATE``: it takes the
-        write lock at its first statement (waiting up to the busy timeout).
-        """
+        """A fresh unit of work for reading and writing."""
         self._require_open()
-        return SqlUnitOfWork(self._writer, self._shared)
+        return SqlUnitOfWork(self._engine)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
-        """A fresh unit of work meant for reading only.
-
-        Same as :meth:`unit_of_work` on PostgreSQL and MariaDB. On SQLite it
-        starts with a deferred ``BEGIN``, so it does not wait for writers (WAL
-        lets readers and one writer work at once); a write inside it may fail
-        with :class:`~docbinder.domain.errors.StorageError` ("database is
-        locked") when another writer got there first.
-        """
+        """A fresh unit of work meant for reading only (on PostgreSQL and MariaDB, as :meth:`unit_of_work`)."""
         self._require_open()
-        return SqlUnitOfWork(self._reader, self._shared)
+        return SqlUnitOfWork(self._engine)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""

@@ -29,45 +29,16 @@ from docbinder.adapters.sql.statements import (
     INSERT_WORKFLOW,
     PREPARED_BUMP_SEQUENCE,
     PREPARED_BUMP_SEQUENCE_RETURNING,
-    PREPARED_DELETE_MESSAGE,
-    PREPARED_DELETE_MESSAGE_DOCUMENTS,
     PREPARED_INSERT_DOCUMENTS,
     PREPARED_INSERT_MESSAGE,
-    PREPARED_UNBUMP_SEQUENCE,
     READ_COUNTERS,
     READ_OWNER,
     READ_POSITION,
 )
 from docbinder.domain.access import Resource, ResourceKind
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
-from docbinder.domain.errors import DocbinderError, StorageError, WorkflowNotFound
+from docbinder.domain.errors import StorageError, WorkflowNotFound
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, Scope
-
-
-class _AdmitRaised(DocbinderError):
-    """What ``add_message``'s ``admit`` raised, if not a docbinder error, carried out of its block.
-
-    ``admit`` runs no statement, so whatever it raises is a refusal the block
-    can undo (on SQLite :meth:`SqlSession.undoable` undoes a block only for
-    docbinder and database errors, and refuses further work of the unit after
-    any other exception). ``add_message`` raises :attr:`error` again once the
-    block is undone, so the unit stays usable: a ``produce_file`` still
-    stores its file when a custom authorizer fails.
-    """
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _admit(admit: Callable[[Resource], None], owner: Resource) -> None:
-    """Call ``admit`` on ``owner``; an exception other than a docbinder error comes as :class:`_AdmitRaised`."""
-    try:
-        admit(owner)
-    except DocbinderError:
-        raise
-    except Exception as exc:
-        raise _AdmitRaised(exc) from exc
 
 
 class SqlWorkflowRepository:
@@ -146,53 +117,28 @@ class SqlWorkflowRepository:
         ``UPDATE`` locks the workflow row until the unit ends, so concurrent
         units adding to one workflow queue there and never share a number. The
         round/task/action numbers are read from the same locked row by the same
-        statement (``RETURNING``), so they never fall behind those of a message
-        numbered earlier (ADR 0026). On SQLite the same statement returns the
-        workflow's scope and creator, which ``admit`` gets before the message
-        is inserted: the unit holds the database's write lock from its first
-        write anyway. Where the database locks rows (PostgreSQL, MariaDB)
-        they are read first, without a lock, and ``admit`` runs before the
-        numbering statement, so a caller it refuses never waits for a row
-        lock of that workflow, nor holds one (ADR 0038). Everything runs as
-        one undoable block (:meth:`SqlSession.undoable`: a savepoint, or on
-        SQLite the block's own undo, ADR 0040): on ``DuplicateLabel``, ``Conflict`` (taken
-        message or document id), ``WorkflowNotFound`` or a docbinder error
-        or any other exception from ``admit`` (:class:`_AdmitRaised` carries
-        it through the block) nothing of the message is kept, the number is
-        not used up and the unit stays usable.
+        statement (``RETURNING``; MariaDB reads the row it locked), so they
+        never fall behind those of a message numbered earlier (ADR 0026). The
+        owner ``admit`` checks is read first, without a lock, and ``admit``
+        runs before the numbering statement, so a caller it refuses never
+        waits for a row lock of that workflow, nor holds one (ADR 0038).
+        Numbering and inserts run in one savepoint: on ``DuplicateLabel``,
+        ``Conflict`` (taken message or document id) or ``WorkflowNotFound``
+        nothing of the message is kept, the number is not used up and the
+        unit stays usable.
         """
         wf = message.workflow_id
         table = chat_messages
-        done: list[int] = []  # the number taken, then the message id's row count
-        if admit is not None and self._session.dialect.name != "sqlite":
+        if admit is not None:
             admit(self._owner(wf))  # nothing written yet: whatever it raises leaves nothing
-            admit = None
-
-        def undo() -> None:
-            # Only on SQLite (SqlSession.undoable): the unit holds the write
-            # lock, so the rows and the counter are as this block left them.
-            if len(done) == 2:
-                PREPARED_DELETE_MESSAGE_DOCUMENTS.execute(self._session, {"id": message.id})
-                PREPARED_DELETE_MESSAGE.execute(self._session, {"id": message.id})
-            if (
-                done
-                and PREPARED_UNBUMP_SEQUENCE.rowcount(self._session, {"wf": wf, "seq": done[0]})
-                != 1
-            ):
-                raise StorageError(f"the message number of workflow {wf} could not be given back")
-
         with translating():
             try:
-                with self._session.undoable(undo):
-                    seq, counters, owner = self._take_position(wf)
-                    done.append(seq)
-                    if admit is not None:
-                        _admit(admit, owner)
+                with self._session.begin_nested():
+                    seq, counters = self._take_position(wf)
                     stored = message.placed(seq, counters)
                     row = to_row(stored)
                     row["label_hash"] = label_hash(stored.documents_label)
                     PREPARED_INSERT_MESSAGE.execute(self._session, row)
-                    done.append(1)
                     if stored.documents:
                         table = chat_documents
                         doc_rows = [
@@ -202,9 +148,6 @@ class SqlWorkflowRepository:
                         PREPARED_INSERT_DOCUMENTS.execute(self._session, doc_rows)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, table) from err
-            except _AdmitRaised as carried:
-                error = carried.error
-                raise error from error.__cause__
         return stored
 
     def _owner(self, workflow_id: str) -> Resource:
@@ -218,13 +161,13 @@ class SqlWorkflowRepository:
         mandate_id, feature_instance_id, created_by = tuple(row)
         return _owner_resource(workflow_id, mandate_id, feature_instance_id, created_by)
 
-    def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters, Resource]:
-        """The next ``sequence_nr``, the counters and the owner, from the row the increment locks.
+    def _take_position(self, workflow_id: str) -> tuple[int, WorkflowCounters]:
+        """The next ``sequence_nr`` and the counters, from the row the increment locks.
 
-        One ``UPDATE … RETURNING`` where the dialect has it (SQLite ≥ 3.35,
-        PostgreSQL); ``UPDATE`` then ``SELECT`` of the row it locked elsewhere
-        (MariaDB: a unit reads its own change, made on the latest committed
-        row). :class:`WorkflowNotFound` if the workflow is absent.
+        One ``UPDATE … RETURNING`` where the dialect has it (PostgreSQL);
+        ``UPDATE`` then ``SELECT`` of the row it locked elsewhere (MariaDB: a
+        unit reads its own change, made on the latest committed row).
+        :class:`WorkflowNotFound` if the workflow is absent.
         """
         params = {"wf": workflow_id}
         row: tuple[Any, ...] | None
@@ -238,12 +181,8 @@ class SqlWorkflowRepository:
         if row is None:
             raise WorkflowNotFound(f"no workflow {workflow_id}")
         # Both statements return the POSITION columns, in that order.
-        sequence_nr, current_round, current_task, current_action, mandate, feature, owner = row
-        return (
-            int(sequence_nr),
-            WorkflowCounters(current_round, current_task, current_action),
-            _owner_resource(workflow_id, mandate, feature, owner),
-        )
+        sequence_nr, current_round, current_task, current_action = row
+        return int(sequence_nr), WorkflowCounters(current_round, current_task, current_action)
 
     def get_documents(
         self, workflow_id: str, document_ids: Sequence[str]
