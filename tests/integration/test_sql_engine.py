@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
-from typing import Any
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
