@@ -366,8 +366,8 @@ def compose_binder(
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCases`.
 
     ``uow_factory`` makes the units of work that write; ``read_uow_factory``
-    (default: the same) those of the read-only use cases (with SQL metadata pass
-    ``SqlMetadata.read_unit_of_work`` so SQLite reads do not wait for the write
+    (default: the same) those of the read-only use cases (with SQLite metadata pass
+    ``SqliteMetadata.read_unit_of_work`` so reads do not wait for the write
     lock). ``max_file_size`` is in bytes (``None``: no limit). With an
     ``extraction_cache`` the extractor is wrapped in
     :class:`~docbinder.application.steps.extraction_cache.CachingExtractor` and

@@ -1,13 +1,16 @@
-"""SQLAlchemy 2 metadata store: SQLite (embedded default), PostgreSQL, MariaDB/MySQL (SPEC C12).
+"""SQLAlchemy 2 metadata store of PostgreSQL and MariaDB/MySQL, and the schema every SQL store shares (SPEC C12).
 
-One path for every backend: each statement and transaction goes through
-SQLAlchemy's ``Connection``, whatever listens to the engine (ADR 0040).
+Every statement and transaction of a unit goes through SQLAlchemy's
+``Connection``, whatever listens to the engine (ADR 0040). The schema, its
+Alembic migrations, the engines for every supported URL (SQLite's included)
+and the row converter here are shared with SQLite's own adapter,
+:mod:`docbinder.adapters.sqlite`, which serves ``sqlite:`` URLs.
 
 Typical wiring::
 
     from docbinder.adapters.sql import SqlMetadata, migrate
 
-    store = SqlMetadata.from_url("sqlite:///docbinder.db")
+    store = SqlMetadata.from_url("postgresql+psycopg://user@host/db")
     migrate(store.engine)                 # what ``docbinder migrate`` does
     uow_factory = store.unit_of_work      # the UnitOfWorkFactory port
 

@@ -80,8 +80,9 @@ def create_engine_from_url(
       journal, ``foreign_keys=ON``, ``busy_timeout`` of ``busy_timeout_s``
       seconds, ``BEGIN IMMEDIATE`` for writing units (see the module doc).
       ``sqlite://`` (in memory) uses one shared connection; units of several
-      threads take turns on it (:class:`~docbinder.adapters.sql.SqlMetadata`
-      serialises them), so it suits tests, not concurrent work.
+      threads take turns on it (:class:`~docbinder.adapters.sqlite.SqliteMetadata`
+      serialises them), so it suits tests, not concurrent work. SQLite's
+      metadata store takes its connections from this engine's pool.
     * ``postgresql+psycopg://...`` (``postgresql://`` and ``postgres://``
       mean psycopg 3 too).
     * ``mysql+pymysql://...``, ``mariadb+pymysql://...`` (``mysql://`` and
@@ -189,12 +190,14 @@ def install_sqlite_hooks(engine: Engine, busy_timeout_s: float = DEFAULT_BUSY_TI
 
     On each new connection: the driver's implicit ``BEGIN`` off, WAL journal
     (file databases), ``foreign_keys=ON``, ``busy_timeout``; on each
-    transaction start: ``BEGIN IMMEDIATE`` (or the flavour named by the
-    :data:`SQLITE_BEGIN_OPTION` execution option); on an interrupt inside a
-    statement: its cursor closed (:func:`_close_interrupted_cursor`).
-    Idempotent. Connections already pooled are discarded so every later one
-    is configured. These hooks are there on every SQLite engine: nothing
-    about which statements run depends on other listeners (ADR 0040).
+    transaction start through SQLAlchemy: ``BEGIN IMMEDIATE`` (or the flavour
+    named by the :data:`SQLITE_BEGIN_OPTION` execution option); on an
+    interrupt inside a statement: its cursor closed
+    (:func:`_close_interrupted_cursor`, ADR 0042). Idempotent. Connections
+    already pooled are discarded so every later one is configured. The
+    metadata store's own units (:mod:`docbinder.adapters.sqlite`) send their
+    ``BEGIN`` themselves; the hooks serve what uses the engine through
+    SQLAlchemy (migrations, the extraction cache, hosts).
     """
     if engine.dialect.name != "sqlite" or event.contains(engine, "begin", _sqlite_begin):
         return
