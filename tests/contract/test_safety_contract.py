@@ -34,6 +34,7 @@ from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.sql import maintenance
+from docbinder.adapters.sqlite import maintenance as sqlite_maintenance
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
 from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
@@ -731,7 +732,7 @@ def test_a_sqlite_file_on_a_cloned_volume_gets_its_own_identity(
         fields[2] = real.st_dev + 1  # st_dev: the same inode on another device
         return os.stat_result(fields)
 
-    monkeypatch.setattr(maintenance, "os", SimpleNamespace(stat=on_the_clone))
+    monkeypatch.setattr(sqlite_maintenance, "os", SimpleNamespace(stat=on_the_clone))
     with store.read_unit_of_work() as uow:
         assert uow.maintenance.database_id() is None
         assert uow.maintenance.former_database_ids() == (original,)

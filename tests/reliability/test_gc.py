@@ -663,9 +663,9 @@ def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_
     ``127.0.0.1:5432`` with the same ``data_directory``) have one fingerprint and share the
     database id; the gc of one took the files the other stored since. The fingerprint of
     that situation is forced here; the committed record in the store keeps those blobs."""
-    from docbinder.adapters.sql import repositories
+    from docbinder.adapters.sql import maintenance
 
-    monkeypatch.setattr(repositories, "database_location", lambda _session: "one-fingerprint")
+    monkeypatch.setattr(maintenance, "database_location", lambda _session: "one-fingerprint")
     root = tmp_path / "blobs"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
