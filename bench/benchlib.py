@@ -317,7 +317,7 @@ def build(database_url: str, blob_url: str, home: Path, **settings: Any) -> DocB
 
 
 def sql_engine(binder: DocBinder) -> Any:
-    """The SQLAlchemy engine behind a binder wired to the SQL metadata store."""
+    """The SQLAlchemy engine behind a binder wired to a SQL metadata store (SQLite's adapter has one too)."""
     factory = binder.uow_factory
     store = getattr(factory, "__self__", None)
     engine = getattr(store, "engine", None)
@@ -330,9 +330,12 @@ def explain_statements(engine: Any, action: Callable[[], Any]) -> list[dict[str,
     """The query plans of the distinct SELECT statements ``action`` sends through ``engine``.
 
     Statements are captured with SQLAlchemy's ``before_cursor_execute`` event
-    and explained afterwards, with their first parameters, on a connection of
-    the same engine: ``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on
-    PostgreSQL (what the planner chooses for those parameters).
+    (PostgreSQL) or SQLite's own trace callback on the connections checked out
+    of the engine's pool (SQLite's adapter sends its statements on
+    ``sqlite3``; the values are written into the statement), and explained
+    afterwards, with their first parameters, on a connection of the same
+    engine: ``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on PostgreSQL (what
+    the planner chooses for those parameters).
     """
     from sqlalchemy import event
 
@@ -342,11 +345,24 @@ def explain_statements(engine: Any, action: Callable[[], Any]) -> list[dict[str,
         if statement.lstrip().upper().startswith("SELECT") and statement not in seen:
             seen[statement] = params
 
-    event.listen(engine, "before_cursor_execute", capture)
+    def traced(dbapi_connection: Any, *_rest: Any) -> None:
+        dbapi_connection.set_trace_callback(lambda statement: capture(None, None, statement, ()))
+
+    def untraced(dbapi_connection: Any, *_rest: Any) -> None:
+        dbapi_connection.set_trace_callback(None)
+
+    hooks = (
+        [("checkout", traced), ("checkin", untraced)]
+        if engine.dialect.name == "sqlite"
+        else [("before_cursor_execute", capture)]
+    )
+    for name, hook in hooks:
+        event.listen(engine, name, hook)
     try:
         action()
     finally:
-        event.remove(engine, "before_cursor_execute", capture)
+        for name, hook in hooks:
+            event.remove(engine, name, hook)
     prefix = "EXPLAIN QUERY PLAN " if engine.dialect.name == "sqlite" else "EXPLAIN "
     plans = []
     with engine.connect() as conn:

@@ -92,6 +92,11 @@ from docbinder.ports.system import Clock, IdFactory
 
 
 def _sql_metadata(url: str) -> Any:
+    """The metadata adapter of a database URL: SQLite's own for ``sqlite:``, else SQLAlchemy's (ADR 0040)."""
+    if url.startswith("sqlite"):
+        from docbinder.adapters.sqlite import SqliteMetadata
+
+        return SqliteMetadata.from_url(url)
     from docbinder.adapters.sql import SqlMetadata
 
     return SqlMetadata.from_url(url)
@@ -411,8 +416,8 @@ def compose_binder(
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
     ``uow_factory`` makes the units of work that write; ``read_uow_factory``
-    (default: the same) those of the read-only use cases (with SQL metadata pass
-    ``SqlMetadata.read_unit_of_work`` so SQLite reads do not wait for the write
+    (default: the same) those of the read-only use cases (with SQLite metadata pass
+    ``SqliteMetadata.read_unit_of_work`` so reads do not wait for the write
     lock). ``max_file_size`` is in bytes (``None``: no limit). With an
     ``extraction_cache`` the extractor is wrapped in
     :class:`~docbinder.application.steps.extraction_cache.CachingExtractor` and

@@ -73,12 +73,12 @@ def read_snapshot(binder: Any, principal: Principal) -> Snapshot:
     """Read everything the checks need in one unit of work; raises what the store raises."""
     with binder.uow_factory() as uow:
         return Snapshot(
-            items=list(uow.files.iter_all()),
-            documents=list(uow.workflows.iter_documents()),
+            items=list(uow.maintenance.iter_files()),
+            documents=list(uow.maintenance.iter_documents()),
             listed=list(uow.files.list(principal.mandate_id, limit=LISTED)),
-            database_id=uow.files.database_id(),
-            former_ids=list(uow.files.former_database_ids()),
-            locations=dict(uow.files.store_locations()),
+            database_id=uow.maintenance.database_id(),
+            former_ids=list(uow.maintenance.former_database_ids()),
+            locations=dict(uow.maintenance.store_locations()),
         )
 
 

@@ -9,8 +9,10 @@ from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
 from docbinder.ports.metadata import (
     FileRepository,
+    MaintenanceRepository,
     UnitOfWork,
     UnitOfWorkFactory,
+    VersionRepository,
     WorkflowRepository,
 )
 from docbinder.ports.system import Clock, IdFactory
@@ -23,8 +25,10 @@ __all__ = [
     "ExtractionCache",
     "FileRepository",
     "IdFactory",
+    "MaintenanceRepository",
     "MimeDetector",
     "UnitOfWork",
     "UnitOfWorkFactory",
+    "VersionRepository",
     "WorkflowRepository",
 ]

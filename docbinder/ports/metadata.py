@@ -1,4 +1,20 @@
-"""Metadata ports: repositories for FileItems and workflows, and the unit of work (SPEC C12)."""
+"""Metadata ports: one repository per role, and the unit of work over them (SPEC C12).
+
+Roles (ADR 0041):
+
+* core -- :class:`FileRepository` (FileItems) and :class:`WorkflowRepository`
+  (workflows, ChatMessages, ChatDocuments): what storing, attaching,
+  resolving and deleting need;
+* versions -- :class:`VersionRepository` (file versions, feature row B1);
+* maintenance -- :class:`MaintenanceRepository`: scans of every row,
+  ``gc``'s missing-blob marks, the database's identity and the blob-store
+  locations it recorded.
+
+A :class:`UnitOfWork` offers all four over one transaction. What a backend
+may lack (versions; units in several threads at once) it declares as a
+capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
+which then skips those cases with the reason.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +42,7 @@ less the ``store_location:`` prefix the SQL adapter puts before it)."""
 
 
 def store_location_key(store_id: str) -> str:
-    """The key under which :meth:`FileRepository.store_locations` lists the store ``store_id``.
+    """The key under which :meth:`MaintenanceRepository.store_locations` lists the store ``store_id``.
 
     The identity itself when it has at most :data:`STORE_KEY_LENGTH`
     characters (every shipped store's UUID), else ``sha256-`` and the first
@@ -38,7 +54,7 @@ def store_location_key(store_id: str) -> str:
 
 
 class FileRepository(Protocol):
-    """FileItem rows. Every method returns domain entities, never rows or dicts.
+    """FileItem rows (core role). Every method returns domain entities, never rows or dicts.
 
     Errors: :class:`DuplicateFileItem`, :class:`Conflict`,
     :class:`FileItemNotFound`, :class:`StorageError` (driver faults).
@@ -90,7 +106,9 @@ class FileRepository(Protocol):
         """Remove the item; ``True`` if it existed (and, with ``if_blob_key``, still named that blob).
 
         With ``if_blob_key`` a row that has moved on to another blob is kept
-        and ``False`` returned.
+        and ``False`` returned. The item's version record and missing-blob
+        mark (:class:`VersionRepository`, :class:`MaintenanceRepository`) go
+        with it.
         """
         ...
 
@@ -101,60 +119,6 @@ class FileRepository(Protocol):
 
         With ``after`` the list continues behind that item (keyset paging: an
         index range, however far the page is from the start).
-        """
-        ...
-
-    def iter_all(self) -> Iterator[FileItem]:
-        """Every item of every mandate (maintenance only: ``gc``, ``doctor``)."""
-        ...
-
-    def database_id(self, *, create: bool = False) -> str | None:
-        """The metadata database's own identity (a UUID) where it lives now; made when ``create``.
-
-        Blob stores record the databases that write into them
-        (:meth:`~docbinder.ports.blobs.BlobStore.register_database`) and mark
-        every blob with the writer's id, so a copy of the database must not
-        keep the id (ADR 0022): the id is stored beside a fingerprint of where
-        the database lives (SQLite: the file's resolved path; PostgreSQL: the
-        cluster's system identifier, database, its OID and schema; MariaDB:
-        server host name, port, data directory and database; memory: the
-        store object). When the stored fingerprint differs from the current
-        one (the database was copied, restored elsewhere or moved), or none
-        was stored, the stored id is not this database's any more: ``None``
-        is returned, and ``create`` makes a new id, keeps the old one as a
-        former id (:meth:`former_database_ids`) and records the fingerprint.
-        Creating writes in this unit (commit it); two creators end with one
-        identity.
-        """
-        ...
-
-    def former_database_ids(self) -> tuple[str, ...]:
-        """Ids this database had before it was copied or moved (see :meth:`database_id`).
-
-        Includes the stored id while it no longer matches where the database
-        lives and no new one was made yet. ``gc`` never counts a blob marked
-        with one of them as this database's own: the copy it came from may
-        still use that id. Sorted; empty for a database never copied or moved.
-        """
-        ...
-
-    def store_locations(self) -> dict[str, str]:
-        """:func:`store_location_key` of a store identity -> the location fingerprint recorded (ADR 0030).
-
-        The fingerprint is :func:`~docbinder.ports.blobs.location_fingerprint`
-        of where the blob store with that identity was when this database
-        first wrote into it (or when it was adopted there). A database copied
-        or moved keeps these: its blob stores did not move with it.
-        """
-        ...
-
-    def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
-        """Record ``location`` (a fingerprint) for the blob store ``store_id``; return what is recorded.
-
-        Without ``replace`` an existing record is kept (first use wins: two
-        first writers racing end with one record, and each gets it back to
-        compare); with it the record is set to ``location`` (``docbinder
-        store adopt``). Writes in this unit (commit it).
         """
         ...
 
@@ -191,64 +155,9 @@ class FileRepository(Protocol):
         """
         ...
 
-    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
-        """Record ``blob_store`` on an item that has none yet and still names ``blob_key``.
-
-        ``gc`` uses it to adopt rows stored before stores had identities once
-        their blob was found in the connected store. ``True`` if a row changed.
-        """
-        ...
-
-    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
-        """Record that the item's blob ``blob_key`` was found missing at ``at``.
-
-        Returns the time of the earliest mark still standing for that
-        (item, blob) pair (``at`` for a new mark). A mark is removed with the
-        item, by :meth:`clear_mark`, or replaced when the item names another blob.
-        """
-        ...
-
-    def clear_mark(self, file_id: str) -> None:
-        """Forget the missing-blob mark of the item (its blob is back); absent is fine."""
-        ...
-
-    def marks(self) -> dict[str, tuple[str, datetime]]:
-        """Every missing-blob mark: file id -> (blob key, time marked)."""
-        ...
-
-    def add_version(self, version: FileVersion) -> None:
-        """Record that FileItem ``version.file_id`` is that version of its series (B1).
-
-        Raises :class:`VersionTaken` if the series already has that version
-        number (the unique rule that makes numbering race-free), and
-        :class:`Conflict` if the FileItem is already a version. Deleting the
-        FileItem (:meth:`delete`) removes its version record too.
-        """
-        ...
-
-    def latest_version(self, series_key: str) -> FileVersion | None:
-        """The highest-numbered version of a series, or ``None`` (one index lookup)."""
-        ...
-
-    def get_version(self, series_key: str, version: int) -> FileVersion | None:
-        """Version ``version`` of a series, or ``None`` (one index lookup)."""
-        ...
-
-    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
-        """Every version of a series, lowest number first."""
-        ...
-
-    def version_of(self, file_id: str) -> FileVersion | None:
-        """The version record of a FileItem, or ``None`` if it is not versioned."""
-        ...
-
-    def series_names(self, space_key: str) -> builtins.list[str]:
-        """The distinct series names of one (scope, namespace), sorted by code point."""
-        ...
-
 
 class WorkflowRepository(Protocol):
-    """Workflows, their messages and ChatDocuments.
+    """Workflows, their messages and ChatDocuments (core role).
 
     Lookups are by indexed keys, so their cost does not grow with the size of
     the workflow. Errors: :class:`DuplicateLabel`, :class:`WorkflowNotFound`,
@@ -367,30 +276,171 @@ class WorkflowRepository(Protocol):
         """Workflows of one mandate, newest first, without messages; ``after`` as in ``FileRepository.list``."""
         ...
 
-    def iter_documents(self) -> Iterator[ChatDocument]:
-        """Every ChatDocument of every workflow (maintenance only: ``doctor``)."""
-        ...
-
     def count_documents_for_file(self, file_id: str) -> int:
         """How many ChatDocuments, in any workflow, point at ``file_id`` (an index lookup)."""
         ...
 
 
+class VersionRepository(Protocol):
+    """File versions (feature row B1): which FileItem is which version of a named series.
+
+    A backend that keeps no versions declares it (``supports_versions = False``
+    in its :class:`~docbinder.testing.MetadataContract` subclass) and raises
+    :class:`~docbinder.domain.errors.ConfigurationError` from every method
+    here, naming the backend. Errors otherwise: :class:`VersionTaken`,
+    :class:`Conflict`, :class:`StorageError`.
+    """
+
+    def add_version(self, version: FileVersion) -> None:
+        """Record that FileItem ``version.file_id`` is that version of its series (B1).
+
+        Raises :class:`VersionTaken` if the series already has that version
+        number (the unique rule that makes numbering race-free), and
+        :class:`Conflict` if the FileItem is already a version. Deleting the
+        FileItem (:meth:`FileRepository.delete`) removes its version record too.
+        """
+        ...
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        """The highest-numbered version of a series, or ``None`` (one index lookup)."""
+        ...
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        """Version ``version`` of a series, or ``None`` (one index lookup)."""
+        ...
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        """Every version of a series, lowest number first."""
+        ...
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        """The version record of a FileItem, or ``None`` if it is not versioned."""
+        ...
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        """The distinct series names of one (scope, namespace), sorted by code point."""
+        ...
+
+
+class MaintenanceRepository(Protocol):
+    """What ``gc``, ``doctor`` and blob-store registration need: scans, marks and identities.
+
+    Scans read every row of every mandate; the other methods keep the
+    database's own identity (ADR 0022), the locations of the blob stores it
+    wrote into (ADR 0030) and ``gc``'s missing-blob marks. Errors:
+    :class:`Conflict`, :class:`StorageError`.
+    """
+
+    def iter_files(self) -> Iterator[FileItem]:
+        """Every FileItem of every mandate (``gc``, ``doctor``, pruning the extraction cache)."""
+        ...
+
+    def iter_documents(self) -> Iterator[ChatDocument]:
+        """Every ChatDocument of every workflow (``doctor``)."""
+        ...
+
+    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
+        """Record ``blob_store`` on an item that has none yet and still names ``blob_key``.
+
+        ``gc`` uses it to adopt rows stored before stores had identities once
+        their blob was found in the connected store. ``True`` if a row changed.
+        """
+        ...
+
+    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
+        """Record that the item's blob ``blob_key`` was found missing at ``at``.
+
+        Returns the time of the earliest mark still standing for that
+        (item, blob) pair (``at`` for a new mark). A mark is removed with the
+        item, by :meth:`clear_mark`, or replaced when the item names another blob.
+        """
+        ...
+
+    def clear_mark(self, file_id: str) -> None:
+        """Forget the missing-blob mark of the item (its blob is back); absent is fine."""
+        ...
+
+    def marks(self) -> dict[str, tuple[str, datetime]]:
+        """Every missing-blob mark: file id -> (blob key, time marked)."""
+        ...
+
+    def database_id(self, *, create: bool = False) -> str | None:
+        """The metadata database's own identity (a UUID) where it lives now; made when ``create``.
+
+        Blob stores record the databases that write into them
+        (:meth:`~docbinder.ports.blobs.BlobStore.register_database`) and mark
+        every blob with the writer's id, so a copy of the database must not
+        keep the id (ADR 0022): the id is stored beside a fingerprint of where
+        the database lives (SQLite: the file's resolved path; PostgreSQL: the
+        cluster's system identifier, database, its OID and schema; MariaDB:
+        server host name, port, data directory and database; memory: the
+        store object). When the stored fingerprint differs from the current
+        one (the database was copied, restored elsewhere or moved), or none
+        was stored, the stored id is not this database's any more: ``None``
+        is returned, and ``create`` makes a new id, keeps the old one as a
+        former id (:meth:`former_database_ids`) and records the fingerprint.
+        Creating writes in this unit (commit it); two creators end with one
+        identity.
+        """
+        ...
+
+    def former_database_ids(self) -> tuple[str, ...]:
+        """Ids this database had before it was copied or moved (see :meth:`database_id`).
+
+        Includes the stored id while it no longer matches where the database
+        lives and no new one was made yet. ``gc`` never counts a blob marked
+        with one of them as this database's own: the copy it came from may
+        still use that id. Sorted; empty for a database never copied or moved.
+        """
+        ...
+
+    def store_locations(self) -> dict[str, str]:
+        """:func:`store_location_key` of a store identity -> the location fingerprint recorded (ADR 0030).
+
+        The fingerprint is :func:`~docbinder.ports.blobs.location_fingerprint`
+        of where the blob store with that identity was when this database
+        first wrote into it (or when it was adopted there). A database copied
+        or moved keeps these: its blob stores did not move with it.
+        """
+        ...
+
+    def record_store_location(self, store_id: str, location: str, *, replace: bool = False) -> str:
+        """Record ``location`` (a fingerprint) for the blob store ``store_id``; return what is recorded.
+
+        Without ``replace`` an existing record is kept (first use wins: two
+        first writers racing end with one record, and each gets it back to
+        compare); with it the record is set to ``location`` (``docbinder
+        store adopt``). Writes in this unit (commit it).
+        """
+        ...
+
+
 class UnitOfWork(Protocol):
-    """One transaction over both repositories.
+    """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it.
+    back everything done inside it. All four repositories share the unit's
+    transaction: what one writes, the others read.
     """
 
     @property
     def files(self) -> FileRepository:
-        """The FileItem repository of this unit."""
+        """The FileItem repository of this unit (core)."""
         ...
 
     @property
     def workflows(self) -> WorkflowRepository:
-        """The workflow/message/document repository of this unit."""
+        """The workflow/message/document repository of this unit (core)."""
+        ...
+
+    @property
+    def versions(self) -> VersionRepository:
+        """The file-version repository of this unit (raises on a backend without versions)."""
+        ...
+
+    @property
+    def maintenance(self) -> MaintenanceRepository:
+        """Scans, missing-blob marks and identities of this unit."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

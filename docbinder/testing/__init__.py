@@ -7,7 +7,9 @@ Contract suites (subclass one per backend, as ``Test...``, and provide its fixtu
 see ``docs/backends.md``):
 
 * :class:`BlobStoreContract` (:mod:`.blob_suite`) -- fixture ``store``;
-* :class:`MetadataContract` (:mod:`.metadata_suite`) -- fixture ``make_uow_factory``;
+* :class:`MetadataContract` (:mod:`.metadata_suite`) -- fixture ``make_uow_factory``; made of
+  one contract per role of the metadata port, with the flags ``supports_versions`` and
+  ``supports_concurrency``;
 * :class:`AuthorizerContract` (:mod:`.authorizer_suite`) -- fixture ``authorizer``;
 * :class:`BridgeContract` (:mod:`.bridge_suite`) -- fixture ``make_binder``: the whole
   bridge over a backend combination;

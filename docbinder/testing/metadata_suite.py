@@ -1,4 +1,4 @@
-"""The contract of the metadata ports (``FileRepository``, ``WorkflowRepository``, ``UnitOfWork``).
+"""The contract of the metadata ports, one part per role (``docbinder.ports.metadata``).
 
 :class:`MetadataContract` is not collected by itself (no ``Test`` prefix).
 Each backend subclasses it once as ``Test<Backend>Metadata`` and provides the
@@ -6,14 +6,22 @@ fixture ``make_uow_factory``: a fresh, empty store's ``UnitOfWorkFactory``
 (each call gives a new unit of work)::
 
     class TestMyMetadata(MetadataContract):
+        supports_versions = False  # this backend keeps no file versions
+
         @pytest.fixture
         def make_uow_factory(self, tmp_path):
             return MyMetadataStore(tmp_path / "meta").unit_of_work
 
-Capability flag: :attr:`MetadataContract.supports_concurrency`. The helpers
-:func:`make_file`, :func:`make_workflow` and :func:`make_message` build valid
-entities with fresh ids for a backend's own tests. Needs ``pytest`` and
-``hypothesis`` (``pip install -e '.[testing]'`` in a clone).
+It is made of one contract per role, which a backend may also run on their
+own: :class:`FileRepositoryContract` and :class:`WorkflowRepositoryContract`
+(core), :class:`UnitOfWorkContract`, :class:`VersionRepositoryContract`
+(versions), :class:`MaintenanceRepositoryContract` (scans, marks,
+identities) and :class:`MetadataConcurrencyContract`. Capability flags
+(class attributes of the backend's test class; the cases that need what a
+backend lacks are skipped with the reason): ``supports_concurrency``,
+``supports_versions``. The helpers :func:`make_file`, :func:`make_workflow`
+and :func:`make_message` build valid entities with fresh ids for a backend's
+own tests. Needs ``pytest`` and ``hypothesis`` (``pip install -e '.[testing]'`` in a clone).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from docbinder.domain.access import Resource, ResourceKind
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
+    ConfigurationError,
     Conflict,
     CountersWouldGoBack,
     DuplicateFileItem,
@@ -198,17 +207,22 @@ def at_once(work: Callable[[int], T], threads: int = THREADS) -> list[T | Except
         return [f.result(timeout=120) for f in futures]
 
 
-class MetadataContract:
-    """Behaviour every metadata backend must show; subclasses provide ``make_uow_factory``.
+class _MetadataSuite:
+    """What every part of the metadata contract shares: the fixtures, the flags, the helpers.
 
-    Capability flag (a class attribute; override in the subclass):
-    :attr:`supports_concurrency`.
+    Capability flags (class attributes; a backend's test class overrides what
+    its backend lacks, and the cases that need it are skipped with the reason):
+    :attr:`supports_concurrency`, :attr:`supports_versions`.
     """
 
     supports_concurrency: ClassVar[bool] = True
     """Whether units of work in several threads at once are safe (uniqueness races end in
     docbinder's own errors, sequence numbers stay distinct). docbinder's async API
     and worker threads need it."""
+
+    supports_versions: ClassVar[bool] = True
+    """Whether the backend keeps file versions (:class:`~docbinder.ports.metadata.VersionRepository`,
+    feature row B1). Without them its ``versions`` methods raise ``ConfigurationError``."""
 
     @pytest.fixture
     def make_uow_factory(self) -> UnitOfWorkFactory:
@@ -218,7 +232,7 @@ class MetadataContract:
     def uow(self, make_uow_factory: UnitOfWorkFactory) -> Callable[[], UnitOfWork]:
         return make_uow_factory
 
-    # -- helpers -----------------------------------------------------------
+    # -- helpers -------------------------------------------------------------
 
     @staticmethod
     def store_files(
@@ -246,7 +260,35 @@ class MetadataContract:
             u.commit()
         return stored
 
-    # -- FileItems: round trip ----------------------------------------------
+    @staticmethod
+    def advance(
+        uow: Callable[[], UnitOfWork], workflow_id: str, step: CounterStep
+    ) -> WorkflowCounters:
+        with uow() as u:
+            counters = u.workflows.advance_counters(workflow_id, step)
+            u.commit()
+        return counters
+
+    @staticmethod
+    def stored_counters(uow: Callable[[], UnitOfWork], workflow_id: str) -> WorkflowCounters:
+        with uow() as u:
+            workflow = u.workflows.get_workflow(workflow_id)
+        assert workflow is not None
+        return workflow.counters
+
+    def _needs_concurrency(self) -> None:
+        if not self.supports_concurrency:
+            pytest.skip("units of work are not thread-safe (supports_concurrency = False)")
+
+    def _needs_versions(self) -> None:
+        if not self.supports_versions:
+            pytest.skip("the backend keeps no file versions (supports_versions = False)")
+
+
+class FileRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.FileRepository` (core role): FileItems, duplicates, holds."""
+
+    # -- FileItems: round trip -----------------------------------------------
 
     def test_file_item_round_trip(self, uow: Callable[[], UnitOfWork]) -> None:
         item = make_file(
@@ -350,7 +392,7 @@ class MetadataContract:
                 u.files.add(make_file())
             u.commit()
         with uow() as u:
-            assert [f.id for f in u.files.iter_all()] == [first.id]
+            assert [f.id for f in u.maintenance.iter_files()] == [first.id]
 
     def test_a_refused_duplicate_leaves_the_unit_able_to_find_the_candidate(
         self, uow: Callable[[], UnitOfWork]
@@ -480,7 +522,7 @@ class MetadataContract:
         with uow() as u:
             assert u.files.delete(new_id()) is False
 
-    # -- FileItems: update ----------------------------------------------------
+    # -- FileItems: update ---------------------------------------------------
 
     def test_update_replaces_metadata(self, uow: Callable[[], UnitOfWork]) -> None:
         item = make_file()
@@ -586,7 +628,7 @@ class MetadataContract:
             found = u.files.find_duplicates(SHA_A, "one.pdf", "user-1", Scope("mandate-1"))
             assert [f.id for f in found] == [indexed.id]
 
-    # -- FileItems: listing ----------------------------------------------------
+    # -- FileItems: listing --------------------------------------------------
 
     def test_list_is_newest_first_per_mandate_with_limit(
         self, uow: Callable[[], UnitOfWork]
@@ -640,16 +682,51 @@ class MetadataContract:
             ((f.created_at, f.id) for f in items), reverse=True
         )
 
-    def test_iter_all_yields_every_item(self, uow: Callable[[], UnitOfWork]) -> None:
-        items = [make_file(scope=Scope(f"mandate-{n}"), sha256=f"{n:064x}") for n in range(7)]
-        self.store_files(uow, *items[:4])
-        self.store_files(uow, *items[4:], deduplicate=False)
-        with uow() as u:
-            assert sorted(u.files.iter_all(), key=lambda f: f.id) == sorted(
-                items, key=lambda f: f.id
-            )
+    # -- FileItems: holds (confirm, lock, lock_shared) -----------------------
 
-    # -- workflows ----------------------------------------------------------------
+    def test_confirm_sees_only_a_row_that_still_names_its_blob(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        with uow() as u:
+            assert u.files.confirm(item.id, item.blob_key) == item
+            assert u.files.confirm(item.id, "other/key") is None
+            assert u.files.confirm("no-such-file", item.blob_key) is None
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == item  # the no-op changed nothing
+
+    def test_lock_and_lock_shared_read_the_rows_as_get_and_get_many_do(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        items = [make_file(file_name=f"{n}.pdf") for n in range(3)]
+        self.store_files(uow, *items)
+        missing = new_id("file")
+        asked = [items[2].id, missing, items[0].id, items[2].id]
+        with uow() as u:
+            shared = u.files.lock_shared(asked)
+            assert list(shared) == [items[2].id, items[0].id]
+            assert shared == u.files.get_many(asked)
+            assert u.files.lock_shared([]) == {}
+            # A unit may take the exclusive lock of a row it holds shared.
+            assert u.files.lock(items[0].id) == items[0]
+            assert u.files.lock(missing) is None
+            assert u.files.delete(items[0].id)
+            u.rollback()
+        with uow() as u:
+            assert u.files.lock(items[0].id) == items[0]
+            assert u.files.delete(items[0].id)
+            u.commit()
+        with uow() as u:
+            assert u.files.lock(items[0].id) is None
+            assert u.files.lock_shared([items[0].id, items[1].id]) == {items[1].id: items[1]}
+
+
+class WorkflowRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.WorkflowRepository` (core role): workflows, messages, documents."""
+
+    # -- workflows -----------------------------------------------------------
 
     def test_workflow_round_trip_without_messages(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = make_workflow(
@@ -731,23 +808,7 @@ class MetadataContract:
             assert first + rest == u.workflows.list_workflows("mandate-1")
             assert len(first + rest) == 6 and len(set(first + rest)) == 6
 
-    # -- workflow counters (round / task / action, ADR 0026) ----------------------
-
-    @staticmethod
-    def advance(
-        uow: Callable[[], UnitOfWork], workflow_id: str, step: CounterStep
-    ) -> WorkflowCounters:
-        with uow() as u:
-            counters = u.workflows.advance_counters(workflow_id, step)
-            u.commit()
-        return counters
-
-    @staticmethod
-    def stored_counters(uow: Callable[[], UnitOfWork], workflow_id: str) -> WorkflowCounters:
-        with uow() as u:
-            workflow = u.workflows.get_workflow(workflow_id)
-        assert workflow is not None
-        return workflow.counters
+    # -- workflow counters (round / task / action, ADR 0026) -----------------
 
     def test_a_new_workflow_is_in_round_one_with_no_task(
         self, uow: Callable[[], UnitOfWork]
@@ -851,31 +912,6 @@ class MetadataContract:
         (second,) = self.store_messages(uow, make_message(workflow, "second"))
         assert second.sequence_nr == 2
 
-    def test_concurrent_increments_are_never_lost(self, uow: Callable[[], UnitOfWork]) -> None:
-        workflow = self.store_workflow(uow)
-        outcomes = at_once(lambda _: self.advance(uow, workflow.id, CounterStep.next("action")))
-        advanced = [c for c in outcomes if isinstance(c, WorkflowCounters)]
-        assert sorted(c.action for c in advanced) == list(range(1, THREADS + 1)), outcomes
-        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, THREADS)
-
-    def test_concurrent_absolute_steps_end_at_the_highest(
-        self, uow: Callable[[], UnitOfWork]
-    ) -> None:
-        workflow = self.store_workflow(uow)
-
-        def step(i: int) -> WorkflowCounters | CountersWouldGoBack:
-            try:
-                return self.advance(uow, workflow.id, CounterStep.to(task=i + 1))
-            except CountersWouldGoBack as refused:
-                return refused
-
-        outcomes = at_once(step)
-        kept = [o.task for o in outcomes if isinstance(o, WorkflowCounters)]
-        refused = [o for o in outcomes if isinstance(o, CountersWouldGoBack)]
-        assert len(kept) + len(refused) == THREADS, outcomes
-        assert THREADS in kept
-        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, THREADS, 0)
-
     def test_add_message_carries_the_counters_stored_when_it_is_numbered(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:
@@ -897,49 +933,7 @@ class MetadataContract:
             assert [(d.task_number, d.action_number) for d in listed[0].documents] == [(5, 6)] * 2
             assert [d.action_number for d in listed[1].documents] == [7]
 
-    def test_concurrent_advances_and_messages_keep_the_counters_in_sequence_order(
-        self, uow: Callable[[], UnitOfWork]
-    ) -> None:
-        """Half the threads advance the task while half add messages built from a read first.
-
-        Each adding unit reads the workflow before it adds (as an attach does);
-        an advance committed in between must not leave the later-numbered
-        message with older counters than an earlier-numbered one.
-        """
-        self._needs_concurrency()
-        workflow = self.store_workflow(uow)
-        rounds = 15
-
-        def work(i: int) -> int:
-            for n in range(rounds):
-                if i % 2:
-                    self.advance(uow, workflow.id, CounterStep.next("task"))
-                    continue
-                with uow() as u:
-                    read = u.workflows.get_workflow(workflow.id)
-                    assert read is not None
-                    u.workflows.add_message(make_message(read, f"t{i}-{n}"))
-                    u.commit()
-            return i
-
-        outcomes = at_once(work)
-        assert outcomes == list(range(THREADS)), outcomes
-        advances = rounds * (THREADS // 2)
-        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, advances, 0)
-        with uow() as u:
-            listed = u.workflows.list_messages(workflow.id)
-        assert len(listed) == rounds * (THREADS - THREADS // 2)
-        positions = [(m.sequence_nr, m.counters.as_tuple()) for m in listed]
-        behind = [(a, b) for a, b in itertools.pairwise(positions) if b[1] < a[1]]
-        assert behind == [], behind
-        documents = [
-            ((d.round_number, d.task_number, d.action_number), m)
-            for m in listed
-            for d in m.documents
-        ]
-        assert all(numbers == m.counters.as_tuple() for numbers, m in documents)
-
-    # -- messages --------------------------------------------------------------------
+    # -- messages ------------------------------------------------------------
 
     def test_add_message_assigns_increasing_sequence_numbers(
         self, uow: Callable[[], UnitOfWork]
@@ -1155,7 +1149,7 @@ class MetadataContract:
             u.workflows.add_message(make_message(new_id("wf")), seen.append)
         assert seen == []
 
-    # -- documents -------------------------------------------------------------------
+    # -- documents -----------------------------------------------------------
 
     def test_get_documents_only_within_the_workflow(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = self.store_workflow(uow)
@@ -1342,16 +1336,25 @@ class MetadataContract:
         assert doc == message.documents[0]
         assert doc.file_name.encode("utf-8") == name.encode("utf-8")
 
-    def test_iter_documents_yields_every_document(self, uow: Callable[[], UnitOfWork]) -> None:
-        flows = [self.store_workflow(uow) for _ in range(2)]
-        stored = self.store_messages(
-            uow, make_message(flows[0], files=3), make_message(flows[1], files=2)
-        )
-        expected = sorted((d for m in stored for d in m.documents), key=lambda d: d.id)
+    def test_documents_referring_to_a_file_are_counted_across_workflows(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        one, two = make_workflow(), make_workflow()
         with uow() as u:
-            assert sorted(u.workflows.iter_documents(), key=lambda d: d.id) == expected
+            u.files.add(item)
+            u.workflows.add_workflow(one)
+            u.workflows.add_workflow(two)
+            u.workflows.add_message(make_message(one.id, file_ids=[item.id, item.id]))
+            u.workflows.add_message(make_message(two.id, file_ids=[item.id]))
+            u.commit()
+        with uow() as u:
+            assert u.workflows.count_documents_for_file(item.id) == 3
+            assert u.workflows.count_documents_for_file("no-such-file") == 0
 
-    # -- unit of work -------------------------------------------------------------------
+
+class UnitOfWorkContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.UnitOfWork`: one transaction over every repository."""
 
     def test_leaving_without_commit_rolls_back(self, uow: Callable[[], UnitOfWork]) -> None:
         item = make_file()
@@ -1460,45 +1463,95 @@ class MetadataContract:
             assert u.workflows.list_messages(workflow.id) == [first, second]
             assert second.sequence_nr == 2
 
-    # -- maintenance and safety operations ------------------------------------------------
 
-    def test_confirm_sees_only_a_row_that_still_names_its_blob(
+class VersionRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.VersionRepository` (versions role; flag :attr:`supports_versions`)."""
+
+    def test_versions_number_a_series_and_go_with_their_file_item(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:
+        self._needs_versions()
+        series = VersionSeries(Scope("mandate-1"), "notes.txt", "app")
+        other = VersionSeries(Scope("mandate-1"), "other.txt", "app")
+        items = [make_file(file_name="notes.txt", sha256=f"{n:064x}") for n in range(4)]
+        self.store_files(uow, *items)
+        with uow() as u:
+            u.versions.add_version(FileVersion(items[0].id, series, 0, user_metadata={"n": 0}))
+            u.versions.add_version(FileVersion(items[1].id, series, 1, host_data={"kind": "text"}))
+            with pytest.raises(VersionTaken):
+                u.versions.add_version(FileVersion(items[2].id, series, 1))
+            with pytest.raises(Conflict) as caught:
+                u.versions.add_version(FileVersion(items[0].id, other, 0))
+            assert not isinstance(caught.value, VersionTaken)
+            u.versions.add_version(FileVersion(items[3].id, other, 0))
+            u.commit()
+        with uow() as u:
+            assert u.versions.latest_version(series.key) == FileVersion(
+                items[1].id, series, 1, host_data={"kind": "text"}
+            )
+            first = u.versions.get_version(series.key, 0)
+            assert first is not None and first.user_metadata == {"n": 0}
+            assert u.versions.get_version(series.key, 7) is None
+            assert [v.file_id for v in u.versions.list_versions(series.key)] == [
+                items[0].id,
+                items[1].id,
+            ]
+            version = u.versions.version_of(items[1].id)
+            assert version is not None and version.version == 1
+            assert u.versions.version_of(items[2].id) is None
+            assert u.versions.series_names(series.space_key) == ["notes.txt", "other.txt"]
+            assert u.versions.latest_version(new_id("series")) is None
+            assert u.versions.list_versions(new_id("series")) == []
+            assert u.files.delete(items[1].id)
+            u.commit()
+        with uow() as u:
+            latest = u.versions.latest_version(series.key)
+            assert latest is not None and latest.file_id == items[0].id
+            assert u.versions.version_of(items[1].id) is None
+
+    def test_a_backend_without_versions_refuses_them_naming_the_setting(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        """A backend that declares no versions refuses each call, so no caller takes
+        "no versions" for "this file has none"."""
+        if self.supports_versions:
+            pytest.skip("the backend keeps file versions (supports_versions = True)")
         item = make_file()
         self.store_files(uow, item)
-        with uow() as u:
-            assert u.files.confirm(item.id, item.blob_key) == item
-            assert u.files.confirm(item.id, "other/key") is None
-            assert u.files.confirm("no-such-file", item.blob_key) is None
-            u.commit()
-        with uow() as u:
-            assert u.files.get(item.id) == item  # the no-op changed nothing
+        series = VersionSeries(Scope("mandate-1"), "notes.txt", "app")
+        calls: list[Callable[[UnitOfWork], object]] = [
+            lambda u: u.versions.add_version(FileVersion(item.id, series, 0)),
+            lambda u: u.versions.latest_version(series.key),
+            lambda u: u.versions.get_version(series.key, 0),
+            lambda u: u.versions.list_versions(series.key),
+            lambda u: u.versions.version_of(item.id),
+            lambda u: u.versions.series_names(series.space_key),
+        ]
+        for call in calls:
+            with uow() as u, pytest.raises(ConfigurationError):
+                call(u)
 
-    def test_lock_and_lock_shared_read_the_rows_as_get_and_get_many_do(
-        self, uow: Callable[[], UnitOfWork]
-    ) -> None:
-        items = [make_file(file_name=f"{n}.pdf") for n in range(3)]
-        self.store_files(uow, *items)
-        missing = new_id("file")
-        asked = [items[2].id, missing, items[0].id, items[2].id]
+
+class MaintenanceRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.MaintenanceRepository`: scans, marks and identities."""
+
+    def test_iter_files_yields_every_item(self, uow: Callable[[], UnitOfWork]) -> None:
+        items = [make_file(scope=Scope(f"mandate-{n}"), sha256=f"{n:064x}") for n in range(7)]
+        self.store_files(uow, *items[:4])
+        self.store_files(uow, *items[4:], deduplicate=False)
         with uow() as u:
-            shared = u.files.lock_shared(asked)
-            assert list(shared) == [items[2].id, items[0].id]
-            assert shared == u.files.get_many(asked)
-            assert u.files.lock_shared([]) == {}
-            # A unit may take the exclusive lock of a row it holds shared.
-            assert u.files.lock(items[0].id) == items[0]
-            assert u.files.lock(missing) is None
-            assert u.files.delete(items[0].id)
-            u.rollback()
+            assert sorted(u.maintenance.iter_files(), key=lambda f: f.id) == sorted(
+                items, key=lambda f: f.id
+            )
+
+    def test_iter_documents_yields_every_document(self, uow: Callable[[], UnitOfWork]) -> None:
+        flows = [self.store_workflow(uow) for _ in range(2)]
+        stored = self.store_messages(
+            uow, make_message(flows[0], files=3), make_message(flows[1], files=2)
+        )
+        expected = sorted((d for m in stored for d in m.documents), key=lambda d: d.id)
         with uow() as u:
-            assert u.files.lock(items[0].id) == items[0]
-            assert u.files.delete(items[0].id)
-            u.commit()
-        with uow() as u:
-            assert u.files.lock(items[0].id) is None
-            assert u.files.lock_shared([items[0].id, items[1].id]) == {items[1].id: items[1]}
+            assert sorted(u.maintenance.iter_documents(), key=lambda d: d.id) == expected
 
     def test_missing_blob_marks_keep_their_first_time_and_go_with_the_row(
         self, uow: Callable[[], UnitOfWork]
@@ -1507,32 +1560,32 @@ class MetadataContract:
         later = BASE_TIME + timedelta(hours=2)
         with uow() as u:
             u.files.add(item)
-            assert u.files.mark_missing(item.id, item.blob_key, BASE_TIME) == BASE_TIME
+            assert u.maintenance.mark_missing(item.id, item.blob_key, BASE_TIME) == BASE_TIME
             u.commit()
         with uow() as u:
-            assert u.files.mark_missing(item.id, item.blob_key, later) == BASE_TIME
-            assert u.files.marks() == {item.id: (item.blob_key, BASE_TIME)}
+            assert u.maintenance.mark_missing(item.id, item.blob_key, later) == BASE_TIME
+            assert u.maintenance.marks() == {item.id: (item.blob_key, BASE_TIME)}
             # A mark for another blob of the row replaces the old one.
-            assert u.files.mark_missing(item.id, "ne/new-key", later) == later
+            assert u.maintenance.mark_missing(item.id, "ne/new-key", later) == later
             u.commit()
         with uow() as u:
-            assert u.files.marks() == {item.id: ("ne/new-key", later)}
-            u.files.clear_mark(item.id)
-            u.files.clear_mark("no-such-file")
+            assert u.maintenance.marks() == {item.id: ("ne/new-key", later)}
+            u.maintenance.clear_mark(item.id)
+            u.maintenance.clear_mark("no-such-file")
             u.commit()
         with uow() as u:
-            assert u.files.marks() == {}
-            u.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+            assert u.maintenance.marks() == {}
+            u.maintenance.mark_missing(item.id, item.blob_key, BASE_TIME)
             u.rollback()
         with uow() as u:
-            assert u.files.marks() == {}
-            u.files.mark_missing(item.id, item.blob_key, BASE_TIME)
+            assert u.maintenance.marks() == {}
+            u.maintenance.mark_missing(item.id, item.blob_key, BASE_TIME)
             u.commit()
         with uow() as u:
             assert u.files.delete(item.id)
             u.commit()
         with uow() as u:
-            assert u.files.marks() == {}
+            assert u.maintenance.marks() == {}
 
     def test_the_store_identity_is_recorded_once_and_only_on_rows_without_one(
         self, uow: Callable[[], UnitOfWork]
@@ -1541,46 +1594,30 @@ class MetadataContract:
         other = make_file(blob_store="store-b", file_name="other.pdf")
         self.store_files(uow, legacy, other)
         with uow() as u:
-            assert not u.files.set_blob_store(legacy.id, "wrong/key", "store-a")
-            assert u.files.set_blob_store(legacy.id, legacy.blob_key, "store-a")
-            assert not u.files.set_blob_store(legacy.id, legacy.blob_key, "store-c")
-            assert not u.files.set_blob_store(other.id, other.blob_key, "store-a")
+            assert not u.maintenance.set_blob_store(legacy.id, "wrong/key", "store-a")
+            assert u.maintenance.set_blob_store(legacy.id, legacy.blob_key, "store-a")
+            assert not u.maintenance.set_blob_store(legacy.id, legacy.blob_key, "store-c")
+            assert not u.maintenance.set_blob_store(other.id, other.blob_key, "store-a")
             u.commit()
         with uow() as u:
             assert u.files.get(legacy.id) == attrs.evolve(legacy, blob_store="store-a")
             assert u.files.get(other.id) == other
 
-    def test_documents_referring_to_a_file_are_counted_across_workflows(
-        self, uow: Callable[[], UnitOfWork]
-    ) -> None:
-        item = make_file()
-        one, two = make_workflow(), make_workflow()
-        with uow() as u:
-            u.files.add(item)
-            u.workflows.add_workflow(one)
-            u.workflows.add_workflow(two)
-            u.workflows.add_message(make_message(one.id, file_ids=[item.id, item.id]))
-            u.workflows.add_message(make_message(two.id, file_ids=[item.id]))
-            u.commit()
-        with uow() as u:
-            assert u.workflows.count_documents_for_file(item.id) == 3
-            assert u.workflows.count_documents_for_file("no-such-file") == 0
-
     def test_the_database_identity_is_made_once_and_only_when_asked(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:
         with uow() as u:
-            assert u.files.database_id() is None
-            made = u.files.database_id(create=True)
-            assert made and u.files.database_id(create=True) == made
+            assert u.maintenance.database_id() is None
+            made = u.maintenance.database_id(create=True)
+            assert made and u.maintenance.database_id(create=True) == made
             # left without commit: gone again
         with uow() as u:
-            assert u.files.database_id() is None
-            made = u.files.database_id(create=True)
+            assert u.maintenance.database_id() is None
+            made = u.maintenance.database_id(create=True)
             u.commit()
         with uow() as u:
-            assert u.files.database_id() == made
-            assert u.files.database_id(create=True) == made
+            assert u.maintenance.database_id() == made
+            assert u.maintenance.database_id(create=True) == made
 
     def test_store_locations_are_recorded_once_and_replaced_only_when_asked(
         self, uow: Callable[[], UnitOfWork]
@@ -1591,80 +1628,104 @@ class MetadataContract:
         )
         here, there = "a" * 64, "b" * 64
         with uow() as u:
-            assert u.files.store_locations() == {}
-            assert u.files.record_store_location(store, here) == here
+            assert u.maintenance.store_locations() == {}
+            assert u.maintenance.record_store_location(store, here) == here
             # left without commit: gone again
         with uow() as u:
-            assert u.files.store_locations() == {}
-            assert u.files.record_store_location(store, here) == here
+            assert u.maintenance.store_locations() == {}
+            assert u.maintenance.record_store_location(store, here) == here
             u.commit()
         with uow() as u:
             # first use wins: a second writer gets the recorded location back to compare
-            assert u.files.record_store_location(store, there) == here
-            assert u.files.record_store_location(other, there) == there
+            assert u.maintenance.record_store_location(store, there) == here
+            assert u.maintenance.record_store_location(other, there) == there
             u.commit()
         with uow() as u:
-            assert u.files.store_locations() == {store: here, other: there}
-            assert u.files.record_store_location(store, there, replace=True) == there
+            assert u.maintenance.store_locations() == {store: here, other: there}
+            assert u.maintenance.record_store_location(store, there, replace=True) == there
             u.commit()
         with uow() as u:
-            assert u.files.store_locations() == {store: there, other: there}
-            assert u.files.database_id() is None  # locations are not the database identity
+            assert u.maintenance.store_locations() == {store: there, other: there}
+            assert u.maintenance.database_id() is None  # locations are not the database identity
             # any identity fits: a long one is listed under its store_location_key
             long_id = "arn:aws:s3:::a-bucket-with-a-long-name/and/a/deep/prefix/" + "x" * 60
-            assert u.files.record_store_location(long_id, here) == here
+            assert u.maintenance.record_store_location(long_id, here) == here
             u.commit()
         with uow() as u:
-            assert u.files.store_locations()[store_location_key(long_id)] == here
+            assert u.maintenance.store_locations()[store_location_key(long_id)] == here
 
-    # -- file versions -------------------------------------------------------------------
 
-    def test_versions_number_a_series_and_go_with_their_file_item(
+class MetadataConcurrencyContract(_MetadataSuite):
+    """Units of work in several threads at once (flag :attr:`supports_concurrency`)."""
+
+    def test_concurrent_increments_are_never_lost(self, uow: Callable[[], UnitOfWork]) -> None:
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
+        outcomes = at_once(lambda _: self.advance(uow, workflow.id, CounterStep.next("action")))
+        advanced = [c for c in outcomes if isinstance(c, WorkflowCounters)]
+        assert sorted(c.action for c in advanced) == list(range(1, THREADS + 1)), outcomes
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, 0, THREADS)
+
+    def test_concurrent_absolute_steps_end_at_the_highest(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:
-        series = VersionSeries(Scope("mandate-1"), "notes.txt", "app")
-        other = VersionSeries(Scope("mandate-1"), "other.txt", "app")
-        items = [make_file(file_name="notes.txt", sha256=f"{n:064x}") for n in range(4)]
-        self.store_files(uow, *items)
-        with uow() as u:
-            u.files.add_version(FileVersion(items[0].id, series, 0, user_metadata={"n": 0}))
-            u.files.add_version(FileVersion(items[1].id, series, 1, host_data={"kind": "text"}))
-            with pytest.raises(VersionTaken):
-                u.files.add_version(FileVersion(items[2].id, series, 1))
-            with pytest.raises(Conflict) as caught:
-                u.files.add_version(FileVersion(items[0].id, other, 0))
-            assert not isinstance(caught.value, VersionTaken)
-            u.files.add_version(FileVersion(items[3].id, other, 0))
-            u.commit()
-        with uow() as u:
-            assert u.files.latest_version(series.key) == FileVersion(
-                items[1].id, series, 1, host_data={"kind": "text"}
-            )
-            first = u.files.get_version(series.key, 0)
-            assert first is not None and first.user_metadata == {"n": 0}
-            assert u.files.get_version(series.key, 7) is None
-            assert [v.file_id for v in u.files.list_versions(series.key)] == [
-                items[0].id,
-                items[1].id,
-            ]
-            version = u.files.version_of(items[1].id)
-            assert version is not None and version.version == 1
-            assert u.files.version_of(items[2].id) is None
-            assert u.files.series_names(series.space_key) == ["notes.txt", "other.txt"]
-            assert u.files.latest_version(new_id("series")) is None
-            assert u.files.list_versions(new_id("series")) == []
-            assert u.files.delete(items[1].id)
-            u.commit()
-        with uow() as u:
-            latest = u.files.latest_version(series.key)
-            assert latest is not None and latest.file_id == items[0].id
-            assert u.files.version_of(items[1].id) is None
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
 
-    # -- concurrency (flag: supports_concurrency) ---------------------------------------
+        def step(i: int) -> WorkflowCounters | CountersWouldGoBack:
+            try:
+                return self.advance(uow, workflow.id, CounterStep.to(task=i + 1))
+            except CountersWouldGoBack as refused:
+                return refused
 
-    def _needs_concurrency(self) -> None:
-        if not self.supports_concurrency:
-            pytest.skip("units of work are not thread-safe (supports_concurrency = False)")
+        outcomes = at_once(step)
+        kept = [o.task for o in outcomes if isinstance(o, WorkflowCounters)]
+        refused = [o for o in outcomes if isinstance(o, CountersWouldGoBack)]
+        assert len(kept) + len(refused) == THREADS, outcomes
+        assert THREADS in kept
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, THREADS, 0)
+
+    def test_concurrent_advances_and_messages_keep_the_counters_in_sequence_order(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        """Half the threads advance the task while half add messages built from a read first.
+
+        Each adding unit reads the workflow before it adds (as an attach does);
+        an advance committed in between must not leave the later-numbered
+        message with older counters than an earlier-numbered one.
+        """
+        self._needs_concurrency()
+        workflow = self.store_workflow(uow)
+        rounds = 15
+
+        def work(i: int) -> int:
+            for n in range(rounds):
+                if i % 2:
+                    self.advance(uow, workflow.id, CounterStep.next("task"))
+                    continue
+                with uow() as u:
+                    read = u.workflows.get_workflow(workflow.id)
+                    assert read is not None
+                    u.workflows.add_message(make_message(read, f"t{i}-{n}"))
+                    u.commit()
+            return i
+
+        outcomes = at_once(work)
+        assert outcomes == list(range(THREADS)), outcomes
+        advances = rounds * (THREADS // 2)
+        assert self.stored_counters(uow, workflow.id) == WorkflowCounters(1, advances, 0)
+        with uow() as u:
+            listed = u.workflows.list_messages(workflow.id)
+        assert len(listed) == rounds * (THREADS - THREADS // 2)
+        positions = [(m.sequence_nr, m.counters.as_tuple()) for m in listed]
+        behind = [(a, b) for a, b in itertools.pairwise(positions) if b[1] < a[1]]
+        assert behind == [], behind
+        documents = [
+            ((d.round_number, d.task_number, d.action_number), m)
+            for m in listed
+            for d in m.documents
+        ]
+        assert all(numbers == m.counters.as_tuple() for numbers, m in documents)
 
     def test_same_duplicate_key_one_row_and_the_rest_duplicates(
         self, uow: Callable[[], UnitOfWork]
@@ -1683,7 +1744,7 @@ class MetadataContract:
         assert len(winners) == 1, outcomes
         assert all(isinstance(o, DuplicateFileItem) for o in outcomes if o not in winners)
         with uow() as u:
-            assert [f.id for f in u.files.iter_all()] == winners
+            assert [f.id for f in u.maintenance.iter_files()] == winners
 
     def test_race_loser_finds_the_winner_in_the_same_unit(
         self, uow: Callable[[], UnitOfWork]
@@ -1758,3 +1819,21 @@ class MetadataContract:
             listed = u.workflows.list_messages(workflow.id)
             assert [m.sequence_nr for m in listed] == numbers
             assert len(u.workflows.recent_documents(workflow.id, 100)) == 2 * THREADS
+
+
+class MetadataContract(
+    FileRepositoryContract,
+    WorkflowRepositoryContract,
+    UnitOfWorkContract,
+    VersionRepositoryContract,
+    MaintenanceRepositoryContract,
+    MetadataConcurrencyContract,
+):
+    """Behaviour every metadata backend must show; subclasses provide ``make_uow_factory``.
+
+    The cases of every role (:class:`FileRepositoryContract`,
+    :class:`WorkflowRepositoryContract`, :class:`UnitOfWorkContract`,
+    :class:`VersionRepositoryContract`, :class:`MaintenanceRepositoryContract`,
+    :class:`MetadataConcurrencyContract`). Capability flags (class attributes,
+    override in the subclass): :attr:`supports_concurrency`, :attr:`supports_versions`.
+    """

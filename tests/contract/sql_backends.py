@@ -23,6 +23,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
 from docbinder.adapters.sql.schema import TABLES
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.application import DocBinder
 from docbinder.ports.blobs import BlobStore
 from tests.conftest import MYSQL_URL, POSTGRES_URL, backend_unavailable
@@ -34,12 +35,17 @@ SQL_BACKENDS = ("sqlite", "postgresql", "mariadb")
 
 @attrs.define
 class SqlBackend:
-    """A migrated, private database: its URL (with credentials), engine and store."""
+    """A migrated, private database: its URL (with credentials), engine and store.
+
+    ``store`` is the metadata adapter of the backend: ``SqliteMetadata`` for
+    SQLite, ``SqlMetadata`` for the servers; ``engine`` a SQLAlchemy engine
+    on the same database.
+    """
 
     name: str
     url: URL
     engine: Engine
-    store: SqlMetadata
+    store: SqlMetadata | SqliteMetadata
 
     def clean(self) -> None:
         """Delete every row of docbinder's tables (children first)."""
@@ -103,22 +109,48 @@ def _serve(name: str, url: URL, migrated: bool) -> Iterator[SqlBackend]:
     try:
         if migrated:
             migrate(engine)
-        yield SqlBackend(name=name, url=url, engine=engine, store=SqlMetadata(engine))
+        store = SqliteMetadata(engine) if name == "sqlite" else SqlMetadata(engine)
+        yield SqlBackend(name=name, url=url, engine=engine, store=store)
     finally:
         engine.dispose()
 
 
-def binder_over(store: SqlMetadata, blobs: BlobStore, **options: Any) -> DocBinder:
+def binder_over(store: SqlMetadata | SqliteMetadata, blobs: BlobStore, **options: Any) -> DocBinder:
     """A binder wired as the container wires SQL metadata: writer and read units."""
     return wire_binder(store.unit_of_work, blobs, store.read_unit_of_work, **options)
 
 
 def statements_sent(engine: Engine, action: Callable[[], object]) -> list[tuple[str, Any]]:
-    """The ``(statement, parameters)`` pairs ``engine`` sent to its database while ``action`` ran.
+    """The ``(statement, parameters)`` pairs sent to ``engine``'s database while ``action`` ran.
 
-    Captured with SQLAlchemy's ``before_cursor_execute`` event, in order.
+    PostgreSQL and MariaDB: captured with SQLAlchemy's ``before_cursor_execute``
+    event, in order. SQLite (whose adapter sends its statements on ``sqlite3``,
+    not through SQLAlchemy): SQLite's own trace callback on every connection
+    checked out of ``engine``'s pool meanwhile, with the values written into
+    the statement (parameters ``()``), ``COMMIT`` and ``ROLLBACK`` left out as
+    SQLAlchemy's event leaves them out.
     """
     seen: list[tuple[str, Any]] = []
+    if engine.dialect.name == "sqlite":
+
+        def trace(statement: str) -> None:
+            if statement.upper() not in ("COMMIT", "ROLLBACK"):
+                seen.append((statement, ()))
+
+        def checkout(dbapi_connection: Any, *_rest: Any) -> None:
+            dbapi_connection.set_trace_callback(trace)
+
+        def checkin(dbapi_connection: Any, *_rest: Any) -> None:
+            dbapi_connection.set_trace_callback(None)
+
+        sa.event.listen(engine, "checkout", checkout)
+        sa.event.listen(engine, "checkin", checkin)
+        try:
+            action()
+        finally:
+            sa.event.remove(engine, "checkout", checkout)
+            sa.event.remove(engine, "checkin", checkin)
+        return seen
 
     def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
         seen.append((statement, params))

@@ -33,7 +33,8 @@ import sqlalchemy as sa
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
-from docbinder.adapters.sql import repositories
+from docbinder.adapters.sql import maintenance
+from docbinder.adapters.sqlite import maintenance as sqlite_maintenance
 from docbinder.application import DocBinder, Run
 from docbinder.application.context import RunContext
 from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
@@ -701,11 +702,11 @@ def test_a_stored_file_records_its_store(stack: Stack) -> None:
 
 def test_a_database_has_one_identity_and_registers_it_in_the_store(stack: Stack) -> None:
     with stack.uow_factory() as uow:
-        made = uow.files.database_id(create=True)
-        assert made and uow.files.database_id(create=True) == made
+        made = uow.maintenance.database_id(create=True)
+        assert made and uow.maintenance.database_id(create=True) == made
         uow.commit()
     with stack.read_uow_factory() as uow:
-        assert uow.files.database_id() == made
+        assert uow.maintenance.database_id() == made
     assert stack.blobs.databases() == set()
     stack.binder().start_run(U1).store_file("a.txt", b"a")
     assert stack.blobs.databases() == {made}
@@ -722,7 +723,7 @@ def test_a_sqlite_file_on_a_cloned_volume_gets_its_own_identity(
     sqlite_backend.clean()
     store = sqlite_backend.store
     with store.unit_of_work() as uow:
-        original = uow.files.database_id(create=True)
+        original = uow.maintenance.database_id(create=True)
         uow.commit()
 
     def on_the_clone(path: Any) -> os.stat_result:
@@ -731,18 +732,18 @@ def test_a_sqlite_file_on_a_cloned_volume_gets_its_own_identity(
         fields[2] = real.st_dev + 1  # st_dev: the same inode on another device
         return os.stat_result(fields)
 
-    monkeypatch.setattr(repositories, "os", SimpleNamespace(stat=on_the_clone))
+    monkeypatch.setattr(sqlite_maintenance, "os", SimpleNamespace(stat=on_the_clone))
     with store.read_unit_of_work() as uow:
-        assert uow.files.database_id() is None
-        assert uow.files.former_database_ids() == (original,)
+        assert uow.maintenance.database_id() is None
+        assert uow.maintenance.former_database_ids() == (original,)
     with store.unit_of_work() as uow:
-        clone = uow.files.database_id(create=True)
+        clone = uow.maintenance.database_id(create=True)
         uow.commit()
     assert clone and clone != original
     monkeypatch.undo()
     with store.read_unit_of_work() as uow:
-        assert uow.files.database_id() is None  # the original rotates too: space, not data
-        assert set(uow.files.former_database_ids()) == {original, clone}
+        assert uow.maintenance.database_id() is None  # the original rotates too: space, not data
+        assert set(uow.maintenance.former_database_ids()) == {original, clone}
 
 
 def test_the_postgres_fingerprint_names_the_running_instance() -> None:
@@ -750,16 +751,16 @@ def test_the_postgres_fingerprint_names_the_running_instance() -> None:
     replica) has the same cluster, database, OID and schema; the server's address, port
     and data directory tell the running copies apart. ``None`` values count as values."""
     same = ("1234", "test", "public", 16384)
-    original = repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg")
+    original = maintenance.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg")
     copies = [
-        repositories.postgres_location(*same, "10.0.0.2", 5432, "/srv/pg"),
-        repositories.postgres_location(*same, "10.0.0.1", 5433, "/srv/pg"),
-        repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg-copy"),
-        repositories.postgres_location(*same, None, 5432, "/srv/pg"),
-        repositories.postgres_location(None, *same[1:], "10.0.0.1", 5432, None),
+        maintenance.postgres_location(*same, "10.0.0.2", 5432, "/srv/pg"),
+        maintenance.postgres_location(*same, "10.0.0.1", 5433, "/srv/pg"),
+        maintenance.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg-copy"),
+        maintenance.postgres_location(*same, None, 5432, "/srv/pg"),
+        maintenance.postgres_location(None, *same[1:], "10.0.0.1", 5432, None),
     ]
     assert len({original, *copies}) == 1 + len(copies)
-    assert repositories.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg") == original
+    assert maintenance.postgres_location(*same, "10.0.0.1", 5432, "/srv/pg") == original
 
 
 def test_the_postgres_location_query_reads_address_port_and_data_directory(
@@ -771,10 +772,10 @@ def test_the_postgres_location_query_reads_address_port_and_data_directory(
     for asked in ("inet_server_addr()", "inet_server_port()", "data_directory"):
         assert asked in query
     with postgresql_backend.engine.connect() as conn:
-        row = conn.exec_driver_sql(repositories._POSTGRES_LOCATION).one()
+        row = conn.exec_driver_sql(maintenance._POSTGRES_LOCATION).one()
     assert row[4] is not None  # the port of the running server
 
 
 def _location(backend: SqlBackend) -> None:
     with backend.store.read_unit_of_work() as uow:
-        uow.files.former_database_ids()  # computes the fingerprint
+        uow.maintenance.former_database_ids()  # computes the fingerprint

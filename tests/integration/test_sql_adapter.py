@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from docbinder.adapters.sql import SqlMetadata, migrate, repositories
+from docbinder.adapters.sql import migrate, queries
 from docbinder.adapters.sql.errors import (
     integrity_error,
     storage_error,
@@ -22,6 +22,7 @@ from docbinder.adapters.sql.errors import (
 )
 from docbinder.adapters.sql.rows import from_row, to_row
 from docbinder.adapters.sql.schema import chat_messages, file_items, workflows
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.domain.errors import (
     Conflict,
     DuplicateFileItem,
@@ -198,7 +199,7 @@ def test_missing_table_error_hints_at_migrate() -> None:
 
 
 def test_unmigrated_database_gives_storage_error_with_hint(tmp_path: Path) -> None:
-    store = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'empty.db'}")
+    store = SqliteMetadata.from_url(f"sqlite:///{tmp_path / 'empty.db'}")
     try:
         with store.unit_of_work() as u, pytest.raises(StorageError, match="docbinder migrate"):
             u.files.get("x")
@@ -266,7 +267,7 @@ def test_uncommitted_writes_are_invisible_to_other_units(db: SqlBackend) -> None
 def test_scans_are_paginated_and_allow_other_statements(
     db: SqlBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(repositories, "SCAN_BATCH", 2)
+    monkeypatch.setattr(queries, "SCAN_BATCH", 2)
     items = [make_file(file_name=f"{n}.pdf") for n in range(5)]
     workflow = make_workflow()
     with db.store.unit_of_work() as u:
@@ -277,12 +278,12 @@ def test_scans_are_paginated_and_allow_other_statements(
         u.commit()
     with db.store.unit_of_work() as u:
         seen = []
-        for item in u.files.iter_all():
+        for item in u.maintenance.iter_files():
             assert u.files.get(item.id) == item  # another statement mid-scan
             seen.append(item)
         assert sorted(seen, key=lambda f: f.id) == sorted(items, key=lambda f: f.id)
         assert len({f.id for f in seen}) == 5
-        docs = list(u.workflows.iter_documents())
+        docs = list(u.maintenance.iter_documents())
         assert sorted(docs, key=lambda d: d.id) == sorted(message.documents, key=lambda d: d.id)
 
 
@@ -417,10 +418,26 @@ def test_documents_by_file_use_an_index(db: SqlBackend) -> None:
 def test_migrated_store_from_url_string(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     migrate(url)
-    store = SqlMetadata.from_url(url)
+    store = SqliteMetadata.from_url(url)
     try:
         assert store.url == url
         with store.unit_of_work() as u:
             assert u.files.list("nobody") == []
+    finally:
+        store.dispose()
+
+
+def test_the_in_memory_database_has_one_identity_for_writing_and_reading_units() -> None:
+    """``sqlite://`` is one database for every unit: a reading unit must not take the identity
+    a writing unit made for a copy's (which would make ``gc`` keep this database's blobs)."""
+    store = SqliteMetadata.from_url("sqlite://")
+    try:
+        migrate(store.engine)
+        with store.unit_of_work() as u:
+            made = u.maintenance.database_id(create=True)
+            u.commit()
+        with store.read_unit_of_work() as u:
+            assert u.maintenance.database_id() == made
+            assert u.maintenance.former_database_ids() == ()
     finally:
         store.dispose()

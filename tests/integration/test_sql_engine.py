@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate, safe_url
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.domain.errors import ConfigurationError, MissingExtra, StorageError
 from docbinder.testing.metadata_suite import make_file
 from tests.contract.sql_backends import provision
 
 
 @pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[SqlMetadata]:
-    store = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'meta.db'}", busy_timeout_s=0.3)
+def sqlite_store(tmp_path: Path) -> Iterator[SqliteMetadata]:
+    store = SqliteMetadata.from_url(f"sqlite:///{tmp_path / 'meta.db'}", busy_timeout_s=0.3)
     migrate(store.engine)
     yield store
     store.dispose()
@@ -122,7 +125,7 @@ def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(tmp_path: Path
         engine.dispose()
 
 
-def test_sqlite_foreign_keys_are_enforced(sqlite_store: SqlMetadata) -> None:
+def test_sqlite_foreign_keys_are_enforced(sqlite_store: SqliteMetadata) -> None:
     with sqlite_store.engine.connect() as conn, pytest.raises(sa.exc.IntegrityError):
         conn.execute(
             sa.text(
@@ -135,7 +138,7 @@ def test_sqlite_foreign_keys_are_enforced(sqlite_store: SqlMetadata) -> None:
 
 
 def test_sqlite_writer_units_take_the_write_lock_at_their_first_statement(
-    sqlite_store: SqlMetadata,
+    sqlite_store: SqliteMetadata,
 ) -> None:
     """A second writer waits for the first (BEGIN IMMEDIATE) and gives up after the busy timeout."""
     with sqlite_store.unit_of_work() as first:
@@ -145,10 +148,10 @@ def test_sqlite_writer_units_take_the_write_lock_at_their_first_statement(
             pytest.raises(StorageError, match="locked") as caught,
         ):
             second.files.get("anything")
-        assert isinstance(caught.value.__cause__, sa.exc.OperationalError)
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
 
 
-def test_sqlite_reader_units_do_not_wait_for_writers(sqlite_store: SqlMetadata) -> None:
+def test_sqlite_reader_units_do_not_wait_for_writers(sqlite_store: SqliteMetadata) -> None:
     item = make_file()
     with sqlite_store.unit_of_work() as writer:
         writer.files.add(item)
@@ -160,7 +163,7 @@ def test_sqlite_reader_units_do_not_wait_for_writers(sqlite_store: SqlMetadata) 
 
 
 def test_sqlite_read_unit_snapshot_then_write_conflict_is_a_storage_error(
-    sqlite_store: SqlMetadata,
+    sqlite_store: SqliteMetadata,
 ) -> None:
     with sqlite_store.read_unit_of_work() as reader:
         reader.files.get("x")  # snapshot taken
@@ -172,7 +175,7 @@ def test_sqlite_read_unit_snapshot_then_write_conflict_is_a_storage_error(
 
 
 def test_sqlite_writers_from_threads_are_serialised_not_failed(tmp_path: Path) -> None:
-    store = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'threads.db'}")
+    store = SqliteMetadata.from_url(f"sqlite:///{tmp_path / 'threads.db'}")
     migrate(store.engine)
     errors: list[BaseException] = []
     hold = threading.Event()
@@ -201,7 +204,7 @@ def test_sqlite_writers_from_threads_are_serialised_not_failed(tmp_path: Path) -
 
 def test_engine_made_elsewhere_gets_the_sqlite_setup(tmp_path: Path) -> None:
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'plain.db'}")
-    store = SqlMetadata(engine)
+    store = SqliteMetadata(engine)
     try:
         migrate(engine)
         with engine.connect() as conn:
@@ -213,7 +216,7 @@ def test_engine_made_elsewhere_gets_the_sqlite_setup(tmp_path: Path) -> None:
             u.files.add(make_file(file_name="second.pdf"))
             u.commit()
         with store.unit_of_work() as u:
-            assert len(list(u.files.iter_all())) == 2
+            assert len(list(u.maintenance.iter_files())) == 2
     finally:
         store.dispose()
 
@@ -225,3 +228,50 @@ def test_engine_made_elsewhere_gets_the_sqlite_setup(tmp_path: Path) -> None:
 def test_server_connections_use_read_committed(name: str, tmp_path: Path) -> None:
     with provision(name, tmp_path, migrated=False) as backend, backend.engine.connect() as conn:
         assert conn.get_isolation_level() == "READ COMMITTED"
+
+
+class _InterruptedAfterRunning(sqlite3.Connection):
+    """A connection whose cursors raise ``KeyboardInterrupt`` once a statement ran, when armed."""
+
+    armed = False
+
+    def cursor(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().cursor(_InterruptedCursor)
+
+
+class _InterruptedCursor(sqlite3.Cursor):
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        cursor = super().execute(sql, *args)
+        if _InterruptedAfterRunning.armed and sql.startswith("UPDATE"):
+            _InterruptedAfterRunning.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+
+def test_an_interrupted_statement_on_a_sqlite_engine_leaves_no_write_lock(tmp_path: Path) -> None:
+    """SQLAlchemy closes the connection of an interrupted statement without its cursor; a
+    SQLite connection with an active statement (``UPDATE ... RETURNING``, its row not read)
+    would stay open and keep the write lock until the cursor is collected. The engine's
+    hook closes the cursor first (ADR 0042), so the lock is free while the interrupt is
+    still held."""
+    engine = create_engine_from_url(
+        f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"factory": _InterruptedAfterRunning}
+    )
+    migrate(engine)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO docbinder_meta (name, value) VALUES ('n', 'v')")
+    held: list[BaseException] = []
+    try:
+        with engine.connect() as conn:
+            _InterruptedAfterRunning.armed = True
+            conn.exec_driver_sql("UPDATE docbinder_meta SET value = 'w' RETURNING name")
+    except KeyboardInterrupt as interrupt:
+        held.append(interrupt)  # keeps the traceback, and with it SQLAlchemy's frames
+    assert held
+    other = sqlite3.connect(str(tmp_path / "db.sqlite"), timeout=0.05, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+    engine.dispose()

@@ -1,9 +1,16 @@
 """When the database ends a transaction under a savepoint, nothing is reported as stored.
 
-A deadlock victim on MariaDB, a full disk on SQLite or an interrupted statement
-ends the whole transaction; rolling back to the savepoint then fails. The
-unit must not commit what is left (nothing) as if the FileItem had been kept,
-and an interrupt must come through as itself (ADR 0011).
+A deadlock victim on MariaDB, a full disk or an interrupted statement ends the
+whole transaction; rolling back to the savepoint then fails. The unit must not
+commit what is left (nothing) as if the FileItem had been kept, and an
+interrupt must come through as itself (ADR 0011). The faults are injected
+through SQLAlchemy's statement events, which PostgreSQL's and MariaDB's
+adapter (``SqlMetadata``) runs on; SQLite's adapter runs on ``sqlite3`` and is
+broken at the driver in ``test_sql_sqlite_write_path.py`` (the same cases:
+``test_a_transaction_the_database_ended_stores_nothing``,
+``test_an_interrupt_after_the_file_insert_ran_comes_through_and_stores_nothing``,
+``test_an_interrupt_after_a_statement_of_the_attach_ran_stores_nothing``). A
+full SQLite database is real here.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from tests.contract.sql_backends import SQL_BACKENDS, SqlBackend, binder_over, p
 U1 = Principal("u1", "m1", None, roles=("member",))
 
 
-@pytest.fixture(scope="module", params=SQL_BACKENDS)
+@pytest.fixture(scope="module", params=[name for name in SQL_BACKENDS if name != "sqlite"])
 def backend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SqlBackend]:

@@ -145,10 +145,10 @@ def test_migrate_unreachable_server_raises_storage_error(url: str) -> None:
 
 
 def test_in_memory_sqlite_can_be_migrated_and_used() -> None:
-    from docbinder.adapters.sql import SqlMetadata
+    from docbinder.adapters.sqlite import SqliteMetadata
     from docbinder.testing.metadata_suite import make_file
 
-    store = SqlMetadata.from_url("sqlite://")
+    store = SqliteMetadata.from_url("sqlite://")
     try:
         migrate(store.engine)
         item = make_file()
@@ -183,7 +183,7 @@ def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) 
     assert schema_differences(empty.engine) == []
     with empty.store.unit_of_work() as u:
         assert u.files.get(item.id) == item
-        assert u.files.version_of(item.id) is None
+        assert u.versions.version_of(item.id) is None
     binder = wire_binder(empty.store.unit_of_work, MemoryBlobStore())
     principal = Principal("alice", "m1")
     numbers = [binder.versions.save(principal, "a.txt", b"x").number for _ in range(2)]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.sql import SqlMetadata, migrate
+from docbinder.adapters.sql import migrate
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.application import DocBinder
 from docbinder.config import Settings
 from docbinder.container import build_binder
@@ -29,7 +30,7 @@ U1 = Principal("u1", "m1", None, roles=("member",))
 def binder(tmp_path: Path) -> Iterator[DocBinder]:
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
     migrate(url)
-    metadata = SqlMetadata.from_url(url, busy_timeout_s=0.2)
+    metadata = SqliteMetadata.from_url(url, busy_timeout_s=0.2)
     yield binder_over(metadata, LocalDiskBlobStore(tmp_path / "blobs"))
     metadata.dispose()
 

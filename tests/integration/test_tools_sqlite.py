@@ -39,7 +39,7 @@ def binder(tmp_path: Path) -> DocBinder:
 
 def blob_keys_match_file_items(binder: DocBinder) -> bool:
     with binder.uow_factory() as uow:
-        referenced = {item.blob_key for item in uow.files.iter_all()}
+        referenced = {item.blob_key for item in uow.maintenance.iter_files()}
     return set(binder.blobs.keys()) == referenced
 
 

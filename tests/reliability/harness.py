@@ -26,8 +26,10 @@ from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import (
     FileRepository,
+    MaintenanceRepository,
     UnitOfWork,
     UnitOfWorkFactory,
+    VersionRepository,
     WorkflowRepository,
 )
 from tests.wiring import UnitOfWorkWrapper, wire_binder
@@ -188,6 +190,12 @@ class FaultyUnitOfWork(UnitOfWorkWrapper):
         self.workflows: WorkflowRepository = _RepositoryProxy(  # type: ignore[assignment]
             inner.workflows, "workflows", plan
         )
+        self.versions: VersionRepository = _RepositoryProxy(  # type: ignore[assignment]
+            inner.versions, "versions", plan
+        )
+        self.maintenance: MaintenanceRepository = _RepositoryProxy(  # type: ignore[assignment]
+            inner.maintenance, "maintenance", plan
+        )
 
     def commit(self) -> None:
         self._plan.call("commit", self._inner.commit)
@@ -332,8 +340,8 @@ def check_consistent(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> StoreS
     message.
     """
     with uow_factory() as uow:
-        items = tuple(uow.files.iter_all())
-        documents = list(uow.workflows.iter_documents())
+        items = tuple(uow.maintenance.iter_files())
+        documents = list(uow.maintenance.iter_documents())
         messages: dict[str, set[str]] = {}
         for doc in documents:
             if doc.workflow_id not in messages:

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.sql import SqlMetadata, migrate
+from docbinder.adapters.sql import migrate
+from docbinder.adapters.sqlite import SqliteMetadata
 from tests.reliability.harness import LEDGER, check_consistent, files_under, invoke_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,13 +37,13 @@ CHILD = textwrap.dedent(
     from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
     from docbinder.adapters.localdisk import LocalDiskBlobStore
     from docbinder.adapters.rbac import RoleTableAuthorizer
-    from docbinder.adapters.sql import SqlMetadata
+    from docbinder.adapters.sqlite import SqliteMetadata
     from docbinder.adapters.system import UtcClock, UuidIdFactory
     from docbinder.container import compose_binder
     from docbinder.domain.model import Principal
 
     database_url, blob_root, marker, moment, size_mib = sys.argv[1:6]
-    metadata = SqlMetadata.from_url(database_url)
+    metadata = SqliteMetadata.from_url(database_url)
 
     def ready_and_wait():
         Path(marker).write_text("ready")
@@ -64,6 +65,8 @@ CHILD = textwrap.dedent(
             self._inner = inner
             self.files = Files(inner.files)
             self.workflows = inner.workflows
+            self.versions = inner.versions
+            self.maintenance = inner.maintenance
         def __enter__(self):
             self._inner.__enter__()
             return self
@@ -98,7 +101,7 @@ CHILD = textwrap.dedent(
 )
 
 
-def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqlMetadata]:
+def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqliteMetadata]:
     database_url = f"sqlite:///{tmp_path / 'docbinder.db'}"
     migrate(database_url)
     blob_root = tmp_path / "blobs"
@@ -141,7 +144,7 @@ def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqlM
             child.communicate()
     assert child.returncode == -signal.SIGKILL
     LEDGER.injected[f"sigkill.{moment}"] += 1
-    return database_url, LocalDiskBlobStore(blob_root), SqlMetadata.from_url(database_url)
+    return database_url, LocalDiskBlobStore(blob_root), SqliteMetadata.from_url(database_url)
 
 
 def _gc(

@@ -405,22 +405,22 @@ def test_a_database_restored_elsewhere_gets_its_own_id_and_gc_keeps_its_blobs(
         first = binder_over(a.store, LocalDiskBlobStore(root))
         seeds = [first.start_run(U1).store_file(f"s{n}.txt", bytes([n])).item for n in range(3)]
         with a.store.unit_of_work() as uow:
-            original = uow.files.database_id()
+            original = uow.maintenance.database_id()
         assert original is not None
         b.clean()
         _restore(a, b)
         with b.store.read_unit_of_work() as uow:
-            assert uow.files.database_id() is None  # not B's: a new one on the first write
-            assert uow.files.former_database_ids() == (original,)
+            assert uow.maintenance.database_id() is None  # not B's: a new one on the first write
+            assert uow.maintenance.former_database_ids() == (original,)
         second = binder_over(b.store, LocalDiskBlobStore(root))
         late = second.start_run(U1).store_file("late.txt", b"only in b").item
         with b.store.read_unit_of_work() as uow:
-            copy_id = uow.files.database_id()
+            copy_id = uow.maintenance.database_id()
             assert copy_id not in (None, original)
-            assert uow.files.former_database_ids() == (original,)
+            assert uow.maintenance.former_database_ids() == (original,)
         with a.store.read_unit_of_work() as uow:
-            assert uow.files.database_id() == original
-            assert uow.files.former_database_ids() == ()
+            assert uow.maintenance.database_id() == original
+            assert uow.maintenance.former_database_ids() == ()
 
         ahead = wire_binder(
             a.store.unit_of_work,
@@ -525,7 +525,7 @@ def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
             binder.versions.save(U1, "notes", b"v0").item,
         ]
         with db.store.read_unit_of_work() as uow:
-            database_id = uow.files.database_id()
+            database_id = uow.maintenance.database_id()
         crashed = blob_key_for(uuid.uuid4().hex)  # killed between blob write and commit
         binder.blobs.put(crashed, [b"left behind"])
         failing = wire_binder(
@@ -542,7 +542,7 @@ def test_gc_after_a_backup_restored_in_place_keeps_every_committed_blob(
 
         wrong.restore()
         with db.store.read_unit_of_work() as uow:
-            assert uow.files.database_id() == database_id  # restored in place: same id
+            assert uow.maintenance.database_id() == database_id  # restored in place: same id
         collector = binder_over(db.store, LocalDiskBlobStore(root), clock=_AheadClock())
         report = collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
         assert sorted(report.orphan_blobs) == sorted([crashed, *failed])
@@ -600,7 +600,7 @@ def test_gc_after_a_backup_restored_in_place_keeps_a_file_whose_content_changed_
                 collector.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
         with db.store.read_unit_of_work() as uow:
             assert uow.files.get(seeds[0].id) is not None
-            assert uow.files.marks() == {}
+            assert uow.maintenance.marks() == {}
 
 
 class _WithoutCommitRecords:
@@ -663,9 +663,9 @@ def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_
     ``127.0.0.1:5432`` with the same ``data_directory``) have one fingerprint and share the
     database id; the gc of one took the files the other stored since. The fingerprint of
     that situation is forced here; the committed record in the store keeps those blobs."""
-    from docbinder.adapters.sql import repositories
+    from docbinder.adapters.sql import maintenance
 
-    monkeypatch.setattr(repositories, "database_location", lambda _session: "one-fingerprint")
+    monkeypatch.setattr(maintenance, "database_location", lambda _session: "one-fingerprint")
     root = tmp_path / "blobs"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -680,7 +680,9 @@ def test_two_physical_postgres_copies_sharing_one_id_keep_each_others_committed_
         second = binder_over(b.store, LocalDiskBlobStore(root))
         only_b = second.start_run(U1).store_file("b.txt", b"only in the copy").item
         with a.store.read_unit_of_work() as ua, b.store.read_unit_of_work() as ub:
-            assert ua.files.database_id() == ub.files.database_id() is not None  # shared
+            assert (
+                ua.maintenance.database_id() == ub.maintenance.database_id() is not None
+            )  # shared
 
         ahead = binder_over(a.store, LocalDiskBlobStore(root), clock=_AheadClock())
         report = ahead.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS)
@@ -712,7 +714,7 @@ def test_gc_sorts_compact_local_disk_marks_as_it_sorted_full_ones(tmp_path: Path
     kept = binder.start_run(U1).store_file("kept.txt", b"named").item
     store_id = LocalDiskBlobStore(root).identity()
     with metadata.unit_of_work() as uow:
-        mine = uow.files.database_id()
+        mine = uow.maintenance.database_id()
     assert store_id is not None and mine is not None
     if not os.listxattr(root / kept.blob_key):
         pytest.skip(f"{root} keeps no user extended attributes")

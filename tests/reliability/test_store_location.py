@@ -285,7 +285,7 @@ def test_gc_in_a_copied_blob_root_refuses_on_every_sql_backend(
         shutil.copytree(root, copied, copy_function=shutil.copy2)  # cp -a
         binder.update_file.append(U1, items[0].id, b"more")
         with db.store.read_unit_of_work() as uow:
-            [(store_id, recorded)] = uow.files.store_locations().items()
+            [(store_id, recorded)] = uow.maintenance.store_locations().items()
         assert store_id == items[0].blob_store
 
         in_copy = binder_over(db.store, LocalDiskBlobStore(copied))
@@ -293,15 +293,15 @@ def test_gc_in_a_copied_blob_root_refuses_on_every_sql_backend(
             with pytest.raises(StoreMoved):
                 in_copy.collect_garbage(dry_run=False, grace_seconds=MIN_GRACE_SECONDS, force=True)
         with db.store.read_unit_of_work() as uow:
-            assert uow.files.marks() == {}
-            assert len(list(uow.files.iter_all())) == 5
+            assert uow.maintenance.marks() == {}
+            assert len(list(uow.maintenance.iter_files())) == 5
 
         with pytest.raises(UnsafeOperation, match="1 of 5"):
             AdoptStoreLocation(db.store.unit_of_work, LocalDiskBlobStore(copied))()
         adopted = AdoptStoreLocation(db.store.unit_of_work, LocalDiskBlobStore(copied))(force=True)
         assert adopted.previous == recorded and adopted.location != recorded
         with db.store.read_unit_of_work() as uow:
-            assert uow.files.store_locations() == {store_id: adopted.location}
+            assert uow.maintenance.store_locations() == {store_id: adopted.location}
 
 
 class _Unlocated(BlobStoreWrapper):

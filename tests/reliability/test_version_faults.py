@@ -31,6 +31,8 @@ class FlakyUnitOfWork:
         self._mode = mode
         self.files = inner.files
         self.workflows = inner.workflows
+        self.versions = inner.versions
+        self.maintenance = inner.maintenance
 
     def __enter__(self) -> FlakyUnitOfWork:
         return self
@@ -64,7 +66,7 @@ def store() -> MemoryMetadataStore:
     """A store that has its database identity already, so the save's unit is the first writer."""
     store = MemoryMetadataStore()
     with store.unit_of_work() as uow:
-        uow.files.database_id(create=True)
+        uow.maintenance.database_id(create=True)
         uow.commit()
     return store
 
@@ -76,7 +78,7 @@ def _known_blobs(store: MemoryMetadataStore) -> MemoryBlobStore:
     store_id = blobs.identity(create=True)
     assert store_id is not None
     with store.unit_of_work() as uow:
-        uow.files.record_store_location(store_id, location_fingerprint(blobs.location()))
+        uow.maintenance.record_store_location(store_id, location_fingerprint(blobs.location()))
         uow.commit()
     return blobs
 
@@ -120,4 +122,4 @@ def test_blob_write_failing_records_nothing(store: MemoryMetadataStore) -> None:
     with pytest.raises(StorageError, match="disk full"):
         binder.versions.save(ALICE, "a.txt", b"x")
     with store.unit_of_work() as uow:
-        assert list(uow.files.iter_all()) == []
+        assert list(uow.maintenance.iter_files()) == []

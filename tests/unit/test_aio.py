@@ -121,7 +121,7 @@ class Stack:
 
     def file_items(self) -> list[Any]:
         with self.binder.uow_factory() as uow:
-            return list(uow.files.iter_all())
+            return list(uow.maintenance.iter_files())
 
     def consistent(self, workflow_ids: list[str]) -> tuple[int, int]:
         """Assert no half state; return (FileItems, ChatMessages)."""
@@ -143,12 +143,12 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Stack:
     if request.param == "memory":
         blobs = WatchedBlobs(MemoryBlobStore())
         return Stack(wire_binder(MemoryMetadataStore().unit_of_work, blobs), blobs)
-    from docbinder.adapters.sql import SqlMetadata
+    from docbinder.adapters.sqlite import SqliteMetadata
     from docbinder.container import prepare_storage
 
     url = f"sqlite:///{tmp_path / 'docbinder.db'}"
     prepare_storage(Settings.load({"home": str(tmp_path), "database_url": url}, environ={}))
-    metadata = SqlMetadata.from_url(url)
+    metadata = SqliteMetadata.from_url(url)
     blobs = WatchedBlobs(LocalDiskBlobStore(tmp_path / "blobs"))
     binder = wire_binder(metadata.unit_of_work, blobs, metadata.read_unit_of_work)
     return Stack(binder, blobs)

@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from docbinder import BinderClosed, DocBinder, Principal, build_binder
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
-from docbinder.adapters.sql import SqlMetadata
+from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.aio import AsyncDocBinder
 from docbinder.application.steps.hashing import OVERLAP_MIN_BYTES
 from tests.wiring import USE_CASE_NAMES, wire_binder
@@ -25,9 +25,9 @@ def _sqlite_binder(tmp_path: Path) -> DocBinder:
     )
 
 
-def _metadata(binder: DocBinder) -> SqlMetadata:
+def _metadata(binder: DocBinder) -> SqliteMetadata:
     metadata = binder.uow_factory.__self__  # type: ignore[attr-defined]
-    assert isinstance(metadata, SqlMetadata)
+    assert isinstance(metadata, SqliteMetadata)
     return metadata
 
 
@@ -99,8 +99,8 @@ def test_compose_binder_closes_what_it_owns_and_leaves_the_callers_ports_open(
     from docbinder.adapters.system import UtcClock, UuidIdFactory
     from docbinder.container import compose_binder
 
-    kept = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'kept.db'}")
-    owned = SqlMetadata.from_url(f"sqlite:///{tmp_path / 'owned.db'}")
+    kept = SqliteMetadata.from_url(f"sqlite:///{tmp_path / 'kept.db'}")
+    owned = SqliteMetadata.from_url(f"sqlite:///{tmp_path / 'owned.db'}")
     binder = compose_binder(
         uow_factory=kept.unit_of_work,
         blobs=MemoryBlobStore(),

@@ -1,4 +1,4 @@
-"""In-memory metadata store: both repositories and a unit of work over plain dicts.
+"""In-memory metadata store: the repositories of every role and a unit of work over plain dicts.
 
 Isolation: writes apply to the shared store at once (under a lock) and are
 recorded in an undo log; leaving the unit without ``commit()`` replays the log
@@ -313,10 +313,144 @@ class MemoryFileRepository:
             items = [f for f in self._s.files.values() if f.scope.mandate_id == mandate_id]
         return _newest_first_page(items, limit, after)
 
-    def iter_all(self) -> Iterator[FileItem]:
+    def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
+        # Held against ``lock`` (a delete that counts references) until the
+        # unit ends; a content update does not wait here, unlike SQL's row lock.
+        item = self.lock_shared([file_id]).get(file_id)
+        return item if item is not None and item.blob_key == blob_key else None
+
+    def lock(self, file_id: str) -> FileItem | None:
+        s = self._s
+        with s.lock:
+            s.wait_for_files(self._holds, [file_id], exclusive=True)
+            item = s.files.get(file_id)
+            if item is not None:
+                s.exclusive[file_id] = self._holds
+                self._holds.exclusive.add(file_id)
+            return item
+
+    def lock_shared(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
+        s = self._s
+        with s.lock:
+            s.wait_for_files(self._holds, file_ids, exclusive=False)
+            found = self.get_many(file_ids)
+            for file_id in found:
+                s.shared[file_id].add(self._holds)
+                self._holds.shared.add(file_id)
+            return found
+
+
+class MemoryVersionRepository:
+    """:class:`~docbinder.ports.metadata.VersionRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def add_version(self, version: FileVersion) -> None:
+        s = self._s
+        key = version.series.key
+        with s.lock:
+            if version.file_id in s.version_of:
+                raise Conflict(f"FileItem {version.file_id} is already a version")
+            if version.version in s.versions[key]:
+                raise VersionTaken(
+                    "that version of the file name was saved by another writer first"
+                )
+            s.link_version(version)
+
+            def undo() -> None:
+                s.unlink_version(version)
+
+            self._undo.push(undo)
+
+    def latest_version(self, series_key: str) -> FileVersion | None:
+        with self._s.lock:
+            number = self._s.latest_number.get(series_key)
+            return None if number is None else self._s.versions[series_key][number]
+
+    def get_version(self, series_key: str, version: int) -> FileVersion | None:
+        with self._s.lock:
+            series = self._s.versions.get(series_key)
+            return series.get(version) if series else None
+
+    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
+        with self._s.lock:
+            series = self._s.versions.get(series_key) or {}
+            return [series[n] for n in sorted(series)]
+
+    def version_of(self, file_id: str) -> FileVersion | None:
+        return self._s.version_of.get(file_id)
+
+    def series_names(self, space_key: str) -> builtins.list[str]:
+        with self._s.lock:
+            names = self._s.space_names.get(space_key)
+            return sorted(names) if names else []
+
+
+class MemoryMaintenanceRepository:
+    """:class:`~docbinder.ports.metadata.MaintenanceRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def iter_files(self) -> Iterator[FileItem]:
         with self._s.lock:
             items = list(self._s.files.values())
         return iter(items)
+
+    def iter_documents(self) -> Iterator[ChatDocument]:
+        with self._s.lock:
+            docs = list(self._s.documents.values())
+        return iter(docs)
+
+    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
+        s = self._s
+        with s.lock:
+            old = s.files.get(file_id)
+            if old is None or old.blob_key != blob_key or old.blob_store is not None:
+                return False
+            s.files[file_id] = attrs.evolve(old, blob_store=blob_store)
+
+            def undo() -> None:
+                if file_id in s.files:
+                    s.files[file_id] = old
+
+            self._undo.push(undo)
+            return True
+
+    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
+        s = self._s
+        with s.lock:
+            previous = s.marks.get(file_id)
+            if previous is not None and previous[0] == blob_key:
+                return previous[1]
+            s.marks[file_id] = (blob_key, at)
+
+            def undo() -> None:
+                if previous is None:
+                    s.marks.pop(file_id, None)
+                else:
+                    s.marks[file_id] = previous
+
+            self._undo.push(undo)
+            return at
+
+    def clear_mark(self, file_id: str) -> None:
+        s = self._s
+        with s.lock:
+            previous = s.marks.pop(file_id, None)
+            if previous is not None:
+
+                def undo() -> None:
+                    s.marks[file_id] = previous
+
+                self._undo.push(undo)
+
+    def marks(self) -> dict[str, tuple[str, datetime]]:
+        with self._s.lock:
+            return dict(self._s.marks)
 
     def database_id(self, *, create: bool = False) -> str | None:
         """The store's UUID, made in this unit when ``create`` (gone again on rollback, as in SQL).
@@ -372,119 +506,6 @@ class MemoryFileRepository:
 
                 self._undo.push(undo)
             return s.store_locations[key]
-
-    def confirm(self, file_id: str, blob_key: str) -> FileItem | None:
-        # Held against ``lock`` (a delete that counts references) until the
-        # unit ends; a content update does not wait here, unlike SQL's row lock.
-        item = self.lock_shared([file_id]).get(file_id)
-        return item if item is not None and item.blob_key == blob_key else None
-
-    def lock(self, file_id: str) -> FileItem | None:
-        s = self._s
-        with s.lock:
-            s.wait_for_files(self._holds, [file_id], exclusive=True)
-            item = s.files.get(file_id)
-            if item is not None:
-                s.exclusive[file_id] = self._holds
-                self._holds.exclusive.add(file_id)
-            return item
-
-    def lock_shared(self, file_ids: Sequence[str]) -> dict[str, FileItem]:
-        s = self._s
-        with s.lock:
-            s.wait_for_files(self._holds, file_ids, exclusive=False)
-            found = self.get_many(file_ids)
-            for file_id in found:
-                s.shared[file_id].add(self._holds)
-                self._holds.shared.add(file_id)
-            return found
-
-    def set_blob_store(self, file_id: str, blob_key: str, blob_store: str) -> bool:
-        s = self._s
-        with s.lock:
-            old = s.files.get(file_id)
-            if old is None or old.blob_key != blob_key or old.blob_store is not None:
-                return False
-            s.files[file_id] = attrs.evolve(old, blob_store=blob_store)
-
-            def undo() -> None:
-                if file_id in s.files:
-                    s.files[file_id] = old
-
-            self._undo.push(undo)
-            return True
-
-    def mark_missing(self, file_id: str, blob_key: str, at: datetime) -> datetime:
-        s = self._s
-        with s.lock:
-            previous = s.marks.get(file_id)
-            if previous is not None and previous[0] == blob_key:
-                return previous[1]
-            s.marks[file_id] = (blob_key, at)
-
-            def undo() -> None:
-                if previous is None:
-                    s.marks.pop(file_id, None)
-                else:
-                    s.marks[file_id] = previous
-
-            self._undo.push(undo)
-            return at
-
-    def clear_mark(self, file_id: str) -> None:
-        s = self._s
-        with s.lock:
-            previous = s.marks.pop(file_id, None)
-            if previous is not None:
-
-                def undo() -> None:
-                    s.marks[file_id] = previous
-
-                self._undo.push(undo)
-
-    def marks(self) -> dict[str, tuple[str, datetime]]:
-        with self._s.lock:
-            return dict(self._s.marks)
-
-    def add_version(self, version: FileVersion) -> None:
-        s = self._s
-        key = version.series.key
-        with s.lock:
-            if version.file_id in s.version_of:
-                raise Conflict(f"FileItem {version.file_id} is already a version")
-            if version.version in s.versions[key]:
-                raise VersionTaken(
-                    "that version of the file name was saved by another writer first"
-                )
-            s.link_version(version)
-
-            def undo() -> None:
-                s.unlink_version(version)
-
-            self._undo.push(undo)
-
-    def latest_version(self, series_key: str) -> FileVersion | None:
-        with self._s.lock:
-            number = self._s.latest_number.get(series_key)
-            return None if number is None else self._s.versions[series_key][number]
-
-    def get_version(self, series_key: str, version: int) -> FileVersion | None:
-        with self._s.lock:
-            series = self._s.versions.get(series_key)
-            return series.get(version) if series else None
-
-    def list_versions(self, series_key: str) -> builtins.list[FileVersion]:
-        with self._s.lock:
-            series = self._s.versions.get(series_key) or {}
-            return [series[n] for n in sorted(series)]
-
-    def version_of(self, file_id: str) -> FileVersion | None:
-        return self._s.version_of.get(file_id)
-
-    def series_names(self, space_key: str) -> builtins.list[str]:
-        with self._s.lock:
-            names = self._s.space_names.get(space_key)
-            return sorted(names) if names else []
 
 
 class MemoryWorkflowRepository:
@@ -654,11 +675,6 @@ class MemoryWorkflowRepository:
             items = [w for w in self._s.workflows.values() if w.scope.mandate_id == mandate_id]
         return _newest_first_page(items, limit, after)
 
-    def iter_documents(self) -> Iterator[ChatDocument]:
-        with self._s.lock:
-            docs = list(self._s.documents.values())
-        return iter(docs)
-
     def count_documents_for_file(self, file_id: str) -> int:
         with self._s.lock:
             return sum(1 for doc in self._s.documents.values() if doc.file_id == file_id)
@@ -673,6 +689,8 @@ class MemoryUnitOfWork:
         self._holds = _Holds()
         self.files = MemoryFileRepository(store, self._undo, self._holds)
         self.workflows = MemoryWorkflowRepository(store, self._undo)
+        self.versions = MemoryVersionRepository(store, self._undo)
+        self.maintenance = MemoryMaintenanceRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

@@ -17,11 +17,11 @@ read may start with a deferred ``BEGIN`` instead (execution option
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import weakref
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any
 
 import sqlalchemy as sa
@@ -80,8 +80,9 @@ def create_engine_from_url(
       journal, ``foreign_keys=ON``, ``busy_timeout`` of ``busy_timeout_s``
       seconds, ``BEGIN IMMEDIATE`` for writing units (see the module doc).
       ``sqlite://`` (in memory) uses one shared connection; units of several
-      threads take turns on it (:class:`~docbinder.adapters.sql.SqlMetadata`
-      serialises them), so it suits tests, not concurrent work.
+      threads take turns on it (:class:`~docbinder.adapters.sqlite.SqliteMetadata`
+      serialises them), so it suits tests, not concurrent work. SQLite's
+      metadata store takes its connections from this engine's pool.
     * ``postgresql+psycopg://...`` (``postgresql://`` and ``postgres://``
       mean psycopg 3 too).
     * ``mysql+pymysql://...``, ``mariadb+pymysql://...`` (``mysql://`` and
@@ -189,9 +190,14 @@ def install_sqlite_hooks(engine: Engine, busy_timeout_s: float = DEFAULT_BUSY_TI
 
     On each new connection: the driver's implicit ``BEGIN`` off, WAL journal
     (file databases), ``foreign_keys=ON``, ``busy_timeout``; on each
-    transaction start: ``BEGIN IMMEDIATE`` (or the flavour named by the
-    :data:`SQLITE_BEGIN_OPTION` execution option). Idempotent. Connections
-    already pooled are discarded so every later one is configured.
+    transaction start through SQLAlchemy: ``BEGIN IMMEDIATE`` (or the flavour
+    named by the :data:`SQLITE_BEGIN_OPTION` execution option); on an
+    interrupt inside a statement: its cursor closed
+    (:func:`_close_interrupted_cursor`, ADR 0042). Idempotent. Connections
+    already pooled are discarded so every later one is configured. The
+    metadata store's own units (:mod:`docbinder.adapters.sqlite`) send their
+    ``BEGIN`` themselves; the hooks serve what uses the engine through
+    SQLAlchemy (migrations, the extraction cache, hosts).
     """
     if engine.dialect.name != "sqlite" or event.contains(engine, "begin", _sqlite_begin):
         return
@@ -209,70 +215,8 @@ def install_sqlite_hooks(engine: Engine, busy_timeout_s: float = DEFAULT_BUSY_TI
 
     event.listen(engine, "connect", on_connect)
     event.listen(engine, "begin", _sqlite_begin)
+    event.listen(engine, "handle_error", _close_interrupted_cursor)
     engine.dispose()
-
-
-def statements_listened(conn: sa.Connection) -> bool:
-    """Whether anything listens to the statements of ``conn`` through SQLAlchemy's events.
-
-    ``before_cursor_execute`` / ``after_cursor_execute`` on the connection or
-    its engine, or ``handle_error``, ``do_execute``, ``do_executemany`` or
-    ``do_execute_no_params`` on its dialect (tracing, statement counters,
-    fault injection). While one does, every statement of a unit
-    goes through SQLAlchemy's execution path so that it sees all of them;
-    otherwise SQLite's ``BEGIN`` and the producer path's statements go to
-    the driver connection (ADR 0029, ADR 0032).
-    """
-    return bool(
-        conn.dispatch.before_cursor_execute
-        or conn.dispatch.after_cursor_execute
-        or _dialect_listened(conn.dialect)
-    )
-
-
-_LANE_DIALECT_EVENTS = ("handle_error", "do_execute", "do_executemany", "do_execute_no_params")
-"""Dialect events that see statements (SQLAlchemy's ``DialectEvents``): any listener closes the lane."""
-
-
-def _dialect_listened(dialect: sa.Dialect) -> bool:
-    dispatch = dialect.dispatch
-    return any(getattr(dispatch, name) for name in _LANE_DIALECT_EVENTS)
-
-
-_LANE_EVENTS = (
-    "engine_connect",
-    "before_cursor_execute",
-    "after_cursor_execute",
-    "commit",
-    "rollback",
-    "savepoint",
-    "release_savepoint",
-    "rollback_savepoint",
-)
-
-
-def driver_lane_open(engine: Engine) -> bool:
-    """Whether units on ``engine`` may run their transactions on SQLite's driver connection.
-
-    ``engine`` is the engine listeners are registered on (the one
-    :class:`~docbinder.adapters.sql.SqlMetadata` was made with, not the
-    option engines it derives). True when nothing but docbinder's own
-    ``BEGIN`` hook listens to its transaction events (``begin``,
-    ``commit``, ``rollback``, the savepoint events), nothing to
-    ``engine_connect`` and nothing to its statements (``before_cursor_execute``, ``after_cursor_execute``) or
-    to its dialect's ``handle_error`` and ``do_execute*`` events. Then a unit's ``BEGIN``, statements
-    and ``COMMIT`` go to the ``sqlite3`` connection, and no listener has
-    anything to miss; with any listener, all of it goes through SQLAlchemy
-    (ADR 0033). Costs a few µs: it reads the engine's own event lists, not a
-    connection's joined ones.
-    """
-    dispatch = engine.dispatch
-    for name in _LANE_EVENTS:
-        if getattr(dispatch, name):
-            return False
-    if _dialect_listened(engine.dialect):
-        return False
-    return all(listener is _sqlite_begin for listener in dispatch.begin)
 
 
 def sqlite_begin_sql(options: Mapping[str, Any]) -> str:
@@ -291,48 +235,44 @@ def sqlite_begin_sql(options: Mapping[str, Any]) -> str:
     return f"BEGIN {mode}"
 
 
-def run_on_driver(dialect: sa.Dialect, driver: Any, sql: str, parameters: Any = ()) -> Any:
-    """Run ``sql`` on the DBAPI connection ``driver``; return its cursor.
-
-    A driver error is wrapped with ``sqlalchemy.exc.DBAPIError.instance``
-    (an ``IntegrityError`` stays one), as SQLAlchemy wraps it for its own
-    statements.
-    """
-    dbapi = dialect.loaded_dbapi
-    try:
-        return driver.execute(sql, parameters)
-    except dbapi.Error as err:
-        raise exc.DBAPIError.instance(sql, parameters, err, dbapi.Error, dialect=dialect) from err
-
-
-_JOINING: ContextVar[sa.Connection | None] = ContextVar("docbinder_sqlite_joining", default=None)
-
-
-def join_driver_transaction(conn: sa.Connection) -> None:
-    """Begin ``conn``'s SQLAlchemy transaction inside the one its unit began on the driver (ADR 0033).
-
-    The engine's ``BEGIN`` hook sends nothing for this one call, whatever
-    listens (a listener added while the unit's transaction was open counts
-    from the next one). Any other ``BEGIN`` on a driver connection that is
-    already in a transaction still reaches SQLite and fails there ("cannot
-    start a transaction within a transaction"): a unit never silently joins,
-    commits or rolls back another unit's transaction on a shared connection
-    (the ``StaticPool`` of ``sqlite://``, one connection for every unit).
-    """
-    token = _JOINING.set(conn)
-    try:
-        conn.begin()
-    finally:
-        _JOINING.reset(token)
-
-
 def _sqlite_begin(conn: sa.Connection) -> None:
-    if _JOINING.get() is conn and conn.connection.driver_connection.in_transaction:  # type: ignore[union-attr]
-        # The unit began this transaction on the driver lane; SQLAlchemy joins it.
-        return
+    """Send ``BEGIN`` (the flavour of :func:`sqlite_begin_sql`) when SQLAlchemy begins a transaction.
+
+    SQLAlchemy's recipe for SQLite's transaction modes, with the statement
+    sent on the driver connection: it is transaction control, as the
+    driver's ``commit()`` that sends ``COMMIT`` is, and listeners learn of
+    both through the ``begin`` and ``commit`` events, never as statements
+    (ADR 0040). A driver error is wrapped with
+    ``sqlalchemy.exc.DBAPIError.instance``, as SQLAlchemy wraps its own.
+    """
     sql = sqlite_begin_sql(conn.get_execution_options())
-    if statements_listened(conn):
-        conn.exec_driver_sql(sql)
+    dialect = conn.dialect
+    try:
+        conn.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
+    except dialect.loaded_dbapi.Error as err:
+        raise exc.DBAPIError.instance(
+            sql, (), err, dialect.loaded_dbapi.Error, dialect=dialect
+        ) from err
+
+
+def _close_interrupted_cursor(context: sa.engine.ExceptionContext) -> None:
+    """Close the cursor of a statement whose connection SQLAlchemy is about to close.
+
+    On an interrupt inside a statement (``KeyboardInterrupt``,
+    ``SystemExit``, and ``TimeoutError``, which SQLAlchemy counts among them)
+    or a disconnect, SQLAlchemy invalidates the connection (closes it)
+    without closing the cursor. A SQLite connection closed while one of its
+    statements is still active (``UPDATE ... RETURNING`` with its row not
+    fetched yet) is not closed but kept as a "zombie" until that statement is finalized
+    (``sqlite3_close_v2``), and keeps its transaction and the database's
+    write lock until the garbage collector frees the cursor. Closed here,
+    the statement is reset and the connection really closes: SQLite rolls
+    the transaction back and the lock is free at once.
+    """
+    # The execution context's cursor: ``ExceptionContext.cursor`` is not filled in (2.1).
+    execution = context.execution_context
+    cursor = getattr(execution, "cursor", None)
+    if cursor is None or not context.is_disconnect:
         return
-    # The driver connection directly (about 30 µs of CPU less than exec_driver_sql).
-    run_on_driver(conn.dialect, conn.connection.driver_connection, sql)
+    with contextlib.suppress(Exception):  # best effort: the invalidation follows anyway
+        cursor.close()

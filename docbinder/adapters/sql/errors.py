@@ -87,13 +87,15 @@ def _unique_constraint_by_columns(table: sa.Table, columns: list[str]) -> str | 
     return None
 
 
-def violated_constraint(error: sa_exc.IntegrityError, table: sa.Table) -> tuple[str | None, bool]:
+def violated_constraint(error: BaseException, table: sa.Table) -> tuple[str | None, bool]:
     """``(constraint name or None, is_unique_violation)`` of an integrity error raised on ``table``.
 
-    ``table`` is the table the failing statement wrote to; it resolves
-    MariaDB's ``PRIMARY`` and SQLite's column lists into constraint names.
+    ``error`` is SQLAlchemy's ``IntegrityError`` or the driver's own (the
+    ``sqlite3`` adapter's). ``table`` is the table the failing statement
+    wrote to; it resolves MariaDB's ``PRIMARY`` and SQLite's column lists
+    into constraint names.
     """
-    orig = error.orig
+    orig = getattr(error, "orig", error)
     # PostgreSQL through psycopg 3: SQLSTATE and the diagnostic constraint name.
     diag = getattr(orig, "diag", None)
     if diag is not None:
@@ -127,13 +129,14 @@ def violated_constraint(error: sa_exc.IntegrityError, table: sa.Table) -> tuple[
     return None, False
 
 
-def integrity_error(error: sa_exc.IntegrityError, table: sa.Table) -> DocbinderError:
+def integrity_error(error: BaseException, table: sa.Table) -> DocbinderError:
     """The docbinder error for an integrity error raised while writing ``table``.
 
     A known constraint maps through :data:`CONSTRAINT_ERRORS`; an unknown
     uniqueness violation is a plain :class:`Conflict`; anything else (a
     missing parent row, a NOT NULL or CHECK failure) is a
-    :class:`StorageError`. The caller raises the result ``from error``.
+    :class:`StorageError`. ``error`` is SQLAlchemy's ``IntegrityError`` or
+    the driver's own. The caller raises the result ``from error``.
     """
     name, unique = violated_constraint(error, table)
     cls = CONSTRAINT_ERRORS.get(name) if name is not None else None
@@ -142,7 +145,8 @@ def integrity_error(error: sa_exc.IntegrityError, table: sa.Table) -> DocbinderE
             return Conflict(
                 f"a uniqueness rule of table {table.name} was violated ({name or 'unknown'})"
             )
-        return StorageError(f"the metadata store rejected a write to {table.name}: {error.orig}")
+        detail = getattr(error, "orig", error)
+        return StorageError(f"the metadata store rejected a write to {table.name}: {detail}")
     return cls(f"{_MESSAGES.get(cls, 'constraint violated')} ({name})")
 
 

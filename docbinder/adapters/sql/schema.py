@@ -125,7 +125,7 @@ class UtcDateTime(sa.types.TypeDecorator[datetime]):
             and type(impl) is sqlite.DATETIME
             and getattr(impl, "_storage_format", None) == _SQLITE_DATETIME_FORMAT
         ):
-            return _sqlite_utc_text
+            return sqlite_utc_text
         return super().bind_processor(dialect)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
@@ -139,10 +139,10 @@ class UtcDateTime(sa.types.TypeDecorator[datetime]):
 
 
 _SQLITE_DATETIME_FORMAT = getattr(sqlite.DATETIME, "_storage_format", None)
-"""SQLAlchemy's default text format of a SQLite ``DATETIME``, which :func:`_sqlite_utc_text` writes."""
+"""SQLAlchemy's default text format of a SQLite ``DATETIME``, which :func:`sqlite_utc_text` writes."""
 
 
-def _sqlite_utc_text(value: datetime | None) -> str | None:
+def sqlite_utc_text(value: datetime | None) -> str | None:
     """An aware datetime as SQLite's default ``DATETIME`` text in UTC (see ``UtcDateTime``)."""
     if value is None:
         return None

@@ -8,25 +8,21 @@ from typing import Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.pool import StaticPool
 
-from docbinder.adapters.sql.engine import (
-    DEFAULT_BUSY_TIMEOUT_S,
-    SQLITE_BEGIN_OPTION,
-    create_engine_from_url,
-    install_sqlite_hooks,
-    reset_pool_after_fork,
-)
+from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_after_fork
 from docbinder.adapters.sql.errors import storage_error
-from docbinder.adapters.sql.repositories import (
-    LazyConnection,
-    SharedConnectionLock,
-    SqlFileRepository,
-    SqlWorkflowRepository,
-    UnitSettings,
+from docbinder.adapters.sql.files import SqlFileRepository
+from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
+from docbinder.adapters.sql.session import SqlSession
+from docbinder.adapters.sql.versions import SqlVersionRepository
+from docbinder.adapters.sql.workflows import SqlWorkflowRepository
+from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageError
+from docbinder.ports.metadata import (
+    FileRepository,
+    MaintenanceRepository,
+    VersionRepository,
+    WorkflowRepository,
 )
-from docbinder.domain.errors import BinderClosed, StorageError
-from docbinder.ports.metadata import FileRepository, WorkflowRepository
 
 
 class SqlUnitOfWork:
@@ -34,22 +30,21 @@ class SqlUnitOfWork:
 
     The connection is private to this unit (never share a unit between
     threads). It is checked out on the first statement; everything up to
-    :meth:`commit` is one transaction. Leaving the ``with`` block rolls back
-    whatever was not committed and returns the connection to the pool. After
-    ``commit()`` the unit may go on: the next statement starts a new
-    transaction. Driver faults surface as
-    :class:`~docbinder.domain.errors.StorageError`. ``settings`` are the
-    :class:`~docbinder.adapters.sql.repositories.UnitSettings` its store shares
-    among units of its kind (an engine alone gets the defaults).
+    :meth:`commit` is one transaction, shared by the repositories of every
+    role. Leaving the ``with`` block rolls back whatever was not committed
+    and returns the connection to the pool. After ``commit()`` the unit may
+    go on: the next statement starts a new transaction. Driver faults
+    surface as :class:`~docbinder.domain.errors.StorageError`. ``engine``
+    gives the connections.
     """
 
-    def __init__(self, settings: UnitSettings | Engine) -> None:
-        if not isinstance(settings, UnitSettings):
-            settings = UnitSettings.for_engine(settings)
-        self._conn = LazyConnection(settings)
+    def __init__(self, engine: Engine) -> None:
+        self._session = SqlSession(engine)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
-        self.files: FileRepository = SqlFileRepository(self._conn)
-        self.workflows: WorkflowRepository = SqlWorkflowRepository(self._conn)
+        self.files: FileRepository = SqlFileRepository(self._session)
+        self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
+        self.versions: VersionRepository = SqlVersionRepository(self._session)
+        self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqlUnitOfWork:
         return self
@@ -73,61 +68,60 @@ class SqlUnitOfWork:
         """Commit the transaction; raises :class:`StorageError` if the database refuses.
 
         Also raises it, and commits nothing, when the database already ended
-        the transaction under a savepoint (see :meth:`LazyConnection.begin_nested`).
+        the transaction under the unit (see :attr:`SqlSession.lost
+        <docbinder.adapters.sql.session.SqlSession.lost>`).
         """
-        if not self._conn.checked_out:
+        session = self._session
+        if not session.checked_out:
             return
-        lost = self._conn.lost
+        lost = session.lost
         if lost is not None:
             self._discard()
             raise StorageError(
                 f"the database ended this transaction ({lost!r}); nothing of it was committed"
             ) from lost
         try:
-            self._conn.commit()
+            session.commit()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def rollback(self) -> None:
         """Roll back everything since the last commit."""
-        if not self._conn.checked_out:
+        if not self._session.checked_out:
             return
-        self._conn.lost = None
         try:
-            self._conn.rollback()
+            self._session.rollback()
         except sa_exc.SQLAlchemyError as err:
             self._discard()
             raise storage_error(err) from err
 
     def _discard(self) -> None:
         with contextlib.suppress(sa_exc.SQLAlchemyError):
-            self._conn.close()
+            self._session.close()
 
 
 class SqlMetadata:
-    """The SQL metadata store: an engine plus the factory of units of work.
+    """The SQL metadata store of PostgreSQL and MariaDB: an engine plus the factory of units of work.
 
     ``SqlMetadata(engine)`` or ``SqlMetadata.from_url(url)``;
     :meth:`unit_of_work` is the :data:`~docbinder.ports.metadata.UnitOfWorkFactory`
     to wire into the use cases. The schema must exist: run
     :func:`docbinder.adapters.sql.migrate` first (``docbinder migrate``).
     Safe to share between threads; each unit makes its own session.
+    SQLite has an adapter of its own
+    (:class:`docbinder.adapters.sqlite.SqliteMetadata`, ADR 0040): a SQLite
+    engine raises :class:`~docbinder.domain.errors.ConfigurationError`.
     """
 
     def __init__(self, engine: Engine) -> None:
-        install_sqlite_hooks(engine)
+        if engine.dialect.name == "sqlite":
+            raise ConfigurationError(
+                "SQLite metadata is served by docbinder.adapters.sqlite.SqliteMetadata, "
+                "not SqlMetadata"
+            )
         reset_pool_after_fork(engine)
         self._engine = engine
-        writer = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-        reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
-        shared = (
-            SharedConnectionLock(DEFAULT_BUSY_TIMEOUT_S)
-            if engine.dialect.name == "sqlite" and isinstance(engine.pool, StaticPool)
-            else None
-        )
-        self._writing = UnitSettings.for_engine(writer, engine, shared)
-        self._reading = UnitSettings.for_engine(reader, engine, shared)
         self._closed = False
 
     @classmethod
@@ -146,25 +140,14 @@ class SqlMetadata:
         return self._engine.url.render_as_string(hide_password=True)
 
     def unit_of_work(self) -> SqlUnitOfWork:
-        """A fresh unit of work for reading and writing.
-
-        On SQLite its transaction starts with ``BEGIN IMMEDIATE``: it takes the
-        write lock at its first statement (waiting up to the busy timeout).
-        """
+        """A fresh unit of work for reading and writing."""
         self._require_open()
-        return SqlUnitOfWork(self._writing)
+        return SqlUnitOfWork(self._engine)
 
     def read_unit_of_work(self) -> SqlUnitOfWork:
-        """A fresh unit of work meant for reading only.
-
-        Same as :meth:`unit_of_work` on PostgreSQL and MariaDB. On SQLite it
-        starts with a deferred ``BEGIN``, so it does not wait for writers (WAL
-        lets readers and one writer work at once); a write inside it may fail
-        with :class:`~docbinder.domain.errors.StorageError` ("database is
-        locked") when another writer got there first.
-        """
+        """A fresh unit of work meant for reading only (on PostgreSQL and MariaDB, as :meth:`unit_of_work`)."""
         self._require_open()
-        return SqlUnitOfWork(self._reading)
+        return SqlUnitOfWork(self._engine)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""

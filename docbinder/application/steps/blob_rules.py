@@ -97,7 +97,7 @@ def release_blob(
     """Remove the blob of a FileItem row that is gone or was switched away, if provably ours.
 
     ``database_id`` is this metadata database's current id
-    (:meth:`~docbinder.ports.metadata.FileRepository.database_id`, read before
+    (:meth:`~docbinder.ports.metadata.MaintenanceRepository.database_id`, read before
     the call; ``None`` when it has none or was copied or moved). A copied
     database (``cp a.db b.db``, one blob directory) holds rows naming the same
     blobs as the original, so the blob is removed only when its provenance
@@ -107,7 +107,7 @@ def release_blob(
     blob or a file system without extended attributes; another or a former
     database; no id) the blob is left for ``gc``, which keeps blobs it cannot
     prove are this database's: space, not data (ADR 0022). ``locations`` is
-    :meth:`~docbinder.ports.metadata.FileRepository.store_locations`, read
+    :meth:`~docbinder.ports.metadata.MaintenanceRepository.store_locations`, read
     in the same unit as ``database_id``: when the store can tell its location
     (:class:`~docbinder.ports.blobs.LocatingBlobStore`), the blob is removed
     only if that location is the one recorded for the store's identity, so

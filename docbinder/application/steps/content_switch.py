@@ -129,8 +129,8 @@ class ContentSwitch:
                         f"file {item.id} was changed by someone else meanwhile; "
                         "nothing was changed, try again"
                     ) from exc
-                database_id = uow.files.database_id()
-                locations = uow.files.store_locations()
+                database_id = uow.maintenance.database_id()
+                locations = uow.maintenance.store_locations()
                 committing = True
                 uow.commit()
         except Exception as exc:

@@ -67,7 +67,7 @@ def current_location(blobs: BlobStore, *, create: bool = False) -> tuple[bool, s
 def check_location(
     blobs: BlobStore, store_id: str | None, recorded: Mapping[str, str]
 ) -> LocationCheck:
-    """Compare the store's location now with ``recorded`` (:meth:`FileRepository.store_locations`).
+    """Compare the store's location now with ``recorded`` (:meth:`MaintenanceRepository.store_locations`).
 
     Reads the blob store (outside any unit of work); creates nothing.
     """
@@ -103,7 +103,7 @@ class StoreRegistration:
     only the first time ever, or when the database was copied or moved: a
     copy must not mark its blobs with the id of the database it was copied
     from (whose ``gc`` would take them for its own orphans), so
-    :meth:`~docbinder.ports.metadata.FileRepository.database_id` gives
+    :meth:`~docbinder.ports.metadata.MaintenanceRepository.database_id` gives
     ``None`` there and the writing unit makes a new id, keeping the old one
     as a former id (ADR 0022).
 
@@ -139,14 +139,16 @@ class StoreRegistration:
             if not self._registered:
                 supported, here = current_location(self._blobs, create=True)
                 with self._read() as uow:
-                    database_id = uow.files.database_id()
-                    recorded = uow.files.store_locations().get(store_location_key(store_id or ""))
+                    database_id = uow.maintenance.database_id()
+                    recorded = uow.maintenance.store_locations().get(
+                        store_location_key(store_id or "")
+                    )
                 unrecorded = store_id is not None and supported and recorded is None
                 if database_id is None or unrecorded:
                     with self._uow() as uow:
-                        database_id = uow.files.database_id(create=True)
+                        database_id = uow.maintenance.database_id(create=True)
                         if unrecorded and store_id is not None and here is not None:
-                            recorded = uow.files.record_store_location(store_id, here)
+                            recorded = uow.maintenance.record_store_location(store_id, here)
                         uow.commit()
                 if supported and store_id is not None and recorded != here:
                     raise StoreMoved(f"write refused: {moved_store_message(self._blobs.url)}")
@@ -208,7 +210,7 @@ class AdoptStoreLocation:
             )
         own = {key for key in self._blobs.keys() if is_own_key(key)}
         with self._uow() as uow:
-            rows = [i for i in uow.files.iter_all() if i.blob_store == store_id]
+            rows = [i for i in uow.maintenance.iter_files() if i.blob_store == store_id]
         missing = sum(1 for i in rows if i.blob_key not in own)
         if missing and not force:
             raise UnsafeOperation(
@@ -217,8 +219,8 @@ class AdoptStoreLocation:
                 "backup?): check blob_url (DOCBINDER_BLOB_URL); --force adopts it anyway"
             )
         with self._uow() as uow:
-            previous = uow.files.store_locations().get(store_location_key(store_id))
-            uow.files.record_store_location(store_id, here, replace=True)
+            previous = uow.maintenance.store_locations().get(store_location_key(store_id))
+            uow.maintenance.record_store_location(store_id, here, replace=True)
             uow.commit()
         log.warning(
             "blob store %s (%s) adopted at its current location (was %s)",

@@ -258,7 +258,7 @@ class CollectGarbage:
         now = self._clock.now()
         cutoff_marks = now - timedelta(seconds=grace_seconds)
         with self._uow() as uow:
-            marks = uow.files.marks()
+            marks = uow.maintenance.marks()
             # The scan is a snapshot: keep only rows that still name the missing blob
             # (an update may have switched a row to a new blob since).
             current = uow.files.get_many([i.id for i in absent])
@@ -340,7 +340,7 @@ class CollectGarbage:
         if not orphans:
             return []
         with self._uow() as uow:
-            named = {item.blob_key for item in uow.files.iter_all()}
+            named = {item.blob_key for item in uow.maintenance.iter_files()}
         removed: list[str] = []
         for key in orphans:
             if key in named:
@@ -364,10 +364,10 @@ class CollectGarbage:
         # so a row naming it (a finished store or update) is in it; a store still
         # between its blob write and its commit is what the grace period is for.
         with self._uow() as uow:
-            items = list(uow.files.iter_all())
-            database_id = uow.files.database_id()
-            former_ids = uow.files.former_database_ids()
-            recorded = uow.files.store_locations()
+            items = list(uow.maintenance.iter_files())
+            database_id = uow.maintenance.database_id()
+            former_ids = uow.maintenance.former_database_ids()
+            recorded = uow.maintenance.store_locations()
         # Where the store is now against where this database first wrote into it
         # (ADR 0030): a copy carries the identity but not the location.
         location = check_location(self._blobs, store_id, recorded)
@@ -588,7 +588,7 @@ class CollectGarbage:
             return
         with self._uow() as uow:
             for item in scan.adopt:
-                uow.files.set_blob_store(item.id, item.blob_key, scan.store_id)
+                uow.maintenance.set_blob_store(item.id, item.blob_key, scan.store_id)
             uow.commit()
         log.info("gc recorded store %s on %d older FileItem(s)", scan.store_id, len(scan.adopt))
 
@@ -623,12 +623,12 @@ class CollectGarbage:
                         removed.append(item.id)
                         log.info("gc removed FileItem %s whose blob stayed missing", item.id)
                     continue
-                uow.files.mark_missing(item.id, item.blob_key, self._clock.now())
+                uow.maintenance.mark_missing(item.id, item.blob_key, self._clock.now())
                 marked.append(item.id)
                 log.info("gc marked FileItem %s: blob %s is missing", item.id, item.blob_key)
-            for file_id in uow.files.marks():
+            for file_id in uow.maintenance.marks():
                 if file_id in mine_ids and file_id not in missing_ids:
-                    uow.files.clear_mark(file_id)
+                    uow.maintenance.clear_mark(file_id)
             uow.commit()
         return removed, marked
 

@@ -71,8 +71,8 @@ class DeleteFile:
                 raise FileStillReferenced(item.id, references)
             if not uow.files.delete(item.id):
                 raise FileItemNotFound(f"file {file_id} not found")
-            database_id = uow.files.database_id()
-            locations = uow.files.store_locations()
+            database_id = uow.maintenance.database_id()
+            locations = uow.maintenance.store_locations()
             uow.commit()
         release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(

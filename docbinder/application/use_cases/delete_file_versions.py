@@ -54,8 +54,8 @@ class DeleteFileVersions:
         with self._uow() as uow:
             for stored in versions:
                 uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
-            database_id = uow.files.database_id()
-            locations = uow.files.store_locations()
+            database_id = uow.maintenance.database_id()
+            locations = uow.maintenance.store_locations()
             uow.commit()
         for stored in versions:
             release_blob(self._blobs, stored.item.blob_key, database_id, locations)

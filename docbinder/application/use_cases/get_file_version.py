@@ -33,5 +33,5 @@ class GetFileVersion:
             return None
         with self._read() as uow:
             return readable_version(
-                uow, self._access, principal, uow.files.get_version(series.key, number)
+                uow, self._access, principal, uow.versions.get_version(series.key, number)
             )

@@ -28,5 +28,5 @@ class GetLatestFileVersion:
         """
         series = VersionSeries(principal.scope, name, namespace)
         with self._read() as uow:
-            version = uow.files.latest_version(series.key)
+            version = uow.versions.latest_version(series.key)
             return readable_version(uow, self._access, principal, version)

@@ -23,7 +23,7 @@ class ListFileVersions:
         """
         series = VersionSeries(principal.scope, name, namespace)
         with self._read() as uow:
-            versions = uow.files.list_versions(series.key)
+            versions = uow.versions.list_versions(series.key)
             items = uow.files.get_many([v.file_id for v in versions])
         return [
             StoredVersion(items[v.file_id], v)

@@ -30,10 +30,10 @@ class ListLatestFileVersions:
         space = VersionSeries(principal.scope, "probe", namespace).space_key
         found: list[StoredVersion] = []
         with self._read() as uow:
-            for name in uow.files.series_names(space):
+            for name in uow.versions.series_names(space):
                 key = VersionSeries(principal.scope, name, namespace).key
                 stored = readable_version(
-                    uow, self._access, principal, uow.files.latest_version(key)
+                    uow, self._access, principal, uow.versions.latest_version(key)
                 )
                 if stored is not None:
                     found.append(stored)

@@ -48,7 +48,7 @@ class PruneExtractionCache:
             cached = self._cache.hashes()
             if not cached:
                 return CachePruneReport((), 0, dry_run)
-            live = {item.sha256 for item in uow.files.iter_all()}
+            live = {item.sha256 for item in uow.maintenance.iter_files()}
         stale = tuple(sorted(cached - live))
         removed = 0 if dry_run or not stale else self._cache.remove(stale)
         if removed:

@@ -107,12 +107,12 @@ class SaveFileVersion:
             )
             for _attempt in range(MAX_SAVE_ATTEMPTS):
                 with self._uow() as uow:
-                    latest = uow.files.latest_version(series.key)
+                    latest = uow.versions.latest_version(series.key)
                     number = 0 if latest is None else latest.version + 1
                     version = FileVersion(file_id, series, number, user_metadata, host_data)
                     uow.files.add(item, deduplicate=False)
                     try:
-                        uow.files.add_version(version)
+                        uow.versions.add_version(version)
                     except VersionTaken:
                         uow.rollback()
                         continue
