@@ -142,7 +142,13 @@ def _about(workflow: str | None, token_map: Any) -> str:
         if token_map
         else f"user {STATE.principal.user_id} of mandate {STATE.principal.mandate_id}"
     )
-    return f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
+    about = f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
+    from docbinder.toolset import unavailable_tools
+
+    left_out = unavailable_tools()
+    if left_out:
+        about += f"; left out: {', '.join(left_out)} ({next(iter(left_out.values()))})"
+    return about
 
 
 def _exit_on_interrupt() -> None:

@@ -24,6 +24,7 @@ import attrs
 
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput
+from docbinder.domain.names import canonical
 
 MAX_FILE_NAME_LENGTH = 1024
 """Longest accepted file name, in characters."""
@@ -56,7 +57,10 @@ def clean_label(label: object) -> str:
     rather than letting the attach fail. A lone surrogate becomes U+FFFD; a
     label longer than ``MAX_LABEL_LENGTH - 9`` characters is cut so that
     :func:`suffixed_label` still fits; a non-string or blank label becomes
-    :data:`DEFAULT_LABEL`.
+    :data:`DEFAULT_LABEL`. The label is kept in Unicode Normalization Form C
+    (:func:`~docbinder.domain.names.canonical`, UAX #15): two names that look
+    the same (``Ü`` typed, ``U`` + U+0308 from macOS) are one label, so the
+    second attach under it gets the ``#<hex>`` suffix (ADR 0066).
     """
     if not isinstance(label, str):
         return DEFAULT_LABEL
@@ -66,6 +70,8 @@ def clean_label(label: object) -> str:
         cleaned = CONTROL_CHARACTERS.sub(" ", cleaned)
         # A lone surrogate (from a badly decoded name) cannot be stored: U+FFFD instead.
         cleaned = SURROGATES.sub("\ufffd", cleaned)
+    if not cleaned.isascii():
+        cleaned = canonical(cleaned)
     cleaned = cleaned[: MAX_LABEL_LENGTH - LABEL_SUFFIX_DIGITS - 1]
     return cleaned if cleaned.strip() else DEFAULT_LABEL
 

@@ -454,6 +454,23 @@ class BridgeContract:
         assert [s.reference for s in resolution.suggestions] == [f"docItem:{result.document_id}"]
         assert resolution.suggestions[0].file_name == name
 
+    def test_a_file_name_sent_as_a_reference_stays_unresolved_and_names_the_reference(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        run = binder.start_new_run(u1)
+        invoice = run.produce_file("invoice-2026.pdf", b"%PDF-1.4 invoice")
+        run.produce_file("notes.md", b"# notes")
+        resolution = run.resolve([{"id": "invoice-2026.pdf"}, "invoice-2026.pdf", "other.pdf"])
+        assert resolution.documents == ()  # never guessed
+        first, second, third = resolution.unresolved
+        hint = (
+            "'invoice-2026.pdf' is a file name, not a reference; the document of that name is "
+            f"docItem:{invoice.document_id}"
+        )
+        assert first.reason is UnresolvedReason.NOT_IN_WORKFLOW and first.message.endswith(hint)
+        assert second.reason is UnresolvedReason.REJECTED_INPUT and second.message.endswith(hint)
+        assert "file name" not in third.message
+
     def test_a_label_stored_decomposed_is_found_by_the_composed_spelling(
         self, binder: DocBinder, u1: Principal
     ) -> None:
@@ -469,7 +486,7 @@ class BridgeContract:
         both = run.resolve([f"docList:writeFile:{nfd}", f"docList:writeFile:{nfc}"])
         assert [d.document.id for d in both.documents] == [result.document_id]
 
-    def test_look_alike_labels_are_refused_with_every_spelling_shown(
+    def test_look_alike_names_are_one_label_and_the_second_gets_a_suffix(
         self, binder: DocBinder, u1: Principal
     ) -> None:
         nfc = unicodedata.normalize("NFC", "Résumé.csv")
@@ -478,15 +495,14 @@ class BridgeContract:
         run = binder.start_new_run(u1)
         first = run.produce_file(nfc, b"1", label=f"writeFile:{nfc}")
         second = run.produce_file(nfd, b"2", label=f"writeFile:{nfd}")
-        assert first.label == f"writeFile:{nfc}" and second.label == f"writeFile:{nfd}"
-        exact = run.resolve(f"docList:writeFile:{nfd}")
-        assert [d.document.id for d in exact.documents] == [second.document_id]
-        resolution = run.resolve(f"docList:writeFile:{half}")
-        assert resolution.documents == ()
-        [miss] = resolution.unresolved
-        assert miss.reason is UnresolvedReason.AMBIGUOUS_NAME
-        assert ascii(f"writeFile:{nfc}") in miss.message
-        assert ascii(f"writeFile:{nfd}") in miss.message
+        assert second.item.file_name == nfd  # the file keeps its name byte for byte
+        assert first.label == f"writeFile:{nfc}" and second.label is not None
+        assert re.fullmatch(re.escape(f"writeFile:{nfc}#") + "[0-9a-f]{8}", second.label)
+        for spelling in (nfc, nfd, half):  # every spelling names the label's first holder
+            resolution = run.resolve(f"docList:writeFile:{spelling}")
+            assert [d.document.id for d in resolution.documents] == [first.document_id]
+        again = binder.start_run(u1, run.context.workflow_id).resolve(f"docList:{second.label}")
+        assert [d.document.id for d in again.documents] == [second.document_id]
 
     def test_reference_from_another_workflow_is_not_resolved(
         self, binder: DocBinder, u1: Principal

@@ -1165,7 +1165,7 @@ ARGUMENT_SHAPES: Final[Mapping[str, ArgumentShapes]] = {
             Shape("a list of file ids", ["3f2c9a4e-5b1d-4c7e-9f0a-2d6b8e1c4a7f"]),
             Shape("one id, or ids separated by commas", "3f2c9a4e-..., 8d1b7c2f-..."),
         ),
-        "Default: every file you may read.",
+        "Default (null): the files the tool description names.",
     ),
     "search_in_file_content.limit": ArgumentShapes(
         (Shape("a number", 20),), f"Default 50. {_NUMERIC_STRING}"

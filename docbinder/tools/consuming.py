@@ -37,11 +37,33 @@ MAX_MATCH_LINE_CHARS: Final = 400
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _PDF_TYPE: Final = "application/pdf"
+_NO_TEXT_TYPES: Final = frozenset(
+    {
+        "application/octet-stream",
+        "application/zip",
+        "application/gzip",
+        "application/x-tar",
+        "application/x-7z-compressed",
+    }
+)
+
+
+EMPTY_FILE_LINE: Final = "[empty file: 0 bytes]"
+"""What reading an empty file answers, so it is never mistaken for a failed read."""
 
 
 def _has_text(item: FileItem) -> bool:
+    """Whether the content extractor may find text in ``item``: every type but bare binaries.
+
+    Text formats, HTML, PDF, the office formats the extractor converts
+    (``.docx``, ``.xlsx``, ``.pptx``, ODF, RTF, e-mail) and images (read by
+    OCR where the ``ocr`` extra is installed); ``application/octet-stream``,
+    archives, audio and video are not handed to it.
+    """
     mime = item.mime_type.lower()
-    return is_textual_mime(mime) or mime in _HTML_TYPES or mime == _PDF_TYPE
+    if is_textual_mime(mime) or mime in _HTML_TYPES or mime == _PDF_TYPE:
+        return True
+    return mime not in _NO_TEXT_TYPES and not mime.startswith(("audio/", "video/"))
 
 
 def _text_parts(run: Run, item: FileItem, max_chars: int | None = None) -> list[ContentPart]:
@@ -56,8 +78,11 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
 
     Plain text, Markdown, CSV, JSON and other text formats come back as stored
     (decoded); HTML as its visible text; PDF as the text of its pages, joined
-    by a blank line. Text cut at ``max_chars`` (or at the extractor's limits)
-    ends with the line ``[truncated after <n> characters]``.
+    by a blank line; the office formats (``.docx``, ``.xlsx``, ``.pptx``, ODF)
+    as the extractor's Markdown; an image as its OCR text where the ``ocr``
+    extra is installed. Text cut at ``max_chars`` (or at the extractor's
+    limits) ends with the line ``[truncated after <n> characters]``; an empty
+    file reads as the line ``[empty file: 0 bytes]``.
 
     Errors: :class:`FileItemNotFound` (absent or not readable),
     :class:`InvalidInput` (a file without text, such as an image, or
@@ -72,6 +97,8 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
             f"read_documents and file:{item.id} (a file attached to the workflow)"
         )
     text = "\n\n".join(p.text or "" for p in parts)
+    if item.size == 0:
+        return EMPTY_FILE_LINE
     if len(text) > max_chars or any(p.truncated for p in parts):
         text = text[:max_chars]
         text += f"\n[truncated after {len(text)} characters]"
@@ -212,8 +239,9 @@ def search_in_file_content(
 
     Searches the files ``file_ids`` (each must be readable, else
     :class:`FileItemNotFound`), or every file the caller may read in its
-    mandate, newest first. Only files with text are searched (text formats,
-    HTML as visible text, PDF page text); a file whose content is missing from
+    mandate, newest first. Every file the content extractor reads text from is
+    searched (text formats, HTML as visible text, PDF page text, the office
+    formats as Markdown, images by OCR where installed); a file whose content is missing from
     the blob store is skipped with a warning. Returns at most ``limit``
     matches, in file order, then line order.
 

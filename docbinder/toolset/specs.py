@@ -726,8 +726,8 @@ def read_file_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
         f"Read the text of a stored file. `file_id` is {_WHICH_FILE[scope]} or a reference of "
         "the active workflow: "
         "`docItem:<id>`, `docList:<label>` or `file:<file id>`. Text formats come back as "
-        "stored, HTML as its visible text, PDF as page text; images have no text (use "
-        "read_documents for them). A reference that names several files (a `docList:`) "
+        "stored, HTML as its visible text, PDF as page text, office documents as Markdown; "
+        "images only as OCR text (use read_documents for the image itself). A reference that names several files (a `docList:`) "
         "returns each file's text under a `--- docItem:<id> '<name>' ... ---` header, all "
         "within `max_chars`; a file without text gets a one-line note saying how to read it, "
         "and once the limit is reached one line names the files left unread. An unknown "
@@ -756,8 +756,8 @@ def search_spec(scope: FileScope = FileScope.PRINCIPAL) -> ToolSpec:
     """``search_in_file_content(query, file_ids, limit)`` over the files of ``scope``."""
     return ToolSpec(
         "search_in_file_content",
-        "Find the lines containing `query` (case-insensitive) in stored text, HTML and PDF "
-        f"files. `file_ids` (a list of file ids; {_SEARCHED[scope]}) and "
+        "Find the lines containing `query` (case-insensitive) in stored files: text, HTML, "
+        f"PDF, office documents (docx, xlsx, pptx, ODF) and images with OCR text. `file_ids` (a list of file ids; {_SEARCHED[scope]}) and "
         f"`limit` (default {DEFAULT_SEARCH_LIMIT} matches) may be null. Each match line gives "
         "the file name, file id, line number and the line.",
         _obj(

@@ -133,6 +133,28 @@ class ToolOutcome:
         return tuple(p for p in self.parts if p.kind == ContentKind.IMAGE and p.data is not None)
 
 
+TOOLS_EXTRA_HINT: Final = (
+    "it needs the tools extra (markdown-it-py, matplotlib): pip install -e '.[tools]' in the "
+    "docbinder clone"
+)
+"""Why ``render_document`` / ``create_chart`` are left out when their packages are missing."""
+
+
+def unavailable_tools() -> dict[str, str]:
+    """The producing tools this environment cannot offer: tool name -> what installs it.
+
+    ``render_document`` needs markdown-it-py and matplotlib, ``create_chart``
+    matplotlib (the ``[tools]`` extra, which the ``[mcp]`` extra includes).
+    Empty when both are installed. Looks the modules up without importing them.
+    """
+    missing: dict[str, str] = {}
+    if not (_has_module("markdown_it") and _has_module("matplotlib")):
+        missing["render_document"] = TOOLS_EXTRA_HINT
+    if not _has_module("matplotlib"):
+        missing["create_chart"] = TOOLS_EXTRA_HINT
+    return missing
+
+
 def _has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -192,9 +214,11 @@ class DocbinderToolset:
                 S.download_spec(tuple(self.data_sources)),
                 self._download,
             )
-        if _has_module("markdown_it") and _has_module("matplotlib"):
+        # tools left out because a package is missing: name -> what installs it
+        self.unavailable: dict[str, str] = unavailable_tools()
+        if "render_document" not in self.unavailable:
             handlers["render_document"] = (S.render_document_spec(), self._render_document)
-        if _has_module("matplotlib"):
+        if "create_chart" not in self.unavailable:
             handlers["create_chart"] = (S.create_chart_spec(), self._create_chart)
         if image_generator is not None:
             handlers["generate_image"] = (S.generate_image_spec(), self._generate_image)
@@ -234,7 +258,11 @@ class DocbinderToolset:
         entry = self._handlers.get(name) if isinstance(name, str) else None
         if entry is None:
             known = ", ".join(self._handlers)
-            outcome = _error(f"unknown tool {name!r}; available tools: {known}")
+            missing = self.unavailable.get(name) if isinstance(name, str) else None
+            if missing is not None:
+                outcome = _error(f"tool {name!r} is not installed here: {missing}")
+            else:
+                outcome = _error(f"unknown tool {name!r}; available tools: {known}")
         else:
             spec, handler = entry
             try:
@@ -284,12 +312,12 @@ class DocbinderToolset:
                 producing.download_from_data_source(self.run, source, path, service=service)
             )
         except DocbinderError as exc:
-            # A source names its own location (a directory, a bucket) in its messages;
-            # the model gets the service name instead.
+            # A source names its own location (a directory, a bucket) in its messages,
+            # also inside a quoted path; the model gets ``<service>`` in its place.
             root = getattr(source, "root", None)
             message = public_message(exc)
             if root is not None and str(root):
-                message = message.replace(str(root), f"'{service}'")
+                message = message.replace(str(root), f"<{service}>")
             return _error(message)
 
     def _render_document(self, args: dict[str, Any]) -> ToolOutcome:

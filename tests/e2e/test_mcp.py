@@ -267,7 +267,7 @@ async def produce_and_consume(session: ClientSession, home: Path) -> None:
     listing = await session.list_resources()
     by_name = {r.name: r for r in listing.resources}
     assert {"notes.md", "plan.pdf", "dot.png"} <= set(by_name)
-    assert str(by_name["notes.md"].uri) == f"docbinder://documents/{document_id}"
+    assert str(by_name["notes.md"].uri).startswith(f"docbinder://documents/{document_id}?workflow=")
     assert (by_name["notes.md"].mime_type, by_name["notes.md"].size) == ("text/markdown", 13)
     assert (by_name["dot.png"].mime_type, by_name["dot.png"].size) == ("image/png", len(png))
     [note] = (await session.read_resource(by_name["notes.md"].uri)).contents
@@ -277,7 +277,7 @@ async def produce_and_consume(session: ClientSession, home: Path) -> None:
     [dot] = (await session.read_resource(by_name["dot.png"].uri)).contents
     assert base64.b64decode(dot.blob) == png
     [template] = (await session.list_resource_templates()).resource_templates
-    assert template.uri_template == "docbinder://documents/{documentId}"
+    assert template.uri_template == "docbinder://documents/{documentId}{?workflow}"
     with pytest.raises(MCPError, match="not found"):
         await session.read_resource(f"docbinder://documents/{missing.removeprefix('docItem:')}")
 
@@ -501,8 +501,8 @@ def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> N
     """A host that starts a new server process per call (LangChain's default client) keeps
     its files: each answer names the workflow, the next process joins it by that handle."""
 
-    def params() -> StdioServerParameters:
-        command = _command(home, "mcp")
+    def params(mandate: str = "acme") -> StdioServerParameters:
+        command = _command(home, "mcp", mandate=mandate)
         return StdioServerParameters(
             command=command[0], args=command[1:], env=_env(), cwd=str(ROOT)
         )
@@ -511,10 +511,13 @@ def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> N
         async with Client(params(), mode=mode) as client:  # one server process per call
             return await client.call_tool(tool, arguments)
 
-    async def read_link(handle: str, uri: str) -> tuple[Any, Any]:
-        async with Client(params()) as client:
-            listed = await client.call_tool("list_documents", {"workflow": handle})
-            return listed, await client.read_resource(uri)
+    async def read_link(uri: str, mandate: str = "acme") -> Any:
+        """``resources/read`` as the first and only request of a new server process."""
+        async with Client(params(mandate)) as client:
+            try:
+                return await client.read_resource(uri)
+            except MCPError as exc:
+                return str(exc)
 
     async def main() -> dict[str, Any]:
         seen: dict[str, Any] = {}
@@ -530,8 +533,16 @@ def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> N
             "legacy", "write_file", {"name": "more.md", "content": "more", "workflow": handle}
         )
         seen["bare"] = await call("auto", "read_documents", {"documentList": [ref]})
+        other = await call("auto", "write_file", {"name": "other.md", "content": "other"})
+        seen["bare_handle"] = workflow_of(other)
+        seen["listed"] = await call("auto", "list_documents", {"workflow": handle})
         [link] = [c for c in seen["written"].content if c.type == "resource_link"]
-        seen["listed"], seen["resource"] = await read_link(handle, str(link.uri))
+        uri = str(link.uri)
+        seen["resource"] = await read_link(uri)
+        seen["tenant"] = await read_link(uri, mandate="globex")
+        document_id = uri.removeprefix("docbinder://documents/").split("?")[0]
+        seen["other_workflow"] = await read_link(uri.replace(handle, seen["bare_handle"]))
+        seen["unknown"] = await read_link(uri.replace(document_id, "0" * 8 + document_id[8:]))
         return seen
 
     seen = anyio.run(main)
@@ -542,8 +553,16 @@ def test_stdio_handles_carry_a_workflow_across_server_processes(home: Path) -> N
     assert "pass the `workflow` id you got" in ok(seen["bare"]).splitlines()[-1]
     listed = ok(seen["listed"])
     assert "notes.md" in listed and "more.md" in listed
+    # the link names its workflow: a new process reads it without joining first (ADR 0062)
+    assert str(next(c for c in seen["written"].content if c.type == "resource_link").uri).endswith(
+        f"?workflow={handle}"
+    )
     [content] = seen["resource"].contents
     assert content.text == "# Notes\nalpha"
+    # another tenant, another workflow in the URI, an unknown id: one answer, nothing read
+    refusals = [seen["tenant"], seen["other_workflow"], seen["unknown"]]
+    assert all(isinstance(r, str) and "not found" in r for r in refusals), refusals
+    assert len({r.split(" not found")[1] for r in refusals}) == 1
 
 
 def test_stdio_conversations_reach_only_their_own_workflows_files(home: Path) -> None:

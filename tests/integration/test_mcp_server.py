@@ -581,7 +581,7 @@ def test_a_producing_result_carries_text_link_and_structure(binder: DocBinder, m
     )
     assert workflow_of(written) == workflow.id
     [link] = links(written)
-    assert str(link.uri) == f"docbinder://documents/{document.id}"
+    assert str(link.uri) == f"docbinder://documents/{document.id}?workflow={workflow.id}"
     assert (link.name, link.mime_type, link.size) == ("notes.md", "text/markdown", 9)
     assert link.annotations is not None and link.annotations.audience == ["user", "assistant"]
     assert written.structured_content == {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -358,6 +359,7 @@ def reference_clean_label(label: object) -> str:
     if not isinstance(label, str):
         return model.DEFAULT_LABEL
     cleaned = _SURROGATE.sub("\ufffd", _CONTROL.sub(" ", label))
+    cleaned = unicodedata.normalize("NFC", cleaned)  # names that look the same: one label
     cleaned = cleaned[: MAX_LABEL_LENGTH - model.LABEL_SUFFIX_DIGITS - 1]
     return cleaned if cleaned.strip() else model.DEFAULT_LABEL
 

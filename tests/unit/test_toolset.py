@@ -110,6 +110,27 @@ def test_default_configuration_leaves_out_unconfigured_tools(toolset: DocbinderT
         toolset.spec("generate_image")
 
 
+def test_tools_without_their_packages_say_which_extra_installs_them(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import docbinder.toolset.toolset as module
+
+    real = module._has_module
+    monkeypatch.setattr(module, "_has_module", lambda name: name != "matplotlib" and real(name))
+    toolset = DocbinderToolset(run)
+    names = [s.name for s in toolset.specs]
+    assert "render_document" not in names and "create_chart" not in names
+    for tool in ("render_document", "create_chart"):
+        outcome = toolset.call(tool, {"name": "x.pdf", "content": "x"})
+        assert outcome.is_error
+        assert outcome.text.startswith(f"tool '{tool}' is not installed here: it needs the tools")
+        assert "pip install -e '.[tools]'" in outcome.text
+    assert toolset.call("no_such_tool", {}).text.startswith("unknown tool 'no_such_tool';")
+    assert set(module.unavailable_tools()) == {"render_document", "create_chart"}
+    monkeypatch.setattr(module, "_has_module", real)
+    assert module.unavailable_tools() == {}
+
+
 NOT_STRICT = {"write_file", "create_chart", "read_documents"}
 """The tools with an argument that takes any JSON value (ADR 0023)."""
 
@@ -207,7 +228,14 @@ def test_download_from_configured_directory_only(run: Run, tmp_path: Path) -> No
     assert escape.is_error
     assert str(tmp_path) not in escape.text
     missing = toolset.call("download_from_data_source", {"service": "inbox", "path": "nope.csv"})
-    assert missing.is_error and missing.text == "no file 'nope.csv' in data source 'inbox'"
+    assert missing.is_error and missing.text == "no file 'nope.csv' in data source <inbox>"
+    # an absolute path inside the source: its location replaced, the quoting intact
+    absolute = toolset.call(
+        "download_from_data_source", {"service": "inbox", "path": str(tmp_path / "report.csv")}
+    )
+    assert absolute.is_error and absolute.text == (
+        "the path '<inbox>/report.csv' must be relative to the data source"
+    )
     assert len(run.list_files()) == 1
 
 

@@ -34,10 +34,11 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.results import printable
 from docbinder.domain.access import Action
 from docbinder.domain.errors import AmbiguousName
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
-from docbinder.domain.names import match_name, spellings
+from docbinder.domain.names import canonical, match_name, spellings
 from docbinder.domain.parsing import coerce_document_references
 from docbinder.domain.references import (
     DocumentItemReference,
@@ -140,6 +141,43 @@ def _unresolved(
     return UnresolvedReference(reference, reason, _MESSAGES[reason], doc_id)
 
 
+_REFERENCE_PREFIXES = ("docItem:", "docList:", "file:")
+
+
+def _with_name_hints(
+    unresolved: Sequence[UnresolvedReference], suggestions: Sequence[DocumentSuggestion]
+) -> tuple[UnresolvedReference, ...]:
+    """``unresolved``, each miss that is a suggested document's file name told so.
+
+    A model often sends a file name where a reference belongs (``{"id":
+    "report.pdf"}``, ``"report.pdf"``). The resolver does not guess: the
+    reference stays unresolved, with its reason, and the message names the
+    reference of the one listed document (:attr:`Resolution.suggestions`, the
+    workflow's most recent readable ones) whose file name it is, compared in
+    Unicode Normalization Form C.
+    """
+    if not suggestions:
+        return tuple(unresolved)
+    by_name: dict[str, list[DocumentSuggestion]] = {}
+    for suggestion in suggestions:
+        by_name.setdefault(canonical(suggestion.file_name), []).append(suggestion)
+    out: list[UnresolvedReference] = []
+    for miss in unresolved:
+        if miss.reason in (UnresolvedReason.NOT_IN_WORKFLOW, UnresolvedReason.REJECTED_INPUT):
+            name = miss.reference.strip().strip("`'\"")
+            for prefix in _REFERENCE_PREFIXES:
+                name = name.removeprefix(prefix)
+            named = by_name.get(canonical(name), [])
+            if len(named) == 1:
+                hint = (
+                    f"{printable(named[0].file_name)!r} is a file name, not a reference; the "
+                    f"document of that name is {named[0].reference}"
+                )
+                miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
+        out.append(miss)
+    return tuple(out)
+
+
 class ResolveDocumentList:
     """Parse a ``documentList`` in any shape and resolve it in the active workflow."""
 
@@ -201,7 +239,7 @@ class ResolveDocumentList:
                 documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
                 if unresolved or rejected:
                     suggestions = self._suggest(uow, ctx, workflow)
-        all_unresolved = (*unresolved, *rejected)
+        all_unresolved = _with_name_hints((*unresolved, *rejected), suggestions)
         if all_unresolved:
             log.warning(
                 "resolved %d of %d reference(s) in workflow %s; unresolved: %s",

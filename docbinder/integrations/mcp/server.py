@@ -111,8 +111,8 @@ SERVER_NAME: Final = "docbinder"
 URI_PREFIX: Final = "docbinder://documents/"
 """Prefix of every document resource URI; the ChatDocument id follows."""
 
-URI_TEMPLATE: Final = URI_PREFIX + "{documentId}"
-"""RFC 6570 template of the document resources."""
+URI_TEMPLATE: Final = URI_PREFIX + "{documentId}{?workflow}"
+"""RFC 6570 template of the document resources: the ChatDocument id, then its workflow (ADR 0062)."""
 
 DEFAULT_MAX_RESOURCE_BYTES: Final = 10 << 20
 """Largest document ``resources/read`` returns, in bytes (10 MiB)."""
@@ -122,9 +122,6 @@ MAX_RUNS_PER_PRINCIPAL: Final = 256
 
 MAX_CONVERSATIONS_PER_PRINCIPAL: Final = 1024
 """Conversations (handshake-era HTTP sessions) per principal whose workflow is remembered."""
-
-MAX_LINKS_PER_PRINCIPAL: Final = 4096
-"""Documents per principal whose workflow is remembered for ``resources/read`` (ADR 0056)."""
 
 DOCUMENT_CACHE_MS: Final = 24 * 60 * 60 * 1000
 """Cache lifetime of a document read (``ttlMs``, private scope): one day, in milliseconds."""
@@ -142,7 +139,9 @@ _PROCESS: Final = "process"
 """The conversation key of stdio and in-process clients: the process is the conversation."""
 
 _MODERN: Final = frozenset(MODERN_PROTOCOL_VERSIONS)
-_URI_RE: Final = re.compile(r"^docbinder://documents/([A-Za-z0-9._:-]{1,200})$")
+_URI_RE: Final = re.compile(
+    r"^docbinder://documents/([A-Za-z0-9._:-]{1,200})(?:\?workflow=([A-Za-z0-9._:-]{1,200}))?$"
+)
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _OPEN_WORLD: Final = frozenset({"download_from_data_source", "generate_image"})
 _HANDLE_RE: Final = re.compile(
@@ -228,16 +227,14 @@ class _Kept:
 
     ``runs`` maps a workflow id (``None``: no workflow) to the tool set over
     the principal's run in it; ``conversations`` maps a conversation key to
-    its workflow id; ``links`` maps the id of a document the server named in
-    a result to its workflow id.
+    its workflow id.
     """
 
-    __slots__ = ("conversations", "links", "runs")
+    __slots__ = ("conversations", "runs")
 
     def __init__(self) -> None:
         self.runs: OrderedDict[str | None, DocbinderToolset] = OrderedDict()
         self.conversations: OrderedDict[str, str] = OrderedDict()
-        self.links: OrderedDict[str, str] = OrderedDict()
 
 
 class DocbinderMcpServer:
@@ -446,14 +443,6 @@ class DocbinderMcpServer:
             self._bind(principal, key, toolset.workflow_id)
             return toolset
 
-    def _remember_links(self, principal: Principal, outcome: ToolOutcome) -> None:
-        if outcome.workflow_id is None or not outcome.document_ids:
-            return
-        state = self._state(principal)
-        with self._lock:
-            for document_id in outcome.document_ids:
-                _remember(state.links, document_id, outcome.workflow_id, MAX_LINKS_PER_PRINCIPAL)
-
     # -- tools -------------------------------------------------------------------------------
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -498,7 +487,6 @@ class DocbinderMcpServer:
         except DocbinderError as exc:
             return error_result(_public(exc), None)
         outcome = _checked_call(toolset, name, arguments, producing)
-        self._remember_links(principal, outcome)
         return tool_result(outcome)
 
     # -- resources ---------------------------------------------------------------------------
@@ -523,7 +511,7 @@ class DocbinderMcpServer:
             raise MCPError(types.INVALID_PARAMS, _public(exc)) from None
         resources = [
             types.Resource(
-                uri=URI_PREFIX + d.document.id,
+                uri=document_uri(d.document.id, workflow_id),
                 name=d.file.file_name,
                 title=d.file.file_name,
                 description=f"{d.document.reference} (file id {d.file.id})",
@@ -562,11 +550,8 @@ class DocbinderMcpServer:
                 types.INVALID_PARAMS,
                 f"unknown resource URI {uri[:200]!r}; document resources look like {URI_TEMPLATE}",
             )
-        document_id = match[1]
+        document_id, workflow_id = match[1], match[2]
         principal = self._principal(ctx)
-        state = self._state(principal)
-        with self._lock:
-            workflow_id = state.links.get(document_id)
         if workflow_id is None:
             workflow_id = self._conversation_workflow(principal, self.conversation(ctx))
         if workflow_id is None:
@@ -692,6 +677,20 @@ class DocbinderMcpServer:
         httpguard.serve(app, host=host, port=port, limits=limits)
 
 
+def document_uri(document_id: str, workflow_id: str | None) -> str:
+    """The resource URI of ChatDocument ``document_id`` of workflow ``workflow_id`` (ADR 0062).
+
+    ``docbinder://documents/<documentId>?workflow=<workflowId>`` (:data:`URI_TEMPLATE`):
+    the URI names the workflow in which ``resources/read`` resolves the document, so
+    it reads back in any conversation, server process or restart of the same
+    principal, with the read checked then. Without a workflow the URI has no query
+    and reads in the conversation's workflow.
+    """
+    if workflow_id is None:
+        return URI_PREFIX + document_id
+    return f"{URI_PREFIX}{document_id}?workflow={workflow_id}"
+
+
 def unknown_handle(handle: str) -> str:
     """The tool error for a ``workflow`` handle the caller may not use, whatever the reason.
 
@@ -796,7 +795,7 @@ def tool_result(outcome: ToolOutcome) -> dict[str, Any]:
         content.append(
             {
                 "type": "resource_link",
-                "uri": URI_PREFIX + produced.document_id,
+                "uri": document_uri(produced.document_id, outcome.workflow_id),
                 "name": item.file_name,
                 "title": item.file_name,
                 "description": f"{produced.reference} (file id {item.id})",
