@@ -7,6 +7,7 @@ The attacks here use raw sockets against the server with its limits scaled down.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -27,7 +28,7 @@ from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
 from docbinder.integrations.httpguard import HttpLimits
 from docbinder.integrations.httpguard.connections import ensure_descriptors
-from docbinder.integrations.mcp import DocbinderMcpServer
+from docbinder.integrations.mcp import BearerTokens, DocbinderMcpServer, token_hash
 from tests.integration.mcp_http import (
     ACCEPT,
     INITIALIZE,
@@ -242,6 +243,30 @@ def test_a_body_that_stops_half_way_is_cut_at_the_read_timeout_and_a_slow_one_is
         slow.settimeout(10)
         response = slow.recv(4096)
         assert response.startswith(b"HTTP/1.1 200 OK"), response
+
+
+def test_a_request_answered_before_its_body_closes_and_cannot_hold_the_server() -> None:
+    """A body trickling in after a 401 used to keep its connection busy for good: 512 of
+    them, one byte every 4 s, refused every other client with 503 (http_max_connections)."""
+    tokens = BearerTokens({token_hash("alice-token"): ALICE})
+    limits = HttpLimits(max_connections=4, header_timeout=30, read_timeout=30)
+    with live(_server(), tokens=tokens, limits=limits) as running:
+        trickling = [running.socket() for _ in range(4)]
+        for sock in trickling:
+            sock.sendall(_body_head(running.port, 10_000_000) + b"{")
+        answers = [closed_by_server(sock, 5) for sock in trickling]
+        for answer in answers:
+            assert answer is not None and answer.startswith(b"HTTP/1.1 401"), answer
+        for sock in trickling:  # the rest of the body goes nowhere
+            with contextlib.suppress(OSError):
+                sock.sendall(b" " * 100)
+        with httpx.Client(trust_env=False) as raw:
+            answered = raw.post(
+                running.url,
+                json=INITIALIZE,
+                headers={**ACCEPT, "Authorization": "Bearer alice-token"},
+            )
+        assert answered.status_code == 200
 
 
 def test_an_idle_connection_closes_after_the_keep_alive_timeout() -> None:

@@ -14,7 +14,9 @@ that has not arrived yet can be seen:
   answered ``408``, a silent connection closed;
 - inside a request body, :attr:`HttpLimits.read_timeout` seconds without a byte
   close the connection (``408`` if no response started); a body the application
-  has not read yet (reading paused) does not count;
+  has not read yet (reading paused) does not count; a request answered before its
+  body has arrived (``401``, ``413``) closes its connection once the answer is sent,
+  so the rest of a body trickling in never keeps it;
 - at most :attr:`HttpLimits.max_connections` connections are open: a new one beyond
   closes the connection that has waited longest for a request head (an idle
   keep-alive connection or a half-sent head), so a flood of half-sent heads never
@@ -130,6 +132,14 @@ class GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self._counted and self.conn.their_state is h11.SEND_BODY:
+            # Answered before its body arrived (401, 413, 404): uvicorn would read the
+            # rest and throw it away, and a client sending it byte by byte would keep
+            # the connection busy for good, out of reach of eviction. Close it.
+            self._forget()
+            if not self.transport.is_closing():
+                self.transport.close()
+            return
         self._follow()
 
     # -- the guard --------------------------------------------------------------------------
