@@ -7,7 +7,12 @@ import codecs
 import pytest
 
 from docbinder.adapters.extract import DefaultContentExtractor
-from docbinder.adapters.extract.encoding import alphabet_fit, choose_encoding, declared_charset
+from docbinder.adapters.extract.encoding import (
+    alphabet_fit,
+    choose_encoding,
+    declared_charset,
+    western_symbols_only,
+)
 from docbinder.application import DocBinder
 from docbinder.domain.model import ContentKind, Principal
 from tests.unit.test_extract import chunked, make_item
@@ -119,6 +124,38 @@ def test_undeclared_western_text_is_read_as_windows_1252(language: str, text: st
     (part,) = DefaultContentExtractor().extract(document.id, item, chunked(data))
     assert part.text == text
     assert part.encoding == "cp1252" and part.encoding_guessed
+
+
+SYMBOLS_ONLY = [
+    "Invoice total 1.234,56 € due 30.11.",
+    "Temperature 21°C today",
+    "Prix: 5€",
+    "Heat to 180°C for 20 min, then serve with “cream”.",
+    "He said “wait…” and left",
+    "Acme™ Widgets ©2026",
+    "Price list – 2026",
+]
+
+
+@pytest.mark.parametrize("text", SYMBOLS_ONLY, ids=[t[:14] for t in SYMBOLS_ONLY])
+def test_western_text_whose_only_non_ascii_characters_are_symbols_is_windows_1252(
+    text: str,
+) -> None:
+    """Read as Cyrillic ``А`` (cp1125), Han (Big5, UTF-16) or mac_iceland ``∞`` before."""
+    data = text.encode("cp1252")
+    document, item = make_item("note.txt", "text/plain", len(data))
+    (part,) = DefaultContentExtractor().extract(document.id, item, chunked(data))
+    assert part.text == text
+    assert part.encoding == "cp1252" and part.encoding_guessed
+
+
+def test_double_byte_text_is_not_taken_for_western_symbols() -> None:
+    assert western_symbols_only("Prix: 5€ “ok”")
+    assert not western_symbols_only("°®°²")  # GBK 爱安 read as Windows-1252: runs of two
+    assert not western_symbols_only("café 5€")  # a letter: alphabet_fit judges it
+    assert not western_symbols_only("plain")
+    data = "价格 爱安 100 元".encode("gbk")
+    assert data.decode(choose_encoding(data).codec) == "价格 爱安 100 元"
 
 
 def test_a_short_western_csv_export_reads_back_as_written(binder: DocBinder, u1: Principal) -> None:

@@ -21,7 +21,10 @@ Order of evidence (after the WHATWG Encoding Standard's "BOM sniff" rule, §6
    Western text really is: ``Ça coûte très cher`` scores 1 as Windows-1252 and
    1/3 as Windows-1250's ``Ça coűte trčs cher``), then to the detector's order.
    A word that mixes scripts fits no alphabet: Chinese GBK bytes read as
-   Korean CP949 mix Hangul and Han inside words and lose to GBK;
+   Korean CP949 mix Hangul and Han inside words and lose to GBK. Text whose
+   only characters beyond ASCII are symbols as Windows-1252 (``5€``,
+   ``21°C``, ``“quoted”``: :func:`western_symbols_only`) scores 1 there, as
+   it would otherwise lose to any code page that reads those bytes as letters;
 5. **Windows-1252** as the last resort (a superset of the printable ISO-8859-1
    characters).
 
@@ -199,6 +202,28 @@ def alphabet_fit(text: str, _words: dict[str, tuple[int, int]] | None = None) ->
     return max(weights) / total
 
 
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def western_symbols_only(text: str) -> bool:
+    """Whether ``text``'s characters beyond ASCII are all symbols standing among ASCII text.
+
+    Western text without accented letters still holds ``€ ° “ ” – … ™ ©``: as
+    Windows-1252 those bytes are symbols and :func:`alphabet_fit` has nothing
+    to judge by, while another code page reads the same bytes as letters that
+    fit some alphabet (``€`` as Cyrillic ``А``, ``°C`` as one Han character).
+    True when there is at least one character beyond ASCII, none of them is a
+    letter, and at least half of their runs are a single character (a symbol
+    in running text; double-byte text read this way gives runs of two).
+    """
+    runs = [m.group() for m in _NON_ASCII_RUN.finditer(text)]
+    if not runs:
+        return False
+    if any(char.isalpha() for run in runs for char in run):
+        return False
+    return 2 * sum(1 for run in runs if len(run) == 1) >= len(runs)
+
+
 def _word_alphabets(word: str) -> tuple[int, int]:
     """The alphabets that fit ``word`` (a bit mask) and its number of letters beyond ASCII."""
     mask, count = (1 << len(_ALPHABET_NAMES)) - 1, 0
@@ -244,6 +269,8 @@ def _detect(sample: bytes) -> str | None:
         if text is None:
             continue
         fit = fits[text] if text in fits else fits.setdefault(text, alphabet_fit(text, words))
+        if fit is None and not rank and western_symbols_only(text):
+            fit = 1.0  # "5 €", "21°C", “quoted”: what undeclared Western text holds
         candidates.append((-1.0 if fit is None else fit, -rank, codec))
     if not proposed:
         return None
