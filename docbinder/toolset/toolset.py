@@ -365,9 +365,14 @@ class DocbinderToolset:
         workflow_id = self.workflow_id
         if workflow_id is None:
             notice = f"To list a workflow's documents, {self.no_workflow_hint}."
+            reachable = (
+                "stored files stay reachable by file id (list_files). "
+                if self.file_scope is FileScope.PRINCIPAL
+                else ""
+            )
             return ToolOutcome(
-                "No workflow is active in this run, so there are no documents to list; stored "
-                f"files stay reachable by file id (list_files). {notice}",
+                "No workflow is active in this run, so there are no documents to list; "
+                f"{reachable}{notice}",
                 structured={"documents": [], "truncated": False, "notice": notice},
             )
         documents = workflow_documents(self.run)

@@ -82,6 +82,26 @@ def test_a_token_file_of_root_is_read_by_any_user(
     assert len(BearerTokens.load(path).principals) == 1
 
 
+@pytest.mark.parametrize(("mode", "refused"), [(0o777, True), (0o775, True), (0o1777, False)])
+def test_a_token_file_in_a_directory_others_may_write_is_refused_unless_sticky(
+    tmp_path: Path, mode: int, refused: bool
+) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = _token_file(folder, 0o600)
+    folder.chmod(mode)
+    if not refused:
+        assert len(BearerTokens.load(path).principals) == 1
+        return
+    with pytest.raises(ConfigurationError) as raised:
+        BearerTokens.load(path)
+    assert str(raised.value).startswith(
+        f"refusing the bearer token file {path}: "
+        f"{'anyone' if mode & 0o002 else 'its group'} may replace it, its directory {folder} "
+        f"is writable (mode {mode:04o}) without the sticky bit"
+    )
+
+
 def test_the_mode_is_checked_on_the_file_a_symlink_names(tmp_path: Path) -> None:
     target = _token_file(tmp_path, 0o666)
     link = tmp_path / "link.toml"

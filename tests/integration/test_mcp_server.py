@@ -636,6 +636,11 @@ def test_sessionless_conversations_never_share_a_workflow(http: LiveHttp) -> Non
         seen["resources"] = [(await c.list_resources()).resources for c in (a, b)]
         [link] = links(seen["alpha"])
         seen["a_resource"] = await a.read_resource(link.uri)
+        # the document's id alone names no workflow: another conversation reads nothing
+        bare_uri = str(link.uri).split("?")[0]
+        for reader in (a, b):
+            with pytest.raises(MCPError, match="not found"):
+                await reader.read_resource(bare_uri)
         # a second producing call without handle is a new conversation: a new workflow
         seen["again"] = await a.call_tool("write_file", {"name": "c.md", "content": "c"})
         seen["joined"] = await a.call_tool(
@@ -876,6 +881,17 @@ def test_a_handle_out_of_reach_is_refused_like_an_unknown_id(binder: DocBinder, 
     assert refused.is_error and workflow_of(refused) == handle
     assert "you may read workflow" in first_text(refused)
     assert [f.file_name for f in binder.list_files(BOB)] == ["secret.txt"]
+
+    # joining it to read does not make it the conversation's: a later write without
+    # handle stores, in a workflow of its own, as the refusal said it would
+    async def joined(client: Client) -> tuple[Any, Any]:
+        read = await client.call_tool("list_documents", {"workflow": handle})
+        return read, await client.call_tool("write_file", {"name": "own.txt", "content": "o"})
+
+    read, own = run_client(DocbinderMcpServer(binder, BOB), mode, joined)
+    assert workflow_of(read) == handle and "secret.txt" in first_text(read)
+    assert not own.is_error and workflow_of(own) not in (None, handle)
+    assert "own.txt" in [f.file_name for f in binder.list_files(BOB)]
 
 
 def test_no_principal_evicts_another(binder: DocBinder) -> None:

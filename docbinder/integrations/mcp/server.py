@@ -414,8 +414,11 @@ class DocbinderMcpServer:
 
         ``key`` is the call's conversation (:meth:`conversation`), ``handle``
         its ``workflow`` argument, ``producing`` whether the tool stores files.
-        A handle binds its workflow for ``principal`` (and becomes the
-        conversation's); else the conversation's workflow or ``workflow_id``;
+        A handle binds its workflow for ``principal`` and becomes the
+        conversation's when the principal may add files to it (a workflow it
+        may only read is used for this call only, so the conversation's later
+        producing calls without handle still store); else the conversation's
+        workflow or ``workflow_id``;
         else a producing call starts a workflow (the conversation's, when it
         has one) and any other call has none. Raises :class:`WorkflowNotFound`
         (an unknown handle, or one the principal may not read),
@@ -424,8 +427,9 @@ class DocbinderMcpServer:
         """
         if handle is not None:
             toolset = self.toolset(principal, handle)
-            if key is not None:
-                self._bind(principal, key, handle)
+            if key is not None and self._conversation_workflow(principal, key) != handle:
+                if toolset.run.can_attach():
+                    self._bind(principal, key, handle)
             return toolset
         workflow_id = self._conversation_workflow(principal, key)
         if workflow_id is not None:

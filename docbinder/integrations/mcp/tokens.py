@@ -66,11 +66,14 @@ class BearerTokens:
         """Read a token file (see the module); :class:`ConfigurationError` names what is wrong.
 
         A file that its group or others may write, or that belongs to neither the
-        current user nor root, is refused with one line naming the file and the fix.
+        current user nor root, is refused with one line naming the file and the fix;
+        so is a file in a directory others may write without the sticky bit (they
+        could replace the file), as OpenSSH's ``StrictModes`` refuses it.
         """
         try:
             with path.open("rb") as handle:
                 _check_owner_only(path, os.fstat(handle.fileno()))
+                _check_directory(path)
                 text = handle.read().decode("utf-8")
             data = tomllib.loads(text)
         except OSError as exc:
@@ -128,6 +131,22 @@ def _check_owner_only(path: Path, info: os.stat_result) -> None:
         raise ConfigurationError(
             f"refusing the bearer token file {path}: it belongs to uid {info.st_uid}, not to "
             f"the user running docbinder (uid {user}); run chown {user} {path} && chmod 600 {path}"
+        )
+
+
+def _check_directory(path: Path) -> None:
+    """:class:`ConfigurationError` if others may replace the file: its directory is writable
+    by group or others and has no sticky bit (``/tmp`` has one: others cannot rename it)."""
+    if getattr(os, "getuid", None) is None:  # pragma: no cover - Windows
+        return
+    directory = path.resolve().parent
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        who = "anyone" if mode & stat.S_IWOTH else "its group"
+        raise ConfigurationError(
+            f"refusing the bearer token file {path}: {who} may replace it, its directory "
+            f"{directory} is writable (mode {mode:04o}) without the sticky bit; keep the file "
+            f"in a directory only you may write (chmod go-w {directory})"
         )
 
 
