@@ -427,9 +427,10 @@ class DocbinderMcpServer:
         """
         if handle is not None:
             toolset = self.toolset(principal, handle)
-            if key is not None and self._conversation_workflow(principal, key) != handle:
-                if toolset.run.can_attach():
-                    self._bind(principal, key, handle)
+            rebinds = key is not None and self._conversation_workflow(principal, key) != handle
+            if rebinds and toolset.run.can_attach():
+                assert key is not None
+                self._bind(principal, key, handle)
             return toolset
         workflow_id = self._conversation_workflow(principal, key)
         if workflow_id is not None:
