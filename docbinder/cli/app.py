@@ -82,10 +82,19 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # the commands' docstrings: ``--json`` shows as code
 )
-workflow_app = typer.Typer(help="Create and inspect workflows.", no_args_is_help=True)
-files_app = typer.Typer(help="List, inspect and read stored files.", no_args_is_help=True)
-store_app = typer.Typer(help="Check and accept the blob store's location.", no_args_is_help=True)
+workflow_app = typer.Typer(
+    help="Create and inspect workflows.", no_args_is_help=True, rich_markup_mode="markdown"
+)
+files_app = typer.Typer(
+    help="List, inspect and read stored files.", no_args_is_help=True, rich_markup_mode="markdown"
+)
+store_app = typer.Typer(
+    help="Check and accept the blob store's location.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(workflow_app, name="workflow")
 app.add_typer(files_app, name="files")
 app.add_typer(store_app, name="store")

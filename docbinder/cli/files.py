@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 import typer
 
 from docbinder.cli.common import JsonOpt, handles_errors
-from docbinder.cli.output import emit_json, err, out
+from docbinder.cli.output import clean, emit_json, err, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import AccessDenied, InvalidInput
 
@@ -142,10 +142,21 @@ def files_show(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = 
 def files_cat(file_id: str, workflow: WorkflowOpt = None, json_flag: JsonOpt = False) -> None:
     """Write one file's bytes to stdout (``--json``: metadata and base64 ``data`` in one document).
 
-    FILE_ID as for ``files show``.
+    FILE_ID as for ``files show``. A file that is not text is not written to a
+    terminal (it would garble it): redirect stdout to a file or a pipe.
     """
     binder = STATE.binder()
     file_id = file_id_of(file_id, workflow, "cat")
+    if not STATE.wants_json(json_flag) and sys.stdout.isatty():
+        from docbinder.domain.mime import is_textual_mime
+
+        item = binder.get_file(STATE.principal, file_id)
+        if not is_textual_mime(item.mime_type.lower()):
+            raise InvalidInput(
+                f"{clean(item.file_name, multiline=False)!r} is {item.mime_type}, not text: it is not "
+                f"written to a terminal; redirect it (docbinder files cat {item.id} > FILE) "
+                "or use --json"
+            )
     if STATE.wants_json(json_flag):
         import base64
 

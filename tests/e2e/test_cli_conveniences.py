@@ -272,3 +272,54 @@ def test_a_global_option_after_the_command_says_where_it_goes(home: list[str]) -
     assert error_lines(flag)[-1].endswith("(docbinder -v files ls ...)")
     unknown = invoke_cli([*home, "files", "ls", "--bogus"])
     assert "global option" not in unknown.stderr
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+    """``docbinder ARGS`` in a subprocess whose stdout and stderr are a pseudo-terminal."""
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    with subprocess.Popen(
+        [sys.executable, "-m", "docbinder", *args],
+        stdout=follower,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    ) as process:
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+        code = process.wait(timeout=120)
+    os.close(leader)
+    return code, seen
+
+
+def test_files_cat_writes_no_binary_file_to_a_terminal_and_text_as_is(
+    home: list[str], tmp_path: Path
+) -> None:
+    png = tmp_path / "dot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x1b[2J" * 20)
+    note = tmp_path / "note.txt"
+    note.write_text("plain words\n", encoding="utf-8")
+    ids = {}
+    for path in (png, note):
+        made = invoke_cli([*home, "attach", str(path), "--json"])
+        assert made.exit_code == 0, made.stderr
+        ids[path.name] = json.loads(made.stdout)["fileId"]
+    code, shown = _on_a_terminal([*home, "files", "cat", ids["dot.png"]])
+    assert code == 1 and b"\x1b[2J" not in shown
+    assert b"error: 'dot.png' is image/png, not text: it is not written to a terminal" in shown
+    code, shown = _on_a_terminal([*home, "files", "cat", ids["note.txt"]])
+    assert code == 0 and shown.replace(b"\r\n", b"\n") == b"plain words\n"
+    piped = invoke_cli([*home, "files", "cat", ids["dot.png"]])  # not a terminal: the bytes
+    assert piped.exit_code == 0 and piped.stdout_bytes == png.read_bytes()
