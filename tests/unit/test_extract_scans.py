@@ -286,6 +286,87 @@ def test_a_pdf_page_whose_text_cannot_be_parsed_does_not_lose_the_others(
     assert parts[0].coverage == PageCoverage(3, text_layer=2, nothing=1, empty_pages=(2,))
 
 
+def _rezipped(data: bytes, change: dict[str, bytes | None]) -> bytes:
+    """``data`` (a ZIP package) with the members of ``change`` replaced, or left out (None)."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            body = change.get(info.filename, source.read(info))
+            if body is not None:
+                target.writestr(info, body)
+    return out.getvalue()
+
+
+def _workbook_of_three_sheets() -> bytes:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    first = book.active
+    assert first is not None
+    first.title = "One"
+    first["A1"], first["B1"] = "alpha", 1
+    for title in ("Two", "Three"):
+        sheet = book.create_sheet(title)
+        sheet["A1"], sheet["A2"] = f"{title} kept", 42
+    saved = io.BytesIO()
+    book.save(saved)
+    return saved.getvalue()
+
+
+def test_a_workbook_whose_stylesheet_is_broken_keeps_every_sheet() -> None:
+    data = _rezipped(_workbook_of_three_sheets(), {"xl/styles.xml": b"<styleSheet><broken"})
+    parts = convert(data, "book.xlsx")
+    assert [p.position for p in parts] == ["sheet 1: One", "sheet 2: Two", "sheet 3: Three"]
+    assert "| alpha | 1 |" in (parts[0].text or "")
+    assert "| Three kept |" in (parts[2].text or "") and "| 42 |" in (parts[2].text or "")
+    for part in parts:
+        assert part.kind is ContentKind.TEXT
+        assert part.note is not None and "/xl/styles.xml" in part.note
+
+
+def test_a_deck_missing_one_slide_part_keeps_the_others_in_place() -> None:
+    data = _rezipped(documents.pptx_with_broken_chart(), {"ppt/slides/slide3.xml": None})
+    parts = convert(data, "deck.pptx")
+    assert [p.position for p in parts] == ["slide 1", "slide 2", "slide 3"]
+    assert "# Slide title 1" in (parts[0].text or "")
+    assert "Speaker note 2" in (parts[1].text or "")
+    assert parts[2].text == "[slide 3 could not be read: its part is missing]"
+    assert parts[2].note is not None and "slide 3's part is missing" in parts[2].note
+
+
+def test_a_document_its_converter_refuses_is_read_block_by_block_without_entities(
+    tmp_path: Path,
+) -> None:
+    import docx
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-ON-DISK", encoding="utf-8")
+    document = docx.Document()
+    document.add_heading("Quarterly review", 1)
+    document.add_paragraph("Revenue grew by PLACEHOLDER.")
+    table = document.add_table(rows=2, cols=2)
+    for row, values in zip(table.rows, (("Region", "Revenue"), ("North", "61")), strict=True):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    saved = io.BytesIO()
+    document.save(saved)
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(saved.getvalue())) as package:
+        body = package.read("word/document.xml")
+    doctype = f'<!DOCTYPE x [<!ENTITY xxe SYSTEM "{secret.as_uri()}">]>'.encode()
+    body = body.replace(b"?>", b"?>\n" + doctype, 1).replace(b"PLACEHOLDER", b"&xxe;")
+    (part,) = convert(_rezipped(saved.getvalue(), {"word/document.xml": body}), "review.docx")
+    text = part.text or ""
+    assert part.kind is ContentKind.TEXT
+    assert text.startswith("# Quarterly review")
+    assert "Revenue grew by" in text and "| North | 61 |" in text
+    assert "SECRET-ON-DISK" not in text
+    assert part.note is not None and "read block by block" in part.note
+
+
 # -- 3. spreadsheets whose declared size lies -------------------------------------------------
 
 

@@ -36,10 +36,13 @@ from __future__ import annotations
 
 import contextlib
 import math
+import posixpath
 import re
+import shutil
+import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -465,10 +468,66 @@ def _markitdown(converter_name: str, path: str, extension: str) -> str:
 
 
 def docx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
-    """The document as Markdown (headings, lists, tables) in one section."""
+    """The document as Markdown (headings, lists, tables) in one section.
+
+    Through markitdown's converter (mammoth); when it fails on the whole
+    document (a DOCTYPE its XML parser refuses, an element it cannot map), the
+    document is read again block by block with python-docx
+    (:func:`docx_by_block`).
+    """
     check_zip(path, limits)
     budget = _Budget(limits)
-    yield budget.take(_markitdown("DocxConverter", path, ".docx"), None)
+    try:
+        markdown = _markitdown("DocxConverter", path, ".docx")
+    except (MissingExtra, MemoryError):
+        raise
+    except Exception as exc:
+        yield docx_by_block(path, budget, f"{type(exc).__name__}: {exc}")
+        return
+    yield budget.take(markdown, None)
+
+
+def docx_by_block(path: str, budget: _Budget, failure: str) -> Section:
+    """The document read paragraph by paragraph and table by table after its converter failed.
+
+    python-docx parses the package without resolving entities (its lxml parser
+    has ``resolve_entities=False``). Paragraphs in a ``Heading N`` style
+    become ``#``-headings, tables Markdown tables, in body order; a block that
+    raises becomes ``[<block> <n> could not be read: <error>]``. The section's
+    ``note`` names the converter's ``failure`` and those blocks.
+    """
+    try:
+        import docx as python_docx
+        from docx.table import Table
+    except ImportError as exc:
+        raise MissingExtra(".docx conversion", "extract", "python-docx") from exc
+    document = python_docx.Document(path)
+    lines: list[str] = []
+    problems: list[str] = []
+    for number, block in enumerate(document.iter_inner_content(), start=1):
+        kind = "table" if isinstance(block, Table) else "paragraph"
+        try:
+            if isinstance(block, Table):
+                rows = [[cell.text for cell in row.cells] for row in block.rows]
+                lines.extend(["", markdown_table(rows), ""])
+                continue
+            text = block.text or ""
+            style = str(getattr(block.style, "name", "") or "")
+            level = re.fullmatch(r"Heading ([1-6])", style)
+            if level is not None and text.strip():
+                lines.extend(["", f"{'#' * int(level[1])} {text.strip()}", ""])
+            elif style == "Title" and text.strip():
+                lines.extend(["", f"# {text.strip()}", ""])
+            else:
+                lines.append(text)
+        except Exception as exc:
+            problems.append(f"{kind} {number} could not be read: {type(exc).__name__}: {exc}")
+            lines.append(f"[{kind} {number} could not be read: {type(exc).__name__}]")
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    note = f"read block by block after the document's converter failed ({failure})"
+    if problems:
+        note += "; " + "; ".join(problems)
+    return attrs.evolve(budget.take(text, None), note=note)
 
 
 def epub(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterator[Section]:
@@ -529,17 +588,30 @@ def pptx_by_slide(path: str, limits: Limits, failure: str) -> Iterator[Section]:
     except ImportError as exc:
         raise MissingExtra(".pptx conversion", "extract", "python-pptx") from exc
     with contextlib.ExitStack() as stack:
+        opened = path
         try:
             deck = Presentation(path)
             replaced: dict[str, str] = {}
         except Exception:
             # A chart or slide part that is not XML stops python-pptx from opening the
             # package at all: open a copy whose broken parts are empty ones of their kind.
-            repaired, replaced = _repaired_deck(path, stack)
+            opened, replaced = _repaired_deck(path, stack)
             if not replaced:
                 raise
-            deck = Presentation(repaired)
-        slides = list(deck.slides)
+            deck = Presentation(opened)
+        missing: list[int] = []
+        try:
+            found = list(deck.slides)
+        except KeyError:
+            # A slide whose part is gone from the package: read a copy without it.
+            opened, missing = _deck_without_missing_slides(opened, stack)
+            if not missing:
+                raise
+            found = list(Presentation(opened).slides)
+        slides: list[Any] = []
+        kept = iter(found)
+        for number in range(1, len(found) + len(missing) + 1):
+            slides.append(None if number in missing else next(kept))
         yield from _slide_sections(slides, limits, failure, replaced)
 
 
@@ -552,6 +624,15 @@ def _slide_sections(
     def sections() -> Iterator[Section]:
         for number, slide in enumerate(slides, start=1):
             problems: list[str] = []
+            if slide is None:
+                missing = f"[slide {number} could not be read: its part is missing]"
+                section = budget.take(missing, f"slide {number}")
+                yield attrs.evolve(
+                    section,
+                    note=f"read slide by slide after the deck's converter failed ({failure}); "
+                    f"slide {number}'s part is missing from the package",
+                )
+                continue
             broken = replaced.get(str(slide.part.partname))
             if broken is not None:
                 problems.append(f"the slide's part is not readable XML: {broken}")
@@ -589,39 +670,97 @@ def _repaired_deck(path: str, stack: contextlib.ExitStack) -> tuple[str, dict[st
     """A copy of the deck whose chart, slide and notes parts that do not parse are empty ones.
 
     Returns the copy's path and ``{"/ppt/charts/chart3.xml": "<parser error>"}`` for
-    each part replaced (nothing replaced: the deck is broken elsewhere). Members
-    are parsed without entities or network (lxml), after :func:`check_zip`.
+    each part replaced (nothing replaced: the deck is broken elsewhere), as
+    :func:`_package_copy` makes it.
     """
-    import shutil
-    import tempfile
+    return _package_copy(path, stack, _EMPTY_PARTS, ".pptx")
 
+
+_PRESENTATION: Final = "ppt/presentation.xml"
+_PRESENTATION_RELS: Final = "ppt/_rels/presentation.xml.rels"
+_RELATIONSHIP_ID: Final = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+
+
+def _deck_without_missing_slides(path: str, stack: contextlib.ExitStack) -> tuple[str, list[int]]:
+    """A copy of the deck whose slide list leaves out slides whose part is not in the package.
+
+    A ``<p:sldId r:id="rId10"/>`` (ISO/IEC 29500-1 §19.2.1.33) whose relationship
+    is absent or names a member the ZIP does not hold makes python-pptx refuse
+    the whole slide list. Returns the copy's path and the 1-based positions of
+    the slides left out (none: ``path`` itself). Parsed without entities or
+    network (lxml).
+    """
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-    replaced: dict[str, str] = {}
-    spool = tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".pptx")  # noqa: SIM115
-    copy = stack.enter_context(spool)  # removed when the caller's stack closes
+    with zipfile.ZipFile(path) as source:
+        names = set(source.namelist())
+        rels = etree.fromstring(source.read(_PRESENTATION_RELS), parser)
+        targets = {
+            rel.get("Id"): posixpath.normpath(posixpath.join("ppt", rel.get("Target", "")))
+            for rel in rels
+        }
+        presentation = etree.fromstring(source.read(_PRESENTATION), parser)
+        missing: list[int] = []
+        for listing in presentation.iter("{*}sldIdLst"):
+            for number, entry in enumerate(list(listing), start=1):
+                if targets.get(entry.get(_RELATIONSHIP_ID)) not in names:
+                    missing.append(number)
+                    listing.remove(entry)
+        if not missing:
+            return path, missing
+        spool = tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=".pptx")  # noqa: SIM115
+        copy = stack.enter_context(spool)
+        with zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as out:
+            for info in source.infolist():
+                if info.filename == _PRESENTATION:
+                    out.writestr(info, etree.tostring(presentation, xml_declaration=True))
+                else:
+                    out.writestr(info, source.read(info))
+    copy.flush()
+    return copy.name, missing
+
+
+def _package_copy(
+    path: str, stack: contextlib.ExitStack, stand_ins: Mapping[str, bytes | None], suffix: str
+) -> tuple[str, dict[str, str]]:
+    """A copy of the OPC package at ``path`` whose broken XML parts are replaced or left out.
+
+    ``stand_ins`` maps a member name prefix (``"ppt/charts/"``, ``"xl/styles.xml"``)
+    to the bytes that replace a member under it whose XML does not parse, or to
+    ``None`` to leave it out. Returns the copy's path (removed when ``stack``
+    closes) and ``{"/<member>": "<parser error>"}`` per member changed; when
+    nothing changed, ``path`` itself. Members are parsed without entities or
+    network (lxml), after :func:`check_zip`; relationship parts are kept as they are.
+    """
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    changed: dict[str, str] = {}
+    spool = tempfile.NamedTemporaryFile(prefix="docbinder-", suffix=suffix)  # noqa: SIM115
+    copy = stack.enter_context(spool)
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as out:
         for info in source.infolist():
-            body = source.read(info)
-            folder = next((f for f in _EMPTY_PARTS if info.filename.startswith(f)), None)
+            body: bytes | None = source.read(info)
+            prefix = next((p for p in stand_ins if info.filename.startswith(p)), None)
             if (
-                folder is not None
+                prefix is not None
                 and info.filename.endswith(".xml")
                 and "/_rels/" not in info.filename
             ):
                 try:
                     etree.fromstring(body, parser)
                 except etree.XMLSyntaxError as exc:
-                    replaced["/" + info.filename] = f"{type(exc).__name__}: {exc}"
-                    body = _EMPTY_PARTS[folder]
-            out.writestr(info, body)
+                    changed["/" + info.filename] = f"{type(exc).__name__}: {exc}"
+                    body = stand_ins[prefix]
+            if body is not None:
+                out.writestr(info, body)
     copy.flush()
-    if not replaced:
-        return path, replaced
+    if not changed:
+        return path, changed
     with contextlib.suppress(OSError):
         shutil.copystat(path, copy.name)
-    return copy.name, replaced
+    return copy.name, changed
 
 
 def _slide_lines(slide: Any, problems: list[str], replaced: dict[str, str]) -> list[str]:
@@ -822,7 +961,38 @@ def xlsx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
         from openpyxl import load_workbook
     except ImportError as exc:
         raise MissingExtra("spreadsheet conversion", "extract", "openpyxl") from exc
-    book = load_workbook(path, read_only=True, data_only=True)
+    with contextlib.ExitStack() as stack:
+        try:
+            book = load_workbook(path, read_only=True, data_only=True)
+            dropped: dict[str, str] = {}
+        except (MemoryError, MissingExtra):
+            raise
+        except Exception:
+            # Styles and theme only dress the cells: a copy without the ones that do not
+            # parse keeps every value (openpyxl reads a workbook without them).
+            repaired, dropped = _package_copy(path, stack, _XLSX_DRESSING, ".xlsx")
+            if not dropped:
+                raise
+            book = load_workbook(repaired, read_only=True, data_only=True)
+        sections = _workbook_sections(book, limits)
+        if not dropped:
+            yield from sections
+            return
+        note = "read without its unreadable " + "; ".join(
+            f"{part} ({error})" for part, error in dropped.items()
+        )
+        for section in sections:
+            joined = note if section.note is None else f"{note}; {section.note}"
+            yield attrs.evolve(section, note=joined)
+
+
+_XLSX_DRESSING: Final[Mapping[str, bytes | None]] = {"xl/styles.xml": None, "xl/theme/": None}
+"""Parts of a workbook that style cells and hold no values (ECMA-376 Part 1 §12.3.20, §14.2.7):
+left out of the copy when they do not parse."""
+
+
+def _workbook_sections(book: Any, limits: Limits) -> Iterator[Section]:
+    """The sections of an open openpyxl workbook (see :func:`xlsx`); closes it at the end."""
     try:
         sheets = list(book.worksheets)
         for sheet in sheets:

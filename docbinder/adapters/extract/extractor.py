@@ -79,7 +79,7 @@ DEFAULT_TIME_BUDGET: Final = 30.0
 DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 """Default address-space cap of a converter process (2 GiB)."""
 
-EXTRACTOR_REVISION: Final = 3
+EXTRACTOR_REVISION: Final = 4
 """Bumped whenever this module changes what it returns for the same bytes (cache key)."""
 
 DEFAULT_OCR: Final = TesseractRecognizer()
@@ -135,6 +135,7 @@ _VERSIONED_LIBRARIES: Final = (
     "markitdown",
     "mammoth",
     "python-pptx",
+    "python-docx",
     "openpyxl",
     "xlrd",
     "odfpy",
