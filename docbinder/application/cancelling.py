@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from docbinder.domain.reading import CancelToken, cancellation
@@ -54,4 +55,6 @@ async def run_sync_cancellable(
             result = await anyio.to_thread.run_sync(work, limiter=limiter)
         finally:
             group.cancel_scope.cancel()
+    # The thread's result is not handed to a caller that is gone: its cancellation is.
+    await anyio.lowlevel.checkpoint_if_cancelled()
     return result
