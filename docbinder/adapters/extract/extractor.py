@@ -647,7 +647,8 @@ class DefaultContentExtractor:
             )
             return Extraction(parts, "partial", reason, self.time_budget)
         if attempt.fallback is not None:
-            if not self._storable(item, parts, allow_binary=False):
+            transient = any(m in attempt.fallback for m in _TRANSIENT_MARKERS)
+            if transient or not self._storable(item, parts, allow_binary=False):
                 return Extraction(parts, "none")
             return Extraction(parts, "fallback", attempt.fallback)
         return Extraction(parts, "complete" if self.cacheable(item, parts) else "none")
