@@ -89,8 +89,12 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     """
     max_chars = coerce_int(max_chars, "max_chars", minimum=1)
     item = run.get_file(file_id)
-    parts = _text_parts(run, item, max_chars) if _has_text(item) else []
+    extracted = _all_parts(run, item) if _has_text(item) else []
+    parts = _texts(extracted)
     if not parts:
+        why = next((p.note for p in extracted if p.note), None)
+        if why is not None:  # a PDF not converted now: say why (busy, time budget, ...)
+            raise InvalidInput(f"file '{item.file_name}' was not read: {why}")
         raise InvalidInput(
             f"file '{item.file_name}' ({item.mime_type}) has no text to read; read it with "
             f"read_documents and file:{item.id} (a file attached to the workflow)"
