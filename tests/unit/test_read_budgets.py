@@ -284,3 +284,46 @@ def test_the_call_settings_are_checked_and_reach_the_binder(tmp_path: Any) -> No
         assert binder.get_content.limits == ReadLimits(5.0, 1000, 7)
     finally:
         binder.close()
+
+
+def test_a_conversion_the_call_budget_cut_short_is_not_cached() -> None:
+    # The extractor may spend 5 s on the document, the call only 1 s: what the 1 s gave is
+    # not what 5 s give, so it is not kept; a call with time for the whole budget keeps it.
+    extractor = Recording(time_budget=3.0)
+    cache = MemoryExtractionCache()
+    store, blobs = MemoryMetadataStore(), MemoryBlobStore()
+    short = wire_binder(
+        store.unit_of_work,
+        blobs,
+        extractor=extractor,
+        extraction_cache=cache,
+        read_limits=ReadLimits(time_budget=1.0),
+    )
+    run = short.start_new_run(ALICE)
+    ref = run.produce_file("slow.docx", documents.slow_docx()).reference
+    (cut,) = run.get_content([ref]).parts
+    assert cut.truncated
+    assert [e.cache for e in extractor.extractions] == ["none"]
+    assert cache.hashes() == set()
+    whole = wire_binder(store.unit_of_work, blobs, extractor=extractor, extraction_cache=cache)
+    rerun = whole.start_run(ALICE, run.context.workflow_id)
+    (part,) = rerun.get_content([ref]).parts
+    assert "time budget of 3.0 s spent" in (part.truncated_reason or "")
+    assert [e.cache for e in extractor.extractions] == ["none", "partial"]
+
+
+@pytest.mark.anyio
+async def test_a_caller_that_goes_away_while_queued_never_starts_a_converter() -> None:
+    extractor = Recording(max_processes=1, queue_seconds=60.0)
+    binder = AsyncDocBinder(_binder(extractor))
+    run = await binder.start_new_run(ALICE)
+    ref = (await run.produce_file("deck.pptx", documents.pptx_bytes(slides=1))).reference
+    with extractor.inner.slots.slot(time.monotonic() + 5) as refused:
+        assert refused is None
+        with anyio.move_on_after(0.5) as scope:
+            await run.get_content([ref])
+        assert not multiprocessing.active_children()
+    assert scope.cancelled_caught
+    (extraction,) = extractor.extractions
+    assert extraction.cache == "none"
+    assert "nothing was converted" in (extraction.parts[0].note or "")
