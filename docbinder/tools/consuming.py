@@ -89,8 +89,10 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     """
     max_chars = coerce_int(max_chars, "max_chars", minimum=1)
     item = run.get_file(file_id)
-    extracted = _all_parts(run, item) if _has_text(item) else []
-    parts = _texts(extracted)
+    with tool_read_call(run) as call:
+        extracted = _all_parts(run, item) if _has_text(item) else []
+        parts = _texts(extracted)
+        call.spend(content_size(parts), len(parts))
     if not parts:
         why = next((p.note for p in extracted if p.note), None)
         if why is not None:  # a PDF not converted now: say why (busy, time budget, ...)

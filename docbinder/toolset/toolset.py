@@ -53,6 +53,7 @@ from docbinder.domain.errors import (
 )
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.domain.parsing import REASON_NOT_A_REFERENCE, coerce_document_references
+from docbinder.domain.reading import current_read_call
 from docbinder.domain.references import DocumentItemReference, FileReference
 from docbinder.tools import consuming, producing
 from docbinder.tools.arguments import (
@@ -396,9 +397,17 @@ class DocbinderToolset:
                 return _read_file_outcome(text, documents, resolution)
             lines = [f"{len(documents)} file(s) match {_named(resolution)}, each under a header:"]
             budget = limit
+            call = current_read_call()
             for position, document in enumerate(documents):
                 if budget <= 0:
                     lines.append(_not_read_line(documents[position:], limit))
+                    break
+                stop = call.stop_reason() if call is not None else None
+                if stop is not None:  # the tool call's budget (ADR 0071)
+                    lines.append(
+                        f"[{len(documents) - position} more file(s) {stop}; the next: "
+                        f"{_references(documents[position:])}]"
+                    )
                     break
                 lines.append(_document_header(document))
                 try:

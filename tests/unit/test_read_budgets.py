@@ -327,3 +327,17 @@ async def test_a_caller_that_goes_away_while_queued_never_starts_a_converter() -
     (extraction,) = extractor.extractions
     assert extraction.cache == "none"
     assert "nothing was converted" in (extraction.parts[0].note or "")
+
+
+def test_read_file_over_several_references_stops_at_the_tool_calls_budget() -> None:
+    binder = _binder(Recording(), read_limits=ReadLimits(max_bytes=15))
+    run = binder.start_new_run(ALICE)
+    refs = [run.produce_file(f"{n}.txt", bytes([97 + n]) * 10).reference for n in range(3)]
+    answer = DocbinderToolset(run).call("read_file", {"file_id": ", ".join(refs)})
+    assert not answer.is_error, answer.text
+    assert "aaaaaaaaaa" in answer.text and "bbbbbbbbbb" in answer.text
+    assert "cccccccccc" not in answer.text
+    assert (
+        f"[1 more file(s) not read: this call already returns 20 bytes of content, its limit "
+        f"of 15 bytes; ask for it in another call; the next: {refs[2]}]"
+    ) in answer.text
