@@ -287,8 +287,8 @@ class CacheInBinderContract(ExtractionCacheContract):
         # read; 20 of 20 guesses right. Each trial is a new tenant reading its own copy of
         # bytes tenant A read, and bytes nobody read (same size and shape), in random
         # order. If the first were a hit, it would be faster in (nearly) every trial; with
-        # one distribution for both, "faster" is a coin toss. Fail when 17 or more of 20
-        # are faster: a fair coin does that with probability 0.0013.
+        # one distribution for both, "faster" is a coin toss. Fail when 18 or more of 20
+        # are faster: a fair coin does that with probability 0.0002 (the leak: 20 of 20).
         extractor = CountingExtractor()
         binder = wire_binder(
             uow_factory, MemoryBlobStore(), extractor=extractor, extraction_cache=make_cache()
@@ -314,7 +314,7 @@ class CacheInBinderContract(ExtractionCacheContract):
                 timings[name] = time.perf_counter() - started
             faster += timings["known"] < timings["fresh"]
         assert extractor.calls.count("a.html") == trials  # every tenant converted its own
-        assert faster < 17, f"{faster} of {trials} reads of known bytes were faster"
+        assert faster < 18, f"{faster} of {trials} reads of known bytes were faster"
 
     def test_the_file_tools_keep_their_entries_per_scope_too(
         self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
