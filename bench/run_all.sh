@@ -29,3 +29,4 @@ run bench_large_file bench_large_file
 run bench_concurrency bench_concurrency
 run bench_extract_cache bench_extract_cache
 run bench_ocr bench_ocr
+run bench_bounded_reads bench_bounded_reads

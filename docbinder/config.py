@@ -23,6 +23,12 @@ from urllib.parse import unquote, urlsplit
 import attrs
 
 from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.reading import (
+    DEFAULT_CALL_MAX_BYTES,
+    DEFAULT_CALL_MAX_PARTS,
+    DEFAULT_CALL_TIME_BUDGET,
+    ReadLimits,
+)
 
 ENV_PREFIX = "DOCBINDER_"
 
@@ -34,8 +40,13 @@ EXTRACT_SETTINGS = (
     "extract_max_decoded_bytes",
     "extract_time_budget",
     "extract_memory_bytes",
+    "extract_max_processes",
+    "extract_queue_seconds",
 )
 """The content extractor's budgets per document (``extract_<name>`` is the extractor's ``<name>``)."""
+
+CALL_SETTINGS = ("call_time_budget", "call_max_bytes", "call_max_parts")
+"""The budget of one read call across its documents (:class:`~docbinder.domain.reading.ReadLimits`)."""
 
 HTTP_SETTINGS = (
     "http_max_connections",
@@ -64,6 +75,7 @@ SETTING_NAMES = (
     "s3_read_timeout",
     "s3_max_attempts",
     *EXTRACT_SETTINGS,
+    *CALL_SETTINGS,
     *HTTP_SETTINGS,
 )
 
@@ -71,6 +83,7 @@ COMPUTED_DEFAULTS = {
     "home": "the user data directory: `platformdirs.user_data_dir('docbinder')`",
     "database_url": "`sqlite:///<home>/docbinder.db`",
     "blob_url": "`file://<home>/blobs`",
+    "extract_max_processes": "one per core, at most physical memory / `extract_memory_bytes`",
 }
 """The defaults that are computed when the settings are loaded, as the reference shows them."""
 
@@ -159,6 +172,20 @@ class Settings:
     """Seconds of conversion per document."""
     extract_memory_bytes: int | None = None
     """Address-space cap of the converter process, in bytes."""
+    extract_max_processes: int | None = None
+    """Converter processes running at once in one docbinder process; more documents wait."""
+    extract_queue_seconds: float | None = None
+    """Seconds a document waits for a free converter process before it is refused with a note
+    naming ``extract_max_processes`` (``0``: refuse at once).
+    """
+    call_time_budget: float = DEFAULT_CALL_TIME_BUDGET
+    """Seconds one ``get_content`` or consuming-tool call spends on all its documents; the rest
+    is reported as not read.
+    """
+    call_max_bytes: int = DEFAULT_CALL_MAX_BYTES
+    """Bytes of content one such call returns (text characters plus image and file bytes)."""
+    call_max_parts: int = DEFAULT_CALL_MAX_PARTS
+    """Content parts one such call returns."""
     http_max_connections: int = 512
     """Open connections of an HTTP face (``docbinder mcp --transport streamable-http``)."""
     http_header_timeout: float = 10.0
@@ -241,6 +268,10 @@ class Settings:
             if value is not None:
                 budgets[name.removeprefix("extract_")] = value
         return budgets
+
+    def read_limits(self) -> ReadLimits:
+        """The budget of one read call: ``call_time_budget``, ``call_max_bytes``, ``call_max_parts``."""
+        return ReadLimits(self.call_time_budget, self.call_max_bytes, self.call_max_parts)
 
     @property
     def metadata_kind(self) -> str:
@@ -400,6 +431,17 @@ def _seconds(name: str, raw: Any, source: str | None) -> float:
     return seconds
 
 
+def _wait_seconds(name: str, raw: Any, source: str | None) -> float:
+    """A finite number of seconds >= 0."""
+    try:
+        seconds = float(raw) if not isinstance(raw, bool) else float("nan")
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):
+        raise ConfigurationError(f"{name} must be a number of seconds >= 0, got {raw!r} ({source})")
+    return seconds
+
+
 def _whole(unit: str) -> Converter:
     """A converter to a whole number >= 1 (of ``unit``, e.g. ``" of bytes"``; ``""`` for a count)."""
 
@@ -450,6 +492,11 @@ _CONVERTERS: dict[str, Converter] = {
     "extract_max_decoded_bytes": _BYTES,
     "extract_time_budget": _seconds,
     "extract_memory_bytes": _BYTES,
+    "extract_max_processes": _COUNT,
+    "extract_queue_seconds": _wait_seconds,
+    "call_time_budget": _seconds,
+    "call_max_bytes": _BYTES,
+    "call_max_parts": _COUNT,
     "http_max_connections": _COUNT,
     "http_header_timeout": _seconds,
     "http_read_timeout": _seconds,

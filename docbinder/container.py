@@ -84,6 +84,7 @@ from docbinder.application.use_cases.save_file_version import SaveFileVersion
 from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.reading import ReadLimits
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
@@ -225,6 +226,7 @@ class UseCaseContainer:
         max_file_size: Any,
         extraction_cache: Any,
         owned: Any,
+        read_limits: Any = None,
     ) -> None:
         self.uow_factory = _provider(uow_factory)
         self.read_uow_factory = _provider(read_uow_factory)
@@ -237,6 +239,7 @@ class UseCaseContainer:
         self.max_file_size = max_file_size = _provider(max_file_size)
         self.extraction_cache = extraction_cache = _provider(extraction_cache)
         self.owned = _provider(owned)
+        self.read_limits = _provider(read_limits)
         self._build_shared_steps()
         self._build_file_use_cases()
         self._build_workflow_use_cases()
@@ -304,7 +307,9 @@ class UseCaseContainer:
         self.find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
         self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
         self.resolve = providers.Singleton(ResolveDocumentList, read_units, access)
-        self.get_content = providers.Singleton(GetContent, self.resolve, self.blobs, self.extractor)
+        self.get_content = providers.Singleton(
+            GetContent, self.resolve, self.blobs, self.extractor, self.read_limits
+        )
 
     def _build_update_use_cases(self) -> None:
         self.content_switch = providers.Singleton(
@@ -412,6 +417,7 @@ def compose_binder(
     read_uow_factory: UnitOfWorkFactory | None = None,
     extraction_cache: ExtractionCache | None = None,
     owned: tuple[object, ...] = (),
+    read_limits: ReadLimits | None = None,
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -421,7 +427,8 @@ def compose_binder(
     lock). ``max_file_size`` is in bytes (``None``: no limit). With an
     ``extraction_cache`` the extractor is wrapped in
     :class:`~docbinder.application.steps.extraction_cache.CachingExtractor` and
-    ``binder.prune_extraction_cache`` is set. The binder's :meth:`~DocBinder.close`
+    ``binder.prune_extraction_cache`` is set. ``read_limits`` bound each
+    ``get_content`` and consuming-tool call (default :class:`ReadLimits`'s). The binder's :meth:`~DocBinder.close`
     closes its own hash worker threads and the objects in ``owned`` (anything
     with ``close()``), not the ports passed in otherwise: the caller owns those.
     """
@@ -437,6 +444,7 @@ def compose_binder(
         max_file_size=max_file_size,
         extraction_cache=extraction_cache,
         owned=owned,
+        read_limits=read_limits,
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -490,6 +498,7 @@ class Container:
             max_file_size=providers.Callable(lambda s: s.max_file_size, self.settings),
             extraction_cache=self.extraction_cache,
             owned=self.owned,
+            read_limits=providers.Callable(lambda s: s.read_limits(), self.settings),
         )
         self.binder = self.use_cases.binder
 

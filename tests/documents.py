@@ -439,3 +439,31 @@ def deck_with_every_chart_broken(slides: int = 5) -> bytes:
                 body = body.replace(b"<c:cat>", b"<c:cat><c:bogus/>")
             target.writestr(info, body)
     return out.getvalue()
+
+
+def slow_docx(paragraphs: int = 20_000) -> bytes:
+    """A Word document of ``paragraphs`` short paragraphs: some 40 KB that mammoth needs
+    many seconds for (20,000 paragraphs: about 20 s on a 2-core machine; ECMA-376 Part 1
+    §17.3.1.22 paragraphs), far under the decompressed-size limit."""
+    paragraph = b"<w:p><w:r><w:t>Revenue grew in every region, line after line.</w:t></w:r></w:p>"
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(docx_bytes())) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "word/document.xml":
+                data = data.replace(b"</w:body>", paragraph * paragraphs + b"</w:body>", 1)
+            target.writestr(info.filename, data)
+    return out.getvalue()
+
+
+def html_page(token: str, rows: int = 40) -> bytes:
+    """An HTML page with a heading naming ``token`` and a table of ``rows`` rows."""
+    cells = "".join(f"<tr><td>{token} row {i}</td><td>{i * 7}</td></tr>" for i in range(rows))
+    return (
+        f"<html><head><title>{token}</title></head><body><h1>Report {token}</h1>"
+        f"<p>Figures for {token}.</p><table><tr><th>Item</th><th>Value</th></tr>{cells}"
+        "</table></body></html>"
+    ).encode()

@@ -35,6 +35,7 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from docbinder.application.binder import DocBinder, Run, ToolFileResult
+from docbinder.application.cancelling import run_sync_cancellable
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import StoredFile
@@ -198,6 +199,11 @@ class _Runner:
     async def __call__(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         call = functools.partial(func, *args, **kwargs)
         return await anyio.to_thread.run_sync(call, limiter=self.limiter)
+
+    async def cancellable(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A read: like ``__call__``, and a cancelled ``await`` stops its conversion (ADR 0070)."""
+        call = functools.partial(func, *args, **kwargs)
+        return await run_sync_cancellable(call, limiter=self.limiter)
 
     async def with_data(self, data: AsyncFileData, buffer: int, work: Callable[[FileData], T]) -> T:
         """``work(data)`` in a worker thread; an async iterable is bridged chunk by chunk."""
@@ -531,8 +537,12 @@ class AsyncRun:
         return await self._run(self.sync.resolve, document_list)
 
     async def get_content(self, document_list: object) -> ContentResult:
-        """As :meth:`Run.get_content`."""
-        return await self._run(self.sync.get_content, document_list)
+        """As :meth:`Run.get_content`; a cancelled ``await`` stops the conversion in progress.
+
+        The converter process is killed and the thread returns at once (ADR 0070);
+        nothing is cached for the documents it did not finish.
+        """
+        return await self._run.cancellable(self.sync.get_content, document_list)
 
     async def get_file(self, file_id: str) -> FileItem:
         """As :meth:`Run.get_file`; :class:`FileItemNotFound`."""

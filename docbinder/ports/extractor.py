@@ -132,3 +132,28 @@ class ExtractionCache(Protocol):
     def remove(self, sha256s: Iterable[str]) -> int:
         """Remove every entry of the given hashes; return how many entries went."""
         ...
+
+
+@attrs.frozen
+class Extraction:
+    """One document's parts plus what an extraction cache may do with them.
+
+    ``cache`` is ``"complete"`` (the converter finished: store under the
+    extractor's version), ``"partial"`` (the converter ran out of its time
+    budget of ``time_budget`` seconds: store, marked, so the same bytes do not
+    cost that time again; an extractor with a larger budget converts again),
+    ``"fallback"`` (the converter failed the same way it would fail again and a
+    simpler reading stands in: store, marked as a fallback) or ``"none"``
+    (do not store: a crash, no free converter process, a cancelled caller, a
+    budget the read call cut short, or a result not worth keeping). ``reason``
+    says why an entry is partial or a fallback.
+    """
+
+    parts: list[ContentPart]
+    cache: str = "complete"
+    reason: str | None = None
+    time_budget: float | None = None
+
+
+CACHE_VERDICTS = ("complete", "partial", "fallback", "none")
+"""The values of :attr:`Extraction.cache`."""

@@ -79,3 +79,19 @@ class ExtractionCacheContract:
         assert cache.remove([A, C]) == 2
         assert cache.hashes() == {B}
         assert cache.remove([]) == 0
+
+    def test_entries_per_scope_are_separate_and_pruned_together(
+        self, make_cache: MakeCache
+    ) -> None:
+        # The cache keeps one entry per read scope by ending the version in ";scope=<key>"
+        # (ADR 0072): such versions are separate keys, whatever their length, and removing
+        # a hash removes it in every scope.
+        cache = make_cache()
+        mine, theirs = V1 + ";payload=3;scope=" + "1" * 32, V1 + ";payload=3;scope=" + "2" * 32
+        cache.put(A, mine, b"mine")
+        assert cache.get(A, theirs) is None
+        cache.put(A, theirs, b"theirs")
+        assert (cache.get(A, mine), cache.get(A, theirs)) == (b"mine", b"theirs")
+        assert cache.hashes() == {A}
+        assert cache.remove([A]) == 2
+        assert cache.get(A, mine) is None and cache.get(A, theirs) is None

@@ -9,6 +9,7 @@ every backend.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Final
@@ -16,9 +17,11 @@ from typing import Final
 import attrs
 
 from docbinder.application.binder import Run
+from docbinder.application.use_cases.get_content import content_size
 from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
+from docbinder.domain.reading import ReadCall, read_call, scope_key
 from docbinder.tools.arguments import coerce_int
 
 log = logging.getLogger(__name__)
@@ -66,11 +69,32 @@ def _has_text(item: FileItem) -> bool:
     return mime not in _NO_TEXT_TYPES and not mime.startswith(("audio/", "video/"))
 
 
+def tool_read_call(run: Run) -> contextlib.AbstractContextManager[ReadCall]:
+    """The read call of a tool call by ``run``'s principal (its budget, its cache scope).
+
+    The budget is the binder's (``call_*`` settings, ADR 0071); inside an
+    enclosing read call that call is used.
+    """
+    principal = run.principal
+    return read_call(
+        run.binder.get_content.limits,
+        scope=scope_key(principal.mandate_id, principal.user_id),
+    )
+
+
+def _all_parts(run: Run, item: FileItem) -> list[ContentPart]:
+    """The parts of a (readable) FileItem, through the binder's content extractor."""
+    with tool_read_call(run), run.binder.blobs.open(item.blob_key) as chunks:
+        return run.binder.extractor.extract(item.id, item, chunks)
+
+
+def _texts(parts: list[ContentPart]) -> list[ContentPart]:
+    return [p for p in parts if p.kind == ContentKind.TEXT and p.text is not None]
+
+
 def _text_parts(run: Run, item: FileItem, max_chars: int | None = None) -> list[ContentPart]:
     """The text parts of a (readable) FileItem, through the binder's content extractor."""
-    with run.binder.blobs.open(item.blob_key) as chunks:
-        parts = run.binder.extractor.extract(item.id, item, chunks)
-    return [p for p in parts if p.kind == ContentKind.TEXT and p.text is not None]
+    return _texts(_all_parts(run, item))
 
 
 def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
@@ -90,8 +114,14 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     """
     max_chars = coerce_int(max_chars, "max_chars", minimum=1)
     item = run.get_file(file_id)
-    parts = _text_parts(run, item, max_chars) if _has_text(item) else []
+    with tool_read_call(run) as call:
+        extracted = _all_parts(run, item) if _has_text(item) else []
+        parts = _texts(extracted)
+        call.spend(content_size(parts), len(parts))
     if not parts:
+        why = next((p.note for p in extracted if p.note), None)
+        if why is not None:  # a PDF not converted now: say why (busy, time budget, ...)
+            raise InvalidInput(f"file '{item.file_name}' was not read: {why}")
         raise InvalidInput(
             f"file '{item.file_name}' ({item.mime_type}) has no text to read; read it with "
             f"read_documents and file:{item.id} (a file attached to the workflow)"
@@ -228,6 +258,23 @@ def _window(line: str, at: int, width: int) -> str:
     return ("…" if start > 0 else "") + cut + ("…" if start + width < len(line) else "")
 
 
+@attrs.frozen
+class UnsearchedFile:
+    """A file the search did not read (wholly): its id, name and why (a sentence)."""
+
+    file_id: str
+    file_name: str
+    reason: str
+
+
+@attrs.frozen
+class SearchReport:
+    """What :func:`search_files` found: ``matches`` and the files it did not (wholly) search."""
+
+    matches: list[SearchMatch]
+    unsearched: tuple[UnsearchedFile, ...] = ()
+
+
 def search_in_file_content(
     run: Run,
     query: str,
@@ -243,11 +290,44 @@ def search_in_file_content(
     searched (text formats, HTML as visible text, PDF page text, the office
     formats as Markdown, images by OCR where installed); a file whose content is missing from
     the blob store is skipped with a warning. Returns at most ``limit``
-    matches, in file order, then line order.
+    matches, in file order, then line order. The search is one read call
+    (its budget, ADR 0071): :func:`search_files` also says which files it did
+    not search.
 
     Errors: :class:`InvalidInput` (empty query, ``limit`` below 1),
     :class:`FileItemNotFound`, :class:`StorageError`.
     """
+    return search_files(run, query, file_ids=file_ids, limit=limit).matches
+
+
+def search_files(
+    run: Run,
+    query: str,
+    *,
+    file_ids: Sequence[str] | str | None = None,
+    limit: int = DEFAULT_SEARCH_LIMIT,
+) -> SearchReport:
+    """:func:`search_in_file_content` with the files it did not search, and why.
+
+    The whole search is one read call: the call's time budget is shared by
+    every file it converts (a slow PDF gets what is left, not a fresh
+    budget), the text it reads counts against the call's bytes and parts, and
+    files with the same bytes as one already searched are not converted
+    again. Once a budget is spent, the remaining files are listed in
+    ``unsearched`` with the reason; so is a file whose text was cut (searched
+    only in part). Errors as :func:`search_in_file_content`.
+    """
+    with tool_read_call(run) as call:
+        return _search(run, query, file_ids, limit, call)
+
+
+def _search(
+    run: Run,
+    query: str,
+    file_ids: Sequence[str] | str | None,
+    limit: int,
+    call: ReadCall,
+) -> SearchReport:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query must be non-empty text")
     limit = coerce_int(limit, "limit", minimum=1)
@@ -256,15 +336,35 @@ def search_in_file_content(
     items = run.list_files() if file_ids is None else [run.get_file(f) for f in file_ids]
     needle = query.casefold()
     matches: list[SearchMatch] = []
+    unsearched: list[UnsearchedFile] = []
+    read: dict[tuple[str, str], list[ContentPart]] = {}
     for item in items:
         if not _has_text(item):
             continue
-        try:
-            parts = _text_parts(run, item)
-        except BlobMissing:
-            log.warning("search skipped file %s: blob %s is missing", item.id, item.blob_key)
-            continue
-        for part in parts:
+        same = read.get((item.sha256, item.mime_type))
+        if same is not None:
+            parts = same
+        else:
+            stop = call.stop_reason()
+            if stop is not None:
+                unsearched.append(UnsearchedFile(item.id, item.file_name, stop))
+                continue
+            try:
+                parts = _all_parts(run, item)
+            except BlobMissing:
+                log.warning("search skipped file %s: blob %s is missing", item.id, item.blob_key)
+                continue
+            call.spend(content_size(parts), len(parts))
+            read[(item.sha256, item.mime_type)] = parts
+        cut = next((p.truncated_reason for p in parts if p.truncated_reason), None)
+        if not _texts(parts) and any(p.kind is not ContentKind.TEXT for p in parts):
+            why = next((p.note for p in parts if p.note), None) or cut or "it gave no text"
+            unsearched.append(UnsearchedFile(item.id, item.file_name, f"not searched: {why}"))
+        elif cut is not None:
+            unsearched.append(
+                UnsearchedFile(item.id, item.file_name, f"searched only in part: {cut}")
+            )
+        for part in _texts(parts):
             for number, line in enumerate((part.text or "").splitlines(), start=1):
                 stripped = line.strip()
                 at = stripped.casefold().find(needle)
@@ -273,8 +373,8 @@ def search_in_file_content(
                 shown = _window(stripped, at, MAX_MATCH_LINE_CHARS)
                 matches.append(SearchMatch(item.id, item.file_name, number, shown, part.position))
                 if len(matches) >= limit:
-                    return matches
-    return matches
+                    return SearchReport(matches, tuple(unsearched))
+    return SearchReport(matches, tuple(unsearched))
 
 
 def list_files(run: Run, *, limit: int | None = None) -> list[FileItem]:

@@ -360,6 +360,22 @@ OUTPUT_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
                 ),
                 "The matching lines.",
             ),
+            "unsearched": _array(
+                _closed(
+                    {
+                        "fileId": _OUT_FILE_ID,
+                        "name": _OUT_NAME,
+                        "reason": {
+                            "type": "string",
+                            "description": (
+                                "Why the file was not searched, or only in part (the call's "
+                                "budget was spent, its text was cut, it was not converted)."
+                            ),
+                        },
+                    }
+                ),
+                "The files this call did not search wholly; ask again for them alone.",
+            ),
             "notice": _OUT_NOTICE,
         }
     ),

@@ -53,6 +53,7 @@ from docbinder.domain.errors import (
 )
 from docbinder.domain.model import ContentKind, ContentPart, FileItem
 from docbinder.domain.parsing import REASON_NOT_A_REFERENCE, coerce_document_references
+from docbinder.domain.reading import current_read_call
 from docbinder.domain.references import DocumentItemReference, FileReference
 from docbinder.tools import consuming, producing
 from docbinder.tools.arguments import (
@@ -266,7 +267,9 @@ class DocbinderToolset:
         else:
             spec, handler = entry
             try:
-                outcome = handler(_arguments(spec, arguments))
+                # One read call per tool call: its budget spans every document it reads.
+                with consuming.tool_read_call(self.run):
+                    outcome = handler(_arguments(spec, arguments))
             except DocbinderError as exc:
                 if isinstance(exc, StorageError | UnsafeOperation):
                     log.warning("tool %s failed: %s", name, exc)
@@ -279,15 +282,19 @@ class DocbinderToolset:
         return _with_workflow(outcome, self.workflow_id)
 
     async def acall(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
-        """:meth:`call` in a worker thread (anyio, else asyncio), so the event loop stays free."""
+        """:meth:`call` in a worker thread (anyio, else asyncio), so the event loop stays free.
+
+        With anyio, a cancelled ``await`` stops the call's conversion in progress and
+        reports its unread documents as not read (ADR 0070).
+        """
         work = functools.partial(self.call, name, arguments)
         try:
-            import anyio.to_thread
+            from docbinder.application.cancelling import run_sync_cancellable
         except ImportError:  # pragma: no cover - anyio comes with every async host we support
             import asyncio
 
             return await asyncio.to_thread(work)
-        return await anyio.to_thread.run_sync(work)
+        return await run_sync_cancellable(work)
 
     # -- producing tools ---------------------------------------------------------------------
     def _write_file(self, args: dict[str, Any]) -> ToolOutcome:
@@ -423,9 +430,17 @@ class DocbinderToolset:
                 return _read_file_outcome(text, documents, resolution)
             lines = [f"{len(documents)} file(s) match {_named(resolution)}, each under a header:"]
             budget = limit
+            call = current_read_call()
             for position, document in enumerate(documents):
                 if budget <= 0:
                     lines.append(_not_read_line(documents[position:], limit))
+                    break
+                stop = call.stop_reason() if call is not None else None
+                if stop is not None:  # the tool call's budget (ADR 0071)
+                    lines.append(
+                        f"[{len(documents) - position} more file(s) {stop}; the next: "
+                        f"{_references(documents[position:])}]"
+                    )
                     break
                 lines.append(_document_header(document))
                 try:
@@ -462,14 +477,25 @@ class DocbinderToolset:
         if self.file_scope is FileScope.WORKFLOW:
             if self.workflow_id is None:
                 notice = self._no_workflow_notice("search_in_file_content")
-                return ToolOutcome(notice, structured={"matches": [], "notice": notice})
+                return ToolOutcome(
+                    notice, structured={"matches": [], "unsearched": [], "notice": notice}
+                )
             wanted = self._workflow_file_ids(wanted)
-        matches = consuming.search_in_file_content(
+        report = consuming.search_files(
             self.run,
             query,
             file_ids=wanted,
             limit=consuming.DEFAULT_SEARCH_LIMIT if limit is None else limit,
         )
+        matches = report.matches
+        unsearched = [
+            {"fileId": u.file_id, "name": u.file_name, "reason": u.reason}
+            for u in report.unsearched
+        ]
+        unsearched_lines = [
+            printable(f"not searched wholly: '{u.file_name}' (file id {u.file_id}): {u.reason}")
+            for u in report.unsearched
+        ]
         found = [
             {
                 "fileId": m.file_id,
@@ -482,14 +508,16 @@ class DocbinderToolset:
         ]
         if not matches:
             return ToolOutcome(
-                f"No line contains {query!r}.", structured={"matches": found, "notice": None}
+                "\n".join([f"No line contains {query!r}.", *unsearched_lines]),
+                structured={"matches": found, "unsearched": unsearched, "notice": None},
             )
         lines = [f"{len(matches)} match(es) for {query!r}:"]
         lines.extend(printable(str(m)) for m in matches)
+        lines.extend(unsearched_lines)
         return ToolOutcome(
             "\n".join(lines),
             file_ids=tuple(dict.fromkeys(m.file_id for m in matches)),
-            structured={"matches": found, "notice": None},
+            structured={"matches": found, "unsearched": unsearched, "notice": None},
         )
 
     def _get_file_info(self, args: dict[str, Any]) -> ToolOutcome:
@@ -784,7 +812,10 @@ def read_documents_outcome(
     document's reference, ids, name, MIME type, size and the text below its
     header (the same characters, within the same budget), the misses and the
     valid references (the ``read_documents`` entry of
-    :data:`~docbinder.toolset.specs.OUTPUT_SCHEMAS`).
+    :data:`~docbinder.toolset.specs.OUTPUT_SCHEMAS`). A document with the same
+    bytes as an earlier one (``same_as``) is shown once: its body is the line
+    ``[same content as <reference>, shown once above]``. Documents the call's
+    budget left unread are ``Unresolved:`` lines with reason ``not_read``.
     """
     lines: list[str] = []
     parts: list[ContentPart] = []
@@ -808,6 +839,8 @@ def read_documents_outcome(
             f"({doc.mime_type}, {size} bytes, file id {doc.file_id}) ---"
         )
         body: list[str] = []
+        if doc.same_as is not None:
+            body.append(f"[same content as {doc.same_as}, shown once above]")
         for part in doc.parts:
             if part.kind == ContentKind.TEXT and part.text is not None:
                 marks = [part.position] if part.position else []

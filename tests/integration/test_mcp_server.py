@@ -1099,3 +1099,86 @@ def test_cli_refuses_bad_options_before_serving(
         logger.handlers[:], logger.level, logger.propagate = saved
     assert done.exit_code == 1
     assert message in done.output
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tools_call_the_client_cancels_stops_its_conversion(
+    binder: DocBinder, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 31: a client that disconnects does not stop its conversion. The SDK's client
+    # abandons the call (notifications/cancelled); the server kills the converter.
+    import multiprocessing
+
+    from tests import documents
+
+    server = DocbinderMcpServer(binder, ALICE)
+    slow = base64.b64encode(documents.slow_docx(100_000)).decode()  # minutes of mammoth
+    caplog.set_level(logging.INFO, logger="docbinder.adapters.extract.extractor")
+
+    async def body(client: Client) -> bool:
+        written = await client.call_tool(
+            "write_file", {"name": "slow.docx", "content": slow, "encoding": "base64"}
+        )
+        ref = DOC_REF.search(first_text(written))
+        assert ref
+        with anyio.CancelScope() as scope:
+
+            async def cancel_when_the_converter_runs() -> None:
+                while not multiprocessing.active_children():
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.3)
+                scope.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_when_the_converter_runs)
+                await client.call_tool("read_documents", {"documentList": [ref[0]]})
+        with anyio.fail_after(20):  # the conversion alone would take 30 s
+            while "cancelled: the caller is gone" not in caplog.text:
+                await anyio.sleep(0.05)
+        return scope.cancelled_caught
+
+    assert run_client(server, mode, body)
+    assert "cancelled: the caller is gone" in caplog.text
+
+
+def test_a_connection_closed_during_a_tools_call_stops_its_conversion(
+    binder: DocBinder, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The client goes away with the call in flight: its connection (here the in-process
+    # streams) closes without a cancel notification, and the server's handler is cancelled.
+    import multiprocessing
+
+    from tests import documents
+
+    server = DocbinderMcpServer(binder, ALICE)
+    slow = base64.b64encode(documents.slow_docx(100_000)).decode()
+    caplog.set_level(logging.INFO, logger="docbinder.adapters.extract.extractor")
+    outcome: list[BaseException] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as outer:
+            async with Client(server.server, mode="legacy") as client:
+                written = await client.call_tool(
+                    "write_file", {"name": "slow.docx", "content": slow, "encoding": "base64"}
+                )
+                ref = DOC_REF.search(first_text(written))
+                assert ref
+
+                async def call() -> None:
+                    try:
+                        await client.call_tool("read_documents", {"documentList": [ref[0]]})
+                    except Exception as exc:  # the connection went away under the call
+                        outcome.append(exc)
+
+                outer.start_soon(call)
+                while not multiprocessing.active_children():
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.3)
+            # the client is closed here, the call still waiting for its answer
+            with anyio.fail_after(20):  # the conversion alone would take 30 s
+                while "cancelled: the caller is gone" not in caplog.text:
+                    await anyio.sleep(0.05)
+            outer.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert "cancelled: the caller is gone" in caplog.text

@@ -19,6 +19,7 @@ monitoring (SPEC C16):
 from __future__ import annotations
 
 import codecs
+import contextvars
 import functools
 import logging
 import tempfile
@@ -29,11 +30,19 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
 from typing import IO, Final
 
+import attrs
 from attrs import evolve
 
 from docbinder.adapters.extract.convert import MAX_SHEET_ROWS, Limits, Section, renderer_problem
 from docbinder.adapters.extract.encoding import DETECT_BYTES, TextEncoding, choose_encoding
-from docbinder.adapters.extract.isolation import Outcome, run_inline, run_isolated
+from docbinder.adapters.extract.isolation import (
+    ConverterSlots,
+    Outcome,
+    converter_slots,
+    default_max_processes,
+    run_inline,
+    run_isolated,
+)
 from docbinder.adapters.extract.mime import (
     DOCX,
     EMPTY_FILE_EXTENSIONS,
@@ -54,7 +63,8 @@ from docbinder.domain.model import (
     FileItem,
     PageCoverage,
 )
-from docbinder.ports.extractor import TextRecognizer
+from docbinder.domain.reading import current_read_call
+from docbinder.ports.extractor import Extraction, TextRecognizer
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +89,10 @@ DEFAULT_TIME_BUDGET: Final = 30.0
 DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 """Default address-space cap of a converter process (2 GiB)."""
 
-EXTRACTOR_REVISION: Final = 4
+DEFAULT_QUEUE_SECONDS: Final = 10.0
+"""Default seconds a document waits for a free converter process before it is refused."""
+
+EXTRACTOR_REVISION: Final = 5
 """Bumped whenever this module changes what it returns for the same bytes (cache key)."""
 
 DEFAULT_OCR: Final = TesseractRecognizer()
@@ -129,6 +142,24 @@ FORMAT_LABELS: Final[dict[str, str]] = {
 
 _TRANSIENT_MARKERS: Final = ("time budget", "ended unexpectedly", "out of memory", "no converter")
 """Words of the reasons that depend on the moment (load, memory), not on the bytes."""
+
+_UNSTORED: Final = frozenset({"crashed", "busy", "cancelled"})
+"""Outcomes of the moment (a dead process, no free process, a caller gone): never cached."""
+
+
+@attrs.define
+class _Attempt:
+    """What the conversions of one ``extract`` call met (read by :meth:`_verdict`)."""
+
+    statuses: list[str] = attrs.field(factory=list)
+    cut_short: bool = False
+    no_process: bool = False
+    fallback: str | None = None
+
+
+_attempt: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar(
+    "docbinder_extract_attempt", default=None
+)
 
 _VERSIONED_LIBRARIES: Final = (
     "pypdf",
@@ -433,6 +464,24 @@ class DefaultContentExtractor:
     ``memory_bytes`` (default 2 GiB, ``None``: no cap); without it they are
     converted in the calling thread and the budget is checked between pages.
 
+    Concurrency: at most ``max_processes`` conversions run at once in this
+    process (default :func:`~docbinder.adapters.extract.isolation.default_max_processes`:
+    one per core, no more than the machine's memory holds at ``memory_bytes``
+    each; extractors with the same number share one bound). A document waits
+    up to ``queue_seconds`` (default 10.0) for a free converter; after that it
+    is refused: a binary part whose note says all converters are busy and
+    names the setting (not cached). Within a read call
+    (:func:`~docbinder.domain.reading.current_read_call`) the time budget is
+    cut to what the call has left, the wait too, and a cancelled call kills
+    the converter at once.
+
+    Caching (:meth:`extract_with_verdict`): a conversion that finished is
+    ``complete``; one stopped by its own full time budget is ``partial``
+    (stored, marked, with the budget it had); the HTML visible-text fallback
+    after the Markdown converter failed is a ``fallback`` and says so in its
+    ``note``; after a crash, a busy refusal, a cancellation or a budget the
+    read call cut short nothing is stored.
+
     Memory: text is decoded chunk by chunk and reading stops at the limits;
     image and binary data are held in memory up to ``max_bytes``; documents
     are spooled to a temporary file.
@@ -456,6 +505,8 @@ class DefaultContentExtractor:
         memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
         html: str = "markdown",
         ocr: TextRecognizer | None = DEFAULT_OCR,
+        max_processes: int | None = None,
+        queue_seconds: float = DEFAULT_QUEUE_SECONDS,
     ) -> None:
         for name, value in (
             ("max_bytes", max_bytes),
@@ -482,6 +533,19 @@ class DefaultContentExtractor:
         self.time_budget = float(time_budget)
         if html not in {"markdown", "text"}:
             raise InvalidInput(f"html must be 'markdown' or 'text', got {html!r}")
+        if (
+            not isinstance(queue_seconds, int | float)
+            or isinstance(queue_seconds, bool)
+            or not (0 <= queue_seconds < float("inf"))
+        ):
+            raise InvalidInput(
+                f"queue_seconds must be a finite number of seconds >= 0, got {queue_seconds!r}"
+            )
+        self.max_processes = (
+            default_max_processes(memory_bytes) if max_processes is None else max_processes
+        )
+        self.slots: ConverterSlots = converter_slots(self.max_processes)
+        self.queue_seconds = float(queue_seconds)
         self.isolate = isolate
         self.memory_bytes = memory_bytes
         self.html = html
@@ -495,7 +559,8 @@ class DefaultContentExtractor:
         libraries, the deterministic limits and the OCR engine with its
         languages (``ocr=none`` when OCR cannot run, so installing it later
         misses the entries written without it); the time budget is not part of
-        it (parts cut by the time budget are not cached).
+        it: an entry cut by the time budget records the budget it had, and an
+        extractor with a larger one converts again (:meth:`extract_with_verdict`).
         """
         ocr = "none" if self.ocr_problem() is not None or self.ocr is None else self.ocr.engine
         return (
@@ -550,6 +615,65 @@ class DefaultContentExtractor:
         ``max_bytes`` (+ one chunk to detect a bigger file) and closed when
         reading stops. See the class documentation for the parts per type.
         """
+        return self.extract_with_verdict(document_id, item, chunks).parts
+
+    def extract_with_verdict(
+        self, document_id: str, item: FileItem, chunks: Iterator[bytes]
+    ) -> Extraction:
+        """:meth:`extract`'s parts plus whether and how a cache may keep them.
+
+        See :class:`~docbinder.ports.extractor.Extraction` for the verdicts and
+        the class documentation for when each is given.
+        """
+        attempt = _Attempt()
+        reset = _attempt.set(attempt)
+        try:
+            parts = self._extract(document_id, item, chunks)
+        finally:
+            _attempt.reset(reset)
+        return self._verdict(item, parts, attempt)
+
+    def _verdict(self, item: FileItem, parts: list[ContentPart], attempt: _Attempt) -> Extraction:
+        if attempt.no_process or any(s in _UNSTORED for s in attempt.statuses):
+            return Extraction(parts, "none")
+        timed_out = "timeout" in attempt.statuses or any(
+            r is not None and "time budget" in r for r in (p.truncated_reason for p in parts)
+        )
+        if timed_out:
+            if attempt.cut_short or not self._storable(item, parts, allow_binary=True):
+                return Extraction(parts, "none")
+            reason = next(
+                (p.truncated_reason for p in parts if p.truncated_reason),
+                f"time budget of {self.time_budget:g} s spent",
+            )
+            return Extraction(parts, "partial", reason, self.time_budget)
+        if attempt.fallback is not None:
+            transient = any(m in attempt.fallback for m in _TRANSIENT_MARKERS)
+            if transient or not self._storable(item, parts, allow_binary=False):
+                return Extraction(parts, "none")
+            return Extraction(parts, "fallback", attempt.fallback)
+        return Extraction(parts, "complete" if self.cacheable(item, parts) else "none")
+
+    def _storable(self, item: FileItem, parts: list[ContentPart], *, allow_binary: bool) -> bool:
+        """Whether ``parts`` can be kept at all: a converted type, no data but the file's own."""
+        essence = mime_essence(item.mime_type)
+        converted = FORMATS.get(essence) is not None or essence in _HTML_TYPES
+        ocr_image = essence in OCR_IMAGE_TYPES and any(p.coverage for p in parts)
+        if not (converted or ocr_image):
+            return False
+        for part in parts:
+            if part.data is None:
+                continue
+            whole = len(part.data) == item.size
+            if not whole:
+                return False
+            if part.kind is ContentKind.BINARY and not allow_binary:
+                return False
+        return True
+
+    def _extract(
+        self, document_id: str, item: FileItem, chunks: Iterator[bytes]
+    ) -> list[ContentPart]:
         mime = mime_essence(item.mime_type)
         stream = _BoundedStream(chunks, self.max_bytes)
         try:
@@ -748,22 +872,70 @@ class DefaultContentExtractor:
             return self._from_outcome(document_id, item, fmt, outcome, spool)
 
     def _convert(self, document_id: str, item: FileItem, fmt: str, path: str) -> Outcome:
-        limits = Limits(
-            max_text_chars=self.max_text_chars,
-            max_pages=self.max_pages,
-            max_decoded_bytes=self.max_decoded_bytes,
-            deadline=time.monotonic() + self.time_budget,
-            max_rows=self.max_rows,
-        )
-        ocr = self.ocr if fmt in _PAGED and self.ocr_problem(fmt) is None else None
-        if self.isolate:
-            try:
-                return run_isolated(fmt, path, limits, memory_bytes=self.memory_bytes, ocr=ocr)
-            except (OSError, AssertionError) as exc:
-                # No child process here: none could be started, or this process is itself
-                # a daemonic multiprocessing child (which may not have children).
-                self._log_failed(document_id, item, f"no converter process: {exc}")
-        return run_inline(fmt, path, limits, ocr)
+        outcome = self._convert_in_slot(document_id, item, fmt, path)
+        attempt = _attempt.get()
+        if attempt is not None:
+            attempt.statuses.append(outcome.status)
+        if outcome.status == "cancelled":
+            logger.info(
+                "conversion of document %s (%s) cancelled: %s",
+                document_id,
+                item.mime_type,
+                outcome.message,
+            )
+        return outcome
+
+    def _convert_in_slot(self, document_id: str, item: FileItem, fmt: str, path: str) -> Outcome:
+        """Wait for a converter slot (queue), then convert within the time left."""
+        call = current_read_call()
+        token = call.token if call is not None else None
+        wait = self.queue_seconds
+        if call is not None:
+            wait = min(wait, call.remaining_seconds())
+        with self.slots.slot(time.monotonic() + wait, token) as refused:
+            if refused == "cancelled" and token is not None:
+                return Outcome((), "cancelled", f"{token.reason}; nothing was converted")
+            if refused is not None:
+                return Outcome(
+                    (),
+                    "busy",
+                    f"all {self.slots.size} converter processes were busy for {wait:.1f} s "
+                    f"(setting extract_max_processes = {self.slots.size}); "
+                    "nothing was converted, try again shortly",
+                )
+            budget = self.time_budget
+            if call is not None and call.remaining_seconds() < budget:
+                budget = call.remaining_seconds()
+                attempt = _attempt.get()
+                if attempt is not None:
+                    attempt.cut_short = True
+                if budget <= 0:
+                    return Outcome(
+                        (),
+                        "timeout",
+                        "this call's time budget was spent before the converter started",
+                    )
+            limits = Limits(
+                max_text_chars=self.max_text_chars,
+                max_pages=self.max_pages,
+                max_decoded_bytes=self.max_decoded_bytes,
+                deadline=time.monotonic() + budget,
+                max_rows=self.max_rows,
+            )
+            ocr = self.ocr if fmt in _PAGED and self.ocr_problem(fmt) is None else None
+            if self.isolate:
+                try:
+                    return run_isolated(
+                        fmt, path, limits, memory_bytes=self.memory_bytes, ocr=ocr, token=token
+                    )
+                except (OSError, AssertionError) as exc:
+                    # No child process here: none could be started, or this process is itself
+                    # a daemonic multiprocessing child (which may not have children).
+                    self._log_failed(document_id, item, f"no converter process: {exc}")
+                    attempt = _attempt.get()
+                    if attempt is not None:
+                        attempt.no_process = True
+            return run_inline(fmt, path, limits, ocr)
 
     def _html_markdown(
         self, document_id: str, item: FileItem, stream: _BoundedStream
@@ -784,9 +956,24 @@ class DefaultContentExtractor:
                     self._log_failed(
                         document_id, item, f"{outcome.status}: {outcome.message}; visible text"
                     )
+                    return [self._html_fallback(document_id, item, spool, outcome)]
             spool.seek(0)
             reread = _BoundedStream(iter(lambda: spool.read(1 << 16), b""), self.max_bytes)
             return [self._html(document_id, item, reread)]
+
+    def _html_fallback(
+        self, document_id: str, item: FileItem, spool: IO[bytes], outcome: Outcome
+    ) -> ContentPart:
+        """The visible text standing in for a Markdown conversion that did not finish, marked."""
+        spool.seek(0)
+        reread = _BoundedStream(iter(lambda: spool.read(1 << 16), b""), self.max_bytes)
+        part = self._html(document_id, item, reread)
+        why = f"the Markdown conversion did not finish ({outcome.status}: {outcome.message})"
+        note = f"{why}; this is the page's visible text, without headings, lists, links or tables"
+        attempt = _attempt.get()
+        if attempt is not None:
+            attempt.fallback = why
+        return evolve(part, note=f"{part.note}; {note}" if part.note else note)
 
     def _section_parts(
         self,

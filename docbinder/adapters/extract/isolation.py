@@ -11,7 +11,14 @@ converter libraries once, so each child starts in about 10 ms), with
 * ``RLIMIT_CPU`` (the budget plus a grace period) and, if given,
   ``RLIMIT_AS`` (address space, bytes) set in the child (POSIX ``setrlimit``);
 * a crash (segfault, out of memory, killed) reported as an outcome, never
-  raised.
+  raised;
+* a :class:`~docbinder.domain.reading.CancelToken` polled while the child
+  runs: when the caller is gone the child is killed at once (outcome
+  ``cancelled``).
+
+How many children run at once is bounded by :class:`ConverterSlots` (one
+shared set per size in a process, :func:`converter_slots`); the default size
+is :func:`default_max_processes`, from the machine's cores and memory.
 
 Sections stream to the parent through a pipe as they are produced. The fork
 server imports :mod:`~docbinder.adapters.extract.childsetup` so that children
@@ -23,8 +30,11 @@ and the choice.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -36,7 +46,8 @@ from docbinder.adapters.extract.convert import (
     Limits,
     Section,
 )
-from docbinder.domain.errors import MissingExtra
+from docbinder.domain.errors import InvalidInput, MissingExtra
+from docbinder.domain.reading import CancelToken
 from docbinder.ports.extractor import TextRecognizer
 
 if TYPE_CHECKING:
@@ -61,8 +72,98 @@ PRELOAD: Final = (
 )
 """Modules the fork server imports once for all children (missing ones are skipped)."""
 
+POLL_SECONDS: Final = 0.1
+"""How often a waiting parent looks at the cancel token (seconds)."""
+
 _lock = threading.Lock()
 _context: Any = None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def default_max_processes(memory_bytes: int | None) -> int:
+    """Converter processes that fit this machine: one per core, no more than memory holds.
+
+    ``min(cores usable by this process, physical memory // memory_bytes)``,
+    at least 1; without a memory cap (``memory_bytes=None``) or when the
+    memory is unknown, the cores alone.
+    """
+    cores = _cores()
+    memory = _physical_memory()
+    if memory_bytes is None or memory is None or memory_bytes <= 0:
+        return max(1, cores)
+    return max(1, min(cores, memory // memory_bytes))
+
+
+class ConverterSlots:
+    """At most ``size`` converter processes at once (a counting semaphore; thread-safe).
+
+    ``running`` is how many slots are held now, ``peak`` the most held at once
+    since the slots were made. Raises :class:`~docbinder.domain.errors.InvalidInput`
+    for a size below 1.
+    """
+
+    def __init__(self, size: int) -> None:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise InvalidInput(f"max_processes must be a whole number >= 1, got {size!r}")
+        self.size = size
+        self._free = threading.Semaphore(size)
+        self._count_lock = threading.Lock()
+        self.running = 0
+        self.peak = 0
+
+    @contextlib.contextmanager
+    def slot(self, until: float, token: CancelToken | None = None) -> Iterator[str | None]:
+        """Hold a slot for the block; yields ``None``, or why none was had.
+
+        Waits until :func:`time.monotonic` reaches ``until`` (queue), looking
+        at ``token`` every :data:`POLL_SECONDS`; yields ``"busy"`` when the
+        wait ran out and ``"cancelled"`` when the caller went away meanwhile
+        (the block then runs without a slot and must not start a process).
+        """
+        while True:
+            if token is not None and token.cancelled:
+                yield "cancelled"
+                return
+            remaining = until - time.monotonic()
+            if self._free.acquire(timeout=max(0.0, min(remaining, POLL_SECONDS))):
+                break
+            if remaining <= 0:
+                yield "busy"
+                return
+        with self._count_lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        try:
+            yield None
+        finally:
+            with self._count_lock:
+                self.running -= 1
+            self._free.release()
+
+
+_slots: dict[int, ConverterSlots] = {}
+
+
+def converter_slots(size: int) -> ConverterSlots:
+    """The process-wide :class:`ConverterSlots` of ``size``: extractors of one size share it."""
+    with _lock:
+        slots = _slots.get(size)
+        if slots is None:
+            slots = _slots[size] = ConverterSlots(size)
+        return slots
 
 
 @attrs.frozen
@@ -72,8 +173,10 @@ class Outcome:
     ``status`` is ``"done"``, ``"missing_extra"``, ``"refused"`` (a limit
     broken before converting, e.g. a zip bomb), ``"protected"`` (the document
     needs a password), ``"failed"`` (the converter raised), ``"timeout"``
-    (killed at the deadline) or ``"crashed"`` (the child died: a signal,
-    ``RLIMIT_AS``/``RLIMIT_CPU``); ``message`` says more.
+    (killed at the deadline), ``"crashed"`` (the child died: a signal,
+    ``RLIMIT_AS``/``RLIMIT_CPU``), ``"busy"`` (no converter process was free
+    in time, nothing ran) or ``"cancelled"`` (the caller went away; the child
+    was killed); ``message`` says more.
     """
 
     sections: tuple[Section, ...]
@@ -168,13 +271,16 @@ def run_isolated(
     *,
     memory_bytes: int | None = None,
     ocr: TextRecognizer | None = None,
+    token: CancelToken | None = None,
 ) -> Outcome:
     """Convert the file at ``path`` with converter ``fmt`` in a limited child process.
 
     The child stops by itself at ``limits.deadline``; the parent kills it
     :data:`GRACE_SECONDS` later. ``memory_bytes`` caps the child's address
     space; ``ocr`` (picklable) reads pages without a text layer in the child,
-    under the same deadline and memory cap. Never raises for the converter's sake; raises :class:`OSError` (or
+    under the same deadline and memory cap. When ``token`` is cancelled the
+    child is killed within :data:`POLL_SECONDS` and the outcome is
+    ``cancelled`` with the sections so far. Never raises for the converter's sake; raises :class:`OSError` (or
     ``AssertionError`` in a daemonic process, which may not start children)
     only if no process can be started.
     """
@@ -191,13 +297,19 @@ def run_isolated(
         sender.close()
         hard_deadline = limits.deadline + GRACE_SECONDS
         while True:
+            if token is not None and token.cancelled:
+                return Outcome(
+                    tuple(sections), "cancelled", f"{token.reason}; the converter was stopped"
+                )
             remaining = hard_deadline - time.monotonic()
-            if remaining <= 0 or not receiver.poll(remaining):
+            if remaining <= 0:
                 return Outcome(
                     tuple(sections),
                     "timeout",
                     f"time budget of {budget:.1f} s spent; the converter was stopped",
                 )
+            if not receiver.poll(min(remaining, POLL_SECONDS)):
+                continue
             try:
                 kind, payload = receiver.recv()
             except (EOFError, OSError):

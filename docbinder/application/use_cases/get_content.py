@@ -17,6 +17,7 @@ from docbinder.application.use_cases.resolve_document_list import (
 )
 from docbinder.domain.errors import BlobMissing, StorageError
 from docbinder.domain.model import ContentPart, FileItem
+from docbinder.domain.reading import ReadCall, ReadLimits, read_call, scope_key
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor
 
@@ -25,7 +26,12 @@ log = logging.getLogger(__name__)
 
 @attrs.frozen
 class DocumentContent:
-    """The parts of one resolved document, in order."""
+    """The parts of one resolved document, in order.
+
+    ``same_as`` is the reference of an earlier document of the same call with
+    the same bytes and type: this one was not read again and has no parts of
+    its own (they are that document's).
+    """
 
     reference: str
     document_id: str
@@ -33,6 +39,12 @@ class DocumentContent:
     file_name: str
     mime_type: str
     parts: tuple[ContentPart, ...]
+    same_as: str | None = None
+
+
+def content_size(parts: tuple[ContentPart, ...] | list[ContentPart]) -> int:
+    """What parts cost a read call's byte budget: text characters plus ``data`` bytes."""
+    return sum(len(p.text or "") + len(p.data or b"") for p in parts)
 
 
 @attrs.frozen
@@ -59,14 +71,24 @@ def _opened_on_demand(blobs: BlobStore, item: FileItem) -> Generator[bytes, None
 
 
 class GetContent:
-    """Resolve a ``documentList`` and extract each document's content parts."""
+    """Resolve a ``documentList`` and extract each document's content parts.
+
+    ``limits`` (:class:`~docbinder.domain.reading.ReadLimits`, default the
+    defaults) bound each call across its documents; inside an enclosing read
+    call (a tool call) that call's budget is used.
+    """
 
     def __init__(
-        self, resolve: ResolveDocumentList, blobs: BlobStore, extractor: ContentExtractor
+        self,
+        resolve: ResolveDocumentList,
+        blobs: BlobStore,
+        extractor: ContentExtractor,
+        limits: ReadLimits | None = None,
     ) -> None:
         self._resolve = resolve
         self._blobs = blobs
         self._extractor = extractor
+        self.limits = limits if limits is not None else ReadLimits()
 
     def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
         """Content parts for every readable document; never raises for bad references.
@@ -76,14 +98,50 @@ class GetContent:
         (``extraction_failed``) becomes an unresolved entry with the reason;
         the other documents' parts are still returned.
 
+        Budget (ADR 0071): the call as a whole may spend ``limits`` (seconds,
+        bytes of content returned, parts); each extraction's own time budget is
+        cut to what the call has left. Documents after the budget ran out, and a
+        document whose parts would take the call past its bytes or parts, become
+        unresolved entries ``not_read`` with a sentence saying which budget and
+        that another call may ask for them; so does every document once the
+        caller is gone (the converter in progress is stopped). A document with
+        the same bytes and MIME type as an earlier one of the call is not read
+        again: it is listed with ``same_as`` and no parts.
+
         A non-empty reference list that yields zero parts is logged with the
         reason of every reference (the "0 valid ContentParts" failure mode).
         """
+        scope = scope_key(ctx.principal.mandate_id, ctx.principal.user_id)
+        with read_call(self.limits, scope=scope) as call:
+            return self._read(ctx, document_list, call)
+
+    def _read(self, ctx: RunContext, document_list: object, call: ReadCall) -> ContentResult:
         resolution = self._resolve(ctx, document_list)
         documents: list[DocumentContent] = []
         unresolved = list(resolution.unresolved)
+        first_of: dict[tuple[str, str], str] = {}
         for resolved in resolution.documents:
             doc, item = resolved.document, resolved.file
+            earlier = first_of.get((item.sha256, item.mime_type))
+            if earlier is not None:
+                documents.append(
+                    DocumentContent(
+                        resolved.reference,
+                        doc.id,
+                        item.id,
+                        item.file_name,
+                        item.mime_type,
+                        (),
+                        same_as=earlier,
+                    )
+                )
+                continue
+            stop = call.stop_reason()
+            if stop is not None:
+                unresolved.append(
+                    UnresolvedReference(resolved.reference, UnresolvedReason.NOT_READ, stop, doc.id)
+                )
+                continue
             try:
                 with contextlib.closing(_opened_on_demand(self._blobs, item)) as chunks:
                     parts = self._extractor.extract(doc.id, item, chunks)
@@ -132,6 +190,24 @@ class GetContent:
                     )
                 )
                 continue
+            if call.token.cancelled:
+                unresolved.append(
+                    UnresolvedReference(
+                        resolved.reference,
+                        UnresolvedReason.NOT_READ,
+                        f"not read: {call.token.reason}",
+                        doc.id,
+                    )
+                )
+                continue
+            over = call.over_budget(content_size(parts), len(parts))
+            if over is not None:
+                unresolved.append(
+                    UnresolvedReference(resolved.reference, UnresolvedReason.NOT_READ, over, doc.id)
+                )
+                continue
+            call.spend(content_size(parts), len(parts))
+            first_of[(item.sha256, item.mime_type)] = resolved.reference
             documents.append(
                 DocumentContent(
                     resolved.reference,

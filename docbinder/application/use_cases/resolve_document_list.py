@@ -58,9 +58,10 @@ DEFAULT_SUGGESTIONS = 10
 class UnresolvedReason(enum.StrEnum):
     """Why a reference did not resolve (SPEC C7).
 
-    ``BLOB_MISSING``, ``STORAGE_FAULT`` and ``EXTRACTION_FAILED`` come from
-    reading a resolved document's content (``GetContent``), never from
-    resolving alone (ADR 0028). ``AMBIGUOUS_NAME``: a ``docList:<label>``
+    ``BLOB_MISSING``, ``STORAGE_FAULT``, ``EXTRACTION_FAILED`` and ``NOT_READ``
+    (the read call's budget of time, bytes or parts was spent, or its caller
+    went away, ADR 0071) come from reading a resolved document's content
+    (``GetContent``), never from resolving alone (ADR 0028). ``AMBIGUOUS_NAME``: a ``docList:<label>``
     matched no label exactly and several canonically equivalent ones.
     """
 
@@ -73,6 +74,7 @@ class UnresolvedReason(enum.StrEnum):
     STORAGE_FAULT = "storage_fault"
     EXTRACTION_FAILED = "extraction_failed"
     AMBIGUOUS_NAME = "ambiguous_name"
+    NOT_READ = "not_read"
 
 
 _MESSAGES = {
@@ -85,6 +87,7 @@ _MESSAGES = {
     UnresolvedReason.STORAGE_FAULT: "the document's file content could not be read from storage",
     UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
     UnresolvedReason.AMBIGUOUS_NAME: "several labels of the workflow look like this one",
+    UnresolvedReason.NOT_READ: "this call's budget was spent before this document",
 }
 
 

@@ -49,6 +49,7 @@ connection, those of the configured ``workflow_id`` only (ADR 0056).
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import threading
@@ -74,6 +75,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from docbinder.application.binder import DocBinder
+from docbinder.application.cancelling import run_sync_cancellable
 from docbinder.application.steps.results import printable
 from docbinder.domain.errors import (
     ConfigurationError,
@@ -458,12 +460,16 @@ class DocbinderMcpServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         principal = self._principal(ctx)
-        return await anyio.to_thread.run_sync(
-            self.serve_call,
-            principal,
-            self.conversation(ctx),
-            params.name,
-            dict(params.arguments or {}),
+        # A request the client cancels (or whose connection closes) cancels this task: the
+        # conversion in progress stops and the thread returns at once (ADR 0070).
+        return await run_sync_cancellable(
+            functools.partial(
+                self.serve_call,
+                principal,
+                self.conversation(ctx),
+                params.name,
+                dict(params.arguments or {}),
+            )
         )
 
     def serve_call(
