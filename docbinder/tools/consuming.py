@@ -51,6 +51,9 @@ _NO_TEXT_TYPES: Final = frozenset(
 )
 
 
+BLOB_MISSING_REASON: Final = "not searched: the stored bytes of this file are missing"
+"""Why search skipped a file whose blob is gone (named, never a silent "no match")."""
+
 EMPTY_FILE_LINE: Final = "[empty file: 0 bytes]"
 """What reading an empty file answers, so it is never mistaken for a failed read."""
 
@@ -353,6 +356,7 @@ def _search(
                 parts = _all_parts(run, item)
             except BlobMissing:
                 log.warning("search skipped file %s: blob %s is missing", item.id, item.blob_key)
+                unsearched.append(UnsearchedFile(item.id, item.file_name, BLOB_MISSING_REASON))
                 continue
             call.spend(content_size(parts), len(parts))
             read[(item.sha256, item.mime_type)] = parts

@@ -580,3 +580,21 @@ def test_a_missing_blob_is_told_without_its_key_or_store(
         answer = toolset.call("read_file", arguments)
         assert "missing from the blob store" in answer.text
         assert item.blob_key not in answer.text and "memory" not in answer.text.lower()
+
+
+def test_search_names_a_file_whose_bytes_are_missing_instead_of_answering_no_match(
+    run: Run,
+) -> None:
+    gone = run.produce_file("gone.txt", b"the word gone is here").item
+    kept = run.produce_file("kept.txt", b"nothing to see").item
+    run.binder.blobs.delete(gone.blob_key)
+    outcome = DocbinderToolset(run).call(
+        "search_in_file_content", {"query": "gone", "file_ids": [gone.id, kept.id]}
+    )
+    assert not outcome.is_error, outcome.text
+    assert outcome.structured is not None
+    assert outcome.structured["matches"] == []
+    [missing] = outcome.structured["unsearched"]
+    assert missing["fileId"] == gone.id
+    assert missing["reason"] == "not searched: the stored bytes of this file are missing"
+    assert "gone.txt" in outcome.text and gone.blob_key not in outcome.text
