@@ -123,7 +123,8 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
         call.spend(content_size(parts), len(parts))
     if not parts:
         why = next((p.note for p in extracted if p.note), None)
-        if why is not None:  # a PDF not converted now: say why (busy, time budget, ...)
+        image = any(p.kind is ContentKind.IMAGE for p in extracted)
+        if why is not None and not image:  # not converted now: say why (busy, time budget)
             raise InvalidInput(f"file '{item.file_name}' was not read: {why}")
         raise InvalidInput(
             f"file '{item.file_name}' ({item.mime_type}) has no text to read; read it with "
