@@ -356,6 +356,19 @@ def _check_strings(values: Mapping[str, Any], sources: Mapping[str, str]) -> Non
     for name in ("database_url", "blob_url", "authorizer"):
         if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
             raise ConfigurationError(f"setting {name} must be a non-empty string")
+    for name, value in values.items():
+        # A command-line or environment value with bytes that are not UTF-8 reaches Python
+        # with lone surrogates (PEP 383); no URL, driver or store can take it.
+        text = str(value) if name == "home" else value
+        if isinstance(text, str) and not text.isprintable() and _SURROGATE.search(text):
+            raise ConfigurationError(
+                f"setting {name} holds bytes that are not valid UTF-8 ({sources.get(name, '?')}): "
+                f"{text!a}; give it as UTF-8 text"
+            )
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""What a byte that is not UTF-8 becomes in an argument or environment variable (PEP 383)."""
 
 
 # ---------------------------------------------------------------- settings that are not text

@@ -31,6 +31,7 @@ import logging
 import attrs
 
 from docbinder.application.steps.blob_rules import blob_key_for, confirm_committed, release_blob
+from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.domain.errors import (
@@ -73,7 +74,9 @@ class ContentSwitch:
     Errors of :meth:`switch`: :class:`SizeLimitExceeded`, :class:`Conflict`
     (the file changed meanwhile, or the new content would make it a duplicate
     of another FileItem of the same name, creator and scope),
-    :class:`StorageError`. On every error the FileItem is unchanged and no new
+    :class:`StorageError`, :class:`~docbinder.domain.errors.DatabaseCloned`
+    (another database with this database's id holds its claim in the blob
+    store, ADR 0075). On every error the FileItem is unchanged and no new
     blob is left behind.
     """
 
@@ -96,6 +99,7 @@ class ContentSwitch:
     def switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
         """Make ``chunks`` the whole new content of ``item`` (read for ``principal``'s update)."""
         new_key = blob_key_for(self._ids.new_id())
+        claim_for_destruction(self._uow, self._blobs)  # it frees the old blob: ADR 0075
         store_id = (
             self._registration.ensure()
             if self._registration is not None

@@ -6,6 +6,7 @@ import logging
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
+from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
@@ -56,11 +57,14 @@ class DeleteFile:
         file and ``force`` is false. The lock of the row
         (:meth:`~docbinder.ports.metadata.FileRepository.lock`), the count and
         the delete are one unit of work; the blob removed is the one the
-        locked row names.
+        locked row names. Before it, :class:`~docbinder.domain.errors.DatabaseCloned`
+        (nothing deleted) when another database with this database's id holds
+        its claim in the blob store (ADR 0075).
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
+        claim_for_destruction(self._uow, self._blobs)
         with self._uow() as uow:
             locked = uow.files.lock(item.id)
             if locked is None:
