@@ -189,6 +189,19 @@ class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
 
 
+class TransactionAborted(StorageError):
+    """The database aborted the transaction to end a deadlock or a serialization failure.
+
+    Nothing of the unit of work was committed, and running the whole unit
+    again may succeed: PostgreSQL SQLSTATE ``40P01`` (deadlock detected) and
+    ``40001`` (serialization failure), MariaDB/MySQL error 1213 (deadlock
+    found when trying to get lock; the server rolled the transaction back).
+    The use cases that write run their units again a bounded number of
+    times (:data:`~docbinder.application.steps.transient.TRANSIENT_ATTEMPTS`)
+    before this reaches the caller. No other error is retried.
+    """
+
+
 class SizeLimitExceeded(DocbinderError, ValueError):
     """A stream was longer than the configured maximum size in bytes; nothing was kept."""
 
