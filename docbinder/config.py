@@ -58,6 +58,7 @@ SETTING_NAMES = (
     "s3_endpoint_url",
     "s3_region",
     "s3_checksums",
+    "s3_content_md5",
     "max_file_size",
     "s3_whole_bucket",
     "s3_connect_timeout",
@@ -130,6 +131,11 @@ class Settings:
     s3_checksums: str = "auto"
     """``auto`` (``when_required`` with a custom ``s3_endpoint_url``, else ``when_supported``),
     ``when_required`` or ``when_supported`` (botocore's checksum settings).
+    """
+    s3_content_md5: bool = False
+    """Send ``Content-MD5`` on the S3 operations that require a checksum (``PutObjectTagging``,
+    ``DeleteObjects``), for S3-compatible endpoints that refuse botocore's CRC32 there; without
+    it such an endpoint refuses the committed-blob records (``doctor`` says so).
     """
     max_file_size: int | None = None
     """Largest file stored, in bytes (``None``: unlimited)."""
@@ -453,6 +459,7 @@ _COUNT = _whole("")
 _CONVERTERS: dict[str, Converter] = {
     "max_file_size": _file_size,
     "s3_whole_bucket": _flag,
+    "s3_content_md5": _flag,
     "s3_connect_timeout": _seconds,
     "s3_read_timeout": _seconds,
     "s3_max_attempts": _COUNT,
