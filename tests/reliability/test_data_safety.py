@@ -899,3 +899,31 @@ def test_a_clone_that_deletes_first_is_named_by_the_originals_doctor(
     (tmp_path / "b.db").unlink()
     assert cli.json("store", "claim", env=a)["databaseId"] == _database_id(tmp_path / "a.db")
     cli.ok("files", "rm", "--force", ids[1], env=a)
+
+
+def test_concurrent_deletes_of_one_database_never_take_it_for_a_clone(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """Every delete rotates the claim; eight threads of one database deleting and
+    appending at once must never see one another's rotation as a clone's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = [_attach(cli, tmp_path, f"c{n}.txt", f"c {n}".encode()) for n in range(16)]
+    binder = _binder(cli, {})
+    [item] = [i for i in cli.json("files", "ls") if i["id"] == ids[0]]
+    owner = Principal(item["createdBy"], "default", roles=("member",))
+
+    def work(n: int) -> str:
+        if n % 2:
+            binder.update_file.append(owner, ids[n], b" more")
+        else:
+            binder.delete_file(owner, ids[n], force=True)
+        return ids[n]
+
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(work, range(16)))
+    assert done == ids
+    files = cli.files()
+    assert files == {ids[n]: f"c {n} more".encode() for n in range(1, 16, 2)}
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    assert checks["database claim in the blob store"]["status"] == "ok"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 from typing import Any
 
 import attrs
@@ -31,6 +32,10 @@ from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
+
+_ROTATING = threading.Lock()
+"""Held while a claim is checked and rotated: of two threads, the second sees the first's
+token in the database and in the store (across processes the window stays, ADR 0075)."""
 
 CLAIMS_RECORD = ".docbinder-claims/"
 """Where the shipped stores keep the claim records (``<record><database id>``), for messages."""
@@ -59,7 +64,10 @@ class ClaimState:
 def read_claim(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> ClaimState:
     """The claim on this database's id as the store and the database hold it; writes nothing.
 
-    One reading unit of work, then one blob-store call outside it. Raises
+    One reading unit of work, then one blob-store call outside it (and a
+    second reading unit when the store's token is not among the database's:
+    a concurrent rotation by this database commits its token before the
+    store shows it). Raises
     what the store or the database raise
     (:class:`~docbinder.domain.errors.StorageError`).
     """
@@ -70,6 +78,11 @@ def read_claim(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> ClaimState:
     if reader is None or getattr(blobs, "set_database_claim", None) is None:
         return ClaimState(False, database_id, None, tokens)
     held = None if database_id is None else reader(database_id)
+    if held is not None and held not in tokens:
+        # Another unit of this database may have rotated the claim between the two reads
+        # (it commits the token before writing it to the store): read the tokens again.
+        with uow_factory() as uow:
+            tokens = tuple(uow.maintenance.database_claims())
     return ClaimState(True, database_id, held, tokens)
 
 
@@ -104,8 +117,14 @@ def claim_for_destruction(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> C
     would free), or a store without identity (nothing of this database is
     in it: a mistyped ``blob_url`` gets no record), is left as it is. Returns the state checked.
     :class:`~docbinder.domain.errors.StorageError` from either side
-    propagates: the operation is not started.
+    propagates: the operation is not started. The check and the rotation
+    hold a lock of this process, so its threads rotate one at a time.
     """
+    with _ROTATING:  # one rotation at a time in this process: store writes stay in order
+        return _claim(uow_factory, blobs)
+
+
+def _claim(uow_factory: UnitOfWorkFactory, blobs: BlobStore) -> ClaimState:
     state = read_claim(uow_factory, blobs)
     if not state.supported or state.database_id is None:
         return state
