@@ -34,10 +34,12 @@ from docbinder.application.steps.blob_rules import blob_key_for, confirm_committ
 from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.domain.errors import (
     Conflict,
     DocbinderError,
     DuplicateFileItem,
+    TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobStore
@@ -117,26 +119,36 @@ class ContentSwitch:
         committing = False
         database_id: str | None = None
         locations: dict[str, str] = {}
+
+        def switch_unit() -> tuple[str | None, dict[str, str]]:
+            nonlocal committing
+            try:
+                with self._uow() as uow:
+                    try:
+                        # Compare-and-set on the blob the caller's read named: of
+                        # two concurrent updates, only one can win.
+                        uow.files.update(updated, if_blob_key=item.blob_key)
+                    except DuplicateFileItem as exc:
+                        raise Conflict(
+                            f"the new content would make '{item.file_name}' a duplicate of "
+                            "another file with the same name, creator and scope; nothing "
+                            "was changed"
+                        ) from exc
+                    except Conflict as exc:
+                        raise Conflict(
+                            f"file {item.id} was changed by someone else meanwhile; "
+                            "nothing was changed, try again"
+                        ) from exc
+                    found = uow.maintenance.database_id(), uow.maintenance.store_locations()
+                    committing = True
+                    uow.commit()
+            except TransactionAborted:
+                committing = False  # the database ended the unit: nothing of it committed
+                raise
+            return found
+
         try:
-            with self._uow() as uow:
-                try:
-                    # Compare-and-set on the blob the caller's read named: of
-                    # two concurrent updates, only one can win.
-                    uow.files.update(updated, if_blob_key=item.blob_key)
-                except DuplicateFileItem as exc:
-                    raise Conflict(
-                        f"the new content would make '{item.file_name}' a duplicate of another "
-                        "file with the same name, creator and scope; nothing was changed"
-                    ) from exc
-                except Conflict as exc:
-                    raise Conflict(
-                        f"file {item.id} was changed by someone else meanwhile; "
-                        "nothing was changed, try again"
-                    ) from exc
-                database_id = uow.maintenance.database_id()
-                locations = uow.maintenance.store_locations()
-                committing = True
-                uow.commit()
+            database_id, locations = run_again_if_aborted(switch_unit, f"updating file {item.id}")
         except Exception as exc:
             if not committing:
                 self._discard(new_key)
