@@ -112,3 +112,30 @@ def test_a_version_name_no_file_can_have_is_one_validation_error_everywhere(
         outcomes[name] = str(refused.value).startswith("file name ")
     assert outcomes == dict.fromkeys(lookups, True)
     assert [v.version.series.name for v in binder.versions.latest_of_each(ALICE)] == ["notes.md"]
+
+
+def _answers(binder: DocBinder, bad: str) -> list[tuple[str, str]]:
+    run = binder.start_new_run(ALICE)
+    kept = run.produce_file("kept.txt", b"kept").item
+    references = [f"docItem:{bad}", f"file:{bad}", f"docList:{bad}", bad]
+    resolution = run.resolve(references)
+    content = run.get_content(references)
+    assert not resolution.documents and not content.documents
+    assert run.get_content([f"file:{kept.id}"]).documents  # the good one still reads
+    return sorted(
+        (type(u.reference).__name__ if u.reference is not None else "-", u.reason.value)
+        for u in [*resolution.unresolved, *content.unresolved]
+    )
+
+
+@pytest.mark.parametrize("bad", IMPOSSIBLE_IDS, ids=lambda b: ascii(b)[:20])
+def test_references_to_impossible_ids_are_unresolved_alike_everywhere(
+    binder: DocBinder, bad: str
+) -> None:
+    """``resolve`` and ``get_content`` never raise for them, and every backend gives the
+    answer the memory backend gives."""
+    store = MemoryMetadataStore()
+    memory = wire_binder(store.unit_of_work, MemoryBlobStore(), store.unit_of_work)
+    expected = _answers(memory, bad)
+    assert expected and {reason for _, reason in expected} <= {"rejected_input", "not_in_workflow"}
+    assert _answers(binder, bad) == expected
