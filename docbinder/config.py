@@ -69,6 +69,7 @@ SETTING_NAMES = (
     "s3_endpoint_url",
     "s3_region",
     "s3_checksums",
+    "s3_content_md5",
     "max_file_size",
     "s3_whole_bucket",
     "s3_connect_timeout",
@@ -143,6 +144,11 @@ class Settings:
     s3_checksums: str = "auto"
     """``auto`` (``when_required`` with a custom ``s3_endpoint_url``, else ``when_supported``),
     ``when_required`` or ``when_supported`` (botocore's checksum settings).
+    """
+    s3_content_md5: bool = False
+    """Send ``Content-MD5`` on the S3 operations that require a checksum (``PutObjectTagging``,
+    ``DeleteObjects``), for S3-compatible endpoints that refuse botocore's CRC32 there; without
+    it such an endpoint refuses the committed-blob records (``doctor`` says so).
     """
     max_file_size: int | None = None
     """Largest file stored, in bytes (``None``: unlimited)."""
@@ -387,6 +393,19 @@ def _check_strings(values: Mapping[str, Any], sources: Mapping[str, str]) -> Non
     for name in ("database_url", "blob_url", "authorizer"):
         if not isinstance(values.get(name, "x"), str) or not values.get(name, "x"):
             raise ConfigurationError(f"setting {name} must be a non-empty string")
+    for name, value in values.items():
+        # A command-line or environment value with bytes that are not UTF-8 reaches Python
+        # with lone surrogates (PEP 383); no URL, driver or store can take it.
+        text = str(value) if name == "home" else value
+        if isinstance(text, str) and not text.isprintable() and _SURROGATE.search(text):
+            raise ConfigurationError(
+                f"setting {name} holds bytes that are not valid UTF-8 ({sources.get(name, '?')}): "
+                f"{text!a}; give it as UTF-8 text"
+            )
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""What a byte that is not UTF-8 becomes in an argument or environment variable (PEP 383)."""
 
 
 # ---------------------------------------------------------------- settings that are not text
@@ -482,6 +501,7 @@ _COUNT = _whole("")
 _CONVERTERS: dict[str, Converter] = {
     "max_file_size": _file_size,
     "s3_whole_bucket": _flag,
+    "s3_content_md5": _flag,
     "s3_connect_timeout": _seconds,
     "s3_read_timeout": _seconds,
     "s3_max_attempts": _COUNT,

@@ -132,6 +132,7 @@ def _s3(settings: Settings) -> BlobStore:
         read_timeout=settings.s3_read_timeout,
         max_attempts=settings.s3_max_attempts,
         checksums=settings.s3_checksums,
+        content_md5=settings.s3_content_md5,
     )
 
 

@@ -59,6 +59,12 @@ IDENTITY_NAME = ".docbinder-store"
 DATABASES_PREFIX = ".docbinder-databases/"
 """Names ``.docbinder-databases/<database id>`` (empty records) register the databases writing here."""
 
+CLAIMS_PREFIX = ".docbinder-claims/"
+"""Names ``.docbinder-claims/<database id>`` hold the claim token of that database id (ADR 0075)."""
+
+CLAIM_BYTES = 256
+"""At most this many bytes of a claim record are read (a token takes 33)."""
+
 IDENTITY_BYTES = 256
 """At most this many bytes of the identity record are read (a UUID takes 37)."""
 
@@ -308,6 +314,41 @@ class BlobStoreBase(abc.ABC):
                 found.add(database_id)
         return found
 
+    def database_claim(self, database_id: str) -> str | None:
+        """The token in the record ``.docbinder-claims/<database_id>``; ``None`` when absent.
+
+        See :meth:`~docbinder.ports.blobs.BlobStore.database_claim`.
+        :class:`InvalidInput` for an id that is not one key segment,
+        :class:`StorageError` for a record docbinder never writes (not ASCII).
+        """
+        name = CLAIMS_PREFIX + _one_segment(database_id)
+        try:
+            with self._open(name, CLAIM_BYTES) as reader:
+                raw = b""
+                for chunk in reader:
+                    raw += chunk
+                    if len(raw) >= CLAIM_BYTES:
+                        break
+        except BlobMissing:
+            return None
+        try:
+            text = raw[:CLAIM_BYTES].decode("ascii").strip()
+        except UnicodeDecodeError as exc:
+            raise StorageError(
+                f"{self.url}: the claim record {name} holds bytes docbinder never writes ({exc})"
+            ) from exc
+        return text or None
+
+    def set_database_claim(self, database_id: str, token: str) -> None:
+        """Replace the record ``.docbinder-claims/<database_id>`` with ``token`` and a newline.
+
+        See :meth:`~docbinder.ports.blobs.BlobStore.set_database_claim`.
+        """
+        name = CLAIMS_PREFIX + _one_segment(database_id)
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
+            raise InvalidInput(f"invalid claim token {token!r}")
+        self._write(name, iter((f"{token}\n".encode("ascii"),)), None, replace=True)
+
     def mark_committed(self, key: str) -> bool:
         """Record with the blob that a FileItem naming it committed; whether it was kept.
 
@@ -374,3 +415,11 @@ class BlobStoreBase(abc.ABC):
             reason,
             key,
         )
+
+
+def _one_segment(database_id: str) -> str:
+    """``database_id`` if it is one key segment; :class:`InvalidInput` otherwise."""
+    check_blob_key(database_id)
+    if "/" in database_id:
+        raise InvalidInput(f"invalid database id {database_id!r}")
+    return database_id

@@ -117,6 +117,33 @@ def blob_probe(blobs: Any) -> Check:
     return Check("blob store writable", "ok", blobs.url + (f" (checksums {mode})" if mode else ""))
 
 
+def commit_records_check(blobs: Any) -> Check | None:
+    """Whether the store keeps committed-blob records (ADR 0031): a tagged probe object on S3.
+
+    ``None`` for a store without the probe (local disk and memory keep theirs
+    beside the blob and report a refusal when storing). A refusal is a
+    ``warn`` naming the error code and what is missing (``s3:PutObjectTagging``,
+    ``s3_content_md5``): gc's protection of files stored after a backup is
+    then off.
+    """
+    probe = getattr(blobs, "check_commit_records", None)
+    if probe is None:
+        return None
+    name = "committed-blob records"
+    try:
+        reason = probe()
+    except DocbinderError as exc:
+        return Check(name, "fail", f"{blobs.url}: the tagging probe failed: {exc}")
+    if reason is None:
+        return Check(name, "ok", f"{blobs.url}: PutObjectTagging and GetObjectTagging work")
+    return Check(
+        name,
+        "warn",
+        f"{blobs.url} refused PutObjectTagging: {reason}; no blob is recorded as committed, so "
+        "gc cannot tell files stored after a restored backup from leftovers (docs/security.md)",
+    )
+
+
 _CHECKSUM_CODES = frozenset(
     {
         "XAmzContentSHA256Mismatch",

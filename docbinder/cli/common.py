@@ -22,6 +22,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 def handles_errors(func: F) -> F:
     """Turn docbinder and OS errors into one ``error:`` line and exit code 1.
 
+    A :class:`UnicodeEncodeError` (an argument holding bytes that are not
+    UTF-8, which Python decodes to lone surrogates, PEP 383) is one line too,
+    with exit code 2 (a usage error).
+
     A closed stdout (``docbinder ... | head``) ends the command quietly with
     exit code 0; Ctrl-C gives ``error: interrupted`` and exit code 130.
     """
@@ -43,6 +47,14 @@ def handles_errors(func: F) -> F:
         except (DocbinderError, OSError) as exc:
             fail(error_line(exc))
             raise typer.Exit(1) from None
+        except UnicodeEncodeError as exc:
+            # An argument with bytes that are not UTF-8 (PEP 383 surrogates) that a check
+            # upstream did not name: still one line, never a traceback.
+            fail(
+                f"an argument holds bytes that are not valid UTF-8 ({exc.object[exc.start : exc.end]!a}"
+                " could not be encoded); give it as UTF-8 text"
+            )
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -58,7 +58,16 @@ def data_checks(binder: Any, principal: Principal) -> list[Check]:
         return [Check("stored data", "fail", str(exc))]
     blobs = binder.blobs
     view = _store_view(blobs, snapshot)
-    checks = [listing_check(snapshot), blob_presence_check(blobs, snapshot, view)]
+    claim = claim_check(binder)
+    presence = blob_presence_check(blobs, snapshot, view)
+    if claim.status == "fail" and presence.status != "ok":
+        presence = attrs.evolve(
+            presence,
+            detail=presence.detail
+            + "; a clone of this database deleted or changed files in the store (see the "
+            "database claim check), so it may have freed them rather than blob_url being wrong",
+        )
+    checks = [listing_check(snapshot), claim, presence]
     checks.extend(identity_checks(snapshot, view))
     checks.append(location_check(blobs, view.store_id, snapshot.locations))
     checks.extend(registration_checks(blobs, snapshot, view))
@@ -178,6 +187,42 @@ def registration_checks(blobs: Any, snapshot: Snapshot, view: StoreView) -> list
             "a move or copy; restore .docbinder-databases from the original store",
         )
     ]
+
+
+def claim_check(binder: Any) -> Check:
+    """Whether this database still holds the claim on its id in the blob store (ADR 0075).
+
+    ``fail`` names a clone: another database with the same id (a volume
+    clone, a disk image) deleted or changed files in the store since this
+    one last did; missing blobs are then more likely its doing than a wrong
+    ``blob_url``.
+    """
+    from docbinder.application.steps.database_claim import cloned_message, read_claim
+
+    name = "database claim in the blob store"
+    try:
+        state = read_claim(binder.uow_factory, binder.blobs)
+    except DocbinderError as exc:
+        return Check(name, "fail", f"cannot read the claim: {exc}")
+    if not state.supported:
+        return Check(name, "ok", "the blob store keeps no claim records: not checked")
+    if state.database_id is None:
+        return Check(name, "ok", "this database has no id yet (it takes one on its first write)")
+    if state.cloned:
+        return Check(
+            name,
+            "fail",
+            f"this database (id {state.database_id}) or another one is a clone: "
+            + cloned_message(binder.blobs.url, state.database_id)
+            + "; files rm, content updates, version deletes and gc --apply are refused here",
+        )
+    if state.held is None:
+        return Check(
+            name,
+            "ok",
+            f"no claim on id {state.database_id} yet (the first delete or update writes it)",
+        )
+    return Check(name, "ok", f"id {state.database_id} is claimed by this database")
 
 
 def database_identity_checks(snapshot: Snapshot) -> list[Check]:

@@ -18,6 +18,7 @@ import typer
 from docbinder.cli.checks import (
     Check,
     blob_probe,
+    commit_records_check,
     configuration_check,
     database_checks,
     self_tests,
@@ -103,6 +104,9 @@ def _run_checks(state: State) -> list[Check]:
     checks.append(blob_probe(binder.blobs))
     if _failed(checks):
         return checks
+    records = commit_records_check(binder.blobs)
+    if records is not None:
+        checks.append(records)
     from docbinder.cli.data_checks import data_checks
 
     checks.extend(data_checks(binder, state.principal))

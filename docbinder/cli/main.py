@@ -37,5 +37,6 @@ files_app.command("cat")(files.files_cat)
 files_app.command("rm")(files.files_rm)
 
 store_app.command("adopt")(store.store_adopt)
+store_app.command("claim")(store.store_claim)
 
 __all__ = ["app", "run"]

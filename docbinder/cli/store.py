@@ -1,4 +1,4 @@
-"""``docbinder store adopt`` and ``docbinder migrate``: set-up of the blob store and the schema."""
+"""``docbinder store adopt``, ``docbinder store claim`` and ``docbinder migrate``: set-up of the blob store and the schema."""
 
 from __future__ import annotations
 
@@ -58,6 +58,26 @@ def store_adopt(
             f"note: --force: {adoption.missing_blobs} FileItem(s) of this store have no blob "
             "in it; `docbinder gc` (a dry run) lists them"
         )
+
+
+@handles_errors
+def store_claim(json_flag: JsonOpt = False) -> None:
+    """Make this database the owner of its id in the blob store again (after a restore).
+
+    Only when no other copy of this database writes into the store: after a
+    backup was restored in place, or once a clone was given an id of its own
+    (``doctor``'s "database claim" check says when deletes are refused).
+    """
+    from docbinder.application.steps.database_claim import take_claim
+    from docbinder.cli.setup import check_database_ready
+
+    check_database_ready(STATE.settings)
+    binder = STATE.binder(prepare=False)
+    database_id = take_claim(binder.uow_factory, binder.blobs)
+    if STATE.wants_json(json_flag):
+        emit_json({"databaseId": database_id, "url": binder.blobs.url})
+        return
+    out.print(f"database id {database_id} is claimed by this database in {binder.blobs.url}")
 
 
 @handles_errors

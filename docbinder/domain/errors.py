@@ -145,6 +145,26 @@ class StoreMoved(UnsafeOperation):
     """
 
 
+class DatabaseCloned(UnsafeOperation):
+    """Another metadata database holds this database's identity in the blob store: one of them is a clone.
+
+    A volume clone or disk image of a database keeps everything its identity
+    is made of (the id stored inside it, and for SQLite the file's device and
+    inode), so the blob store arbitrates: it keeps a claim record per
+    database id, and each destructive operation (``files rm``, a content
+    update, a version delete, ``gc --apply``) first checks that the store's
+    claim is one this database wrote, then writes a new one (ADR 0075).
+    Raised, before anything is deleted or changed, when the claim was
+    written by another database with the same id. ``force`` never overrides
+    it; ``docbinder store reidentify`` on the copy gives it an id of its own.
+    ``database_id`` is the shared id.
+    """
+
+    def __init__(self, message: str, database_id: str) -> None:
+        super().__init__(message)
+        self.database_id = database_id
+
+
 class CountersWouldGoBack(Conflict):
     """A change of a workflow's round/task/action would put them behind where they are.
 
@@ -167,6 +187,19 @@ class VersionTaken(Conflict):
 
 class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
+
+
+class TransactionAborted(StorageError):
+    """The database aborted the transaction to end a deadlock or a serialization failure.
+
+    Nothing of the unit of work was committed, and running the whole unit
+    again may succeed: PostgreSQL SQLSTATE ``40P01`` (deadlock detected) and
+    ``40001`` (serialization failure), MariaDB/MySQL error 1213 (deadlock
+    found when trying to get lock; the server rolled the transaction back).
+    The use cases that write run their units again a bounded number of
+    times (:data:`~docbinder.application.steps.transient.TRANSIENT_ATTEMPTS`)
+    before this reaches the caller. No other error is retried.
+    """
 
 
 class SizeLimitExceeded(DocbinderError, ValueError):

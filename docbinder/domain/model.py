@@ -128,6 +128,24 @@ def is_valid_id(value: object) -> bool:
     return _id_problem("id", value) is None
 
 
+SHOWN_ID_LENGTH = 80
+"""Most characters of a refused id that a message quotes."""
+
+
+def shown_id(value: object) -> str:
+    """``value`` as a message quotes an id: ASCII (``ascii()``), at most :data:`SHOWN_ID_LENGTH` characters.
+
+    NUL, lone surrogates and other controls appear escaped (``'f\\x00'``),
+    so a message can always be printed and logged; a longer text ends in
+    ``...`` and its length in characters.
+    """
+    if not isinstance(value, str):
+        return f"<{type(value).__name__}>"
+    if len(value) > SHOWN_ID_LENGTH:
+        return f"{value[:SHOWN_ID_LENGTH]!a}... ({len(value)} characters)"
+    return ascii(value)
+
+
 def _check_optional_id(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
         _check_id(instance, attribute, value)

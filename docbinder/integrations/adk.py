@@ -110,6 +110,28 @@ class _Scope:
         return self.session_id is None
 
 
+def check_adk_id(value: object, field: str) -> str:
+    """The one rule for ``app_name``, ``user_id`` and ``session_id``; ``InputValidationError`` otherwise.
+
+    ADK's own segment check first (``artifact_util.validate_path_segment``:
+    no ``/``, ``\\``, ``..``, NUL), then docbinder's id rule
+    (:func:`~docbinder.domain.model.is_valid_id`): 1 to 128 characters, no
+    whitespace and no control character anywhere, so ``"invoice-7\\n"`` and
+    ``" alice"`` are refused, never stored under a namespace of their own next
+    to ``"invoice-7"``. Nothing is normalised: the value checked is the one
+    the workflow id and the version namespace are made from (ADR 0076).
+    """
+    if not isinstance(value, str):
+        raise InputValidationError(f"{field} must be a string")
+    artifact_util.validate_path_segment(value, field)
+    if not is_valid_id(value):
+        raise InputValidationError(
+            f"{field} {value!r} must be 1 to 128 characters without whitespace or control "
+            "characters (none around it either)"
+        )
+    return value
+
+
 class DocbinderArtifactService(BaseArtifactService):
     """ADK artifact service over a :class:`DocBinder` (every method of ``BaseArtifactService``).
 
@@ -121,8 +143,10 @@ class DocbinderArtifactService(BaseArtifactService):
     :data:`DEFAULT_MAX_THREADS`).
 
     Errors: ADK's ``InputValidationError`` (a ``ValueError``) for names, ids
-    and parts ADK's own services reject, plus ids docbinder cannot hold
-    (more than 128 characters or whitespace in an app name or user id);
+    and parts ADK's own services reject, plus ids docbinder cannot hold:
+    one rule for app name, user id and session id (:func:`check_adk_id`: at
+    most 128 characters, no whitespace or control character, also none
+    around the id);
     docbinder's errors (``AccessDenied``, ``StorageError``,
     ``SizeLimitExceeded``) from the backends.
     """
@@ -461,13 +485,11 @@ class DocbinderArtifactService(BaseArtifactService):
 
     def _scope(self, app_name: str, user_id: str, filename: str, session_id: str | None) -> _Scope:
         """Validate the ADK coordinates (ADK's helpers first) and map them to docbinder's."""
-        artifact_util.validate_path_segment(app_name, "app_name")
-        artifact_util.validate_path_segment(user_id, "user_id")
-        for value, field in ((app_name, "app_name"), (user_id, "user_id")):
-            if not is_valid_id(value):
-                raise InputValidationError(
-                    f"{field} {value!r} must be at most 128 characters without whitespace"
-                )
+        check_adk_id(app_name, "app_name")
+        check_adk_id(user_id, "user_id")
+        if session_id is not None:
+            # Checked even for a user-scoped name: one answer for a padded id everywhere.
+            check_adk_id(session_id, "session_id")
         if not isinstance(filename, str) or not filename:
             raise InputValidationError("filename must not be empty.")
         user_scoped = session_id is None or filename.startswith(USER_PREFIX)
@@ -481,7 +503,6 @@ class DocbinderArtifactService(BaseArtifactService):
         if user_scoped:
             return _Scope(principal, name, json.dumps(["adk-user", user_id]), None)
         assert session_id is not None
-        artifact_util.validate_path_segment(session_id, "session_id")
         namespace = json.dumps(["adk-session", user_id, session_id], ensure_ascii=False)
         return _Scope(principal, name, namespace, session_id)
 

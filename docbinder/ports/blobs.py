@@ -360,6 +360,27 @@ class BlobStore(Protocol):
         """
         ...
 
+    def database_claim(self, database_id: str) -> str | None:
+        """The claim token recorded in the store for the metadata database ``database_id``, or ``None``.
+
+        The claim record (ADR 0075; shipped stores: the record
+        ``.docbinder-claims/<database id>``) names which of the databases
+        carrying one id owns it: a volume clone carries the id too, and the
+        store is the one place both write to. :class:`StorageError` for
+        backend faults. Optional: a store without it is trusted as before
+        claims existed.
+        """
+        ...
+
+    def set_database_claim(self, database_id: str, token: str) -> None:
+        """Record ``token`` (ASCII, one line) as the claim of ``database_id``, replacing any.
+
+        :class:`InvalidInput` for an id that is not one key segment or a
+        token that is not printable ASCII; :class:`StorageError` for backend
+        faults. Optional like :meth:`database_claim`.
+        """
+        ...
+
     def is_committed(self, key: str) -> bool:
         """Whether :meth:`mark_committed` was recorded for the blob now under ``key``.
 

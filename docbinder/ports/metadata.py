@@ -394,6 +394,28 @@ class MaintenanceRepository(Protocol):
         """
         ...
 
+    def database_claims(self) -> tuple[str, ...]:
+        """The claim tokens this database wrote for its id, newest first; empty before the first.
+
+        At most two: the current token and the one it replaced. A blob store
+        keeps one claim record per database id (ADR 0075); the store's claim
+        is this database's own while it is one of these. A clone carries the
+        same tokens, but the first of the two databases to rotate the claim
+        (:meth:`rotate_database_claim`, then the store) leaves the other one
+        with tokens the store no longer holds.
+        """
+        ...
+
+    def rotate_database_claim(self, expected: str | None, new: str) -> bool:
+        """Compare-and-set the current claim token from ``expected`` to ``new``; whether it was set.
+
+        ``expected`` is the current token read before (``None``: none yet);
+        it becomes the previous one. ``False`` (nothing written) when another
+        unit changed the current token meanwhile. Writes in this unit (commit
+        it).
+        """
+        ...
+
     def store_locations(self) -> dict[str, str]:
         """:func:`store_location_key` of a store identity -> the location fingerprint recorded (ADR 0030).
 

@@ -558,6 +558,24 @@ class BlobStoreContract(abc.ABC):
                 store.register_database(bad)
         assert store.databases() == {"db-1", "db-2"}
 
+    def test_database_claims_are_replaced_and_are_never_blobs(self, store: BlobStore) -> None:
+        assert store.database_claim("db-1") is None
+        store.set_database_claim("db-1", "a1" * 16)
+        store.set_database_claim("db-2", "b2" * 16)
+        assert store.database_claim("db-1") == "a1" * 16
+        store.set_database_claim("db-1", "c3" * 16)  # the newest claim replaces the one before
+        assert store.database_claim("db-1") == "c3" * 16
+        assert store.database_claim("db-2") == "b2" * 16
+        assert list(store.keys()) == []
+        assert store.databases() == set()  # a claim is not a registration
+        for bad in ("a/b", "../x", "", "a b", ".hidden"):
+            with pytest.raises(InvalidInput):
+                store.set_database_claim(bad, "d4" * 16)
+        for token in ("", "two words", "line\nbreak", "\u00e9"):
+            with pytest.raises(InvalidInput):
+                store.set_database_claim("db-1", token)
+        assert store.database_claim("db-1") == "c3" * 16
+
     # -- location (flag: locates_itself) ----------------------------------------
 
     def test_the_location_is_stable_and_never_a_blob(self, store: BlobStore) -> None:

@@ -1619,6 +1619,34 @@ class MaintenanceRepositoryContract(_MetadataSuite):
             assert u.maintenance.database_id() == made
             assert u.maintenance.database_id(create=True) == made
 
+    def test_the_database_claim_rotates_by_compare_and_set(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first, second, third = "a1" * 16, "b2" * 16, "c3" * 16
+        with uow() as u:
+            assert u.maintenance.database_claims() == ()
+            assert u.maintenance.rotate_database_claim(None, first)
+            assert u.maintenance.database_claims() == (first,)
+            # left without commit: gone again
+        with uow() as u:
+            assert u.maintenance.database_claims() == ()
+            assert u.maintenance.rotate_database_claim(None, first)
+            u.commit()
+        with uow() as u:
+            assert not u.maintenance.rotate_database_claim(None, second)  # a first claim exists
+            assert not u.maintenance.rotate_database_claim(second, third)  # not the current one
+            assert u.maintenance.database_claims() == (first,)
+            assert u.maintenance.rotate_database_claim(first, second)
+            u.commit()
+        with uow() as u:
+            assert u.maintenance.database_claims() == (second, first)
+            assert u.maintenance.rotate_database_claim(second, third)
+            u.commit()
+        with uow() as u:
+            # the newest two are kept: a store still holding the one before is this database's
+            assert u.maintenance.database_claims() == (third, second)
+            assert u.maintenance.database_id() is None  # claims are not the database identity
+
     def test_store_locations_are_recorded_once_and_replaced_only_when_asked(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:

@@ -31,7 +31,7 @@ from docbinder.adapters.s3.blobs import (
 from docbinder.application.steps.blob_rules import blob_key_for
 from docbinder.config import Settings
 from docbinder.container import build_binder
-from docbinder.domain.errors import StorageError
+from docbinder.domain.errors import DatabaseCloned, StorageError
 from docbinder.domain.model import Principal
 from tests.reliability.harness import error_lines, invoke_cli
 
@@ -802,3 +802,128 @@ def test_s3_settings_from_a_config_file(tmp_path: Path) -> None:
         settings.s3_read_timeout,
         settings.s3_max_attempts,
     ) == (True, 2.0, 7.5, 3)
+
+
+# -- issue 31 kind 5: a volume clone keeps what its id is made of --------------------
+
+
+@pytest.fixture
+def cloned_volume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone keeps the device and inode number the SQLite id's location is made of; here
+    every database file reads as the one device and inode the original has."""
+    from docbinder.adapters.sqlite import maintenance
+
+    monkeypatch.setattr(maintenance, "sqlite_location", lambda _stat: "sqlite device 64 inode 9")
+
+
+def _binder(cli: Cli, env: dict[str, str]) -> Any:
+    return build_binder(Settings.load(environ={"DOCBINDER_HOME": str(cli.home), **cli.env, **env}))
+
+
+OWNER = Principal("alice", "default", roles=("member",))
+
+
+def test_a_volume_clone_cannot_free_the_originals_blobs(
+    cli: Cli, tmp_path: Path, store: Store, cloned_volume: None
+) -> None:
+    """The issue's example: a database on a cloned volume, mounted elsewhere, with the one
+    blob store. It keeps the id (same device and inode), so its ``files rm --force``, content
+    updates and version deletes freed the original's blobs. The store's claim tells them
+    apart: every such operation of the clone is refused, and its doctor names the clone."""
+    a = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}"}
+    b = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'b.db'}"}
+    ids = [_attach(cli.with_env(a), tmp_path, f"f{n}.txt", f"file {n}".encode()) for n in range(4)]
+    _binder(cli, a).versions.save(OWNER, "notes.md", b"v1")
+    cli.ok("files", "rm", ids[3], env=a)  # the original deletes: it claims its id
+    _copy_database(tmp_path / "a.db", tmp_path / "b.db")  # the clone
+    assert _database_id(tmp_path / "b.db") == _database_id(tmp_path / "a.db")
+    _append(cli, a, ids[2], b" grown")  # the original works on after the clone was made
+
+    for args in (("files", "rm", "--force", ids[0]), ("gc", "--apply", *NO_GRACE)):
+        refused = cli(*args, env=b)
+        assert refused.exit_code == 1, (args, refused.stdout)
+        [line] = error_lines(refused)
+        assert "refused: blob store" in line and "clone" in line, line
+    clone = _binder(cli, b)
+    with pytest.raises(DatabaseCloned):
+        _append(cli, b, ids[1], b" from the clone")
+    with pytest.raises(DatabaseCloned):
+        clone.versions.delete(OWNER, "notes.md")
+    assert "clone" in cli.json("gc", env=b)["refusal"]
+    doctor = cli("--json", "doctor", env=b)
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    claim = checks["database claim in the blob store"]
+    assert claim["status"] == "fail" and "clone" in claim["detail"]
+
+    expected = {ids[0]: b"file 0", ids[1]: b"file 1", ids[2]: b"file 2 grown"}
+    held = cli.files(env=a)
+    assert {i: held[i] for i in ids[:3]} == expected and ids[3] not in held
+    # the clone still reads what both name; its copy of f2 names the blob the append freed
+    assert cli.ok("files", "cat", ids[1], env=b).stdout_bytes == b"file 1"
+    original = _binder(cli, a)
+    assert original.versions.read(OWNER, original.versions.latest(OWNER, "notes.md")) == b"v1"
+    checks = {c["name"]: c for c in cli.json("doctor", env=a)["checks"]}
+    assert checks["database claim in the blob store"]["status"] == "ok"
+    cli.ok("files", "rm", "--force", ids[0], env=a)  # the original keeps its rights
+
+
+def test_a_clone_that_deletes_first_is_named_by_the_originals_doctor(
+    cli: Cli, tmp_path: Path, store: Store, cloned_volume: None
+) -> None:
+    """Nothing tells two identical databases apart before one of them acts: the clone's
+    first delete after the split goes through. From then on the original is refused, and
+    its doctor names the clone beside the missing blob instead of blaming only blob_url."""
+    a = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}"}
+    b = {"DOCBINDER_DATABASE_URL": f"sqlite:///{tmp_path / 'b.db'}"}
+    ids = [_attach(cli.with_env(a), tmp_path, f"f{n}.txt", f"file {n}".encode()) for n in range(3)]
+    cli.ok("files", "rm", ids[2], env=a)
+    _copy_database(tmp_path / "a.db", tmp_path / "b.db")
+
+    cli.ok("files", "rm", "--force", ids[0], env=b)  # the clone acts first
+    refused = cli("files", "rm", "--force", ids[1], env=a)
+    assert refused.exit_code == 1
+    [line] = error_lines(refused)
+    assert "clone" in line and ".docbinder-claims/" in line
+    doctor = cli("--json", "doctor", env=a)
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["database claim in the blob store"]["status"] == "fail"
+    assert "clone" in checks["database claim in the blob store"]["detail"]
+    assert cli.ok("files", "cat", ids[1], env=a).stdout_bytes == b"file 1"  # refused: kept
+    lost = cli("files", "cat", ids[0], env=a)  # what the clone's one delete freed
+    assert lost.exit_code == 1 and "is missing" in error_lines(lost)[0]
+    presence = [c for c in json.loads(doctor.stdout)["checks"] if "has its blob" in c["name"]]
+    assert any("clone" in c["detail"] for c in presence), presence
+    # The clone is retired; the operator tells the original it is the only one again.
+    (tmp_path / "b.db").unlink()
+    assert cli.json("store", "claim", env=a)["databaseId"] == _database_id(tmp_path / "a.db")
+    cli.ok("files", "rm", "--force", ids[1], env=a)
+
+
+def test_concurrent_deletes_of_one_database_never_take_it_for_a_clone(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """Every delete rotates the claim; eight threads of one database deleting and
+    appending at once must never see one another's rotation as a clone's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = [_attach(cli, tmp_path, f"c{n}.txt", f"c {n}".encode()) for n in range(16)]
+    binder = _binder(cli, {})
+    [item] = [i for i in cli.json("files", "ls") if i["id"] == ids[0]]
+    owner = Principal(item["createdBy"], "default", roles=("member",))
+
+    def work(n: int) -> str:
+        if n % 2:
+            binder.update_file.append(owner, ids[n], b" more")
+        else:
+            binder.delete_file(owner, ids[n], force=True)
+        return ids[n]
+
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(work, range(16)))
+    assert done == ids
+    files = cli.files()
+    assert files == {ids[n]: f"c {n} more".encode() for n in range(1, 16, 2)}
+    checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
+    assert checks["database claim in the blob store"]["status"] == "ok"

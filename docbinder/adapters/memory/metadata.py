@@ -84,6 +84,8 @@ class MemoryMetadataStore:
         self.database_location: str | None = None
         """Where :attr:`database_id` was made: ``id()`` of this object (a copy is another one)."""
         self.former_database_ids: set[str] = set()
+        self.database_claims: tuple[str, ...] = ()
+        """Claim tokens, newest first (ADR 0075)."""
         self.store_locations: dict[str, str] = {}
         """:func:`~docbinder.ports.metadata.store_location_key` -> recorded location (ADR 0030)."""
         self.versions: dict[str, dict[int, FileVersion]] = defaultdict(dict)
@@ -484,6 +486,26 @@ class MemoryMaintenanceRepository:
             if s.database_id is not None and s.database_location != f"memory {id(s)}":
                 former.add(s.database_id)
         return tuple(sorted(former))
+
+    def database_claims(self) -> tuple[str, ...]:
+        with self._s.lock:
+            return self._s.database_claims
+
+    def rotate_database_claim(self, expected: str | None, new: str) -> bool:
+        """Compare-and-set in this unit (gone again on rollback, as in SQL); see the port."""
+        s = self._s
+        with s.lock:
+            before = s.database_claims
+            current = before[0] if before else None
+            if current != expected:
+                return False
+            s.database_claims = (new,) if current is None else (new, current)
+
+            def undo() -> None:
+                s.database_claims = before
+
+            self._undo.push(undo)
+            return True
 
     def store_locations(self) -> dict[str, str]:
         with self._s.lock:

@@ -23,8 +23,11 @@ boto3 is imported when a store is built; without it
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,7 +36,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from docbinder.adapters.blobstore_base import DATABASES_PREFIX as _RECORDS_PREFIX
-from docbinder.adapters.blobstore_base import IDENTITY_NAME, BlobStoreBase
+from docbinder.adapters.blobstore_base import IDENTITY_NAME, PROBE_PREFIX, BlobStoreBase
 from docbinder.adapters.s3.chunkreader import ChunkReader
 from docbinder.adapters.s3.errors import DENIED_CODES, client_error_details, translate
 from docbinder.adapters.streams import ClosingChunks
@@ -112,6 +115,63 @@ COMMITTED_VALUE = "v1"
 
 _UNSUPPORTED_CODES = frozenset({"NotImplemented", "MethodNotAllowed", "XNotImplemented"})
 """Error codes of S3-compatible servers without object tagging."""
+
+MD5_OPERATIONS = ("PutObjectTagging", "DeleteObjects", "PutBucketLifecycleConfiguration")
+"""Operations S3 marks ``httpChecksumRequired``: botocore 1.36 on sends a CRC32 there, which
+endpoints that still want ``Content-MD5`` refuse (e.g. CERT-Polska/karton #269)."""
+
+_MD5_WORDS = ("content-md5", "contentmd5", "content md5")
+
+
+def add_content_md5(request: Any, **_kwargs: Any) -> None:
+    """botocore ``before-sign`` hook: set ``Content-MD5`` (RFC 1864: base64 of the body's MD5).
+
+    Registered for :data:`MD5_OPERATIONS` when ``s3_content_md5`` is set;
+    the CRC32 botocore adds stays (an endpoint that does not know it ignores
+    it). The body is the request's serialised XML (bytes or text).
+    """
+    body = request.body or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    elif not isinstance(body, bytes | bytearray):
+        return  # a stream: botocore's own checksum covers it
+    digest = hashlib.md5(body, usedforsecurity=False).digest()
+    request.headers["Content-MD5"] = base64.b64encode(digest).decode("ascii")
+
+
+def tagging_refusal(exc: BaseException, *, content_md5: bool) -> str | None:
+    """Why a ``PutObjectTagging`` was refused, as one line with the error code; ``None`` for a fault.
+
+    A refusal means the record cannot be kept here (a warning once per
+    store, ADR 0031): a 403 (the credentials lack ``s3:PutObjectTagging``),
+    a server without tagging (501, ``NotImplemented``), or any other 4xx
+    but 404 (``NoSuchKey`` is the missing blob), e.g. ``InvalidRequest`` /
+    ``InvalidDigest`` from an endpoint that wants ``Content-MD5``. Faults
+    (5xx, timeouts, a missing object) give ``None``: the caller raises.
+    """
+    code, status, message = client_error_details(exc)
+    said = f"{code or status}" + (f" ({message})" if message else "")
+    if code in DENIED_CODES or status == 403:
+        return f"{said}: the credentials lack s3:PutObjectTagging"
+    if code in _UNSUPPORTED_CODES or status == 501:
+        return f"{said}: the server does not support object tagging"
+    if status is not None and 400 <= status < 500 and status != 404 and code != "NoSuchKey":
+        text = f"{code} {message}".lower()
+        if any(word in text for word in _MD5_WORDS) or code in ("InvalidDigest", "BadDigest"):
+            hint = (
+                "Content-MD5 is sent (s3_content_md5 = true) and still refused"
+                if content_md5
+                else "the endpoint wants Content-MD5: set s3_content_md5 = true "
+                "(DOCBINDER_S3_CONTENT_MD5=true)"
+            )
+        else:
+            hint = (
+                "the endpoint refused PutObjectTagging; if it wants Content-MD5, set "
+                "s3_content_md5 = true"
+            )
+        return f"{said}: {hint}"
+    return None
+
 
 DATABASES_PREFIX = _RECORDS_PREFIX
 """Objects ``<prefix>.docbinder-databases/<id>`` (empty) name the metadata databases writing here."""
@@ -228,6 +288,7 @@ class S3BlobStore(BlobStoreBase):
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         checksums: str | None = None,
+        content_md5: bool = False,
     ) -> None:
         if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
             raise InvalidInput(f"invalid S3 bucket name {bucket!r}")
@@ -276,6 +337,12 @@ class S3BlobStore(BlobStoreBase):
                 "s3", endpoint_url=endpoint_url, region_name=region_name, config=config
             )
         self._client: S3Client = client
+        self.content_md5 = content_md5
+        """Whether ``Content-MD5`` is sent where S3 requires a checksum (:data:`MD5_OPERATIONS`)."""
+        if content_md5:
+            events = client.meta.events
+            for operation in MD5_OPERATIONS:
+                events.register(f"before-sign.s3.{operation}", add_content_md5)
         transfer_config = boto3.s3.transfer.TransferConfig(
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,
@@ -304,6 +371,7 @@ class S3BlobStore(BlobStoreBase):
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         checksums: str | None = None,
+        content_md5: bool = False,
     ) -> S3BlobStore:
         """Build a store from ``s3://bucket`` or ``s3://bucket/prefix/path``.
 
@@ -330,6 +398,7 @@ class S3BlobStore(BlobStoreBase):
             read_timeout=read_timeout,
             max_attempts=max_attempts,
             checksums=checksums,
+            content_md5=content_md5,
         )
 
     @property
@@ -499,13 +568,29 @@ class S3BlobStore(BlobStoreBase):
                 Tagging={"TagSet": [{"Key": COMMITTED_TAG, "Value": COMMITTED_VALUE}]},
             )
         except self._boto_errors as exc:
-            code, status, _ = client_error_details(exc)
-            if code in DENIED_CODES or status == 403:
-                return f"{code or status}: the credentials lack s3:PutObjectTagging"
-            if code in _UNSUPPORTED_CODES or status == 501:
-                return f"{code or status}: the server does not support object tagging"
-            raise self._error(exc, name) from exc
+            reason = tagging_refusal(exc, content_md5=self.content_md5)
+            if reason is None:
+                raise self._error(exc, name) from exc
+            return reason
         return None
+
+    def check_commit_records(self) -> str | None:
+        """Tag, read back and delete one probe object; ``None`` if records work, else why not.
+
+        For ``doctor``: the write probe never tags, so a refused
+        ``PutObjectTagging`` (permission, no tagging, an endpoint that wants
+        ``Content-MD5``) shows only here, with the error code and what is
+        missing. :class:`StorageError` for other faults.
+        """
+        key = f"{PROBE_PREFIX}{secrets.token_hex(16)}"
+        self.put(key, [b"docbinder tagging probe\n"])
+        try:
+            reason = self._record_commit(key)
+            if reason is None and not self._has_commit_record(key):
+                reason = "the tag was accepted but not read back: the server drops object tags"
+            return reason
+        finally:
+            self.delete(key)
 
     def _has_commit_record(self, name: str) -> bool:
         """Whether the object carries :data:`COMMITTED_TAG` (one ``GetObjectTagging`` request).

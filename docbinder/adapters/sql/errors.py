@@ -37,6 +37,7 @@ from docbinder.domain.errors import (
     DuplicateFileItem,
     DuplicateLabel,
     StorageError,
+    TransactionAborted,
     VersionTaken,
     WorkflowNotFound,
 )
@@ -150,10 +151,41 @@ def integrity_error(error: BaseException, table: sa.Table) -> DocbinderError:
     return cls(f"{_MESSAGES.get(cls, 'constraint violated')} ({name})")
 
 
+_PG_TRANSIENT = ("40P01", "40001")
+"""PostgreSQL SQLSTATEs of a transaction aborted to end a deadlock or a serialization failure."""
+
+_MYSQL_DEADLOCK = 1213
+"""MariaDB/MySQL ``ER_LOCK_DEADLOCK``: the server rolled the whole transaction back."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether ``error`` (SQLAlchemy's or the driver's) is a deadlock or serialization failure.
+
+    PostgreSQL (psycopg): SQLSTATE in :data:`_PG_TRANSIENT`; MariaDB/MySQL
+    (PyMySQL): error :data:`_MYSQL_DEADLOCK`. A lock wait timeout (MariaDB
+    1205) is not: the server rolls back only the statement there, so the
+    unit is not known to have ended.
+    """
+    orig = getattr(error, "orig", error)
+    if getattr(orig, "sqlstate", None) in _PG_TRANSIENT:
+        return True
+    args: tuple[Any, ...] = getattr(orig, "args", ())
+    return bool(args) and args[0] == _MYSQL_DEADLOCK
+
+
 def storage_error(error: BaseException) -> StorageError:
-    """A :class:`StorageError` describing a database fault; the caller raises it ``from error``."""
+    """A :class:`StorageError` describing a database fault; the caller raises it ``from error``.
+
+    A deadlock or serialization failure (:func:`is_transient`) is a
+    :class:`~docbinder.domain.errors.TransactionAborted`, which the writing
+    use cases retry.
+    """
     detail = str(getattr(error, "orig", None) or error).strip().splitlines()
     text = detail[0] if detail else type(error).__name__
+    if is_transient(error):
+        return TransactionAborted(
+            f"metadata store aborted the transaction: {text}; nothing of it was committed"
+        )
     hint = ""
     lowered = f"{type(getattr(error, 'orig', None)).__name__} {text}".lower()
     if any(marker in lowered for marker in _MISSING_SCHEMA_HINTS):

@@ -29,6 +29,8 @@ _DATABASE_ID = "database_id"
 _LOCATION = "database_location"
 _FORMER = "former_database_id:"
 _STORE_LOCATION = "store_location:"
+_CLAIM = "database_claim"
+_PREVIOUS_CLAIM = "database_claim_previous"
 
 
 def _store_location_name(store_id: str) -> str:
@@ -179,6 +181,38 @@ class SqlMaintenanceRepository:
         if found is not None and meta.get(_LOCATION) != here:
             former.add(found)
         return tuple(sorted(former))
+
+    def database_claims(self) -> tuple[str, ...]:
+        """Rows ``database_claim`` and ``database_claim_previous`` of ``docbinder_meta`` (ADR 0075)."""
+        with translating():
+            meta = self._meta()
+        return tuple(meta[name] for name in (_CLAIM, _PREVIOUS_CLAIM) if name in meta)
+
+    def rotate_database_claim(self, expected: str | None, new: str) -> bool:
+        """Compare-and-set row ``database_claim``; the old value goes to ``database_claim_previous``.
+
+        The first claim is an insert that loses to a concurrent one (primary key).
+        """
+        dm = docbinder_meta.c
+        with translating():
+            if expected is None:
+                try:
+                    with self._session.begin_nested():
+                        self._session.execute(
+                            sa.insert(docbinder_meta), {"name": _CLAIM, "value": new}
+                        )
+                except sa_exc.IntegrityError:
+                    return False
+                return True
+            changed = self._session.execute(
+                sa.update(docbinder_meta)
+                .where(dm.name == _CLAIM, dm.value == expected)
+                .values(value=new)
+            )
+            if rowcount(changed) == 0:
+                return False
+            self._set_meta(_PREVIOUS_CLAIM, expected)
+        return True
 
     def store_locations(self) -> dict[str, str]:
         """The ``docbinder_meta`` rows ``store_location:<store id>`` (ADR 0030)."""

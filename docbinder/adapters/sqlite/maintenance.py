@@ -32,6 +32,8 @@ _DATABASE_ID = "database_id"
 _LOCATION = "database_location"
 _FORMER = "former_database_id:"
 _STORE_LOCATION = "store_location:"
+_CLAIM = "database_claim"
+_PREVIOUS_CLAIM = "database_claim_previous"
 
 
 def sqlite_location(stat: os.stat_result) -> str:
@@ -148,6 +150,32 @@ class SqliteMaintenanceRepository:
         if found is not None and meta.get(_LOCATION) != here:
             former.add(found)
         return tuple(sorted(former))
+
+    def database_claims(self) -> tuple[str, ...]:
+        """Rows ``database_claim`` and ``database_claim_previous`` of ``docbinder_meta`` (ADR 0075)."""
+        with translating():
+            meta = self._meta()
+        return tuple(meta[name] for name in (_CLAIM, _PREVIOUS_CLAIM) if name in meta)
+
+    def rotate_database_claim(self, expected: str | None, new: str) -> bool:
+        """Compare-and-set row ``database_claim``; the old value goes to ``database_claim_previous``."""
+        session = self._session
+        with translating():
+            if expected is None:
+                inserted = session.rowcount(
+                    "INSERT INTO docbinder_meta (name, value) VALUES (?, ?) "
+                    "ON CONFLICT (name) DO NOTHING",
+                    (_CLAIM, new),
+                )
+                return inserted > 0
+            changed = session.rowcount(
+                "UPDATE docbinder_meta SET value = ? WHERE name = ? AND value = ?",
+                (new, _CLAIM, expected),
+            )
+            if changed == 0:
+                return False
+            self._set_meta(_PREVIOUS_CLAIM, expected)
+        return True
 
     def store_locations(self) -> dict[str, str]:
         """The ``docbinder_meta`` rows ``store_location:<store id>`` (ADR 0030)."""

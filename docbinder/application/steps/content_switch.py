@@ -31,12 +31,15 @@ import logging
 import attrs
 
 from docbinder.application.steps.blob_rules import blob_key_for, confirm_committed, release_blob
+from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.domain.errors import (
     Conflict,
     DocbinderError,
     DuplicateFileItem,
+    TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobStore
@@ -73,7 +76,9 @@ class ContentSwitch:
     Errors of :meth:`switch`: :class:`SizeLimitExceeded`, :class:`Conflict`
     (the file changed meanwhile, or the new content would make it a duplicate
     of another FileItem of the same name, creator and scope),
-    :class:`StorageError`. On every error the FileItem is unchanged and no new
+    :class:`StorageError`, :class:`~docbinder.domain.errors.DatabaseCloned`
+    (another database with this database's id holds its claim in the blob
+    store, ADR 0075). On every error the FileItem is unchanged and no new
     blob is left behind.
     """
 
@@ -96,6 +101,7 @@ class ContentSwitch:
     def switch(self, principal: Principal, item: FileItem, chunks: FileData) -> FileUpdate:
         """Make ``chunks`` the whole new content of ``item`` (read for ``principal``'s update)."""
         new_key = blob_key_for(self._ids.new_id())
+        claim_for_destruction(self._uow, self._blobs)  # it frees the old blob: ADR 0075
         store_id = (
             self._registration.ensure()
             if self._registration is not None
@@ -113,26 +119,36 @@ class ContentSwitch:
         committing = False
         database_id: str | None = None
         locations: dict[str, str] = {}
+
+        def switch_unit() -> tuple[str | None, dict[str, str]]:
+            nonlocal committing
+            try:
+                with self._uow() as uow:
+                    try:
+                        # Compare-and-set on the blob the caller's read named: of
+                        # two concurrent updates, only one can win.
+                        uow.files.update(updated, if_blob_key=item.blob_key)
+                    except DuplicateFileItem as exc:
+                        raise Conflict(
+                            f"the new content would make '{item.file_name}' a duplicate of "
+                            "another file with the same name, creator and scope; nothing "
+                            "was changed"
+                        ) from exc
+                    except Conflict as exc:
+                        raise Conflict(
+                            f"file {item.id} was changed by someone else meanwhile; "
+                            "nothing was changed, try again"
+                        ) from exc
+                    found = uow.maintenance.database_id(), uow.maintenance.store_locations()
+                    committing = True
+                    uow.commit()
+            except TransactionAborted:
+                committing = False  # the database ended the unit: nothing of it committed
+                raise
+            return found
+
         try:
-            with self._uow() as uow:
-                try:
-                    # Compare-and-set on the blob the caller's read named: of
-                    # two concurrent updates, only one can win.
-                    uow.files.update(updated, if_blob_key=item.blob_key)
-                except DuplicateFileItem as exc:
-                    raise Conflict(
-                        f"the new content would make '{item.file_name}' a duplicate of another "
-                        "file with the same name, creator and scope; nothing was changed"
-                    ) from exc
-                except Conflict as exc:
-                    raise Conflict(
-                        f"file {item.id} was changed by someone else meanwhile; "
-                        "nothing was changed, try again"
-                    ) from exc
-                database_id = uow.maintenance.database_id()
-                locations = uow.maintenance.store_locations()
-                committing = True
-                uow.commit()
+            database_id, locations = run_again_if_aborted(switch_unit, f"updating file {item.id}")
         except Exception as exc:
             if not committing:
                 self._discard(new_key)

@@ -29,9 +29,10 @@ from docbinder.application.steps.blob_rules import (
 )
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.domain.access import ResourceKind
-from docbinder.domain.errors import DuplicateFileItem, StorageError
+from docbinder.domain.errors import DuplicateFileItem, StorageError, TransactionAborted
 from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
@@ -247,7 +248,10 @@ class FileStorer:
         pending: _Pending[T] = _Pending()
         try:
             item = self.new_item(principal, blob, file_name, mime_type, folder, tags)
-            recorded = self._record(principal, item, then, pending)
+            recorded = run_again_if_aborted(
+                lambda: self._record_once(principal, item, then, pending),
+                f"storing {file_name!r}",
+            )
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
@@ -271,6 +275,20 @@ class FileStorer:
             # the unit of work ended (ADR 0031). A reused duplicate wrote no kept blob.
             self.confirm_committed(key)
         return recorded
+
+    def _record_once(
+        self,
+        principal: Principal,
+        item: FileItem,
+        then: Callable[[UnitOfWork, FileItem], T] | None,
+        pending: _Pending[T],
+    ) -> tuple[StoredFile, T | None]:
+        """:meth:`_record`; a unit the database aborted (a deadlock) committed nothing: forget it."""
+        try:
+            return self._record(principal, item, then, pending)
+        except TransactionAborted:
+            pending.item, pending.result = None, None
+            raise
 
     def _record(
         self,

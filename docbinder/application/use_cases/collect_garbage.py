@@ -68,12 +68,17 @@ from datetime import timedelta
 import attrs
 
 from docbinder.application.steps.blob_rules import is_committed
+from docbinder.application.steps.database_claim import (
+    claim_for_destruction,
+    cloned_message,
+    read_claim,
+)
 from docbinder.application.steps.store_registration import (
     LocationCheck,
     check_location,
     moved_store_message,
 )
-from docbinder.domain.errors import BlobMissing, StoreMoved, UnsafeOperation
+from docbinder.domain.errors import BlobMissing, DatabaseCloned, StoreMoved, UnsafeOperation
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
@@ -236,6 +241,10 @@ class CollectGarbage:
         ``allow_short_grace`` (the caller knows no store or update writes into
         this blob store meanwhile), else :class:`UnsafeOperation` when not
         ``dry_run``; ``force`` does not lower the floor. Raises
+        :class:`~docbinder.domain.errors.DatabaseCloned` (nothing marked or
+        removed, ``force`` or not) when not ``dry_run`` and another database
+        with this database's id holds its claim in the blob store (ADR 0075);
+        a dry run carries it as the refusal. Raises
         :class:`UnsafeOperation` (nothing removed) when not ``dry_run``, not
         ``force`` and the run looks like a configuration mistake (see the
         module docstring); :class:`StorageError` for backend faults.
@@ -248,6 +257,14 @@ class CollectGarbage:
                 "be about to commit the FileItem of a blob gc would remove; nothing was removed "
                 "(--below-grace-floor overrides, only while no docbinder process writes into "
                 f"{self._blobs.url}; --force does not)"
+            )
+        # A clone shares this database's id and marks (ADR 0075): the store's claim decides.
+        claim = read_claim(self._uow, self._blobs)
+        if claim.cloned and claim.database_id is not None and not dry_run:
+            raise DatabaseCloned(
+                f"gc refused: {cloned_message(self._blobs.url, claim.database_id)}; nothing "
+                "was marked or removed",
+                claim.database_id,
             )
         scan = self._scan(grace_seconds)
         if scan.location.moved and not dry_run:
@@ -282,11 +299,13 @@ class CollectGarbage:
                 len(scan.committed),
                 COMMITTED_ORPHANS_HINT,
             )
-        refusal = (
-            moved_store_message(self._blobs.url)
-            if scan.location.moved
-            else self._refusal(scan, missing, max_share)
-        )
+        if scan.location.moved:
+            refusal: str | None = moved_store_message(self._blobs.url)
+        else:
+            refusal = self._refusal(scan, missing, max_share)
+        if claim.cloned and claim.database_id is not None:
+            cloned = cloned_message(self._blobs.url, claim.database_id)
+            refusal = cloned if refusal is None else f"{refusal}; and {cloned}"
         if refusal is not None and not dry_run and not force:
             raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
         removed_rows: list[str] = []
@@ -302,6 +321,7 @@ class CollectGarbage:
                     grace_seconds,
                     MIN_GRACE_SECONDS,
                 )
+            claim_for_destruction(self._uow, self._blobs)
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)

@@ -6,6 +6,8 @@ import logging
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
+from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.access import Action
 from docbinder.domain.errors import (
@@ -56,24 +58,17 @@ class DeleteFile:
         file and ``force`` is false. The lock of the row
         (:meth:`~docbinder.ports.metadata.FileRepository.lock`), the count and
         the delete are one unit of work; the blob removed is the one the
-        locked row names.
+        locked row names. Before it, :class:`~docbinder.domain.errors.DatabaseCloned`
+        (nothing deleted) when another database with this database's id holds
+        its claim in the blob store (ADR 0075).
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
-        with self._uow() as uow:
-            locked = uow.files.lock(item.id)
-            if locked is None:
-                raise FileItemNotFound(f"file {file_id} not found")
-            item = locked
-            references = uow.workflows.count_documents_for_file(item.id)
-            if references and not force:
-                raise FileStillReferenced(item.id, references)
-            if not uow.files.delete(item.id):
-                raise FileItemNotFound(f"file {file_id} not found")
-            database_id = uow.maintenance.database_id()
-            locations = uow.maintenance.store_locations()
-            uow.commit()
+        claim_for_destruction(self._uow, self._blobs)
+        item, references, database_id, locations = run_again_if_aborted(
+            lambda: self._delete(item, file_id, force), f"deleting file {item.id}"
+        )
         release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
             "deleted file %s (%s) by user %s%s",
@@ -83,3 +78,21 @@ class DeleteFile:
             f"; {references} document(s) now resolve as file_missing" if references else "",
         )
         return item
+
+    def _delete(
+        self, item: FileItem, file_id: str, force: bool
+    ) -> tuple[FileItem, int, str | None, dict[str, str]]:
+        """The deleting unit: lock, count, delete; ``(row, references, database id, locations)``."""
+        with self._uow() as uow:
+            locked = uow.files.lock(item.id)
+            if locked is None:
+                raise FileItemNotFound(f"file {file_id} not found")
+            references = uow.workflows.count_documents_for_file(locked.id)
+            if references and not force:
+                raise FileStillReferenced(locked.id, references)
+            if not uow.files.delete(locked.id):
+                raise FileItemNotFound(f"file {file_id} not found")
+            database_id = uow.maintenance.database_id()
+            locations = uow.maintenance.store_locations()
+            uow.commit()
+        return locked, references, database_id, locations

@@ -6,6 +6,8 @@ import logging
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
+from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.domain.access import Action
 from docbinder.domain.errors import AccessDenied
@@ -43,7 +45,10 @@ class DeleteFileVersions:
 
         All versions go in one transaction. Raises :class:`AccessDenied` if
         the principal may read a version but not delete it (then none is
-        deleted); versions it cannot read count as absent and stay.
+        deleted); versions it cannot read count as absent and stay; and
+        :class:`~docbinder.domain.errors.DatabaseCloned` (none deleted) when
+        another database with this database's id holds its claim in the blob
+        store (ADR 0075).
         """
         versions = self._list(principal, name, namespace)
         for stored in versions:
@@ -51,12 +56,19 @@ class DeleteFileVersions:
                 raise AccessDenied(f"user {principal.user_id} may not delete file {stored.item.id}")
         if not versions:
             return 0
-        with self._uow() as uow:
-            for stored in versions:
-                uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
-            database_id = uow.maintenance.database_id()
-            locations = uow.maintenance.store_locations()
-            uow.commit()
+        claim_for_destruction(self._uow, self._blobs)
+
+        def delete_unit() -> tuple[str | None, dict[str, str]]:
+            with self._uow() as uow:
+                for stored in versions:
+                    uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
+                found = uow.maintenance.database_id(), uow.maintenance.store_locations()
+                uow.commit()
+            return found
+
+        database_id, locations = run_again_if_aborted(
+            delete_unit, f"deleting the versions of {name!r}"
+        )
         for stored in versions:
             release_blob(self._blobs, stored.item.blob_key, database_id, locations)
         log.info("deleted %d version(s) of %r by user %s", len(versions), name, principal.user_id)

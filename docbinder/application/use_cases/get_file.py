@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.domain.errors import FileItemNotFound
-from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.model import FileItem, Principal, is_valid_id, shown_id
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -21,7 +21,14 @@ class GetFile:
         self._access = access
 
     def __call__(self, principal: Principal, file_id: str) -> FileItem:
-        """The FileItem; :class:`FileItemNotFound` if absent or not readable (same message)."""
+        """The FileItem; :class:`FileItemNotFound` if absent or not readable (same message).
+
+        An id no FileItem can have (:func:`~docbinder.domain.model.is_valid_id`:
+        NUL, a lone surrogate, whitespace, more than 128 characters) gets the
+        same answer on every backend, without asking one.
+        """
+        if not is_valid_id(file_id):
+            raise FileItemNotFound(f"file {shown_id(file_id)} not found")
         with self._uow() as uow:
             item = uow.files.get(file_id)
         if item is None or not self._access.can_read_file(principal, item):

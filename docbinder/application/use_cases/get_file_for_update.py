@@ -5,7 +5,7 @@ from __future__ import annotations
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.domain.access import Action
 from docbinder.domain.errors import AccessDenied, FileItemNotFound
-from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.model import FileItem, Principal, is_valid_id, shown_id
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -28,6 +28,8 @@ class GetFileForUpdate:
         Raises :class:`FileItemNotFound` (absent or not readable),
         :class:`AccessDenied` (readable, but no ``update`` right).
         """
+        if not is_valid_id(file_id):  # same answer on every backend, none asked
+            raise FileItemNotFound(f"file {shown_id(file_id)} not found")
         with self._uow() as uow:
             item = uow.files.get(file_id)
         if item is None or not self._access.can_read_file(principal, item):

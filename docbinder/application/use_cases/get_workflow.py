@@ -5,7 +5,7 @@ from __future__ import annotations
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.domain.access import Action
 from docbinder.domain.errors import WorkflowNotFound
-from docbinder.domain.model import ChatWorkflow, Principal, is_valid_id
+from docbinder.domain.model import ChatWorkflow, Principal, is_valid_id, shown_id
 from docbinder.ports.metadata import UnitOfWorkFactory
 
 
@@ -27,7 +27,7 @@ class GetWorkflow:
         the same answer as an unknown one.
         """
         if not is_valid_id(workflow_id):
-            raise WorkflowNotFound(f"workflow {workflow_id!r} not found")
+            raise WorkflowNotFound(f"workflow {shown_id(workflow_id)} not found")
         with self._read() as uow:
             workflow = uow.workflows.get_workflow(workflow_id)
         if workflow is None or not self._access.can_on_workflow(principal, Action.READ, workflow):

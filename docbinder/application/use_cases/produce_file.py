@@ -26,6 +26,7 @@ from docbinder.application.use_cases.attach_file import (
     PreparedAttach,
     log_attach_failure,
 )
+from docbinder.domain.errors import TransactionAborted
 from docbinder.domain.model import ChatMessage, FileItem, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
@@ -98,6 +99,10 @@ class ProduceFile:
                 return None
             try:
                 return prepared.add(uow, [item])
+            except TransactionAborted:
+                # The database ended the whole unit (MariaDB rolls back the FileItem's
+                # insert too): never commit what is left; the storer runs the unit again.
+                raise
             except Exception as exc:  # the store goes on; the cause is logged below
                 failures.append((item.id, exc))
                 return None
