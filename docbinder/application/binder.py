@@ -47,12 +47,15 @@ from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
+from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.mint_link import MintedLink, MintLink
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
+from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
 from docbinder.application.use_cases.resolve_document_list import Resolution, ResolveDocumentList
 from docbinder.application.use_cases.save_file_version import SaveFileVersion, StoredVersion
@@ -338,6 +341,10 @@ class UseCases:
     open_file_version: OpenFileVersion
     delete_file_versions: DeleteFileVersions
     prune_extraction_cache: PruneExtractionCache | None
+    mint_link: MintLink
+    redeem_link: RedeemLink
+    revoke_link: RevokeLink
+    list_resolutions: ListResolutions
 
 
 class DocBinder(UseCases):
@@ -648,6 +655,31 @@ class Run:
     def get_content(self, document_list: object) -> ContentResult:
         """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8)."""
         return self.binder.get_content(self.context, document_list)
+
+    def link_for(
+        self,
+        reference_or_file_id: str,
+        *,
+        expires_in: object,
+        audience: str | None = None,
+        once: bool = False,
+        base_url: str | None = None,
+    ) -> MintedLink:
+        """A signed, expiring link to a file (feature row B4): ``link.url``, ``link.expires_at``.
+
+        ``reference_or_file_id`` is a file id or a reference of the run's
+        workflow naming one file (``docItem:<id>``); ``expires_in`` seconds or
+        text like ``"10m"``; ``once`` makes a one-time link; ``base_url``
+        defaults to the ``public_url`` setting. Errors as :class:`MintLink`.
+        """
+        return self.binder.mint_link(
+            self.context,
+            reference_or_file_id,
+            expires_in=expires_in,
+            audience=audience,
+            once=once,
+            base_url=base_url,
+        )
 
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""

@@ -25,6 +25,7 @@ app.command()(gc.gc)
 app.command()(store.migrate)
 app.command()(doctor.doctor)
 app.command()(serve.mcp)
+app.command()(serve.serve)
 
 workflow_app.command("new")(workflow.workflow_new)
 workflow_app.command("show")(workflow.workflow_show)
@@ -35,6 +36,7 @@ files_app.command("ls")(files.files_ls)
 files_app.command("show")(files.files_show)
 files_app.command("cat")(files.files_cat)
 files_app.command("rm")(files.files_rm)
+files_app.command("link")(files.files_link)
 
 store_app.command("adopt")(store.store_adopt)
 
