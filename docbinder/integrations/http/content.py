@@ -98,8 +98,8 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | bool | None:
         return max(size - length, 0), size - 1
     first = int(first_text)
     last = int(last_text) if last_text else size - 1
-    if last < first:
-        return None
+    if last_text and last < first:
+        return None  # invalid: ignored, the whole file is sent
     if first >= size:
         return False
     return first, min(last, size - 1)
