@@ -38,7 +38,7 @@ TOKENS["root"] = "t-root-secret"
 PRINCIPALS = {"alice": ALICE, "bob": BOB, "mallory": MALLORY, "root": ADMIN}
 
 
-def test_keys(*kids: str) -> LinkKeys:
+def fixed_keys(*kids: str) -> LinkKeys:
     """Link keys with fixed secrets derived from the key ids (tests only)."""
     text = ",".join(
         f"{kid}:{base64.b64encode(hashlib.sha256(kid.encode()).digest()).decode()}"
@@ -57,7 +57,7 @@ def auth(name: str) -> dict[str, str]:
 
 def memory_binder(**options: Any) -> Any:
     """A binder over memory adapters with link keys ``k1`` and a resolution log."""
-    options.setdefault("link_keys", test_keys())
+    options.setdefault("link_keys", fixed_keys())
     options.setdefault("link_ledger", MemoryLinkLedger())
     options.setdefault("resolution_log", MemoryResolutionLog())
     store = options.pop("store", None) or MemoryMetadataStore()
