@@ -631,7 +631,9 @@ class Run:
         raises: a missing workflow or permission drops the ``documentList ref``
         line, logs why and sets ``not_attached`` on the result (with a bound
         workflow the text says in one line that the file is stored but not in
-        the workflow).
+        the workflow). With link keys and ``public_url`` configured, a last line
+        ``  download: <url> (until <UTC time>)`` gives a signed link valid for an
+        hour (:meth:`MintLink.for_tool_result`).
         """
         produced = self.binder.produce_file(
             self.context,
@@ -643,6 +645,9 @@ class Run:
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id, produced.not_attached)
+        link = self.binder.mint_link.for_tool_result(self.context, item)
+        if link is not None:
+            text += f"\n  download: {link.url} (until {link.expires_at.isoformat()})"
         label_used = produced.message.documents_label if produced.message is not None else None
         return ToolFileResult(
             item, document_id, text, produced.stored.duplicate, label_used, produced.not_attached
