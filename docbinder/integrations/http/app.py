@@ -298,20 +298,24 @@ class HttpApi:
         """``GET /v1/links/{token}``: no credentials; the bytes, or a redirect to a presigned GET."""
         token = request.path_params["token"]
         audience = request.query_params.get("audience")
-        redeemed = await blocking(lambda: self.binder.redeem_link(token, audience=audience))
         download = request.query_params.get("download", "").lower() in {"1", "true", "yes"}
-        disposition = content.content_disposition(
-            redeemed.file.file_name,
-            attachment=download or content.is_active(redeemed.file.mime_type),
-        )
-        presigned = await blocking(
-            lambda: self.binder.redeem_link.presigned_url(redeemed, disposition=disposition)
-        )
+        redeem = self.binder.redeem_link
+
+        def checked() -> tuple[Any, str | None, Any]:
+            # One worker-thread hop for the checks, the presigned URL and the opening.
+            redeemed = redeem(token, audience=audience)
+            disposition = content.content_disposition(
+                redeemed.file.file_name,
+                attachment=download or content.is_active(redeemed.file.mime_type),
+            )
+            presigned = redeem.presigned_url(redeemed, disposition=disposition)
+            return redeemed, presigned, None if presigned else redeem.open(redeemed)
+
+        redeemed, presigned, reader = await blocking(checked)
         if presigned is not None:
             return RedirectResponse(
                 presigned, status_code=307, headers={"cache-control": "no-store"}
             )
-        reader = await blocking(self.binder.redeem_link.open, redeemed)
         return send_bytes(request, redeemed.file, reader, download=download)
 
     async def health(self, request: Request) -> Response:
