@@ -86,7 +86,11 @@ async def run_load(
     _check_loopback(urls)
     rng = random.Random(seed)
     report = LoadReport()
-    limits = httpx.Limits(max_connections=clients + 8, max_keepalive_connections=clients + 8)
+    # The client lets an idle connection go before the server's http_keep_alive_timeout (5 s)
+    # does, so no request is sent on a connection the server is closing at that moment.
+    limits = httpx.Limits(
+        max_connections=clients + 8, max_keepalive_connections=clients + 8, keepalive_expiry=2.0
+    )
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=120, limits=limits, trust_env=False) as http:
         turn = 0

@@ -36,6 +36,10 @@ class SqlLinkLedger:
         install_sqlite_hooks(engine)
         self._engine = engine
         self._reader = engine.execution_options(**{SQLITE_BEGIN_OPTION: "DEFERRED"})
+        # Built once: every redemption asks, and building a statement costs more than running it.
+        self._revoked = sa.select(link_marks.c.link_id).where(
+            link_marks.c.link_id == sa.bindparam("link_id"), link_marks.c.kind == _REVOKED
+        )
 
     def _mark(self, link_id: str, kind: str, expires_at: datetime) -> bool:
         try:
@@ -60,12 +64,9 @@ class SqlLinkLedger:
 
     def is_revoked(self, link_id: str) -> bool:
         """Whether ``link_id`` is revoked."""
-        query = sa.select(link_marks.c.link_id).where(
-            link_marks.c.link_id == link_id, link_marks.c.kind == _REVOKED
-        )
         try:
-            with self._reader.begin() as conn:
-                return conn.execute(query).first() is not None
+            with self._reader.connect() as conn:
+                return conn.execute(self._revoked, {"link_id": link_id}).first() is not None
         except sa_exc.SQLAlchemyError as exc:
             raise storage_error(exc) from exc
 
