@@ -80,6 +80,11 @@ def load(processes: int, clients: int, requests: int) -> dict[str, Any]:
         finally:
             for server in servers:
                 server.stop()
+            logs = {
+                server.url: server.stderr_text().splitlines()[-40:]
+                for server in servers
+                if report.errors or "Traceback" in server.stderr_text()
+            }
     figures = report.percentiles()
     note(
         table(
@@ -103,6 +108,7 @@ def load(processes: int, clients: int, requests: int) -> dict[str, Any]:
         "lost_count": len(report.lost),
         "uploads": len(report.uploads),
         "latency": figures,
+        "server_logs_on_error": logs,
     }
 
 
@@ -213,12 +219,14 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--skip-downloads", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_serve.json"))
     args = parser.parse_args()
     report: dict[str, Any] = {"benchmark": "serve", "machine": machine_facts()}
     if not args.skip_load:
         report["load"] = load(args.processes, args.clients, args.requests)
-    report["downloads"] = downloads(args.rounds)
+    if not args.skip_downloads:
+        report["downloads"] = downloads(args.rounds)
     emit(report, args.out)
 
 

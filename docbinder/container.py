@@ -426,6 +426,7 @@ class UseCaseContainer:
             self.link_keys,
             self.public_url,
             providers.Callable(int, self.link_max_expiry),
+            gate=self.gate,
         )
         self.redeem_link = providers.Singleton(
             RedeemLink,
@@ -435,9 +436,10 @@ class UseCaseContainer:
             self.link_ledger,
             self.clock,
             self.link_keys,
+            gate=self.gate,
         )
         self.revoke_link = providers.Singleton(
-            RevokeLink, self.link_ledger, self.clock, self.link_keys, self.access
+            RevokeLink, self.link_ledger, self.clock, self.link_keys, self.access, gate=self.gate
         )
         self.list_resolutions = providers.Singleton(
             ListResolutions, self.get_workflow, self.resolution_log

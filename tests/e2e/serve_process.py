@@ -81,7 +81,8 @@ class ServeProcess:
                 time.sleep(0.1)
 
     def stderr_text(self) -> str:
-        self._log_handle.flush()
+        if not self._log_handle.closed:
+            self._log_handle.flush()
         return self.log.read_text("utf-8", "replace")
 
     def stop(self) -> None:

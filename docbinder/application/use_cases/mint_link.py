@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import attrs
 
 from docbinder.application.context import RunContext
+from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.link_events import record_link_event
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
@@ -76,7 +77,9 @@ class MintLink:
         keys: LinkKeys | None,
         base_url: str | None = None,
         max_expiry: int = MAX_EXPIRY_SECONDS,
+        gate: UnitOfWorkGate | None = None,
     ) -> None:
+        self._gate = gate
         self._get_file = get_file
         self._resolve = resolve
         self._clock = clock
@@ -111,6 +114,8 @@ class MintLink:
         reference naming several documents), :class:`FileItemNotFound` (absent or
         not readable: the same answer).
         """
+        if self._gate is not None:
+            self._gate.require_open()
         if self.keys is None:
             raise ConfigurationError(NO_KEY_MESSAGE)
         base = (base_url or self.base_url or "").rstrip("/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.link_events import record_link_event
 from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
 from docbinder.domain.errors import ConfigurationError
@@ -46,7 +47,9 @@ class RedeemLink:
         ledger: LinkLedger,
         clock: Clock,
         keys: LinkKeys | None,
+        gate: UnitOfWorkGate | None = None,
     ) -> None:
+        self._gate = gate
         self._uow = uow_factory
         self._access = access
         self._blobs = blobs
@@ -59,8 +62,10 @@ class RedeemLink:
 
         ``audience`` is the audience the redeemer states; a link minted for an
         audience needs the same one. :class:`ConfigurationError` when no key is
-        configured.
+        configured; :class:`BinderClosed` after the binder's ``close()``.
         """
+        if self._gate is not None:
+            self._gate.require_open()
         if self.keys is None:
             raise ConfigurationError(NO_KEY_MESSAGE)
         claims: LinkClaims | None = None
@@ -113,6 +118,8 @@ class RedeemLink:
 
     def open(self, redeemed: RedeemedLink, chunk_size: int = 1 << 20) -> BlobReader:
         """The bytes of a redeemed link's file; :class:`BlobMissing` if the blob is gone."""
+        if self._gate is not None:
+            self._gate.require_open()
         return self._blobs.open(redeemed.file.blob_key, chunk_size)
 
     def presigned_url(self, redeemed: RedeemedLink, *, disposition: str) -> str | None:
@@ -136,8 +143,14 @@ class RevokeLink:
     """Revoke a link: its signer (or an admin of its mandate) stops it before it expires."""
 
     def __init__(
-        self, ledger: LinkLedger, clock: Clock, keys: LinkKeys | None, access: AccessPolicy
+        self,
+        ledger: LinkLedger,
+        clock: Clock,
+        keys: LinkKeys | None,
+        access: AccessPolicy,
+        gate: UnitOfWorkGate | None = None,
     ) -> None:
+        self._gate = gate
         self._ledger = ledger
         self._clock = clock
         self._access = access
@@ -151,6 +164,8 @@ class RevokeLink:
         a token that is no link, no oracle). An expired link needs no revocation
         and is refused ``expired``.
         """
+        if self._gate is not None:
+            self._gate.require_open()
         if self.keys is None:
             raise ConfigurationError(NO_KEY_MESSAGE)
         claims = verify_link(token, self.keys, now=self._clock.now())
