@@ -78,6 +78,7 @@ from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
 from docbinder.application.use_cases.mint_link import MintLink
 from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
@@ -358,6 +359,7 @@ class UseCaseContainer:
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
         self.open_file = providers.Singleton(OpenFile, self.get_file, blobs)
+        self.open_file_item = providers.Singleton(OpenFileItem, self.get_file, blobs)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
         self.delete_file = providers.Singleton(DeleteFile, units, blobs, access, self.get_file)
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
@@ -471,6 +473,7 @@ _BINDER_USE_CASES = (
     "check_duplicate",
     "get_file",
     "open_file",
+    "open_file_item",
     "list_files",
     "delete_file",
     "count_file_references",

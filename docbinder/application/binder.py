@@ -49,8 +49,9 @@ from docbinder.application.use_cases.list_latest_file_versions import ListLatest
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
-from docbinder.application.use_cases.mint_link import MintedLink, MintLink
+from docbinder.application.use_cases.mint_link import TOOL_LINK_SECONDS, MintedLink, MintLink
 from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
@@ -62,7 +63,7 @@ from docbinder.application.use_cases.save_file_version import SaveFileVersion, S
 from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.domain.access import Action
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
-from docbinder.domain.errors import BinderClosed, NoActiveWorkflow
+from docbinder.domain.errors import BinderClosed, DocbinderError, NoActiveWorkflow
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -315,6 +316,7 @@ class UseCases:
     check_duplicate: CheckDuplicate
     get_file: GetFile
     open_file: OpenFile
+    open_file_item: OpenFileItem
     list_files: ListFiles
     delete_file: DeleteFile
     count_file_references: CountFileReferences
@@ -633,7 +635,7 @@ class Run:
         workflow the text says in one line that the file is stored but not in
         the workflow). With link keys and ``public_url`` configured, a last line
         ``  download: <url> (until <UTC time>)`` gives a signed link valid for an
-        hour (:meth:`MintLink.for_tool_result`).
+        hour (:meth:`_download_link`).
         """
         produced = self.binder.produce_file(
             self.context,
@@ -645,13 +647,30 @@ class Run:
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id, produced.not_attached)
-        link = self.binder.mint_link.for_tool_result(self.context, item)
+        link = self._download_link(item)
         if link is not None:
             text += f"\n  download: {link.url} (until {link.expires_at.isoformat()})"
         label_used = produced.message.documents_label if produced.message is not None else None
         return ToolFileResult(
             item, document_id, text, produced.stored.duplicate, label_used, produced.not_attached
         )
+
+    def _download_link(self, item: FileItem) -> MintedLink | None:
+        """A link for the ``download:`` line of a tool result, or ``None``.
+
+        ``None`` unless link keys and ``public_url`` are configured. Valid for
+        :data:`TOOL_LINK_SECONDS` (at most the longest lifetime allowed). Never
+        raises: a link that cannot be minted is logged and left out; the file
+        is stored either way.
+        """
+        mint = self.binder.mint_link
+        if mint.keys is None or not mint.base_url:
+            return None
+        try:
+            return mint(self.context, item.id, expires_in=min(TOOL_LINK_SECONDS, mint.max_expiry))
+        except DocbinderError as exc:
+            log.warning("no download link for file %s: %s", item.id, exc)
+            return None
 
     def resolve(self, document_list: object) -> Resolution:
         """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""

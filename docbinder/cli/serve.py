@@ -234,7 +234,11 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     base = settings.public_url or f"http://{shown}:{port}"
     store = f"metadata {masked_url(settings.database_url)}, blobs {binder.blobs.url}"
-    links = "signed links on" if binder.mint_link.enabled else "signed links off (no link_keys)"
+    links = (
+        "signed links on"
+        if binder.mint_link.keys is not None
+        else "signed links off (no link_keys)"
+    )
     err.print(
         f"docbinder serving {base} (API /v1, /openapi.json, inspector /ui"
         f"{', MCP /mcp' if mcp_app is not None else ''}) as {identity.description}; "

@@ -229,6 +229,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "check_duplicate": lambda: binder.check_duplicate(U1, item.sha256, item.file_name),
         "get_file": lambda: binder.get_file(U1, item.id),
         "open_file": lambda: binder.open_file(U1, item.id),
+        "open_file_item": lambda: binder.open_file_item(U1, item.id),
         "list_files": lambda: binder.list_files(U1),
         "delete_file": lambda: binder.delete_file(U1, item.id, force=True),
         "count_file_references": lambda: binder.count_file_references(U1, item.id),

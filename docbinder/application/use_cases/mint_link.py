@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
 import attrs
@@ -14,7 +13,6 @@ from docbinder.application.use_cases.get_file import GetFile
 from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
 from docbinder.domain.errors import (
     ConfigurationError,
-    DocbinderError,
     FileItemNotFound,
     InvalidInput,
 )
@@ -43,8 +41,6 @@ NO_BASE_URL_MESSAGE = (
 MAX_AUDIENCE_CHARS = 200
 TOOL_LINK_SECONDS = 3600
 """Lifetime of the link on a tool result's ``download:`` line (seconds)."""
-
-log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -87,11 +83,6 @@ class MintLink:
         self.keys = keys
         self.base_url = base_url
         self.max_expiry = max_expiry
-
-    @property
-    def enabled(self) -> bool:
-        """Whether links can be minted (keys are configured)."""
-        return self.keys is not None
 
     def __call__(
         self,
@@ -176,21 +167,6 @@ class MintLink:
             audience=audience,
             once=once,
         )
-
-    def for_tool_result(self, ctx: RunContext, item: FileItem) -> MintedLink | None:
-        """A link for the ``download:`` line of a tool's result, or ``None``.
-
-        ``None`` unless both the keys and ``public_url`` are configured. Valid for
-        :data:`TOOL_LINK_SECONDS` (at most ``max_expiry``). Never raises: a link
-        that cannot be minted is logged and left out, the file is stored anyway.
-        """
-        if self.keys is None or not self.base_url:
-            return None
-        try:
-            return self(ctx, item.id, expires_in=min(TOOL_LINK_SECONDS, self.max_expiry))
-        except DocbinderError as exc:
-            log.warning("no download link for file %s: %s", item.id, exc)
-            return None
 
     def _file(self, ctx: RunContext, reference: str) -> FileItem:
         """The readable FileItem a file id or a workflow reference names."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from docbinder.application.use_cases.get_file import GetFile
-from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore
 
 
@@ -21,16 +21,5 @@ class OpenFile:
         ends. Raises :class:`FileItemNotFound` (absent or not readable) and
         :class:`BlobMissing` at call time.
         """
-        return self.open_item(principal, file_id, chunk_size)[1]
-
-    def open_item(
-        self, principal: Principal, file_id: str, chunk_size: int = 1 << 20
-    ) -> tuple[FileItem, BlobReader]:
-        """The readable FileItem and its bytes, read together.
-
-        The reader holds the bytes of exactly the FileItem returned (its
-        ``sha256`` is their digest), for answers that send both, such as an
-        HTTP response's ``ETag`` and body. Errors as :meth:`__call__`.
-        """
         item = self._get(principal, file_id)
-        return item, self._blobs.open(item.blob_key, chunk_size)
+        return self._blobs.open(item.blob_key, chunk_size)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from docbinder.application.steps.access import AccessPolicy
@@ -19,10 +21,17 @@ from docbinder.ports.system import Clock
 
 @attrs.frozen
 class RedeemedLink:
-    """A link that passed every check: its claims and the FileItem as it is now."""
+    """A link that passed every check: its claims, the FileItem as it is now, and its bytes.
+
+    With a ``disposition`` asked for, either ``presigned_url`` (a blob store that
+    presigns: a URL the client fetches the bytes from) or ``reader`` (the bytes;
+    close it) is set; without, neither.
+    """
 
     claims: LinkClaims
     file: FileItem
+    presigned_url: str | None = None
+    reader: BlobReader | None = None
 
 
 class RedeemLink:
@@ -57,11 +66,22 @@ class RedeemLink:
         self._clock = clock
         self.keys = keys
 
-    def __call__(self, token: str, *, audience: str | None = None) -> RedeemedLink:
+    def __call__(
+        self,
+        token: str,
+        *,
+        audience: str | None = None,
+        disposition: Callable[[FileItem], str] | None = None,
+        chunk_size: int = 1 << 20,
+    ) -> RedeemedLink:
         """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
 
         ``audience`` is the audience the redeemer states; a link minted for an
-        audience needs the same one. :class:`ConfigurationError` when no key is
+        audience needs the same one. With ``disposition`` (the file ->
+        a ``Content-Disposition`` value) the answer also delivers the bytes: a
+        presigned URL of the blob store valid until the link expires, carrying
+        that disposition, or else an open reader of ``chunk_size`` chunks
+        (:class:`BlobMissing` when the blob is gone). :class:`ConfigurationError` when no key is
         configured; :class:`BinderClosed` after the binder's ``close()``.
         """
         if self._gate is not None:
@@ -93,7 +113,12 @@ class RedeemLink:
             mandate_id=claims.mandate_id,
             audience=claims.audience,
         )
-        return RedeemedLink(claims, item)
+        if disposition is None:
+            return RedeemedLink(claims, item)
+        presigned = self._presigned_url(claims, item, disposition(item))
+        if presigned is not None:
+            return RedeemedLink(claims, item, presigned_url=presigned)
+        return RedeemedLink(claims, item, reader=self._blobs.open(item.blob_key, chunk_size))
 
     def _check(self, claims: LinkClaims, audience: str | None) -> FileItem:
         if claims.audience is not None and audience != claims.audience:
@@ -116,25 +141,19 @@ class RedeemLink:
             raise LinkRefused(LinkRefusal.USED, claims)
         return item
 
-    def open(self, redeemed: RedeemedLink, chunk_size: int = 1 << 20) -> BlobReader:
-        """The bytes of a redeemed link's file; :class:`BlobMissing` if the blob is gone."""
-        if self._gate is not None:
-            self._gate.require_open()
-        return self._blobs.open(redeemed.file.blob_key, chunk_size)
-
-    def presigned_url(self, redeemed: RedeemedLink, *, disposition: str) -> str | None:
-        """A presigned URL of the blob store for the file (``None``: the store has none).
+    def _presigned_url(self, claims: LinkClaims, item: FileItem, disposition: str) -> str | None:
+        """A presigned URL of the blob store for ``item`` (``None``: the store has none).
 
         Valid until the link expires (at least 1 second, at most 7 days).
         """
         if not isinstance(self._blobs, PresigningBlobStore):
             return None
-        remaining = int((redeemed.claims.expires_at - self._clock.now()).total_seconds())
+        remaining = int((claims.expires_at - self._clock.now()).total_seconds())
         return self._blobs.presigned_get(
-            redeemed.file.blob_key,
+            item.blob_key,
             expires_in=min(max(remaining, 1), 604800),
-            file_name=redeemed.file.file_name,
-            mime_type=redeemed.file.mime_type,
+            file_name=item.file_name,
+            mime_type=item.mime_type,
             disposition=disposition,
         )
 

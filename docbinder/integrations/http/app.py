@@ -249,7 +249,7 @@ class HttpApi:
 
     async def send_file(self, request: Request, principal: Principal, file_id: str) -> Response:
         """The bytes of ``file_id`` as ``principal`` reads them, with the headers of :mod:`.content`."""
-        item, reader = await blocking(self.binder.open_file.open_item, principal, file_id)
+        item, reader = await blocking(self.binder.open_file_item, principal, file_id)
         download = request.query_params.get("download", "").lower() in {"1", "true", "yes"}
         return send_bytes(request, item, reader, download=download)
 
@@ -299,24 +299,19 @@ class HttpApi:
         token = request.path_params["token"]
         audience = request.query_params.get("audience")
         download = request.query_params.get("download", "").lower() in {"1", "true", "yes"}
-        redeem = self.binder.redeem_link
 
-        def checked() -> tuple[Any, str | None, Any]:
-            # One worker-thread hop for the checks, the presigned URL and the opening.
-            redeemed = redeem(token, audience=audience)
-            disposition = content.content_disposition(
-                redeemed.file.file_name,
-                attachment=download or content.is_active(redeemed.file.mime_type),
-            )
-            presigned = redeem.presigned_url(redeemed, disposition=disposition)
-            return redeemed, presigned, None if presigned else redeem.open(redeemed)
+        def disposition(item: Any) -> str:
+            active = content.is_active(item.mime_type)
+            return content.content_disposition(item.file_name, attachment=download or active)
 
-        redeemed, presigned, reader = await blocking(checked)
-        if presigned is not None:
+        redeemed = await blocking(
+            lambda: self.binder.redeem_link(token, audience=audience, disposition=disposition)
+        )
+        if redeemed.presigned_url is not None:
             return RedirectResponse(
-                presigned, status_code=307, headers={"cache-control": "no-store"}
+                redeemed.presigned_url, status_code=307, headers={"cache-control": "no-store"}
             )
-        return send_bytes(request, redeemed.file, reader, download=download)
+        return send_bytes(request, redeemed.file, redeemed.reader, download=download)
 
     async def health(self, request: Request) -> Response:
         """``GET /v1/health``: ``{"status": "ok"}`` (no credentials, no storage access)."""
