@@ -121,3 +121,37 @@ def test_serving_beyond_loopback_without_authentication_is_refused(
     assert result.returncode == 1
     assert "without authentication" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_serve_prints_a_one_time_sign_in_link_that_sets_an_httponly_cookie(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = serve_env(link_keys=LINK_KEY)
+    made = subprocess.run(
+        docbinder(home, "workflow", "new", "--json"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    workflow = re.search(r"[0-9a-f-]{36}", made.stdout)
+    assert workflow is not None
+    server = ServeProcess(home, env, "--signin", workflow.group(0))
+    try:
+        found = re.search(r"sign in \(once, within 5 minutes\): (\S+)", server.stderr_text())
+        assert found is not None, server.stderr_text()
+        with httpx.Client(timeout=30, trust_env=False) as browser:
+            first = browser.get(found.group(1))
+            assert first.status_code == 303
+            assert first.headers["location"] == f"/ui/workflows/{workflow.group(0)}"
+            cookie = first.headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+            page = browser.get(f"{server.url}{first.headers['location']}")
+            assert page.status_code == 200 and workflow.group(0) in page.text
+            index = browser.get(f"{server.url}/ui/")
+            assert index.status_code == 200 and f"/ui/workflows/{workflow.group(0)}" in index.text
+        with httpx.Client(timeout=30, trust_env=False) as other:
+            assert other.get(found.group(1)).status_code == 403  # used already
+    finally:
+        server.stop()

@@ -38,6 +38,8 @@ PREVIEW_BYTES: Final = 8192
 """Bytes read of a text or table for its preview."""
 PREVIEW_LINES: Final = 8
 PREVIEW_ROWS: Final = 6
+INDEX_LIMIT: Final = 50
+"""Workflows the index page lists (newest first)."""
 PDF_PREVIEW_MAX_BYTES: Final = 32 << 20
 """Largest PDF whose pages are counted for the preview (bytes)."""
 
@@ -74,6 +76,7 @@ class Inspector:
         return [
             Route("/v1/ui/signin", self.signin_link, methods=["POST"]),
             Route("/ui/signin/{code}", self.signin, methods=["GET"]),
+            Route("/ui/", self.index, methods=["GET"]),
             Route("/ui/workflows/{workflow_id}", self.page, methods=["GET"]),
             Route("/ui/files/{file_id}/content", self.download, methods=["GET"]),
         ]
@@ -153,6 +156,17 @@ class Inspector:
         if self.api.identity.known(principal) is False:
             return None
         return principal
+
+    async def index(self, request: Request) -> Response:
+        """``GET /ui/``: the signed-in principal's newest workflows, each linked to its page."""
+        principal = self._session(request)
+        if principal is None:
+            return HTMLResponse(_message("sign in first"), status_code=401, headers=PAGE_HEADERS)
+        from docbinder.integrations.http.app import blocking
+
+        workflows = await blocking(lambda: self.binder.list_workflows(principal, limit=INDEX_LIMIT))
+        html = _ENV.get_template("index.html").render(principal=principal, workflows=workflows)
+        return HTMLResponse(html, headers=PAGE_HEADERS)
 
     async def page(self, request: Request) -> Response:
         """``GET /ui/workflows/{id}``: the inspector page (``401`` page without a session)."""
