@@ -48,7 +48,7 @@ from tests.e2e.serve_load import run_load
 from tests.e2e.serve_process import LINK_KEY, ServeProcess, serve_env
 
 
-def load(processes: int, clients: int, requests: int) -> dict[str, Any]:
+def load(processes: int, clients: int, requests: int, **settings: str) -> dict[str, Any]:
     import boto3
 
     from docbinder.adapters.sql import migrate
@@ -67,6 +67,7 @@ def load(processes: int, clients: int, requests: int) -> dict[str, Any]:
             blob_url="s3://bench-serve/serve",
             s3_endpoint_url=s3,
             link_keys=LINK_KEY,
+            **settings,
         )
         env.update(S3_ENV)
         servers = [ServeProcess(tmp / f"home-{n}", env, "--no-mcp") for n in range(processes)]
@@ -220,11 +221,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--skip-load", action="store_true")
     parser.add_argument("--skip-downloads", action="store_true")
+    parser.add_argument(
+        "--setting", action="append", default=[], help="NAME=VALUE for the servers (repeatable)"
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_serve.json"))
     args = parser.parse_args()
     report: dict[str, Any] = {"benchmark": "serve", "machine": machine_facts()}
     if not args.skip_load:
-        report["load"] = load(args.processes, args.clients, args.requests)
+        settings = dict(entry.split("=", 1) for entry in args.setting)
+        report["load"] = load(args.processes, args.clients, args.requests, **settings)
+        report["load"]["settings"] = settings
     if not args.skip_downloads:
         report["downloads"] = downloads(args.rounds)
     emit(report, args.out)
