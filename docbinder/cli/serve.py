@@ -190,14 +190,20 @@ def serve(
             help="Print a one-time sign-in link to the inspector page of this workflow id."
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(help="Processes serving the port (forked; each with its own connections)."),
+    ] = 1,
 ) -> None:
     """Serve files over HTTP: the API, signed links, the inspector page and /mcp (needs the serve extra: pip install -e '.\\[serve]' in a clone)."""
     from docbinder.integrations import http
-    from docbinder.integrations.httpguard import HttpLimits
+    from docbinder.integrations.httpguard import HttpLimits, serve_workers
     from docbinder.integrations.httpguard import serve as guarded_serve
 
     if not 0 < port < 65536:
         raise InvalidInput(f"--port must be from 1 to 65535, got {port}")
+    if not 1 <= workers <= 64:
+        raise InvalidInput(f"--workers must be from 1 to 64, got {workers}")
     settings = STATE.settings
     if tokens is not None and settings.oidc_issuer:
         raise InvalidInput("give --tokens or oidc_issuer, not both")
@@ -215,22 +221,27 @@ def serve(
         identity = http.FixedIdentity(STATE.principal)
     http.check_bind(host, identity)
     limits = HttpLimits.from_settings(settings)
-    mcp_app = None
-    if mcp_endpoint and not settings.oidc_issuer:
-        from docbinder.integrations.mcp import DocbinderMcpServer
+    with_mcp = mcp_endpoint and not settings.oidc_issuer
 
-        mcp_app = DocbinderMcpServer(binder, STATE.principal).http_app(
-            host=host, port=port, tokens=token_map, limits=limits
+    def make_app(binder: Any) -> Any:
+        mcp_app = None
+        if with_mcp:
+            from docbinder.integrations.mcp import DocbinderMcpServer
+
+            mcp_app = DocbinderMcpServer(binder, STATE.principal).http_app(
+                host=host, port=port, tokens=token_map, limits=limits
+            )
+        return http.build_app(
+            binder,
+            identity,
+            host=host,
+            port=port,
+            limits=limits,
+            public_url=settings.public_url,
+            mcp_app=mcp_app,
         )
-    app = http.build_app(
-        binder,
-        identity,
-        host=host,
-        port=port,
-        limits=limits,
-        public_url=settings.public_url,
-        mcp_app=mcp_app,
-    )
+
+    app = make_app(binder)
     shown = f"[{host}]" if ":" in host else host
     base = settings.public_url or f"http://{shown}:{port}"
     store = f"metadata {masked_url(settings.database_url)}, blobs {binder.blobs.url}"
@@ -241,8 +252,8 @@ def serve(
     )
     err.print(
         f"docbinder serving {base} (API /v1, /openapi.json, inspector /ui"
-        f"{', MCP /mcp' if mcp_app is not None else ''}) as {identity.description}; "
-        f"{store}; {links}",
+        f"{', MCP /mcp' if with_mcp else ''}) as {identity.description}; "
+        f"{store}; {links}{f'; {workers} processes' if workers > 1 else ''}",
         markup=False,
     )
     if signin is not None:
@@ -252,4 +263,18 @@ def serve(
             base, STATE.principal, f"/ui/workflows/{signin}"
         )
         err.print(f"sign in (once, within 5 minutes): {url}", markup=False, soft_wrap=True)
-    guarded_serve(app, host=host, port=port, limits=limits)
+    if workers == 1:
+        guarded_serve(app, host=host, port=port, limits=limits)
+        return
+    from docbinder.container import build_binder
+
+    binder.close()  # each process builds its own: no connection crosses the fork
+    code = serve_workers(
+        lambda: make_app(build_binder(settings, prepare=False)),
+        host=host,
+        port=port,
+        limits=limits,
+        workers=workers,
+    )
+    if code:
+        raise typer.Exit(code)

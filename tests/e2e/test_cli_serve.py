@@ -155,3 +155,37 @@ def test_serve_prints_a_one_time_sign_in_link_that_sets_an_httponly_cookie(tmp_p
             assert other.get(found.group(1)).status_code == 403  # used already
     finally:
         server.stop()
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(t) for t in text]
+    return found
+
+
+def test_workers_are_processes_sharing_the_port_and_the_store(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = serve_env(link_keys=LINK_KEY)
+    server = ServeProcess(home, env, "--workers", "2", "--no-mcp")
+    try:
+        assert "2 processes" in server.stderr_text()
+        assert len(_children(server.process.pid)) == 2
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+            workflow = client.post("/v1/workflows").json()["id"]
+            stored = [
+                client.post(
+                    f"/v1/workflows/{workflow}/files?name=f{n}.txt", content=f"n{n}".encode()
+                ).json()
+                for n in range(12)
+            ]
+        # Fresh connections land on either process; every one sees every file.
+        for item in stored:
+            with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as fresh:
+                assert fresh.get(f"/v1/files/{item['fileId']}/content").status_code == 200
+        view = httpx.get(f"{server.url}/v1/workflows/{workflow}", trust_env=False).json()
+        assert len(view["documents"]) == 12
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
