@@ -258,3 +258,21 @@ def test_with_s3_blobs_a_link_redirects_to_a_presigned_get(
         assert "filename*=UTF-8''Q3%20%C2%ABreport%C2%BB.pdf" in disposition
         binder.delete_file(ALICE, stored["fileId"], force=True)
         assert _redeem(live, link["url"]).json()["error"]["code"] == "deleted"
+
+
+def test_a_signer_the_token_file_no_longer_lists_cannot_be_redeemed_for() -> None:
+    from docbinder.integrations.http import TokenIdentity
+    from docbinder.integrations.mcp import BearerTokens, token_hash
+    from tests.integration.http_live import PRINCIPALS, TOKENS
+
+    binder = memory_binder()
+    with live_app(binder) as live:
+        link = _mint(live, _file(live)["fileId"])
+        assert _redeem(live, link["url"]).status_code == 200
+    without_alice = BearerTokens(
+        {token_hash(TOKENS[n]): p for n, p in PRINCIPALS.items() if n != "alice"}
+    )
+    with live_app(binder, TokenIdentity(without_alice)) as live:
+        url = f"{live.url}/v1/links/{link['url'].rpartition('/')[2]}"
+        refused = _redeem(live, url)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "signer_cannot_read")

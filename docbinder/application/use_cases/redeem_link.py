@@ -73,6 +73,7 @@ class RedeemLink:
         audience: str | None = None,
         disposition: Callable[[FileItem], str] | None = None,
         chunk_size: int = 1 << 20,
+        signer_known: Callable[[Principal], bool | None] | None = None,
     ) -> RedeemedLink:
         """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
 
@@ -81,7 +82,10 @@ class RedeemLink:
         a ``Content-Disposition`` value) the answer also delivers the bytes: a
         presigned URL of the blob store valid until the link expires, carrying
         that disposition, or else an open reader of ``chunk_size`` chunks
-        (:class:`BlobMissing` when the blob is gone). :class:`ConfigurationError` when no key is
+        (:class:`BlobMissing` when the blob is gone). ``signer_known`` is the
+        redeemer's word on whether the signer still exists (a token file that no
+        longer lists them answers ``False``: refused ``signer_cannot_read``;
+        ``None``: cannot tell). :class:`ConfigurationError` when no key is
         configured; :class:`BinderClosed` after the binder's ``close()``.
         """
         if self._gate is not None:
@@ -91,7 +95,7 @@ class RedeemLink:
         claims: LinkClaims | None = None
         try:
             claims = verify_link(token, self.keys, now=self._clock.now())
-            item = self._check(claims, audience)
+            item = self._check(claims, audience, signer_known)
         except LinkRefused as refused:
             seen = refused.claims or claims
             record_link_event(
@@ -120,7 +124,12 @@ class RedeemLink:
             return RedeemedLink(claims, item, presigned_url=presigned)
         return RedeemedLink(claims, item, reader=self._blobs.open(item.blob_key, chunk_size))
 
-    def _check(self, claims: LinkClaims, audience: str | None) -> FileItem:
+    def _check(
+        self,
+        claims: LinkClaims,
+        audience: str | None,
+        signer_known: Callable[[Principal], bool | None] | None,
+    ) -> FileItem:
         if claims.audience is not None and audience != claims.audience:
             raise LinkRefused(LinkRefusal.WRONG_AUDIENCE, claims)
         if self._ledger.is_revoked(claims.link_id):
@@ -133,7 +142,9 @@ class RedeemLink:
             or item.scope.feature_instance_id != claims.feature_instance_id
         ):
             raise LinkRefused(LinkRefusal.DELETED, claims)
-        if not self._access.can_read_file(claims.signer, item):
+        if not self._access.can_read_file(claims.signer, item) or (
+            signer_known is not None and signer_known(claims.signer) is False
+        ):
             raise LinkRefused(LinkRefusal.SIGNER_CANNOT_READ, claims)
         if item.sha256 != claims.sha256:
             raise LinkRefused(LinkRefusal.CHANGED, claims)

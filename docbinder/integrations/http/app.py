@@ -305,7 +305,12 @@ class HttpApi:
             return content.content_disposition(item.file_name, attachment=download or active)
 
         redeemed = await blocking(
-            lambda: self.binder.redeem_link(token, audience=audience, disposition=disposition)
+            lambda: self.binder.redeem_link(
+                token,
+                audience=audience,
+                disposition=disposition,
+                signer_known=self.identity.known,
+            )
         )
         if redeemed.presigned_url is not None:
             return RedirectResponse(
