@@ -120,3 +120,48 @@ def test_an_issuer_without_keys_is_a_configuration_error(tmp_path: Path) -> None
         OidcIdentity(settings)
     with pytest.raises(ConfigurationError, match="never none"):
         Settings.load({"home": str(tmp_path), "oidc_algorithms": "RS256,none"}, environ={})
+
+
+def test_keys_are_fetched_from_a_jwks_url(
+    settings: Settings, signing_key: rsa.RSAPrivateKey, tmp_path: Path
+) -> None:
+    import http.server
+    import threading
+
+    body = Path(settings.oidc_jwks or "").read_bytes()
+    fetched: list[str] = []
+
+    class Keys(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    issuer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+    thread = threading.Thread(target=issuer.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{issuer.server_address[1]}/certs"
+        identity = OidcIdentity(settings.with_overrides({"oidc_jwks": url}))
+        with live_app(memory_binder(), identity) as live:
+            good = token(signing_key)
+            for _ in range(3):
+                created = live.client.post(
+                    "/v1/workflows", headers={"Authorization": f"Bearer {good}"}
+                )
+                assert created.status_code == 201
+            other = token(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+            refused = live.client.post(
+                "/v1/workflows", headers={"Authorization": f"Bearer {other}"}
+            )
+            assert refused.status_code == 401
+        assert fetched and set(fetched) == {"/certs"}
+        assert len(fetched) <= 2  # cached between requests
+    finally:
+        issuer.shutdown()
