@@ -203,3 +203,23 @@ def test_a_foreign_host_header_is_refused_before_authentication(live: Any) -> No
 def test_a_non_loopback_bind_without_authentication_is_refused(host: str) -> None:
     with pytest.raises(ConfigurationError, match="without authentication"):
         build_app(memory_binder(), FixedIdentity(ALICE), host=host, port=8080)
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    ["..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a%00b", "x" * 5000, "%E2%80%AE", "docItem:abc", "*"],
+)
+def test_hostile_ids_in_the_path_answer_like_unknown_ids(live: Any, bad_id: str) -> None:
+    client = live.client
+    for path in (
+        f"/v1/files/{bad_id}",
+        f"/v1/files/{bad_id}/content",
+        f"/v1/workflows/{bad_id}",
+    ):
+        response = client.get(path, headers=auth("alice"))
+        assert response.status_code == 404, (path, response.text)
+        assert response.json()["error"]["code"] == "not_found"
+    link = client.get(f"/v1/links/{bad_id}")
+    assert link.status_code in (403, 404)
+    if link.status_code == 403:
+        assert link.json()["error"]["code"] == "tampered"

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -413,12 +414,20 @@ def build_app(
     async def needs_credentials(request: Request, exc: Exception) -> Response:
         return unauthorized()
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
+        return JSONResponse(
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+        )
+
     return Starlette(
         routes=routes,
         middleware=[Middleware(HostGuard, allowed=allowed), Middleware(NoSniff)],
         exception_handlers={
             DocbinderError: docbinder_error,
             NeedsCredentials: needs_credentials,
+            HTTPException: http_error,
         },
         lifespan=lifespan,
     )
