@@ -335,15 +335,17 @@ def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> R
         reader.close()
         keep = ("etag", "cache-control", "content-security-policy", "x-content-type-options")
         return Response(status_code=304, headers={k: headers[k] for k in keep})
-    wanted = content.parse_range(request.headers.get("range"), item.size)
+    wanted = content.parse_ranges(request.headers.get("range"), item.size)
+    if isinstance(wanted, list) and len(wanted) > 1:
+        return _byteranges(item, reader, wanted, headers)
     if wanted is False:
         reader.close()
         return Response(
             status_code=416,
             headers={"content-range": f"bytes */{item.size}", "accept-ranges": "bytes"},
         )
-    if isinstance(wanted, tuple):
-        first, last = wanted
+    if isinstance(wanted, list):
+        ((first, last),) = wanted
         headers["content-range"] = f"bytes {first}-{last}/{item.size}"
         headers["content-length"] = str(last - first + 1)
         return StreamingResponse(
@@ -354,6 +356,32 @@ def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> R
         reader.close()
         return Response(status_code=200, headers=headers)
     return StreamingResponse(content.stream_range(reader), status_code=200, headers=headers)
+
+
+def _byteranges(
+    item: Any, reader: Any, ranges: list[tuple[int, int]], headers: dict[str, str]
+) -> Response:
+    """``206 multipart/byteranges`` of several ranges (RFC 9110 section 14.6)."""
+    import secrets
+
+    boundary = secrets.token_hex(16)
+    heads = [
+        (
+            f"{'' if n == 0 else chr(13) + chr(10)}--{boundary}\r\ncontent-type: {item.mime_type}\r\n"
+            f"content-range: bytes {first}-{last}/{item.size}\r\n\r\n"
+        ).encode("latin-1")
+        for n, (first, last) in enumerate(ranges)
+    ]
+    tail = f"\r\n--{boundary}--\r\n".encode("ascii")
+    length = sum(len(h) for h in heads) + len(tail) + sum(b - a + 1 for a, b in ranges)
+    headers = {
+        **headers,
+        "content-type": f"multipart/byteranges; boundary={boundary}",
+        "content-length": str(length),
+    }
+    return StreamingResponse(
+        content.stream_parts(reader, ranges, heads, tail), status_code=206, headers=headers
+    )
 
 
 def build_app(

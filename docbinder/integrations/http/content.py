@@ -1,9 +1,11 @@
 """How a file's bytes go out over HTTP: ranges, validators, file names, and safety headers.
 
 - ``Range: bytes=...`` (RFC 9110 section 14): one satisfiable range is answered
-  ``206`` with ``Content-Range``; an unsatisfiable one ``416``; several ranges, or a
-  syntax this module does not read, are answered with the whole file (``200``), as
-  the RFC allows.
+  ``206`` with ``Content-Range``; an unsatisfiable one ``416``; up to
+  :data:`MAX_RANGES` ranges in ascending order that do not overlap are answered ``206``
+  ``multipart/byteranges`` (section 14.6), read in one pass; other sets of ranges, or a
+  syntax this module does not read, are answered with the whole file (``200``), as the
+  RFC allows.
 - ``ETag`` is the FileItem's SHA-256 in quotes (a strong validator: the same bytes
   always have it); ``If-None-Match`` (RFC 9110 section 13.1.2) answers ``304``.
 - ``Content-Disposition`` (RFC 6266) carries an ASCII ``filename`` fallback and the
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import AsyncIterator
 from typing import Final
@@ -75,6 +78,84 @@ def none_match(header: str | None, item: FileItem) -> bool:
         if value == "*" or value.removeprefix("W/") == tag:
             return True
     return False
+
+
+MAX_RANGES: Final = 16
+"""Most ranges one request gets as ``multipart/byteranges``."""
+
+
+def parse_ranges(header: str | None, size: int) -> list[tuple[int, int]] | bool | None:
+    """The byte ranges ``[(first, last), ...]`` (inclusive) ``header`` asks of ``size`` bytes.
+
+    ``None``: serve the whole file (no header, bad syntax, more than
+    :data:`MAX_RANGES`, ranges out of order or overlapping); ``False``: none of them is
+    satisfiable (``416``). Unsatisfiable ranges among satisfiable ones are dropped.
+    """
+    if header is None:
+        return None
+    unit, sep, specs = header.partition("=")
+    if not sep or unit.strip().lower() != "bytes":
+        return None
+    parts = [p for p in specs.split(",") if p.strip()]
+    if not parts or len(parts) > MAX_RANGES:
+        return None
+    ranges: list[tuple[int, int]] = []
+    for part in parts:
+        one = parse_range(f"bytes={part}", size)
+        if one is None:
+            return None
+        if isinstance(one, tuple):
+            ranges.append(one)
+    if not ranges:
+        return False
+    for (_, last), (first, _) in itertools.pairwise(ranges):
+        if first <= last:
+            return None
+    return ranges
+
+
+async def stream_parts(
+    reader: BlobReader,
+    ranges: list[tuple[int, int]],
+    heads: list[bytes],
+    tail: bytes,
+) -> AsyncIterator[bytes]:
+    """The body of a ``multipart/byteranges`` answer: each head, its range's bytes, then ``tail``.
+
+    ``ranges`` ascending and disjoint; the blob is read once, the bytes between ranges
+    dropped. The reader is closed however the response ends.
+    """
+    position = 0
+    index = 0
+    pending = b""
+    try:
+        yield heads[0]
+        while index < len(ranges):
+            if pending:
+                chunk: bytes | None = pending
+                pending = b""
+            else:
+                chunk = await anyio.to_thread.run_sync(next, reader, None)
+            if chunk is None:
+                break
+            start, end = position, position + len(chunk)
+            first, last = ranges[index]
+            if end <= first:
+                position = end
+                continue
+            lo, hi = max(first - start, 0), min(len(chunk), last + 1 - start)
+            yield chunk[lo:hi]
+            if last + 1 <= end:  # the range ends in this chunk; the next may start in it
+                index += 1
+                if index < len(ranges):
+                    yield heads[index]
+                    pending = chunk[last + 1 - start :]
+                    position = last + 1
+                    continue
+            position = end
+        yield tail
+    finally:
+        await anyio.to_thread.run_sync(reader.close)
 
 
 def parse_range(header: str | None, size: int) -> tuple[int, int] | bool | None:
