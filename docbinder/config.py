@@ -59,6 +59,23 @@ HTTP_SETTINGS = (
 )
 """The limits of every HTTP face (:class:`docbinder.integrations.httpguard.HttpLimits`)."""
 
+SERVE_SETTINGS = (
+    "public_url",
+    "link_keys",
+    "link_keys_file",
+    "link_max_expiry",
+    "resolutions_per_workflow",
+    "oidc_issuer",
+    "oidc_audience",
+    "oidc_jwks",
+    "oidc_algorithms",
+    "oidc_user_claim",
+    "oidc_mandate_claim",
+    "oidc_feature_instance_claim",
+    "oidc_roles_claim",
+)
+"""``docbinder serve``: its public address, the keys of signed links, OIDC sign-in."""
+
 SETTING_NAMES = (
     "home",
     "database_url",
@@ -78,6 +95,7 @@ SETTING_NAMES = (
     *EXTRACT_SETTINGS,
     *CALL_SETTINGS,
     *HTTP_SETTINGS,
+    *SERVE_SETTINGS,
 )
 
 COMPUTED_DEFAULTS = {
@@ -208,6 +226,40 @@ class Settings:
     """More names the ``Host`` and ``Origin`` headers may give (comma-separated in the
     environment, a list in TOML).
     """
+    public_url: str | None = None
+    """Where ``docbinder serve`` is reached (``https://files.example.com``): the base of signed
+    links minted outside a request (``run.link_for``, ``docbinder files link``) and of the
+    ``download:`` line of tool results (``None``: no such line).
+    """
+    link_keys: str | None = None
+    """HMAC keys of signed links, ``KEY_ID:BASE64_SECRET`` separated by commas; the first
+    signs, all verify (rotation). Secrets of at least 32 bytes. ``None``: see
+    ``link_keys_file``; with neither, minting a link is refused.
+    """
+    link_keys_file: str | None = None
+    """A file of link keys, one ``KEY_ID:BASE64_SECRET`` per line (``#`` comments); only its
+    owner may write it.
+    """
+    link_max_expiry: float = 604800.0
+    """Longest lifetime of a signed link, in seconds (a week)."""
+    resolutions_per_workflow: int = 20
+    """Recent resolutions kept per workflow for the inspector page."""
+    oidc_issuer: str | None = None
+    """OIDC issuer whose JWT bearer tokens ``docbinder serve`` accepts (the ``iss`` claim)."""
+    oidc_audience: str | None = None
+    """The ``aud`` a JWT must carry (``None``: the audience is not checked)."""
+    oidc_jwks: str | None = None
+    """The issuer's signing keys: a JWKS file path or an ``https://`` URL."""
+    oidc_algorithms: tuple[str, ...] = ("RS256", "ES256")
+    """JWT algorithms accepted (never ``none``; comma-separated in the environment)."""
+    oidc_user_claim: str = "sub"
+    """The JWT claim that is the user id."""
+    oidc_mandate_claim: str = "mandate"
+    """The JWT claim that is the mandate (tenant); a token without it is refused."""
+    oidc_feature_instance_claim: str = "feature_instance"
+    """The JWT claim that is the feature instance (optional in a token)."""
+    oidc_roles_claim: str = "roles"
+    """The JWT claim with the roles (a list or a space-separated string; default ``member``)."""
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     @classmethod
@@ -495,6 +547,19 @@ def _hosts(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
     return hosts
 
 
+def _algorithms(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
+    """JWT algorithm names (RFC 7518): comma-separated text or a list; ``none`` is refused."""
+    entries = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
+        raise ConfigurationError(f"{name} must be algorithm names, got {raw!r} ({source})")
+    names = tuple(e.strip() for e in entries if e.strip())
+    if not names or any(n.lower() == "none" or not n.isalnum() for n in names):
+        raise ConfigurationError(
+            f"{name} must name signing algorithms such as RS256 (never none), got {raw!r} ({source})"
+        )
+    return names
+
+
 _BYTES = _whole(" of bytes")
 _COUNT = _whole("")
 
@@ -524,6 +589,9 @@ _CONVERTERS: dict[str, Converter] = {
     "http_sessions_per_principal": _COUNT,
     "http_session_idle_timeout": _seconds,
     "http_allowed_hosts": _hosts,
+    "link_max_expiry": _seconds,
+    "resolutions_per_workflow": _COUNT,
+    "oidc_algorithms": _algorithms,
 }
 """The settings that are numbers or flags, in the order they are checked, with their converter."""
 

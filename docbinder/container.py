@@ -42,6 +42,7 @@ from docbinder.adapters.memory import (
     MemoryExtractionCache,
     MemoryMetadataStore,
 )
+from docbinder.adapters.memory.links import MemoryLinkLedger, MemoryResolutionLog
 from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application.binder import DocBinder, UseCases
@@ -50,6 +51,7 @@ from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
 from docbinder.application.steps.hashing import HashWorkers
+from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.storing import FileStorer
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
@@ -72,23 +74,30 @@ from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
+from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.mint_link import MintLink
 from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
+from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
 from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
 from docbinder.application.use_cases.save_file_version import SaveFileVersion
 from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.config import Settings
 from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.links import MAX_EXPIRY_SECONDS, LinkKeys
 from docbinder.domain.reading import ReadLimits
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache, MimeDetector
+from docbinder.ports.links import LinkLedger
 from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.resolutions import ResolutionLog
 from docbinder.ports.system import Clock, IdFactory
 
 
@@ -183,6 +192,60 @@ def _pruner(
     return None if cache is None else PruneExtractionCache(read_uow_factory, cache)
 
 
+def _recorder(resolutions: ResolutionLog | None, clock: Clock) -> ResolutionRecorder | None:
+    return None if resolutions is None else ResolutionRecorder(resolutions, clock)
+
+
+def _sql_link_ledger(metadata: Any) -> Any:
+    from docbinder.adapters.sql.links import SqlLinkLedger
+
+    return SqlLinkLedger(metadata.engine)
+
+
+def _sql_resolution_log(metadata: Any, settings: Settings) -> Any:
+    from docbinder.adapters.sql.links import SqlResolutionLog
+
+    return SqlResolutionLog(metadata.engine, settings.resolutions_per_workflow)
+
+
+def load_link_keys(settings: Settings) -> LinkKeys | None:
+    """The link keys of ``link_keys`` or ``link_keys_file`` (``None`` when neither is set).
+
+    Both set is refused; a keys file that its group or others may write, or that
+    belongs to another user than the one running docbinder (or root), is refused
+    (:class:`ConfigurationError` naming the file and the fix).
+    """
+    if settings.link_keys and settings.link_keys_file:
+        raise ConfigurationError("set link_keys or link_keys_file, not both")
+    if settings.link_keys:
+        return LinkKeys.parse(settings.link_keys)
+    if not settings.link_keys_file:
+        return None
+    import os
+    import stat
+
+    path = Path(settings.link_keys_file).expanduser()
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            text = handle.read().decode("utf-8")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"link_keys_file: cannot read {path}: {exc.strerror or exc}"
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigurationError(f"link_keys_file: {path} is not UTF-8 text") from None
+    mode = stat.S_IMODE(info.st_mode)
+    if hasattr(os, "getuid") and (
+        mode & (stat.S_IWGRP | stat.S_IWOTH) or info.st_uid not in (os.getuid(), 0)
+    ):
+        raise ConfigurationError(
+            f"link_keys_file: refusing {path}: only its owner (the user running docbinder) "
+            f"may write it (mode {mode:04o}, uid {info.st_uid}); run chmod 600 {path}"
+        )
+    return LinkKeys.parse(text)
+
+
 def _guarded(gate: UnitOfWorkGate, factory: UnitOfWorkFactory) -> UnitOfWorkFactory:
     """``factory`` behind ``gate``: what the use cases get, so closing the binder stops them all."""
     return gate.guard(factory)
@@ -228,6 +291,11 @@ class UseCaseContainer:
         extraction_cache: Any,
         owned: Any,
         read_limits: Any = None,
+        link_keys: Any = None,
+        link_ledger: Any = None,
+        resolution_log: Any = None,
+        public_url: Any = None,
+        link_max_expiry: Any = MAX_EXPIRY_SECONDS,
     ) -> None:
         self.uow_factory = _provider(uow_factory)
         self.read_uow_factory = _provider(read_uow_factory)
@@ -241,11 +309,19 @@ class UseCaseContainer:
         self.extraction_cache = extraction_cache = _provider(extraction_cache)
         self.owned = _provider(owned)
         self.read_limits = _provider(read_limits)
+        self.link_keys = _provider(link_keys)
+        self.link_ledger = (
+            providers.Singleton(MemoryLinkLedger) if link_ledger is None else _provider(link_ledger)
+        )
+        self.resolution_log = _provider(resolution_log)
+        self.public_url = _provider(public_url)
+        self.link_max_expiry = _provider(link_max_expiry)
         self._build_shared_steps()
         self._build_file_use_cases()
         self._build_workflow_use_cases()
         self._build_update_use_cases()
         self._build_version_use_cases()
+        self._build_link_use_cases()
         self.binder = self._binder_provider()
 
     def _build_shared_steps(self) -> None:
@@ -287,6 +363,7 @@ class UseCaseContainer:
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
         self.open_file = providers.Singleton(OpenFile, self.get_file, blobs)
+        self.open_file_item = providers.Singleton(OpenFileItem, self.get_file, blobs)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
         self.delete_file = providers.Singleton(DeleteFile, units, blobs, access, self.get_file)
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
@@ -307,7 +384,10 @@ class UseCaseContainer:
         self.list_messages = providers.Singleton(ListMessages, read_units, self.get_workflow)
         self.find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
         self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
-        self.resolve = providers.Singleton(ResolveDocumentList, read_units, access)
+        self.recorder = providers.Singleton(_recorder, self.resolution_log, self.clock)
+        self.resolve = providers.Singleton(
+            ResolveDocumentList, read_units, access, recorder=self.recorder
+        )
         self.get_content = providers.Singleton(
             GetContent, self.resolve, self.blobs, self.extractor, self.read_limits
         )
@@ -344,6 +424,35 @@ class UseCaseContainer:
             DeleteFileVersions, units, blobs, access, self.list_file_versions
         )
 
+    def _build_link_use_cases(self) -> None:
+        self.mint_link = providers.Singleton(
+            MintLink,
+            self.get_file,
+            self.resolve,
+            self.clock,
+            self.ids,
+            self.link_keys,
+            self.public_url,
+            providers.Callable(int, self.link_max_expiry),
+            gate=self.gate,
+        )
+        self.redeem_link = providers.Singleton(
+            RedeemLink,
+            self.read_units,
+            self.access,
+            self.blobs,
+            self.link_ledger,
+            self.clock,
+            self.link_keys,
+            gate=self.gate,
+        )
+        self.revoke_link = providers.Singleton(
+            RevokeLink, self.link_ledger, self.clock, self.link_keys, self.access, gate=self.gate
+        )
+        self.list_resolutions = providers.Singleton(
+            ListResolutions, self.get_workflow, self.resolution_log
+        )
+
     def _binder_provider(self) -> providers.Singleton[DocBinder]:
         self.bundle = providers.Singleton(
             UseCases, **{name: getattr(self, name) for name in _BINDER_USE_CASES}
@@ -370,6 +479,7 @@ _BINDER_USE_CASES = (
     "check_duplicate",
     "get_file",
     "open_file",
+    "open_file_item",
     "list_files",
     "delete_file",
     "count_file_references",
@@ -396,6 +506,10 @@ _BINDER_USE_CASES = (
     "open_file_version",
     "delete_file_versions",
     "prune_extraction_cache",
+    "mint_link",
+    "redeem_link",
+    "revoke_link",
+    "list_resolutions",
 )
 """The fields of the :class:`UseCases` bundle the :class:`DocBinder` is built over."""
 
@@ -419,6 +533,10 @@ def compose_binder(
     extraction_cache: ExtractionCache | None = None,
     owned: tuple[object, ...] = (),
     read_limits: ReadLimits | None = None,
+    link_keys: LinkKeys | None = None,
+    link_ledger: LinkLedger | None = None,
+    resolution_log: ResolutionLog | None = None,
+    public_url: str | None = None,
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -432,6 +550,10 @@ def compose_binder(
     ``get_content`` and consuming-tool call (default :class:`ReadLimits`'s). The binder's :meth:`~DocBinder.close`
     closes its own hash worker threads and the objects in ``owned`` (anything
     with ``close()``), not the ports passed in otherwise: the caller owns those.
+    Signed links need ``link_keys`` (:class:`~docbinder.domain.links.LinkKeys`);
+    their revocations live in ``link_ledger`` (default: one in memory);
+    ``resolution_log`` keeps recent resolutions for the inspector page (``None``:
+    none kept); ``public_url`` is the base of links minted outside a request.
     """
     use_cases = UseCaseContainer(
         uow_factory=uow_factory,
@@ -446,6 +568,10 @@ def compose_binder(
         extraction_cache=extraction_cache,
         owned=owned,
         read_limits=read_limits,
+        link_keys=link_keys,
+        link_ledger=link_ledger,
+        resolution_log=resolution_log,
+        public_url=public_url,
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -478,6 +604,23 @@ class Container:
             plugin=providers.Object(None),
         )
         self.mime = providers.Singleton(SniffingMimeDetector)
+        kind = providers.Callable(lambda s: s.metadata_kind, self.settings)
+        self.link_ledger = providers.Selector(
+            kind,
+            memory=providers.Singleton(MemoryLinkLedger),
+            sql=providers.Singleton(_sql_link_ledger, self.metadata),
+            plugin=providers.Singleton(MemoryLinkLedger),
+        )
+        self.resolution_log = providers.Selector(
+            kind,
+            memory=providers.Singleton(
+                MemoryResolutionLog,
+                providers.Callable(lambda s: s.resolutions_per_workflow, self.settings),
+            ),
+            sql=providers.Singleton(_sql_resolution_log, self.metadata, self.settings),
+            plugin=providers.Object(None),
+        )
+        self.link_keys = providers.Singleton(load_link_keys, self.settings)
         self.owned = providers.Callable(
             lambda *adapters: adapters,
             self.metadata,
@@ -500,6 +643,11 @@ class Container:
             extraction_cache=self.extraction_cache,
             owned=self.owned,
             read_limits=providers.Callable(lambda s: s.read_limits(), self.settings),
+            link_keys=self.link_keys,
+            link_ledger=self.link_ledger,
+            resolution_log=self.resolution_log,
+            public_url=providers.Callable(lambda s: s.public_url, self.settings),
+            link_max_expiry=providers.Callable(lambda s: s.link_max_expiry, self.settings),
         )
         self.binder = self.use_cases.binder
 

@@ -46,6 +46,7 @@ from docbinder.application.use_cases.collect_garbage import (
     GcReport,
 )
 from docbinder.application.use_cases.get_content import ContentResult
+from docbinder.application.use_cases.mint_link import MintedLink
 from docbinder.application.use_cases.resolve_document_list import Resolution
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, StorageError
@@ -543,6 +544,26 @@ class AsyncRun:
         nothing is cached for the documents it did not finish.
         """
         return await self._run.cancellable(self.sync.get_content, document_list)
+
+    async def link_for(
+        self,
+        reference_or_file_id: str,
+        *,
+        expires_in: object,
+        audience: str | None = None,
+        once: bool = False,
+        base_url: str | None = None,
+    ) -> MintedLink:
+        """As :meth:`Run.link_for`."""
+        return await self._run(
+            lambda: self.sync.link_for(
+                reference_or_file_id,
+                expires_in=expires_in,
+                audience=audience,
+                once=once,
+                base_url=base_url,
+            )
+        )
 
     async def get_file(self, file_id: str) -> FileItem:
         """As :meth:`Run.get_file`; :class:`FileItemNotFound`."""

@@ -47,19 +47,23 @@ from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
+from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.mint_link import TOOL_LINK_SECONDS, MintedLink, MintLink
 from docbinder.application.use_cases.open_file import OpenFile
+from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
+from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
 from docbinder.application.use_cases.resolve_document_list import Resolution, ResolveDocumentList
 from docbinder.application.use_cases.save_file_version import SaveFileVersion, StoredVersion
 from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.domain.access import Action
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
-from docbinder.domain.errors import BinderClosed, NoActiveWorkflow
+from docbinder.domain.errors import BinderClosed, DocbinderError, NoActiveWorkflow
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -312,6 +316,7 @@ class UseCases:
     check_duplicate: CheckDuplicate
     get_file: GetFile
     open_file: OpenFile
+    open_file_item: OpenFileItem
     list_files: ListFiles
     delete_file: DeleteFile
     count_file_references: CountFileReferences
@@ -338,6 +343,10 @@ class UseCases:
     open_file_version: OpenFileVersion
     delete_file_versions: DeleteFileVersions
     prune_extraction_cache: PruneExtractionCache | None
+    mint_link: MintLink
+    redeem_link: RedeemLink
+    revoke_link: RevokeLink
+    list_resolutions: ListResolutions
 
 
 class DocBinder(UseCases):
@@ -624,7 +633,9 @@ class Run:
         raises: a missing workflow or permission drops the ``documentList ref``
         line, logs why and sets ``not_attached`` on the result (with a bound
         workflow the text says in one line that the file is stored but not in
-        the workflow).
+        the workflow). With link keys and ``public_url`` configured, a last line
+        ``  download: <url> (until <UTC time>)`` gives a signed link valid for an
+        hour (:meth:`_download_link`).
         """
         produced = self.binder.produce_file(
             self.context,
@@ -636,10 +647,30 @@ class Run:
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id, produced.not_attached)
+        link = self._download_link(item)
+        if link is not None:
+            text += f"\n  download: {link.url} (until {link.expires_at.isoformat()})"
         label_used = produced.message.documents_label if produced.message is not None else None
         return ToolFileResult(
             item, document_id, text, produced.stored.duplicate, label_used, produced.not_attached
         )
+
+    def _download_link(self, item: FileItem) -> MintedLink | None:
+        """A link for the ``download:`` line of a tool result, or ``None``.
+
+        ``None`` unless link keys and ``public_url`` are configured. Valid for
+        :data:`TOOL_LINK_SECONDS` (at most the longest lifetime allowed). Never
+        raises: a link that cannot be minted is logged and left out; the file
+        is stored either way.
+        """
+        mint = self.binder.mint_link
+        if mint.keys is None or not mint.base_url:
+            return None
+        try:
+            return mint(self.context, item.id, expires_in=min(TOOL_LINK_SECONDS, mint.max_expiry))
+        except DocbinderError as exc:
+            log.warning("no download link for file %s: %s", item.id, exc)
+            return None
 
     def resolve(self, document_list: object) -> Resolution:
         """Resolve a model-supplied ``documentList`` in the run's workflow (C6 + C7)."""
@@ -648,6 +679,31 @@ class Run:
     def get_content(self, document_list: object) -> ContentResult:
         """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8)."""
         return self.binder.get_content(self.context, document_list)
+
+    def link_for(
+        self,
+        reference_or_file_id: str,
+        *,
+        expires_in: object,
+        audience: str | None = None,
+        once: bool = False,
+        base_url: str | None = None,
+    ) -> MintedLink:
+        """A signed, expiring link to a file (feature row B4): ``link.url``, ``link.expires_at``.
+
+        ``reference_or_file_id`` is a file id or a reference of the run's
+        workflow naming one file (``docItem:<id>``); ``expires_in`` seconds or
+        text like ``"10m"``; ``once`` makes a one-time link; ``base_url``
+        defaults to the ``public_url`` setting. Errors as :class:`MintLink`.
+        """
+        return self.binder.mint_link(
+            self.context,
+            reference_or_file_id,
+            expires_in=expires_in,
+            audience=audience,
+            once=once,
+            base_url=base_url,
+        )
 
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""

@@ -203,3 +203,38 @@ def files_rm(
             f"warning: {references} document(s) in workflows referred to it; they now resolve "
             "as file_missing and `workflow show` marks them"
         )
+
+
+@handles_errors
+def files_link(
+    file_id: str,
+    expires: Annotated[
+        str, typer.Option("--expires", help="Lifetime: seconds or 90s, 10m, 2h, 1d.")
+    ] = "10m",
+    audience: Annotated[
+        str | None, typer.Option(help="Only a redemption stating this audience is served.")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="The link works once.")] = False,
+    workflow: WorkflowOpt = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Mint a signed, expiring download link to a file (needs link_keys and public_url).
+
+    FILE_ID is a file id, ``file:<id>``, or a ``docItem:<id>`` reference with --workflow.
+    """
+    target = file_id_of(file_id, workflow, "link")
+    link = STATE.start_run(None).link_for(target, expires_in=expires, audience=audience, once=once)
+    if STATE.wants_json(json_flag):
+        emit_json(
+            {
+                "url": link.url,
+                "expiresAt": link.expires_at.isoformat(),
+                "linkId": link.link_id,
+                "fileId": link.file.id,
+                "once": link.once,
+                "audience": link.audience,
+            }
+        )
+        return
+    out.print(link.url, markup=False, soft_wrap=True)
+    err.print(f"expires {link.expires_at.isoformat()}", markup=False)

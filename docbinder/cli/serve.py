@@ -168,3 +168,119 @@ def _exit_on_interrupt() -> None:
         os._exit(130)
 
     signal.signal(signal.SIGINT, stop)
+
+
+@handles_errors
+def serve(
+    host: Annotated[
+        str,
+        typer.Option(help="Host to bind; anything but loopback needs --tokens or oidc_issuer."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8080,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="DOCBINDER_TOKENS",
+            help="TOML file of bearer token hashes and their principals (as for docbinder mcp).",
+        ),
+    ] = None,
+    mcp_endpoint: Annotated[
+        bool,
+        typer.Option(
+            "--mcp/--no-mcp", help="Mount the MCP streamable-HTTP endpoint at /mcp (not with OIDC)."
+        ),
+    ] = True,
+    signin: Annotated[
+        str | None,
+        typer.Option(
+            help="Print a one-time sign-in link to the inspector page of this workflow id."
+        ),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(help="Processes serving the port (forked; each with its own connections)."),
+    ] = 1,
+) -> None:
+    """Serve files over HTTP: the API, signed links, the inspector page and /mcp (needs the serve extra: pip install -e '.\\[serve]' in a clone)."""
+    from docbinder.integrations import http
+    from docbinder.integrations.httpguard import HttpLimits, serve_workers
+    from docbinder.integrations.httpguard import serve as guarded_serve
+
+    if not 0 < port < 65536:
+        raise InvalidInput(f"--port must be from 1 to 65535, got {port}")
+    if not 1 <= workers <= 64:
+        raise InvalidInput(f"--workers must be from 1 to 64, got {workers}")
+    settings = STATE.settings
+    if tokens is not None and settings.oidc_issuer:
+        raise InvalidInput("give --tokens or oidc_issuer, not both")
+    binder = STATE.binder()
+    token_map: Any = None
+    identity: Any
+    if tokens is not None:
+        from docbinder.integrations.mcp import BearerTokens
+
+        token_map = BearerTokens.load(tokens)
+        identity = http.TokenIdentity(token_map)
+    elif settings.oidc_issuer:
+        identity = http.OidcIdentity(settings)
+    else:
+        identity = http.FixedIdentity(STATE.principal)
+    http.check_bind(host, identity)
+    limits = HttpLimits.from_settings(settings)
+    with_mcp = mcp_endpoint and not settings.oidc_issuer
+
+    def make_app(binder: Any) -> Any:
+        mcp_app = None
+        if with_mcp:
+            from docbinder.integrations.mcp import DocbinderMcpServer
+
+            mcp_app = DocbinderMcpServer(binder, STATE.principal).http_app(
+                host=host, port=port, tokens=token_map, limits=limits
+            )
+        return http.build_app(
+            binder,
+            identity,
+            host=host,
+            port=port,
+            limits=limits,
+            public_url=settings.public_url,
+            mcp_app=mcp_app,
+        )
+
+    app = make_app(binder)
+    shown = f"[{host}]" if ":" in host else host
+    base = settings.public_url or f"http://{shown}:{port}"
+    store = f"metadata {masked_url(settings.database_url)}, blobs {binder.blobs.url}"
+    links = (
+        "signed links on"
+        if binder.mint_link.keys is not None
+        else "signed links off (no link_keys)"
+    )
+    err.print(
+        f"docbinder serving {base} (API /v1, /openapi.json, inspector /ui"
+        f"{', MCP /mcp' if with_mcp else ''}) as {identity.description}; "
+        f"{store}; {links}{f'; {workers} processes' if workers > 1 else ''}",
+        markup=False,
+    )
+    if signin is not None:
+        from docbinder.integrations.http.ui import Inspector
+
+        url = Inspector(http.HttpApi(binder, identity, public_url=base)).signin_url(
+            base, STATE.principal, f"/ui/workflows/{signin}"
+        )
+        err.print(f"sign in (once, within 5 minutes): {url}", markup=False, soft_wrap=True)
+    if workers == 1:
+        guarded_serve(app, host=host, port=port, limits=limits)
+        return
+    from docbinder.container import build_binder
+
+    binder.close()  # each process builds its own: no connection crosses the fork
+    code = serve_workers(
+        lambda: make_app(build_binder(settings, prepare=False)),
+        host=host,
+        port=port,
+        limits=limits,
+        workers=workers,
+    )
+    if code:
+        raise typer.Exit(code)

@@ -425,6 +425,27 @@ class LocatingBlobStore(Protocol):
         ...
 
 
+@runtime_checkable
+class PresigningBlobStore(Protocol):
+    """The optional part of the blob-store port: a time-limited URL that reads one blob.
+
+    A store that can hand a client a URL to fetch the bytes itself (S3's
+    presigned ``GetObject``, AWS Signature Version 4) lets a signed docbinder link
+    redirect there instead of streaming the bytes through the server.
+    """
+
+    def presigned_get(
+        self, key: str, *, expires_in: int, file_name: str, mime_type: str, disposition: str
+    ) -> str:
+        """A URL that reads blob ``key`` for ``expires_in`` seconds (1 to 604800).
+
+        The answer carries ``mime_type`` as its ``Content-Type`` and
+        ``disposition`` (a complete ``Content-Disposition`` value, RFC 6266) for
+        ``file_name``. Raises :class:`StorageError` when no URL can be made.
+        """
+        ...
+
+
 def location_fingerprint(location: str) -> str:
     """SHA-256 hex digest (64 characters) of a :meth:`LocatingBlobStore.location` text.
 

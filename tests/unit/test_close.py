@@ -229,6 +229,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "check_duplicate": lambda: binder.check_duplicate(U1, item.sha256, item.file_name),
         "get_file": lambda: binder.get_file(U1, item.id),
         "open_file": lambda: binder.open_file(U1, item.id),
+        "open_file_item": lambda: binder.open_file_item(U1, item.id),
         "list_files": lambda: binder.list_files(U1),
         "delete_file": lambda: binder.delete_file(U1, item.id, force=True),
         "count_file_references": lambda: binder.count_file_references(U1, item.id),
@@ -267,6 +268,10 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "open_file_version": lambda: binder.open_file_version(U1, version),
         "delete_file_versions": lambda: binder.delete_file_versions(U1, "notes.md"),
         "prune_extraction_cache": lambda: binder.prune_extraction_cache(dry_run=False),
+        "mint_link": lambda: binder.mint_link(ctx, item.id, expires_in=60),
+        "redeem_link": lambda: binder.redeem_link("a.b"),
+        "revoke_link": lambda: binder.revoke_link(U1, "a.b"),
+        "list_resolutions": lambda: binder.list_resolutions(U1, messages[0].workflow_id),
     }
     assert {name.split(".")[0] for name in calls} == USE_CASE_NAMES | {"update_file", "versions"}
     for name, call in calls.items():

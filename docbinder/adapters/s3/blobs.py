@@ -47,7 +47,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from docbinder.ports.blobs import BlobStat, is_blob_key
+from docbinder.ports.blobs import BlobStat, check_blob_key, is_blob_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -449,6 +449,32 @@ class S3BlobStore(BlobStoreBase):
 
     def _object_key(self, name: str) -> str:
         return self._prefix + name
+
+    def presigned_get(
+        self, key: str, *, expires_in: int, file_name: str, mime_type: str, disposition: str
+    ) -> str:
+        """A presigned ``GetObject`` URL for blob ``key`` (see :class:`~docbinder.ports.blobs.PresigningBlobStore`).
+
+        Signed locally by botocore (Signature Version 4); nothing is sent to S3.
+        ``file_name`` is carried only inside ``disposition``.
+        """
+        check_blob_key(key)
+        if not 1 <= expires_in <= 604800:
+            raise InvalidInput("expires_in must be from 1 to 604800 seconds")
+        try:
+            url: str = self._client.generate_presigned_url(
+                "get_object",
+                Params={
+                    "Bucket": self._bucket,
+                    "Key": self._object_key(key),
+                    "ResponseContentType": mime_type,
+                    "ResponseContentDisposition": disposition,
+                },
+                ExpiresIn=expires_in,
+            )
+        except self._boto_errors as exc:
+            raise self._error(exc, key) from exc
+        return url
 
     # -- primitives (BlobStoreBase) ---------------------------------------------------
 

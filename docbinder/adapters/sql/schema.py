@@ -336,6 +336,40 @@ extraction_cache = sa.Table(
 length in bytes (for the size bound); ``used_at`` orders eviction.
 """
 
+link_marks = sa.Table(
+    "link_marks",
+    metadata,
+    sa.Column("link_id", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("expires_at", UtcDateTime(), nullable=False),
+    sa.Column("marked_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("link_id", "kind", name="pk_link_marks"),
+    sa.Index("ix_link_marks_expires", "expires_at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""Revoked and used signed links (feature row B4): ``kind`` is ``revoked`` or ``used``.
+
+The primary key makes a one-time link's redemption race-free (a second insert of
+``(link_id, "used")`` fails); ``expires_at`` lets expired marks be pruned.
+"""
+
+resolution_log = sa.Table(
+    "resolution_log",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True),
+    _id("workflow_id", nullable=False),
+    sa.Column("recorded_at", UtcDateTime(), nullable=False),
+    sa.Column("record", long_text(), nullable=False),
+    sa.PrimaryKeyConstraint("id", name="pk_resolution_log"),
+    sa.Index("ix_resolution_log_workflow", "workflow_id", "id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""The recent resolutions of each workflow (the inspector page), bounded per workflow.
+
+``record`` is the JSON of a :class:`~docbinder.domain.resolutions.ResolutionRecord`;
+rows beyond the bound are deleted by the writer, oldest ``id`` first.
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -345,5 +379,7 @@ TABLES: tuple[sa.Table, ...] = (
     docbinder_meta,
     file_versions,
     extraction_cache,
+    link_marks,
+    resolution_log,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

@@ -34,6 +34,7 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.results import printable
 from docbinder.domain.access import Action
 from docbinder.domain.errors import AmbiguousName
@@ -189,16 +190,27 @@ class ResolveDocumentList:
         uow_factory: UnitOfWorkFactory,
         access: AccessPolicy,
         suggestions: int = DEFAULT_SUGGESTIONS,
+        recorder: ResolutionRecorder | None = None,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._suggestions = suggestions
+        self.recorder = recorder
 
     def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
         """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
 
-        Storage faults propagate as :class:`StorageError`.
+        Storage faults propagate as :class:`StorageError`. With a ``recorder``, a
+        resolution in a bound, readable workflow is kept for the inspector page
+        (:class:`~docbinder.application.steps.resolution_record.ResolutionRecorder`).
         """
+        resolution, readable = self._resolve(ctx, document_list)
+        if self.recorder is not None and readable:
+            self.recorder.record(ctx, document_list, resolution)
+        return resolution
+
+    def _resolve(self, ctx: RunContext, document_list: object) -> tuple[Resolution, bool]:
+        """The resolution, and whether the bound workflow was found readable."""
         refs = coerce_document_references(document_list)
         rejected = [
             UnresolvedReference(
@@ -219,8 +231,9 @@ class ResolveDocumentList:
                     len(refs.references),
                     ctx.principal.user_id,
                 )
-            return Resolution((), (*unresolved, *rejected), (), refs)
+            return Resolution((), (*unresolved, *rejected), (), refs), False
 
+        readable = False
         with self._uow() as uow:
             # The run's workflow object is not trusted: rights are checked on the stored one.
             stored = uow.workflows.get_workflow(workflow.id)
@@ -239,6 +252,7 @@ class ResolveDocumentList:
                 ]
             else:
                 workflow = stored
+                readable = True
                 documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
                 if unresolved or rejected:
                     suggestions = self._suggest(uow, ctx, workflow)
@@ -251,7 +265,7 @@ class ResolveDocumentList:
                 workflow.id,
                 ", ".join(f"{u.reference} ({u.reason.value})" for u in all_unresolved[:20]),
             )
-        return Resolution(tuple(documents), all_unresolved, suggestions, refs)
+        return Resolution(tuple(documents), all_unresolved, suggestions, refs), readable
 
     def _lookup(
         self,

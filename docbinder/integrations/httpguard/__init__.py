@@ -15,6 +15,7 @@ it with :func:`serve`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from docbinder.integrations.httpguard.hosts import (
@@ -37,6 +38,7 @@ __all__ = [
     "is_loopback",
     "normalize_host",
     "serve",
+    "serve_workers",
     "server_config",
     "split_host_port",
 ]
@@ -49,6 +51,15 @@ def server_config(
     from docbinder.integrations.httpguard import connections
 
     return connections.server_config(app, host=host, port=port, limits=limits, log_level=log_level)
+
+
+def serve_workers(
+    make_app: Callable[[], Any], *, host: str, port: int, limits: HttpLimits, workers: int
+) -> int:
+    """Serve ``make_app()`` from ``workers`` forked processes on one socket (see :mod:`.connections`)."""
+    from docbinder.integrations.httpguard import connections
+
+    return connections.serve_workers(make_app, host=host, port=port, limits=limits, workers=workers)
 
 
 def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:

@@ -35,8 +35,10 @@ open :attr:`HttpLimits.descriptors_needed` files before it serves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import h11
@@ -266,3 +268,68 @@ def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:
     """Serve ``app`` on ``host:port`` with uvicorn under ``limits`` until interrupted."""
     ensure_descriptors(limits)
     uvicorn.Server(server_config(app, host=host, port=port, limits=limits)).run()
+
+
+def serve_workers(
+    make_app: Callable[[], Any], *, host: str, port: int, limits: HttpLimits, workers: int
+) -> int:
+    """Serve the app ``make_app()`` builds from ``workers`` forked processes sharing one socket.
+
+    The parent binds ``host:port`` once, forks ``workers`` children and waits; each child
+    builds its own app (its own database connections and clients: nothing is shared but
+    the listening socket) and serves it under ``limits`` as :func:`serve` does. SIGINT and
+    SIGTERM to the parent are passed to the children, which finish their requests and end.
+    Returns the exit status: 0 when every child ended cleanly. POSIX only.
+    """
+    import os
+    import signal
+    import traceback
+
+    if workers < 1:
+        raise ConfigurationError(f"workers must be at least 1, got {workers}")
+    ensure_descriptors(limits)
+    sock = uvicorn.Config(
+        app="unused:app", host=host, port=port, backlog=limits.backlog
+    ).bind_socket()
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # the child: its own app, the inherited socket
+            code = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                uvicorn.Server(server_config(make_app(), host=host, port=port, limits=limits)).run(
+                    sockets=[sock]
+                )
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+
+    stopping: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    status = 0
+    for child in children:
+        while True:
+            try:
+                _, code = os.waitpid(child, 0)
+                break
+            except InterruptedError:  # pragma: no cover - PEP 475 retries on its own
+                continue
+        # uvicorn re-raises the signal it stopped on once it has shut down gracefully.
+        stopped = stopping and os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGTERM
+        if code != 0 and not stopped:
+            status = 1
+    return status

@@ -1,0 +1,224 @@
+"""Redeem a signed link without credentials: :class:`RedeemLink` (feature row B4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.steps.link_events import record_link_event
+from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
+from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.blobs import BlobReader, BlobStore, PresigningBlobStore
+from docbinder.ports.links import LinkLedger
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock
+
+
+@attrs.frozen
+class RedeemedLink:
+    """A link that passed every check: its claims, the FileItem as it is now, and its bytes.
+
+    With a ``disposition`` asked for, either ``presigned_url`` (a blob store that
+    presigns: a URL the client fetches the bytes from) or ``reader`` (the bytes;
+    close it) is set; without, neither.
+    """
+
+    claims: LinkClaims
+    file: FileItem
+    presigned_url: str | None = None
+    reader: BlobReader | None = None
+
+
+class RedeemLink:
+    """Check a link token and give the file it names (no credentials needed).
+
+    Checks, in order, each refusal a :class:`LinkRefused` with its reason: the
+    signature and key (``tampered``, ``unknown_key``), the expiry (``expired``),
+    the audience (``wrong_audience``), revocation (``revoked``), that the file
+    still exists in the link's scope (``deleted``), that the signer may still read
+    it (``signer_cannot_read``), that its content is the version linked
+    (``changed``), and last, for a one-time link, that it was not used
+    (``used``; the redemption is recorded atomically, so only one of two
+    concurrent redemptions passes). Every outcome is recorded
+    (:func:`~docbinder.application.steps.link_events.record_link_event`).
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        blobs: BlobStore,
+        ledger: LinkLedger,
+        clock: Clock,
+        keys: LinkKeys | None,
+        gate: UnitOfWorkGate | None = None,
+    ) -> None:
+        self._gate = gate
+        self._uow = uow_factory
+        self._access = access
+        self._blobs = blobs
+        self._ledger = self.ledger = ledger
+        self._clock = clock
+        self.keys = keys
+
+    def __call__(
+        self,
+        token: str,
+        *,
+        audience: str | None = None,
+        disposition: Callable[[FileItem], str] | None = None,
+        chunk_size: int = 1 << 20,
+        signer_known: Callable[[Principal], bool | None] | None = None,
+    ) -> RedeemedLink:
+        """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
+
+        ``audience`` is the audience the redeemer states; a link minted for an
+        audience needs the same one. With ``disposition`` (the file ->
+        a ``Content-Disposition`` value) the answer also delivers the bytes: a
+        presigned URL of the blob store valid until the link expires, carrying
+        that disposition, or else an open reader of ``chunk_size`` chunks
+        (:class:`BlobMissing` when the blob is gone). ``signer_known`` is the
+        redeemer's word on whether the signer still exists (a token file that no
+        longer lists them answers ``False``: refused ``signer_cannot_read``;
+        ``None``: cannot tell). :class:`ConfigurationError` when no key is
+        configured; :class:`BinderClosed` after the binder's ``close()``.
+        """
+        if self._gate is not None:
+            self._gate.require_open()
+        if self.keys is None:
+            raise ConfigurationError(NO_KEY_MESSAGE)
+        claims: LinkClaims | None = None
+        try:
+            claims = verify_link(token, self.keys, now=self._clock.now())
+            item = self._check(claims, audience, signer_known)
+        except LinkRefused as refused:
+            seen = refused.claims or claims
+            record_link_event(
+                "redeem",
+                refused.reason.value,
+                link_id=seen.link_id if seen else None,
+                file_id=seen.file_id if seen else None,
+                user_id=seen.signer.user_id if seen else None,
+                mandate_id=seen.mandate_id if seen else None,
+                audience=seen.audience if seen else None,
+            )
+            raise
+        record_link_event(
+            "redeem",
+            "ok",
+            link_id=claims.link_id,
+            file_id=item.id,
+            user_id=claims.signer.user_id,
+            mandate_id=claims.mandate_id,
+            audience=claims.audience,
+        )
+        if disposition is None:
+            return RedeemedLink(claims, item)
+        presigned = self._presigned_url(claims, item, disposition(item))
+        if presigned is not None:
+            return RedeemedLink(claims, item, presigned_url=presigned)
+        return RedeemedLink(claims, item, reader=self._blobs.open(item.blob_key, chunk_size))
+
+    def _check(
+        self,
+        claims: LinkClaims,
+        audience: str | None,
+        signer_known: Callable[[Principal], bool | None] | None,
+    ) -> FileItem:
+        if claims.audience is not None and audience != claims.audience:
+            raise LinkRefused(LinkRefusal.WRONG_AUDIENCE, claims)
+        if self._ledger.is_revoked(claims.link_id):
+            raise LinkRefused(LinkRefusal.REVOKED, claims)
+        with self._uow() as uow:
+            item = uow.files.get(claims.file_id)
+        if (
+            item is None
+            or item.scope.mandate_id != claims.mandate_id
+            or item.scope.feature_instance_id != claims.feature_instance_id
+        ):
+            raise LinkRefused(LinkRefusal.DELETED, claims)
+        if not self._access.can_read_file(claims.signer, item) or (
+            signer_known is not None and signer_known(claims.signer) is False
+        ):
+            raise LinkRefused(LinkRefusal.SIGNER_CANNOT_READ, claims)
+        if item.sha256 != claims.sha256:
+            raise LinkRefused(LinkRefusal.CHANGED, claims)
+        if claims.once and not self._ledger.use_once(claims.link_id, claims.expires_at):
+            raise LinkRefused(LinkRefusal.USED, claims)
+        return item
+
+    def _presigned_url(self, claims: LinkClaims, item: FileItem, disposition: str) -> str | None:
+        """A presigned URL of the blob store for ``item`` (``None``: the store has none).
+
+        Valid until the link expires (at least 1 second, at most 7 days).
+        """
+        if not isinstance(self._blobs, PresigningBlobStore):
+            return None
+        remaining = int((claims.expires_at - self._clock.now()).total_seconds())
+        return self._blobs.presigned_get(
+            item.blob_key,
+            expires_in=min(max(remaining, 1), 604800),
+            file_name=item.file_name,
+            mime_type=item.mime_type,
+            disposition=disposition,
+        )
+
+
+class RevokeLink:
+    """Revoke a link: its signer (or an admin of its mandate) stops it before it expires."""
+
+    def __init__(
+        self,
+        ledger: LinkLedger,
+        clock: Clock,
+        keys: LinkKeys | None,
+        access: AccessPolicy,
+        gate: UnitOfWorkGate | None = None,
+    ) -> None:
+        self._gate = gate
+        self._ledger = ledger
+        self._clock = clock
+        self._access = access
+        self.keys = keys
+
+    def __call__(self, principal: Principal, token: str) -> LinkClaims:
+        """Revoke the link ``token``; return its claims.
+
+        ``principal`` must be the link's signer or hold the ``admin`` role in the
+        link's mandate (else :class:`LinkRefused` ``tampered``: the same answer as
+        a token that is no link, no oracle). An expired link needs no revocation
+        and is refused ``expired``.
+        """
+        if self._gate is not None:
+            self._gate.require_open()
+        if self.keys is None:
+            raise ConfigurationError(NO_KEY_MESSAGE)
+        claims = verify_link(token, self.keys, now=self._clock.now())
+        signer = claims.signer
+        own = (signer.user_id, signer.mandate_id) == (principal.user_id, principal.mandate_id)
+        admin = principal.mandate_id == claims.mandate_id and "admin" in principal.roles
+        if not (own or admin):
+            record_link_event(
+                "revoke",
+                "access_denied",
+                link_id=claims.link_id,
+                file_id=claims.file_id,
+                user_id=principal.user_id,
+                mandate_id=principal.mandate_id,
+            )
+            raise LinkRefused(LinkRefusal.TAMPERED)
+        self._ledger.revoke(claims.link_id, claims.expires_at)
+        record_link_event(
+            "revoke",
+            "ok",
+            link_id=claims.link_id,
+            file_id=claims.file_id,
+            user_id=principal.user_id,
+            mandate_id=principal.mandate_id,
+        )
+        return claims

@@ -1,0 +1,205 @@
+"""Who an HTTP request acts as: a fixed identity on loopback, bearer tokens, or OIDC JWTs.
+
+- :class:`FixedIdentity`: every request is the one principal of the command
+  (``--user``/``--mandate``...), as for ``docbinder mcp`` on loopback; refused on
+  any other address (:func:`check_bind`).
+- :class:`TokenIdentity`: ``Authorization: Bearer <token>`` looked up in the token
+  file of ``docbinder mcp --tokens`` (hashes only, owner-only file).
+- :class:`OidcIdentity`: ``Authorization: Bearer <JWT>`` verified with PyJWT
+  against the issuer's keys (a JWKS file, or a JWKS URL fetched and cached by
+  ``jwt.PyJWKClient``): signature, ``iss``, ``exp`` (and ``nbf``, ``iat``), ``aud``
+  when ``oidc_audience`` is set, algorithms from ``oidc_algorithms`` only. The
+  claims named by ``oidc_user_claim``, ``oidc_mandate_claim``,
+  ``oidc_feature_instance_claim`` and ``oidc_roles_claim`` make the principal.
+
+Nothing a request sends besides its credential can name a principal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio.to_thread
+
+from docbinder.config import Settings
+from docbinder.domain.errors import ConfigurationError, InvalidInput
+from docbinder.domain.model import Principal
+from docbinder.integrations.httpguard import is_loopback
+
+log = logging.getLogger(__name__)
+
+
+class Identity(Protocol):
+    """Maps a request's ``Authorization`` header to its principal (``None``: answer 401)."""
+
+    requires_credentials: bool
+    description: str
+
+    async def principal(self, authorization: str | None) -> Principal | None:
+        """The principal of the header value, or ``None``."""
+        ...
+
+    def known(self, principal: Principal) -> bool | None:
+        """Whether ``principal`` can still sign in (``None``: this identity cannot tell)."""
+        ...
+
+
+def bearer(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` value (RFC 6750), else ``None``."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > 16384:
+        return None
+    return token
+
+
+class FixedIdentity:
+    """Every request acts as ``principal`` (loopback only)."""
+
+    requires_credentials = False
+
+    def __init__(self, principal: Principal) -> None:
+        self.fixed = principal
+        self.description = f"user {principal.user_id} of mandate {principal.mandate_id}"
+
+    async def principal(self, authorization: str | None) -> Principal | None:
+        """Always the fixed principal."""
+        return self.fixed
+
+    def known(self, principal: Principal) -> bool | None:
+        """Cannot tell: any identity of the command line may have minted a link."""
+        return None
+
+
+class TokenIdentity:
+    """Bearer tokens of a token file (:class:`docbinder.integrations.mcp.BearerTokens`)."""
+
+    requires_credentials = True
+    description = "bearer-token principals"
+
+    def __init__(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def principal(self, authorization: str | None) -> Principal | None:
+        """The token's principal, or ``None`` for a missing or unknown token."""
+        token = bearer(authorization)
+        if token is None:
+            return None
+        access = await self.tokens.verify_token(token)
+        if access is None:
+            return None
+        principal: Principal | None = self.tokens.principal_for(access)
+        return principal
+
+    def known(self, principal: Principal) -> bool | None:
+        """Whether the token file still lists ``principal``."""
+        return principal in self.tokens.principals
+
+
+class OidcIdentity:
+    """JWT bearer tokens of one OIDC issuer, mapped to principals by the ``oidc_*`` settings."""
+
+    requires_credentials = True
+
+    def __init__(self, settings: Settings) -> None:
+        import jwt
+
+        if not settings.oidc_issuer:
+            raise ConfigurationError("oidc_issuer is not set")
+        if not settings.oidc_jwks:
+            raise ConfigurationError(
+                "oidc_issuer is set but oidc_jwks is not: give the issuer's JWKS file or URL"
+            )
+        self.settings = settings
+        self.description = f"OIDC tokens of {settings.oidc_issuer}"
+        source = settings.oidc_jwks
+        self._client: Any = None
+        self._keys: Any = None
+        if source.startswith(("https://", "http://")):
+            self._client = jwt.PyJWKClient(source, cache_keys=True, lifespan=300, timeout=10)
+        else:
+            path = Path(source).expanduser()
+            try:
+                data = json.loads(path.read_text("utf-8"))
+                self._keys = jwt.PyJWKSet.from_dict(data)
+            except (OSError, ValueError, jwt.PyJWTError) as exc:
+                raise ConfigurationError(f"oidc_jwks: cannot read the JWKS {path}: {exc}") from None
+
+    def _key(self, token: str) -> Any:
+        import jwt
+
+        if self._client is not None:
+            return self._client.get_signing_key_from_jwt(token).key
+        kid = jwt.get_unverified_header(token).get("kid")
+        for key in self._keys.keys:
+            if kid is None or key.key_id == kid:
+                return key.key
+        raise jwt.InvalidKeyError("no key of the JWKS has this token's kid")
+
+    def _decode(self, token: str) -> Principal | None:
+        import jwt
+
+        s = self.settings
+        try:
+            claims = jwt.decode(
+                token,
+                self._key(token),
+                algorithms=list(s.oidc_algorithms),
+                issuer=s.oidc_issuer,
+                audience=s.oidc_audience,
+                options={
+                    "require": ["exp", "iss"],
+                    "verify_aud": s.oidc_audience is not None,
+                },
+                leeway=30,
+            )
+        except (jwt.PyJWTError, ValueError, KeyError) as exc:
+            log.info("refused a JWT: %s", exc)
+            return None
+        return self.principal_of(claims)
+
+    def principal_of(self, claims: dict[str, Any]) -> Principal | None:
+        """The principal the settings map ``claims`` to; ``None`` without user or mandate."""
+        s = self.settings
+        user = claims.get(s.oidc_user_claim)
+        mandate = claims.get(s.oidc_mandate_claim)
+        feature = claims.get(s.oidc_feature_instance_claim)
+        roles: Any = claims.get(s.oidc_roles_claim, ["member"])
+        if isinstance(roles, str):
+            roles = roles.split()
+        if not isinstance(user, str) or not isinstance(mandate, str):
+            log.info("refused a JWT without the user or mandate claim")
+            return None
+        if feature is not None and not isinstance(feature, str):
+            return None
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            return None
+        try:
+            return Principal(user, mandate, feature, roles=tuple(roles))
+        except (InvalidInput, TypeError, ValueError):
+            return None
+
+    async def principal(self, authorization: str | None) -> Principal | None:
+        """The principal of a valid JWT, else ``None`` (the key fetch runs in a thread)."""
+        token = bearer(authorization)
+        if token is None:
+            return None
+        return await anyio.to_thread.run_sync(self._decode, token)
+
+    def known(self, principal: Principal) -> bool | None:
+        """An issuer's users are not listed anywhere: cannot tell."""
+        return None
+
+
+def check_bind(host: str, identity: Identity) -> None:
+    """:class:`ConfigurationError` unless ``host`` is loopback or requests need credentials."""
+    if not identity.requires_credentials and not is_loopback(host):
+        raise ConfigurationError(
+            f"refusing to serve HTTP on non-loopback host {host!r} without authentication; "
+            "pass --tokens FILE or set oidc_issuer and oidc_jwks, or bind to 127.0.0.1"
+        )

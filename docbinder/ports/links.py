@@ -1,0 +1,42 @@
+"""The record of revoked and used links: the :class:`LinkLedger` port (feature row B4).
+
+A signed link (:mod:`docbinder.domain.links`) carries everything needed to check
+it except two facts that change after it was minted: that it was revoked, and that
+a one-time link was redeemed. The ledger keeps those, shared by every process that
+serves links (a SQL table on the metadata database), so a link revoked on one
+machine is refused on every other one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+
+class LinkLedger(Protocol):
+    """Marks on link ids: ``revoked`` and ``used``, each kept until the link's expiry.
+
+    ``link_id`` is at most 64 characters. Each mark carries the link's
+    ``expires_at`` (UTC): after it the link is refused as expired anyway, so
+    :meth:`prune` may drop the mark. Errors: :class:`~docbinder.domain.errors.StorageError`.
+    """
+
+    def revoke(self, link_id: str, expires_at: datetime) -> bool:
+        """Record that ``link_id`` is revoked; ``False`` if it was already."""
+        ...
+
+    def is_revoked(self, link_id: str) -> bool:
+        """Whether ``link_id`` was revoked."""
+        ...
+
+    def use_once(self, link_id: str, expires_at: datetime) -> bool:
+        """Record the one redemption of a one-time link, atomically.
+
+        ``True`` for the first call with ``link_id`` (from any process), ``False``
+        for every later one: two redemptions at once never both get ``True``.
+        """
+        ...
+
+    def prune(self, now: datetime) -> int:
+        """Drop the marks of links that expired before ``now``; return how many went."""
+        ...

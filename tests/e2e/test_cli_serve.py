@@ -1,0 +1,191 @@
+"""``docbinder serve`` and ``docbinder files link`` as a user runs them: real processes, real HTTP."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from tests.e2e.serve_process import (
+    LINK_KEY,
+    ROOT,
+    ServeProcess,
+    docbinder,
+    free_port,
+    serve_env,
+)
+
+
+def test_upload_resolve_link_and_download_against_a_running_server(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    port = free_port()  # picked first: the public URL names it
+    env = serve_env(link_keys=LINK_KEY, public_url=f"http://127.0.0.1:{port}")
+    server = ServeProcess(home, env, port=port)
+    try:
+        assert "signed links on" in server.stderr_text()
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+            workflow = client.post("/v1/workflows").json()["id"]
+            stored = client.post(
+                f"/v1/workflows/{workflow}/files?name=sales.csv",
+                content=b"region,total\nnorth,10\nsouth,12\n",
+            ).json()
+            resolved = client.post(
+                f"/v1/workflows/{workflow}/resolve",
+                json={"documentList": f"Please use `{stored['documentRef'].upper()}`."},
+            ).json()
+            assert [d["documentRef"] for d in resolved["documents"]] == [stored["documentRef"]]
+            link = client.post(f"/v1/files/{stored['fileId']}/links", json={"expiresIn": "10m"})
+            assert link.status_code == 201
+            url = link.json()["url"]
+        assert httpx.get(url, trust_env=False).content == b"region,total\nnorth,10\nsouth,12\n"
+
+        cli = subprocess.run(
+            docbinder(home, "files", "link", stored["fileId"], "--expires", "10m"),
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert cli.returncode == 0, cli.stderr
+        printed = cli.stdout.strip()
+        assert re.fullmatch(
+            rf"{re.escape(server.url)}/v1/links/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", printed
+        )
+        assert httpx.get(printed, trust_env=False).content.startswith(b"region,total")
+        by_ref = subprocess.run(
+            docbinder(
+                home, "files", "link", stored["documentRef"], "-w", workflow, "--once", "--json"
+            ),
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert by_ref.returncode == 0, by_ref.stderr
+        assert '"once": true' in by_ref.stdout
+
+        async def tools() -> list[str]:
+            from mcp import Client
+
+            async with Client(f"{server.url}/mcp") as mcp_client:
+                return [t.name for t in (await mcp_client.list_tools()).tools]
+
+        assert "read_documents" in anyio.run(tools)
+    finally:
+        server.stop()
+
+
+def test_files_link_without_a_key_names_the_setting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = serve_env(public_url="http://127.0.0.1:9")
+    made = subprocess.run(
+        docbinder(home, "workflow", "new", "--json"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    result = subprocess.run(
+        docbinder(home, "files", "link", "00000000-0000-4000-8000-000000000000"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "link_keys" in result.stderr
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_serving_beyond_loopback_without_authentication_is_refused(
+    tmp_path: Path, host: str
+) -> None:
+    result = subprocess.run(
+        docbinder(tmp_path / "home", "serve", "--host", host, "--port", "8099"),
+        env=serve_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "without authentication" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_serve_prints_a_one_time_sign_in_link_that_sets_an_httponly_cookie(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = serve_env(link_keys=LINK_KEY)
+    made = subprocess.run(
+        docbinder(home, "workflow", "new", "--json"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    workflow = re.search(r"[0-9a-f-]{36}", made.stdout)
+    assert workflow is not None
+    server = ServeProcess(home, env, "--signin", workflow.group(0))
+    try:
+        found = re.search(r"sign in \(once, within 5 minutes\): (\S+)", server.stderr_text())
+        assert found is not None, server.stderr_text()
+        with httpx.Client(timeout=30, trust_env=False) as browser:
+            first = browser.get(found.group(1))
+            assert first.status_code == 303
+            assert first.headers["location"] == f"/ui/workflows/{workflow.group(0)}"
+            cookie = first.headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+            page = browser.get(f"{server.url}{first.headers['location']}")
+            assert page.status_code == 200 and workflow.group(0) in page.text
+            index = browser.get(f"{server.url}/ui/")
+            assert index.status_code == 200 and f"/ui/workflows/{workflow.group(0)}" in index.text
+        with httpx.Client(timeout=30, trust_env=False) as other:
+            assert other.get(found.group(1)).status_code == 403  # used already
+    finally:
+        server.stop()
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(t) for t in text]
+    return found
+
+
+def test_workers_are_processes_sharing_the_port_and_the_store(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = serve_env(link_keys=LINK_KEY)
+    server = ServeProcess(home, env, "--workers", "2", "--no-mcp")
+    try:
+        assert "2 processes" in server.stderr_text()
+        assert len(_children(server.process.pid)) == 2
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+            workflow = client.post("/v1/workflows").json()["id"]
+            stored = [
+                client.post(
+                    f"/v1/workflows/{workflow}/files?name=f{n}.txt", content=f"n{n}".encode()
+                ).json()
+                for n in range(12)
+            ]
+        # Fresh connections land on either process; every one sees every file.
+        for item in stored:
+            with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as fresh:
+                assert fresh.get(f"/v1/files/{item['fileId']}/content").status_code == 200
+        view = httpx.get(f"{server.url}/v1/workflows/{workflow}", trust_env=False).json()
+        assert len(view["documents"]) == 12
+    finally:
+        server.stop()
+    assert server.process.returncode == 0

@@ -1,0 +1,167 @@
+"""OIDC sign-in of ``docbinder serve``: JWTs checked with PyJWT against a JWKS file, claims
+mapped to user, mandate, feature instance and roles by the ``oidc_*`` settings."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from docbinder.config import Settings
+from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.model import Principal
+from docbinder.integrations.http import OidcIdentity
+from tests.integration.http_live import live_app, memory_binder
+
+ISSUER = "https://id.example.test/realms/acme"
+
+
+@pytest.fixture
+def signing_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, signing_key: rsa.RSAPrivateKey) -> Settings:
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(signing_key.public_key()))
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(
+        json.dumps({"keys": [{**public, "kid": "key-1", "use": "sig", "alg": "RS256"}]})
+    )
+    return Settings.load(
+        {
+            "home": str(tmp_path),
+            "oidc_issuer": ISSUER,
+            "oidc_audience": "docbinder",
+            "oidc_jwks": str(jwks),
+            "oidc_mandate_claim": "tenant",
+            "oidc_feature_instance_claim": "app",
+            "oidc_roles_claim": "groups",
+        },
+        environ={},
+    )
+
+
+def token(key: Any, **claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "iss": ISSUER,
+        "aud": "docbinder",
+        "sub": "alice",
+        "tenant": "acme",
+        "groups": ["member"],
+        "iat": now,
+        "exp": now + 300,
+        **claims,
+    }
+    return jwt.encode(
+        {k: v for k, v in body.items() if v is not None}, key, "RS256", headers={"kid": "key-1"}
+    )
+
+
+def test_claims_become_the_principal_and_bad_tokens_are_refused(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    identity = OidcIdentity(settings)
+    binder = memory_binder()
+    with live_app(binder, identity) as live:
+        good = token(signing_key, app="support", groups="member reviewer")
+        created = live.client.post("/v1/workflows", headers={"Authorization": f"Bearer {good}"})
+        assert created.status_code == 201
+        workflow = binder.list_workflows(Principal("alice", "acme", "support"))
+        assert [w.id for w in workflow] == [created.json()["id"]]
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        now = int(time.time())
+        refused = {
+            "expired": token(signing_key, exp=now - 3600, iat=now - 7200),
+            "other issuer": token(signing_key, iss="https://evil.example.test"),
+            "other audience": token(signing_key, aud="someone-else"),
+            "no mandate": token(signing_key, tenant=None),
+            "other key": token(other),
+            "unsigned": jwt.encode(
+                {
+                    "iss": ISSUER,
+                    "sub": "alice",
+                    "tenant": "acme",
+                    "exp": now + 60,
+                    "aud": "docbinder",
+                },
+                None,
+                "none",
+            ),
+            "hs256 with the public key": jwt.api_jws.PyJWS().encode(
+                json.dumps(
+                    {
+                        "iss": ISSUER,
+                        "aud": "docbinder",
+                        "sub": "alice",
+                        "tenant": "acme",
+                        "exp": now + 60,
+                    }
+                ).encode(),
+                b"not-the-key-at-all-not-the-key-at-all",
+                algorithm="HS256",
+            ),
+            "garbage": "a.b.c",
+        }
+        for why, bad in refused.items():
+            response = live.client.post("/v1/workflows", headers={"Authorization": f"Bearer {bad}"})
+            assert response.status_code == 401, why
+
+
+def test_an_issuer_without_keys_is_a_configuration_error(tmp_path: Path) -> None:
+    settings = Settings.load({"home": str(tmp_path), "oidc_issuer": ISSUER}, environ={})
+    with pytest.raises(ConfigurationError, match="oidc_jwks"):
+        OidcIdentity(settings)
+    with pytest.raises(ConfigurationError, match="never none"):
+        Settings.load({"home": str(tmp_path), "oidc_algorithms": "RS256,none"}, environ={})
+
+
+def test_keys_are_fetched_from_a_jwks_url(
+    settings: Settings, signing_key: rsa.RSAPrivateKey, tmp_path: Path
+) -> None:
+    import http.server
+    import threading
+
+    body = Path(settings.oidc_jwks or "").read_bytes()
+    fetched: list[str] = []
+
+    class Keys(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    issuer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+    thread = threading.Thread(target=issuer.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{issuer.server_address[1]}/certs"
+        identity = OidcIdentity(settings.with_overrides({"oidc_jwks": url}))
+        with live_app(memory_binder(), identity) as live:
+            good = token(signing_key)
+            for _ in range(3):
+                created = live.client.post(
+                    "/v1/workflows", headers={"Authorization": f"Bearer {good}"}
+                )
+                assert created.status_code == 201
+            other = token(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+            refused = live.client.post(
+                "/v1/workflows", headers={"Authorization": f"Bearer {other}"}
+            )
+            assert refused.status_code == 401
+        assert fetched and set(fetched) == {"/certs"}
+        assert len(fetched) <= 2  # cached between requests
+    finally:
+        issuer.shutdown()
