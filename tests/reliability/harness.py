@@ -407,15 +407,19 @@ def error_lines(result: Result) -> list[str]:
 def files_under(root: Path) -> list[Path]:
     """Every regular file below ``root`` (hidden ones included), sorted.
 
-    The store's own records (``.docbinder-store``, its identity, and
-    ``.docbinder-databases/*``, the databases writing into it; written once on
-    first use) are part of the store, not leftovers, and are not listed.
+    The store's own records (``.docbinder-store``, its identity;
+    ``.docbinder-databases/*``, the databases writing into it; and
+    ``.docbinder-claims/*``, each database's claim, ADR 0075) are part of the
+    store, not leftovers, and are not listed.
     """
     if not root.exists():
         return []
-    own = (root / ".docbinder-store", root / ".docbinder-databases")
+    identity = root / ".docbinder-store"
+    folders = (root / ".docbinder-databases", root / ".docbinder-claims")
     return sorted(
-        p for p in root.rglob("*") if p.is_file() and p != own[0] and own[1] not in p.parents
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p != identity and not any(f in p.parents for f in folders)
     )
 
 
