@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ToolFileResult,
         UnresolvedReason,
     )
+    from docbinder.application.provenance import ToolCall, tool_call
     from docbinder.config import Settings
     from docbinder.container import build_binder, compose_binder
     from docbinder.domain.access import Action, Resource, ResourceKind
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         MissingExtra,
         NoActiveWorkflow,
         NotFound,
+        QuotaExceeded,
         SizeLimitExceeded,
         StorageError,
         StoreMoved,
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
         VersionTaken,
         WorkflowNotFound,
     )
+    from docbinder.domain.governance import Quota
     from docbinder.domain.model import (
         ChatDocument,
         ChatMessage,
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
         FileVersion,
         PageCoverage,
         Principal,
+        Provenance,
         Scope,
         VersionSeries,
     )
@@ -119,6 +123,11 @@ _EXPORTS: dict[str, str] = {
     "NoActiveWorkflow": "docbinder.domain.errors",
     "NotFound": "docbinder.domain.errors",
     "Principal": "docbinder.domain.model",
+    "Provenance": "docbinder.domain.model",
+    "Quota": "docbinder.domain.governance",
+    "QuotaExceeded": "docbinder.domain.errors",
+    "ToolCall": "docbinder.application.provenance",
+    "tool_call": "docbinder.application.provenance",
     "RejectedReference": "docbinder.domain.references",
     "Resolution": "docbinder.application",
     "Resource": "docbinder.domain.access",
@@ -197,6 +206,9 @@ __all__ = [
     "NotFound",
     "PageCoverage",
     "Principal",
+    "Provenance",
+    "Quota",
+    "QuotaExceeded",
     "RejectedReference",
     "Resolution",
     "Resource",
@@ -208,6 +220,7 @@ __all__ = [
     "StorageError",
     "StoreMoved",
     "StoredFile",
+    "ToolCall",
     "ToolFileResult",
     "UnresolvedReason",
     "UnsafeOperation",
@@ -219,6 +232,7 @@ __all__ = [
     "build_binder",
     "coerce_document_references",
     "compose_binder",
+    "tool_call",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

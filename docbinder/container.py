@@ -73,6 +73,7 @@ from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.manage_quotas import ManageQuotas
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
@@ -289,6 +290,7 @@ class UseCaseContainer:
         self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
         self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
         self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
+        self.quotas = providers.Singleton(ManageQuotas, units, read_units)
         self.prune_extraction_cache = providers.Singleton(
             _pruner, read_units, self.extraction_cache
         )
@@ -379,6 +381,7 @@ _BINDER_USE_CASES = (
     "resolve",
     "get_content",
     "collect_garbage",
+    "quotas",
     "get_file_for_update",
     "append_file_content",
     "replace_file_content",

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import attrs
 
 from docbinder.application.context import RunContext
+from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
@@ -48,6 +49,7 @@ from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.manage_quotas import ManageQuotas
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
@@ -67,6 +69,7 @@ from docbinder.domain.model import (
     ChatWorkflow,
     FileItem,
     Principal,
+    Provenance,
     VersionSeries,
 )
 from docbinder.ports.authorizer import Authorizer
@@ -327,6 +330,7 @@ class UseCases:
     resolve: ResolveDocumentList
     get_content: GetContent
     collect_garbage: CollectGarbage
+    quotas: ManageQuotas
     get_file_for_update: GetFileForUpdate
     append_file_content: AppendFileContent
     replace_file_content: ReplaceFileContent
@@ -473,12 +477,13 @@ class DocBinder(UseCases):
         """
         self.require_open()
         workflow = self.get_workflow(principal, workflow_id) if workflow_id is not None else None
-        return Run(self, RunContext(principal, workflow))
+        return Run(self, RunContext(principal, workflow, run_id=self.ids.new_id()))
 
     def start_new_run(self, principal: Principal) -> Run:
         """Create a workflow for ``principal`` and bind it; :class:`AccessDenied` if not allowed."""
         self.require_open()
-        return Run(self, RunContext(principal, self.create_workflow(principal)))
+        workflow = self.create_workflow(principal)
+        return Run(self, RunContext(principal, workflow, run_id=self.ids.new_id()))
 
 
 class Run:
@@ -560,10 +565,24 @@ class Run:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance | None = None,
     ) -> StoredFile:
-        """Store a file for the run's principal (C1 + C2); see :class:`StoreFile`."""
+        """Store a file for the run's principal (C1 + C2); see :class:`StoreFile`.
+
+        The FileItem's provenance (B9) is ``provenance`` (else the bound tool
+        call) completed with this run's id, workflow and the files it read.
+        """
+        ctx = self.context
         return self.binder.store_file(
-            self.principal, file_name, data, mime_type=mime_type, folder=folder, tags=tags
+            self.principal,
+            file_name,
+            data,
+            mime_type=mime_type,
+            folder=folder,
+            tags=tags,
+            provenance=provenance_for(
+                provenance, run_id=ctx.run_id, workflow_id=ctx.workflow_id, parents=ctx.read_files
+            ),
         )
 
     def attach(
@@ -615,8 +634,15 @@ class Run:
         label: str = DEFAULT_LABEL,
         mime_type: str | None = None,
         user_message: str = "",
+        provenance: Provenance | None = None,
     ) -> ToolFileResult:
         """The whole producer path: store -> duplicate check -> attach -> tool-result text.
+
+        ``provenance`` (B9) is what the producer declares: tool name, call id,
+        argument digest, model; without it the tool call a host bound with
+        :func:`docbinder.application.provenance.tool_call` is used, and without
+        that ``tool`` stays ``None``. The run adds its id, its workflow and the
+        files whose content it read so far (the parents).
 
         The blob is written first; then the duplicate check, the FileItem and
         the ChatMessage are one transaction (:class:`ProduceFile`). Storing
@@ -633,6 +659,7 @@ class Run:
             label=label,
             user_message=user_message,
             mime_type=mime_type,
+            provenance=provenance,
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id, produced.not_attached)
@@ -646,8 +673,13 @@ class Run:
         return self.binder.resolve(self.context, document_list)
 
     def get_content(self, document_list: object) -> ContentResult:
-        """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8)."""
-        return self.binder.get_content(self.context, document_list)
+        """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8).
+
+        The files read become parents of what this run produces next (B9).
+        """
+        content = self.binder.get_content(self.context, document_list)
+        self.context.note_read(d.file_id for d in content.documents)
+        return content
 
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
@@ -659,7 +691,9 @@ class Run:
         Chunks hold at most ``chunk_size`` bytes. Raises
         :class:`FileItemNotFound` and :class:`BlobMissing` at call time.
         """
-        return self.binder.open_file(self.principal, file_id, chunk_size)
+        reader = self.binder.open_file(self.principal, file_id, chunk_size)
+        self.context.note_read((file_id,))
+        return reader
 
     def read_file(self, file_id: str) -> bytes:
         """The whole content of a readable file, in memory (for small files).

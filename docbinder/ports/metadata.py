@@ -8,9 +8,11 @@ Roles (ADR 0041):
 * versions -- :class:`VersionRepository` (file versions, feature row B1);
 * maintenance -- :class:`MaintenanceRepository`: scans of every row,
   ``gc``'s missing-blob marks, the database's identity and the blob-store
-  locations it recorded.
+  locations it recorded;
+* quotas -- :class:`QuotaRepository`: limits per mandate / feature instance
+  (feature row B12), whose usage :class:`FileRepository` keeps as it writes.
 
-A :class:`UnitOfWork` offers all four over one transaction. What a backend
+A :class:`UnitOfWork` offers all five over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
 capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
 which then skips those cases with the reason.
@@ -27,6 +29,7 @@ from typing import Protocol
 
 from docbinder.domain.access import Resource
 from docbinder.domain.counters import CounterStep, WorkflowCounters
+from docbinder.domain.governance import Quota
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -57,11 +60,20 @@ class FileRepository(Protocol):
     """FileItem rows (core role). Every method returns domain entities, never rows or dicts.
 
     Errors: :class:`DuplicateFileItem`, :class:`Conflict`,
-    :class:`FileItemNotFound`, :class:`StorageError` (driver faults).
+    :class:`FileItemNotFound`, :class:`QuotaExceeded`, :class:`StorageError`
+    (driver faults).
+
+    Quotas (B12, ADR 0090): :meth:`add`, :meth:`update` and :meth:`delete`
+    keep the usage of every :class:`~docbinder.domain.governance.Quota` of the
+    item's mandate and feature instance in the same transaction. :meth:`add`
+    and a growing :meth:`update` hold those quota rows until the unit ends
+    (SQL: ``SELECT ... FOR UPDATE``), check them with
+    :meth:`Quota.check_add <docbinder.domain.governance.Quota.check_add>` and
+    raise :class:`QuotaExceeded` before writing anything.
     """
 
     def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
-        """Insert ``item``.
+        """Insert ``item``, counting it against the quotas of its scope.
 
         With ``deduplicate`` the item takes part in duplicate detection: a
         second item with the same (sha256, file name, creator, scope) raises
@@ -415,11 +427,44 @@ class MaintenanceRepository(Protocol):
         ...
 
 
+class QuotaRepository(Protocol):
+    """Quotas per mandate / feature instance (feature row B12).
+
+    A quota of ``Scope(m)`` counts every FileItem of mandate ``m``; one of
+    ``Scope(m, f)`` those of feature instance ``f``. Usage is kept by
+    :class:`FileRepository` as it writes. Errors: :class:`StorageError`.
+    """
+
+    def set_quota(self, quota: Quota) -> Quota:
+        """Store the limits of ``quota.scope`` (replacing earlier ones); return the quota as stored.
+
+        The usage is counted from the FileItems of that scope now (its
+        ``used_*`` fields are ignored), in this unit. Writes in this unit (commit it).
+        """
+        ...
+
+    def get_quota(self, scope: Scope) -> Quota | None:
+        """The quota of exactly ``scope``, with its usage, or ``None``."""
+        ...
+
+    def list_quotas(self, mandate_id: str) -> builtins.list[Quota]:
+        """Every quota of one mandate: the mandate's own first, then by feature instance id."""
+        ...
+
+    def remove_quota(self, scope: Scope) -> bool:
+        """Drop the quota of exactly ``scope``; ``True`` if there was one."""
+        ...
+
+    def usage(self, scope: Scope) -> tuple[int, int]:
+        """``(bytes, files)`` of the FileItems of ``scope`` counted now (a mandate scope: all of it)."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it. All four repositories share the unit's
+    back everything done inside it. All five repositories share the unit's
     transaction: what one writes, the others read.
     """
 
@@ -441,6 +486,11 @@ class UnitOfWork(Protocol):
     @property
     def maintenance(self) -> MaintenanceRepository:
         """Scans, missing-blob marks and identities of this unit."""
+        ...
+
+    @property
+    def quotas(self) -> QuotaRepository:
+        """Quotas of this unit (B12)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

@@ -35,6 +35,7 @@ from docbinder.domain.errors import (
     VersionTaken,
     WorkflowNotFound,
 )
+from docbinder.domain.governance import Quota, quota_scopes
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -90,6 +91,31 @@ class MemoryMetadataStore:
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
         self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.quotas: dict[Scope, Quota] = {}
+        """Quotas by their exact scope, with their usage (B12)."""
+
+    def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
+        """Add ``size`` bytes and ``files`` FileItems to the quotas ``scope`` counts against.
+
+        With ``check`` each is checked first (:class:`QuotaExceeded`, nothing
+        changed). Caller holds the lock; the change is pushed on ``undo``.
+        """
+        found = [self.quotas[q] for q in quota_scopes(scope) if q in self.quotas]
+        if not found:
+            return
+        if check:
+            for quota in found:
+                quota.check_add(size, files)
+        for quota in found:
+            self.quotas[quota.scope] = quota.charged(size, files)
+
+        def back() -> None:
+            for quota in found:
+                current = self.quotas.get(quota.scope)
+                if current is not None:
+                    self.quotas[quota.scope] = current.charged(-size, -files)
+
+        undo.push(back)
 
     def link_version(self, version: FileVersion) -> None:
         """Index ``version`` (caller holds the lock): by series, by FileItem, latest, names."""
@@ -220,6 +246,7 @@ class MemoryFileRepository:
                 raise DuplicateFileItem(
                     "a FileItem with the same bytes, name, creator and scope exists"
                 )
+            s.charge(self._undo, item.scope, item.size, 1, check=True)
             s.files[item.id] = item
             if deduplicate:
                 s.dedup[key] = item.id
@@ -261,9 +288,11 @@ class MemoryFileRepository:
                 raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             old_key = s.dedup_of.get(item.id)
             new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+            if old_key is not None and new_key != old_key and new_key in s.dedup:
+                raise DuplicateFileItem("the update would duplicate another FileItem")
+            if item.size != old.size:
+                s.charge(self._undo, old.scope, item.size - old.size, 0, check=item.size > old.size)
             if old_key is not None and new_key != old_key:
-                if new_key in s.dedup:
-                    raise DuplicateFileItem("the update would duplicate another FileItem")
                 s.dedup.pop(old_key, None)
                 s.dedup[new_key] = item.id
                 s.dedup_of[item.id] = new_key
@@ -284,6 +313,7 @@ class MemoryFileRepository:
             current = s.files.get(file_id)
             if current is None or (if_blob_key is not None and current.blob_key != if_blob_key):
                 return False
+            s.charge(self._undo, current.scope, -current.size, -1, check=False)
             old = s.files.pop(file_id)
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
@@ -680,6 +710,72 @@ class MemoryWorkflowRepository:
             return sum(1 for doc in self._s.documents.values() if doc.file_id == file_id)
 
 
+class MemoryQuotaRepository:
+    """:class:`~docbinder.ports.metadata.QuotaRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def usage(self, scope: Scope) -> tuple[int, int]:
+        with self._s.lock:
+            sizes = [
+                f.size
+                for f in self._s.files.values()
+                if f.scope.mandate_id == scope.mandate_id
+                and (
+                    scope.feature_instance_id is None
+                    or f.scope.feature_instance_id == scope.feature_instance_id
+                )
+            ]
+        return sum(sizes), len(sizes)
+
+    def set_quota(self, quota: Quota) -> Quota:
+        s = self._s
+        with s.lock:
+            used_bytes, used_files = self.usage(quota.scope)
+            stored = attrs.evolve(quota, used_bytes=used_bytes, used_files=used_files)
+            before = s.quotas.get(quota.scope)
+            s.quotas[quota.scope] = stored
+
+            def undo() -> None:
+                if before is None:
+                    s.quotas.pop(quota.scope, None)
+                else:
+                    s.quotas[quota.scope] = before
+
+            self._undo.push(undo)
+            return stored
+
+    def get_quota(self, scope: Scope) -> Quota | None:
+        with self._s.lock:
+            return self._s.quotas.get(scope)
+
+    def list_quotas(self, mandate_id: str) -> builtins.list[Quota]:
+        with self._s.lock:
+            found = [q for q in self._s.quotas.values() if q.scope.mandate_id == mandate_id]
+        return sorted(
+            found,
+            key=lambda q: (
+                q.scope.feature_instance_id is not None,
+                q.scope.feature_instance_id or "",
+            ),
+        )
+
+    def remove_quota(self, scope: Scope) -> bool:
+        s = self._s
+        with s.lock:
+            before = s.quotas.pop(scope, None)
+            if before is None:
+                return False
+
+            def undo() -> None:
+                s.quotas[scope] = before
+
+            self._undo.push(undo)
+            return True
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -691,6 +787,7 @@ class MemoryUnitOfWork:
         self.workflows = MemoryWorkflowRepository(store, self._undo)
         self.versions = MemoryVersionRepository(store, self._undo)
         self.maintenance = MemoryMaintenanceRepository(store, self._undo)
+        self.quotas = MemoryQuotaRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

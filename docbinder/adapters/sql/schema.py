@@ -4,7 +4,8 @@ This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
 them with Alembic's ``compare_metadata`` on every backend.
 
-Tables:
+Tables (``quotas``, ``audit_events``, ``retention_policies`` and
+``legal_holds`` are described where they are defined):
 
 ``file_items``
     One row per :class:`~docbinder.domain.model.FileItem`. The scope is
@@ -12,7 +13,9 @@ Tables:
     array in a text column; ``dedup_key`` holds
     :func:`~docbinder.domain.model.duplicate_key` for items stored with
     ``deduplicate=True`` and ``NULL`` otherwise, under a unique index, so the
-    duplicate check of SPEC C2 is one index lookup.
+    duplicate check of SPEC C2 is one index lookup. ``provenance`` is the
+    :class:`~docbinder.domain.model.Provenance` as a JSON object (``NULL``: the
+    producer declared nothing).
 ``workflows``
     One row per :class:`~docbinder.domain.model.ChatWorkflow`, plus
     ``last_sequence_nr``: the highest ``sequence_nr`` handed out in that
@@ -186,6 +189,7 @@ file_items = sa.Table(
     sa.Column("tags", long_text(), nullable=False),
     sa.Column("dedup_key", sa.CHAR(64), nullable=True),
     _id("blob_store", nullable=True),
+    sa.Column("provenance", long_text(), nullable=True),
     sa.PrimaryKeyConstraint("id", name="pk_file_items"),
     sa.Index("uq_file_items_dedup_key", "dedup_key", unique=True),
     sa.Index("ix_file_items_mandate_created", "mandate_id", "created_at"),
@@ -336,6 +340,30 @@ extraction_cache = sa.Table(
 length in bytes (for the size bound); ``used_at`` orders eviction.
 """
 
+quotas = sa.Table(
+    "quotas",
+    metadata,
+    _id("mandate_id", nullable=False),
+    _id("feature_key", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("max_bytes", sa.BigInteger(), nullable=True),
+    sa.Column("max_files", sa.BigInteger(), nullable=True),
+    sa.Column("max_file_size", sa.BigInteger(), nullable=True),
+    sa.Column("used_bytes", sa.BigInteger(), nullable=False),
+    sa.Column("used_files", sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_quotas"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.Quota` (feature row B12, ADR 0090).
+
+``feature_key`` is the feature instance id, or ``''`` for the quota of the
+whole mandate (a primary key cannot hold ``NULL``). The row holds the limits
+and the usage together: an add locks the rows of its mandate and feature
+instance (``SELECT ... FOR UPDATE``; SQLite's writing unit holds the write lock
+already), checks them and adds its size in the same transaction, so
+concurrent writers of one scope queue on that row and never overshoot.
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -345,5 +373,6 @@ TABLES: tuple[sa.Table, ...] = (
     docbinder_meta,
     file_versions,
     extraction_cache,
+    quotas,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

@@ -13,6 +13,7 @@ from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_aft
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
+from docbinder.adapters.sql.quotas import SqlQuotaRepository
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.adapters.sql.versions import SqlVersionRepository
 from docbinder.adapters.sql.workflows import SqlWorkflowRepository
@@ -20,6 +21,7 @@ from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageErr
 from docbinder.ports.metadata import (
     FileRepository,
     MaintenanceRepository,
+    QuotaRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -44,6 +46,7 @@ class SqlUnitOfWork:
         self.files: FileRepository = SqlFileRepository(self._session)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
         self.versions: VersionRepository = SqlVersionRepository(self._session)
+        self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqlUnitOfWork:

@@ -20,6 +20,7 @@ from docbinder.adapters.sql.engine import (
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sqlite.files import SqliteFileRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
+from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
 from docbinder.adapters.sqlite.session import SharedConnectionLock, SqliteSession
 from docbinder.adapters.sqlite.versions import SqliteVersionRepository
 from docbinder.adapters.sqlite.workflows import SqliteWorkflowRepository
@@ -27,6 +28,7 @@ from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageErr
 from docbinder.ports.metadata import (
     FileRepository,
     MaintenanceRepository,
+    QuotaRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -57,6 +59,7 @@ class SqliteUnitOfWork:
         self.files: FileRepository = SqliteFileRepository(self._session)
         self.workflows: WorkflowRepository = SqliteWorkflowRepository(self._session)
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
+        self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqliteUnitOfWork:

@@ -32,7 +32,14 @@ from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.domain.access import ResourceKind
 from docbinder.domain.errors import DuplicateFileItem, StorageError
-from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
+from docbinder.domain.model import (
+    NO_PROVENANCE,
+    FileItem,
+    Principal,
+    Provenance,
+    check_file_metadata,
+    check_file_name,
+)
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
@@ -176,6 +183,7 @@ class FileStorer:
         mime_type: str | None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> FileItem:
         """The FileItem naming ``blob``, owned by ``principal``; the MIME type as ``StoreFile`` decides it."""
         stream = blob.stream
@@ -192,6 +200,7 @@ class FileStorer:
             folder=folder,
             tags=tags,
             blob_store=blob.store_id,
+            provenance=provenance,
         )
 
     def confirm_committed(self, key: str) -> None:
@@ -218,13 +227,15 @@ class FileStorer:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> tuple[StoredFile, T | None]:
         """Store ``data`` as ``file_name`` for ``principal`` in its scope, running ``then``.
 
         ``then(uow, item)``, unless ``None``, gets the open unit of work and
         the FileItem (the new one after its insert, or the readable duplicate)
         before the single commit, so whatever it writes commits or rolls back together with the
-        FileItem. Its return value comes back next to the :class:`StoredFile`
+        FileItem. ``provenance`` is recorded on a new FileItem (a reused
+        duplicate keeps its own). Its return value comes back next to the :class:`StoredFile`
         (``None`` when ``then`` is ``None``). An exception from ``then`` fails
         the store as a storage fault would (nothing kept); a caller that wants
         the file stored anyway catches inside ``then``. When a readable
@@ -246,7 +257,7 @@ class FileStorer:
         key = blob.key
         pending: _Pending[T] = _Pending()
         try:
-            item = self.new_item(principal, blob, file_name, mime_type, folder, tags)
+            item = self.new_item(principal, blob, file_name, mime_type, folder, tags, provenance)
             recorded = self._record(principal, item, then, pending)
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)

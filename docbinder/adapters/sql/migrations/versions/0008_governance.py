@@ -1,0 +1,66 @@
+"""Governance: FileItem provenance and quotas (feature rows B9, B12).
+
+Revision ID: 0008
+Revises: 0004
+
+Frozen copy of what :mod:`docbinder.adapters.sql.schema` adds at this
+revision: ``file_items.provenance`` (a JSON object as text, ``NULL`` when the
+producer declared nothing; existing rows get ``NULL``) and the table
+``quotas`` (limits and usage per mandate / feature instance, ADR 0090).
+Existing files count from the moment a quota is set: ``quota set`` counts
+them then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects import mysql
+
+revision: str = "0008"
+down_revision: str | Sequence[str] | None = "0004"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+MYSQL_OPTIONS: dict[str, Any] = {
+    "mysql_engine": "InnoDB",
+    "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
+}
+
+
+def _long_text() -> sa.types.TypeEngine[Any]:
+    return sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+
+def _utc() -> sa.types.TypeEngine[Any]:
+    return sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+
+
+def upgrade() -> None:
+    """Add the column and the tables."""
+    with op.batch_alter_table("file_items") as batch:
+        batch.add_column(sa.Column("provenance", _long_text(), nullable=True))
+    op.create_table(
+        "quotas",
+        sa.Column("mandate_id", sa.String(128), nullable=False),
+        sa.Column("feature_key", sa.String(128), nullable=False),
+        sa.Column("feature_instance_id", sa.String(128), nullable=True),
+        sa.Column("max_bytes", sa.BigInteger(), nullable=True),
+        sa.Column("max_files", sa.BigInteger(), nullable=True),
+        sa.Column("max_file_size", sa.BigInteger(), nullable=True),
+        sa.Column("used_bytes", sa.BigInteger(), nullable=False),
+        sa.Column("used_files", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_quotas"),
+        **MYSQL_OPTIONS,
+    )
+
+
+def downgrade() -> None:
+    """Drop the tables and the column (provenance, quotas and their usage are lost)."""
+    op.drop_table("quotas")
+    with op.batch_alter_table("file_items") as batch:
+        batch.drop_column("provenance")
