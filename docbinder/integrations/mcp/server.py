@@ -49,6 +49,7 @@ connection, those of the configured ``workflow_id`` only (ADR 0056).
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import threading
@@ -464,21 +465,34 @@ class DocbinderMcpServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         principal = self._principal(ctx)
+        request_id = getattr(ctx, "request_id", None)
         return await anyio.to_thread.run_sync(
-            self.serve_call,
-            principal,
-            self.conversation(ctx),
-            params.name,
-            dict(params.arguments or {}),
+            functools.partial(
+                self.serve_call,
+                principal,
+                self.conversation(ctx),
+                params.name,
+                dict(params.arguments or {}),
+                call_id=None if request_id is None else str(request_id),
+            )
         )
 
     def serve_call(
-        self, principal: Principal, key: str | None, name: str, arguments: dict[str, Any]
+        self,
+        principal: Principal,
+        key: str | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str | None = None,
     ) -> dict[str, Any]:
         """One ``tools/call``, in a worker thread: its run, the call and the result, all at once.
 
         ``key`` is the call's conversation (:meth:`conversation`); ``arguments``
         the model's, with the ``workflow`` handle among them (taken out here).
+        ``call_id`` is the JSON-RPC id of the ``tools/call`` request: MCP's own
+        id of the call, recorded as the tool call id in the provenance of the
+        files it produces (B9; MCP gives no model name to a server).
         Returns the ``CallToolResult`` in its wire form (:func:`tool_result`);
         never raises for a docbinder error.
         """
@@ -497,7 +511,7 @@ class DocbinderMcpServer:
             return error_result(unknown_handle(handle), None)
         except DocbinderError as exc:
             return error_result(_public(exc), None)
-        outcome = _checked_call(toolset, name, arguments, producing)
+        outcome = _checked_call(toolset, name, arguments, producing, call_id)
         self._remember_links(principal, outcome)
         return tool_result(outcome)
 
@@ -705,7 +719,11 @@ def unknown_handle(handle: str) -> str:
 
 
 def _checked_call(
-    toolset: DocbinderToolset, name: str, arguments: Mapping[str, Any], producing: bool
+    toolset: DocbinderToolset,
+    name: str,
+    arguments: Mapping[str, Any],
+    producing: bool,
+    call_id: str | None = None,
 ) -> ToolOutcome:
     """Run tool ``name`` (in a worker thread); a producing tool first checks it may attach.
 
@@ -726,7 +744,7 @@ def _checked_call(
                 is_error=True,
                 workflow_id=workflow_id,
             )
-    return toolset.call(name, arguments)
+    return toolset.call(name, arguments, tool_call_id=call_id)
 
 
 def _not_found(uri: str) -> str:
