@@ -43,6 +43,7 @@ class ToolCall:
     tool_call_id: str | None = None
     args_sha256: str | None = None
     model: str | None = None
+    run_id: str | None = None
 
     @classmethod
     def of(
@@ -52,13 +53,20 @@ class ToolCall:
         *,
         tool_call_id: object = None,
         model: object = None,
+        run_id: object = None,
     ) -> ToolCall:
-        """The call of ``tool`` with ``arguments`` (digested, never kept); ids and names are cleaned to one line."""
+        """The call of ``tool`` with ``arguments`` (digested, never kept); ids and names are cleaned to one line.
+
+        ``run_id`` is the host's id of the agent run, when the call is not
+        made through a docbinder :class:`~docbinder.application.binder.Run`
+        (which records its own).
+        """
         return cls(
             tool=_short(tool) or "unknown",
             tool_call_id=_short(tool_call_id),
             args_sha256=arguments_sha256({} if arguments is None else arguments),
             model=_short(model),
+            run_id=_short(run_id),
         )
 
 
@@ -75,6 +83,15 @@ def tool_call(call: ToolCall) -> Iterator[ToolCall]:
         yield call
     finally:
         _CURRENT.reset(token)
+
+
+def bind_tool_call(call: ToolCall | None) -> None:
+    """Bind ``call`` (``None``: unbind) for the rest of the current context.
+
+    For hosts whose hooks run before and after a tool in the tool's own task
+    (ADK's plugin callbacks) and so cannot wrap the call in :func:`tool_call`.
+    """
+    _CURRENT.set(call)
 
 
 def current_tool_call() -> ToolCall | None:
@@ -105,6 +122,7 @@ def provenance_for(
                 tool_call_id=call.tool_call_id,
                 args_sha256=call.args_sha256,
                 model=call.model,
+                run_id=call.run_id,
             )
         )
     return attrs.evolve(

@@ -1106,7 +1106,7 @@ def test_provenance_names_the_request_and_shows_in_structured_content(
         info = await client.call_tool("get_file_info", {"file_id": chart_ref, "workflow": handle})
         return source, chart, info
 
-    source, chart, info = run_client(server, mode, body)
+    _source, _chart, info = run_client(server, mode, body)
     [workflow] = binder.list_workflows(ALICE)
     [first, second] = binder.list_messages(ALICE, workflow.id)
     source_item = binder.get_file(ALICE, first.documents[0].file_id)

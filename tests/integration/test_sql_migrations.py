@@ -8,8 +8,8 @@ difference on any backend.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
