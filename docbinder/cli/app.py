@@ -88,7 +88,11 @@ files_app = typer.Typer(help="List, inspect and read stored files.", no_args_is_
 store_app = typer.Typer(help="Check and accept the blob store's location.", no_args_is_help=True)
 app.add_typer(workflow_app, name="workflow")
 app.add_typer(files_app, name="files")
+quota_app = typer.Typer(
+    help="Limit what a mandate or feature instance may store.", no_args_is_help=True
+)
 app.add_typer(store_app, name="store")
+app.add_typer(quota_app, name="quota")
 
 
 def _print_version(value: bool) -> None:

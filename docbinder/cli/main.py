@@ -14,9 +14,9 @@ only :mod:`~docbinder.cli.state`, :mod:`~docbinder.cli.common`,
 
 from __future__ import annotations
 
-from docbinder.cli import attach, demo, doctor, files, gc, resolve, serve, store, workflow
+from docbinder.cli import attach, demo, doctor, files, gc, quota, resolve, serve, store, workflow
 from docbinder.cli import run as run
-from docbinder.cli.app import app, files_app, store_app, workflow_app
+from docbinder.cli.app import app, files_app, quota_app, store_app, workflow_app
 
 app.command()(demo.demo)
 app.command()(attach.attach)
@@ -37,5 +37,9 @@ files_app.command("cat")(files.files_cat)
 files_app.command("rm")(files.files_rm)
 
 store_app.command("adopt")(store.store_adopt)
+
+quota_app.command("set")(quota.quota_set)
+quota_app.command("show")(quota.quota_show)
+quota_app.command("rm")(quota.quota_rm)
 
 __all__ = ["app", "run"]
