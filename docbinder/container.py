@@ -30,6 +30,7 @@ The budgets of the content extractor come from the ``extract_*`` settings
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,6 +47,7 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application.binder import DocBinder, UseCases
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
@@ -55,6 +57,7 @@ from docbinder.application.steps.storing import FileStorer
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
 from docbinder.application.use_cases.append_file_content import AppendFileContent
 from docbinder.application.use_cases.attach_file import AttachFile
+from docbinder.application.use_cases.audit_log import AuditLog
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.application.use_cases.collect_garbage import CollectGarbage
 from docbinder.application.use_cases.count_file_references import CountFileReferences
@@ -187,13 +190,27 @@ def _guarded(gate: UnitOfWorkGate, factory: UnitOfWorkFactory) -> UnitOfWorkFact
     return gate.guard(factory)
 
 
-def _closing(owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate) -> tuple[object, ...]:
-    """What the binder closes, in construction order: the owned adapters, the hash pool, the gate.
+def _closing(
+    owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate, audit: AuditTrail
+) -> tuple[object, ...]:
+    """What the binder closes, in construction order: the owned adapters, the hash pool, the gate, the audit trail.
 
-    Closed in reverse order, so the gate shuts first and no use case starts a
-    unit of work on a store being closed.
+    Closed in reverse order: the audit trail appends the read events it still
+    holds, then the gate shuts and no use case starts a unit of work on a
+    store being closed.
     """
-    return (*owned, hash_workers, gate)
+    return (*owned, hash_workers, gate, audit)
+
+
+def _retention(settings: Settings) -> timedelta | None:
+    """``audit_retention`` (seconds) as a :class:`timedelta`, or ``None``."""
+    seconds = settings.audit_retention
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def _audit_trail(units: Any, clock: Clock, ids: IdFactory, enabled: bool) -> AuditTrail:
+    """The binder's :class:`AuditTrail` (disabled unless ``enabled``)."""
+    return AuditTrail(units, clock, ids, enabled=enabled) if enabled else DISABLED
 
 
 class UseCaseContainer:
@@ -226,7 +243,11 @@ class UseCaseContainer:
         max_file_size: Any,
         extraction_cache: Any,
         owned: Any,
+        audit: Any = False,
+        audit_retention: Any = None,
     ) -> None:
+        self.audit_enabled = _provider(audit)
+        self.audit_retention = _provider(audit_retention)
         self.uow_factory = _provider(uow_factory)
         self.read_uow_factory = _provider(read_uow_factory)
         self.blobs = blobs = _provider(blobs)
@@ -251,6 +272,9 @@ class UseCaseContainer:
         self.gate = providers.Singleton(UnitOfWorkGate)
         self.units = providers.Singleton(_guarded, self.gate, self.uow_factory)
         self.read_units = providers.Singleton(_guarded, self.gate, self.read_uow_factory)
+        self.audit = providers.Singleton(
+            _audit_trail, self.units, self.clock, self.ids, self.audit_enabled
+        )
         self.access = providers.Singleton(AccessPolicy, self.authorizer)
         self.extractor = providers.Singleton(
             _extractor_for, self.raw_extractor, self.extraction_cache
@@ -274,23 +298,29 @@ class UseCaseContainer:
             registration=self.registration,
             duplicates=self.check_duplicate,
             hash_workers=self.hash_workers,
+            audit=self.audit,
         )
         self.attach_file = providers.Singleton(
-            AttachFile, self.units, self.access, self.clock, self.ids
+            AttachFile, self.units, self.access, self.clock, self.ids, audit=self.audit
         )
 
     def _build_file_use_cases(self) -> None:
         units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
-        self.open_file = providers.Singleton(OpenFile, self.get_file, blobs)
+        self.open_file = providers.Singleton(OpenFile, self.get_file, blobs, audit=self.audit)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
-        self.delete_file = providers.Singleton(DeleteFile, units, blobs, access, self.get_file)
+        self.delete_file = providers.Singleton(
+            DeleteFile, units, blobs, access, self.get_file, audit=self.audit
+        )
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
         self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
         self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
         self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
         self.quotas = providers.Singleton(ManageQuotas, units, read_units)
+        self.audit_log = providers.Singleton(
+            AuditLog, units, read_units, self.audit, self.clock, self.audit_retention
+        )
         self.prune_extraction_cache = providers.Singleton(
             _pruner, read_units, self.extraction_cache
         )
@@ -305,8 +335,12 @@ class UseCaseContainer:
         self.list_messages = providers.Singleton(ListMessages, read_units, self.get_workflow)
         self.find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
         self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
-        self.resolve = providers.Singleton(ResolveDocumentList, read_units, access)
-        self.get_content = providers.Singleton(GetContent, self.resolve, self.blobs, self.extractor)
+        self.resolve = providers.Singleton(
+            ResolveDocumentList, read_units, access, audit=self.audit
+        )
+        self.get_content = providers.Singleton(
+            GetContent, self.resolve, self.blobs, self.extractor, audit=self.audit
+        )
 
     def _build_update_use_cases(self) -> None:
         self.content_switch = providers.Singleton(
@@ -357,7 +391,9 @@ class UseCaseContainer:
             access=self.access,
             extraction_cache=self.extraction_cache,
             max_file_size=self.max_file_size,
-            resources=providers.Callable(_closing, self.owned, self.hash_workers, self.gate),
+            resources=providers.Callable(
+                _closing, self.owned, self.hash_workers, self.gate, self.audit
+            ),
         )
 
 
@@ -382,6 +418,7 @@ _BINDER_USE_CASES = (
     "get_content",
     "collect_garbage",
     "quotas",
+    "audit_log",
     "get_file_for_update",
     "append_file_content",
     "replace_file_content",
@@ -415,6 +452,7 @@ def compose_binder(
     read_uow_factory: UnitOfWorkFactory | None = None,
     extraction_cache: ExtractionCache | None = None,
     owned: tuple[object, ...] = (),
+    audit: bool = False,
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -427,6 +465,8 @@ def compose_binder(
     ``binder.prune_extraction_cache`` is set. The binder's :meth:`~DocBinder.close`
     closes its own hash worker threads and the objects in ``owned`` (anything
     with ``close()``), not the ports passed in otherwise: the caller owns those.
+    With ``audit`` every write, read, resolution and refusal is recorded in the
+    metadata store's audit log (B11, ``binder.audit``).
     """
     use_cases = UseCaseContainer(
         uow_factory=uow_factory,
@@ -440,6 +480,7 @@ def compose_binder(
         max_file_size=max_file_size,
         extraction_cache=extraction_cache,
         owned=owned,
+        audit=audit,
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -493,6 +534,8 @@ class Container:
             max_file_size=providers.Callable(lambda s: s.max_file_size, self.settings),
             extraction_cache=self.extraction_cache,
             owned=self.owned,
+            audit=providers.Callable(lambda s: s.audit, self.settings),
+            audit_retention=providers.Callable(_retention, self.settings),
         )
         self.binder = self.use_cases.binder
 

@@ -31,6 +31,7 @@ from docbinder.application.steps.storing import StoredFile
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
 from docbinder.application.use_cases.append_file_content import AppendFileContent
 from docbinder.application.use_cases.attach_file import AttachFile, attach_file_as_chat_document
+from docbinder.application.use_cases.audit_log import AuditLog
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.application.use_cases.collect_garbage import CollectGarbage
 from docbinder.application.use_cases.count_file_references import CountFileReferences
@@ -331,6 +332,7 @@ class UseCases:
     get_content: GetContent
     collect_garbage: CollectGarbage
     quotas: ManageQuotas
+    audit_log: AuditLog
     get_file_for_update: GetFileForUpdate
     append_file_content: AppendFileContent
     replace_file_content: ReplaceFileContent

@@ -11,6 +11,8 @@ and counts nothing.
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from typing import Any
 
 import attrs
@@ -112,3 +114,27 @@ class Quota:
         return attrs.evolve(
             self, used_bytes=self.used_bytes + size, used_files=self.used_files + files
         )
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(value: object) -> timedelta:
+    """A positive duration from ``30d``, ``12h``, ``15m``, ``2s``, ``1w`` or a number of seconds.
+
+    Units: ``s`` seconds, ``m`` minutes, ``h`` hours, ``d`` days (86,400 s),
+    ``w`` weeks; no unit is seconds. Raises :class:`InvalidInput` otherwise.
+    """
+    if isinstance(value, bool):
+        raise InvalidInput(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if match is None:
+            raise InvalidInput(f"not a duration: {value!r} (use e.g. 2s, 12h, 30d)")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if not 0 < seconds < 10**10:
+        raise InvalidInput(f"a duration must be positive, got {value!r}")
+    return timedelta(seconds=seconds)

@@ -10,9 +10,10 @@ Roles (ADR 0041):
   ``gc``'s missing-blob marks, the database's identity and the blob-store
   locations it recorded;
 * quotas -- :class:`QuotaRepository`: limits per mandate / feature instance
-  (feature row B12), whose usage :class:`FileRepository` keeps as it writes.
+  (feature row B12), whose usage :class:`FileRepository` keeps as it writes;
+* audit -- :class:`AuditRepository`: the hash-chained audit log (B11).
 
-A :class:`UnitOfWork` offers all five over one transaction. What a backend
+A :class:`UnitOfWork` offers all six over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
 capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
 which then skips those cases with the reason.
@@ -28,6 +29,7 @@ from types import TracebackType
 from typing import Protocol
 
 from docbinder.domain.access import Resource
+from docbinder.domain.audit import AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.governance import Quota
 from docbinder.domain.model import (
@@ -460,11 +462,56 @@ class QuotaRepository(Protocol):
         ...
 
 
+class AuditRepository(Protocol):
+    """The audit log of this metadata store: one hash chain, append-only (B11, ADR 0092).
+
+    Errors: :class:`StorageError`.
+    """
+
+    def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
+        """Add ``events`` after the chain's head, in order; return them as stored (``seq``, hashes).
+
+        The head is held until the unit ends (SQL: its ``docbinder_meta`` row
+        ``FOR UPDATE``), so concurrent appends queue and the chain never forks.
+        Writes in this unit: the events commit or roll back with the write
+        they record.
+        """
+        ...
+
+    def events(
+        self,
+        *,
+        file_id: str | None = None,
+        principal: str | None = None,
+        since: datetime | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> builtins.list[AuditEvent]:
+        """Stored events with ``seq > after_seq`` matching every filter given, by ``seq``, at most ``limit``."""
+        ...
+
+    def head(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the newest event, or ``None`` for an empty log."""
+        ...
+
+    def anchor(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event :meth:`prune` removed, or ``None``."""
+        ...
+
+    def prune(self, before: datetime) -> int:
+        """Remove the oldest events, up to the newest one older than ``before``; return how many.
+
+        The chain stays verifiable: the last removed event becomes the
+        :meth:`anchor` the first kept one links to.
+        """
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it. All five repositories share the unit's
+    back everything done inside it. All six repositories share the unit's
     transaction: what one writes, the others read.
     """
 
@@ -491,6 +538,11 @@ class UnitOfWork(Protocol):
     @property
     def quotas(self) -> QuotaRepository:
         """Quotas of this unit (B12)."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """The audit log of this unit (B11)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

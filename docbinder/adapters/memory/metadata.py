@@ -24,6 +24,7 @@ from typing import TypeVar
 import attrs
 
 from docbinder.domain.access import Resource
+from docbinder.domain.audit import GENESIS_HASH, AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -93,6 +94,10 @@ class MemoryMetadataStore:
         self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.quotas: dict[Scope, Quota] = {}
         """Quotas by their exact scope, with their usage (B12)."""
+        self.audit: list[AuditEvent] = []
+        """The audit log, by ``seq`` (B11)."""
+        self.audit_head: tuple[int, str] | None = None
+        self.audit_anchor: tuple[int, str] | None = None
 
     def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
         """Add ``size`` bytes and ``files`` FileItems to the quotas ``scope`` counts against.
@@ -776,6 +781,83 @@ class MemoryQuotaRepository:
             return True
 
 
+class MemoryAuditRepository:
+    """:class:`~docbinder.ports.metadata.AuditRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
+        s = self._s
+        if not events:
+            return []
+        with s.lock:
+            head = s.audit_head or s.audit_anchor or (0, GENESIS_HASH)
+            seq, prev = head
+            stored: list[AuditEvent] = []
+            for event in events:
+                seq += 1
+                chained = event.chained(seq, prev)
+                stored.append(chained)
+                prev = chained.hash
+            before, count = s.audit_head, len(s.audit)
+            s.audit.extend(stored)
+            s.audit_head = (seq, prev)
+
+            def undo() -> None:
+                del s.audit[count:]
+                s.audit_head = before
+
+            self._undo.push(undo)
+            return stored
+
+    def events(
+        self,
+        *,
+        file_id: str | None = None,
+        principal: str | None = None,
+        since: datetime | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> builtins.list[AuditEvent]:
+        with self._s.lock:
+            found = [
+                e
+                for e in self._s.audit
+                if e.seq > after_seq
+                and (file_id is None or e.file_id == file_id)
+                and (principal is None or e.principal == principal)
+                and (since is None or e.at >= since)
+            ]
+        return found if limit is None else found[:limit]
+
+    def head(self) -> tuple[int, str] | None:
+        return self._s.audit_head
+
+    def anchor(self) -> tuple[int, str] | None:
+        return self._s.audit_anchor
+
+    def prune(self, before: datetime) -> int:
+        s = self._s
+        with s.lock:
+            older = [e.seq for e in s.audit if e.at < before]
+            if not older:
+                return 0
+            cut = max(older)
+            removed = [e for e in s.audit if e.seq <= cut]
+            anchor = s.audit_anchor
+            s.audit[:] = [e for e in s.audit if e.seq > cut]
+            s.audit_anchor = (cut, removed[-1].hash)
+
+            def undo() -> None:
+                s.audit[:0] = removed
+                s.audit_anchor = anchor
+
+            self._undo.push(undo)
+            return len(removed)
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -788,6 +870,7 @@ class MemoryUnitOfWork:
         self.versions = MemoryVersionRepository(store, self._undo)
         self.maintenance = MemoryMaintenanceRepository(store, self._undo)
         self.quotas = MemoryQuotaRepository(store, self._undo)
+        self.audit = MemoryAuditRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

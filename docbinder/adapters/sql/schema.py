@@ -364,6 +364,36 @@ already), checks them and adds its size in the same transaction, so
 concurrent writers of one scope queue on that row and never overshoot.
 """
 
+audit_events = sa.Table(
+    "audit_events",
+    metadata,
+    sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
+    _id("id", nullable=False),
+    sa.Column("at", UtcDateTime(), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("outcome", sa.String(64), nullable=False),
+    _id("principal", nullable=True),
+    _id("mandate_id", nullable=True),
+    _id("file_id", nullable=True),
+    _id("document_id", nullable=True),
+    _id("workflow_id", nullable=True),
+    sa.Column("detail", long_text(), nullable=False),
+    sa.Column("prev_hash", sa.CHAR(64), nullable=False),
+    sa.Column("hash", sa.CHAR(64), nullable=False),
+    sa.PrimaryKeyConstraint("seq", name="pk_audit_events"),
+    sa.Index("ix_audit_events_file", "file_id", "seq"),
+    sa.Index("ix_audit_events_principal", "principal", "seq"),
+    sa.Index("ix_audit_events_at", "at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.audit.AuditEvent`, in chain order (B11, ADR 0092).
+
+``seq`` is the event's place in the store's one chain; the head (``seq`` and
+hash of the newest event) is the ``docbinder_meta`` row ``audit_head``, locked
+by every append, so appends are serialized and the chain has no forks.
+``audit_anchor`` holds the last event pruned by the log's retention.
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -374,5 +404,6 @@ TABLES: tuple[sa.Table, ...] = (
     file_versions,
     extraction_cache,
     quotas,
+    audit_events,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 import attrs
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import (
     blob_key_for,
     confirm_committed,
@@ -31,7 +32,8 @@ from docbinder.application.steps.hashing import FileData, HashingStream, HashWor
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.domain.access import ResourceKind
-from docbinder.domain.errors import DuplicateFileItem, StorageError
+from docbinder.domain.audit import AuditAction, AuditEvent
+from docbinder.domain.errors import AccessDenied, DuplicateFileItem, QuotaExceeded, StorageError
 from docbinder.domain.model import (
     NO_PROVENANCE,
     FileItem,
@@ -147,6 +149,7 @@ class FileStorer:
         registration: StoreRegistration,
         duplicates: CheckDuplicate,
         hash_workers: HashWorkers | None = None,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
@@ -158,6 +161,7 @@ class FileStorer:
         self._hash_workers = hash_workers
         self._duplicates = duplicates
         self.registration = registration
+        self.audit = audit
 
     def write_blob(self, principal: Principal, data: FileData) -> NewBlob:
         """Check ``principal``'s ``create`` right, then write ``data`` as the blob of a new file id.
@@ -167,7 +171,18 @@ class FileStorer:
         written), :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing
         kept) and :class:`StorageError`.
         """
-        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        try:
+            self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        except AccessDenied as exc:
+            self.audit.refused(
+                self.audit.event(
+                    AuditAction.ACCESS_REFUSED,
+                    principal,
+                    outcome="access_denied",
+                    detail={"operation": "create_file", "reason": str(exc)},
+                )
+            )
+            raise
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
@@ -262,6 +277,20 @@ class FileStorer:
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
+            if isinstance(exc, QuotaExceeded):
+                self.audit.refused(
+                    self.audit.event(
+                        AuditAction.QUOTA_REFUSED,
+                        principal,
+                        outcome="quota_exceeded",
+                        detail={
+                            "fileName": file_name,
+                            "quota": exc.quota,
+                            "limit": exc.limit,
+                            "used": exc.used,
+                        },
+                    )
+                )
             if pending.item is not None:
                 recovered = self._after_failed_commit(pending.item, exc)
                 if recovered is not None:
@@ -350,8 +379,8 @@ class FileStorer:
             )
         return StoredFile(item, duplicate=False)
 
-    @staticmethod
     def _insert(
+        self,
         uow: UnitOfWork,
         item: FileItem,
         deduplicate: bool,
@@ -375,11 +404,24 @@ class FileStorer:
             if not keep_unit:
                 uow.rollback()
             return False
+        self.audit.record(uow, self._store_event(item, "ok"))
         if then is not None:
             pending.result = then(uow, item)
         pending.item = item
         uow.commit()
         return True
+
+    def _store_event(self, item: FileItem, outcome: str) -> AuditEvent:
+        p = item.provenance
+        return self.audit.event(
+            AuditAction.STORE,
+            item.created_by,
+            outcome=outcome,
+            file_id=item.id,
+            workflow_id=p.workflow_id,
+            mandate_id=item.scope.mandate_id,
+            detail={"size": item.size, "sha256": item.sha256},
+        )
 
     def _reuse(
         self,
@@ -406,6 +448,7 @@ class FileStorer:
             uow.rollback()
             return None
         duplicate = StoredFile(current, duplicate=True)
+        self.audit.record(uow, self._store_event(current, "duplicate"))
         result = then(uow, current) if then is not None else None
         try:
             uow.commit()

@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.access import Action
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import (
     AccessDenied,
     FileItemNotFound,
@@ -41,11 +43,14 @@ class DeleteFile:
         blobs: BlobStore,
         access: AccessPolicy,
         get_file: GetFile,
+        *,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
         self._get = get_file
+        self._audit = audit
 
     def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
         """Delete and return the FileItem.
@@ -60,6 +65,15 @@ class DeleteFile:
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
+            self._audit.refused(
+                self._audit.event(
+                    AuditAction.ACCESS_REFUSED,
+                    principal,
+                    outcome="access_denied",
+                    file_id=item.id,
+                    detail={"operation": "delete_file"},
+                )
+            )
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         with self._uow() as uow:
             locked = uow.files.lock(item.id)
@@ -71,6 +85,15 @@ class DeleteFile:
                 raise FileStillReferenced(item.id, references)
             if not uow.files.delete(item.id):
                 raise FileItemNotFound(f"file {file_id} not found")
+            self._audit.record(
+                uow,
+                self._audit.event(
+                    AuditAction.DELETE,
+                    principal,
+                    file_id=item.id,
+                    detail={"references": references, "force": force},
+                ),
+            )
             database_id = uow.maintenance.database_id()
             locations = uow.maintenance.store_locations()
             uow.commit()

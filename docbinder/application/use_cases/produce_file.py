@@ -105,7 +105,9 @@ class ProduceFile:
             if prepared is None:
                 return None
             try:
-                return prepared.add(uow, [item])
+                message = prepared.add(uow, [item])
+                self._attach.record_attach(uow, ctx, message)
+                return message
             except Exception as exc:  # the store goes on; the cause is logged below
                 failures.append((item.id, exc))
                 return None

@@ -34,7 +34,9 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.domain.access import Action
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import AmbiguousName
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
 from docbinder.domain.names import match_name, spellings
@@ -148,16 +150,49 @@ class ResolveDocumentList:
         uow_factory: UnitOfWorkFactory,
         access: AccessPolicy,
         suggestions: int = DEFAULT_SUGGESTIONS,
+        *,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._suggestions = suggestions
+        self._audit = audit
 
     def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
         """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
 
-        Storage faults propagate as :class:`StorageError`.
+        Storage faults propagate as :class:`StorageError`. With an audit log,
+        each reference is one ``resolve`` event: resolved, or its reason.
         """
+        resolution = self._resolve(ctx, document_list)
+        audit = self._audit
+        if audit.enabled:
+            workflow_id = ctx.workflow_id
+            audit.note(
+                *(
+                    audit.event(
+                        AuditAction.RESOLVE,
+                        ctx.principal,
+                        file_id=d.file.id,
+                        document_id=d.document.id,
+                        workflow_id=workflow_id,
+                    )
+                    for d in resolution.documents
+                ),
+                *(
+                    audit.event(
+                        AuditAction.RESOLVE,
+                        ctx.principal,
+                        outcome=u.reason.value,
+                        workflow_id=workflow_id,
+                        detail={"reference": u.reference[:200]},
+                    )
+                    for u in resolution.unresolved
+                ),
+            )
+        return resolution
+
+    def _resolve(self, ctx: RunContext, document_list: object) -> Resolution:
         refs = coerce_document_references(document_list)
         rejected = [
             UnresolvedReference(

@@ -1,4 +1,4 @@
-"""Governance: FileItem provenance and quotas (feature rows B9, B12).
+"""Governance: FileItem provenance, quotas and the audit log (feature rows B9, B11, B12).
 
 Revision ID: 0008
 Revises: 0004
@@ -6,7 +6,8 @@ Revises: 0004
 Frozen copy of what :mod:`docbinder.adapters.sql.schema` adds at this
 revision: ``file_items.provenance`` (a JSON object as text, ``NULL`` when the
 producer declared nothing; existing rows get ``NULL``) and the table
-``quotas`` (limits and usage per mandate / feature instance, ADR 0090).
+``quotas`` (limits and usage per mandate / feature instance, ADR 0090) and
+``audit_events`` (the hash-chained audit log, ADR 0092).
 Existing files count from the moment a quota is set: ``quota set`` counts
 them then.
 """
@@ -58,9 +59,32 @@ def upgrade() -> None:
         **MYSQL_OPTIONS,
     )
 
+    op.create_table(
+        "audit_events",
+        sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("id", sa.String(128), nullable=False),
+        sa.Column("at", _utc(), nullable=False),
+        sa.Column("action", sa.String(32), nullable=False),
+        sa.Column("outcome", sa.String(64), nullable=False),
+        sa.Column("principal", sa.String(128), nullable=True),
+        sa.Column("mandate_id", sa.String(128), nullable=True),
+        sa.Column("file_id", sa.String(128), nullable=True),
+        sa.Column("document_id", sa.String(128), nullable=True),
+        sa.Column("workflow_id", sa.String(128), nullable=True),
+        sa.Column("detail", _long_text(), nullable=False),
+        sa.Column("prev_hash", sa.CHAR(64), nullable=False),
+        sa.Column("hash", sa.CHAR(64), nullable=False),
+        sa.PrimaryKeyConstraint("seq", name="pk_audit_events"),
+        **MYSQL_OPTIONS,
+    )
+    op.create_index("ix_audit_events_file", "audit_events", ["file_id", "seq"])
+    op.create_index("ix_audit_events_principal", "audit_events", ["principal", "seq"])
+    op.create_index("ix_audit_events_at", "audit_events", ["at"])
+
 
 def downgrade() -> None:
-    """Drop the tables and the column (provenance, quotas and their usage are lost)."""
+    """Drop the tables and the column (provenance, quotas, usage and the audit log are lost)."""
+    op.drop_table("audit_events")
     op.drop_table("quotas")
     with op.batch_alter_table("file_items") as batch:
         batch.drop_column("provenance")
