@@ -147,10 +147,6 @@ def verify_chain(
     before_previous_hash: str | None = None
     checked = 0
     for event in events:
-        if event.hash != event_hash(event):
-            return checked, ChainBreak(
-                event.seq, "changed", f"event {event.seq} was changed: its hash no longer matches"
-            )
         if event.prev_hash != expected_prev:
             if event.seq > expected_seq and previous is not None:
                 kind, text = "removed", f"event(s) {expected_seq}..{event.seq - 1} were removed"
@@ -161,8 +157,16 @@ def verify_chain(
                 kind, text = "inserted", f"event {previous.seq} was inserted into the chain"
                 return checked, ChainBreak(previous.seq, kind, text)
             else:
-                kind, text = "changed", f"event {event.seq} does not follow the event before it"
+                kind = "changed"
+                text = (
+                    f"event {event.seq} does not follow the event before it "
+                    "(changed, or events before it removed and the rest renumbered)"
+                )
             return checked, ChainBreak(event.seq, kind, text)
+        if event.hash != event_hash(event):
+            return checked, ChainBreak(
+                event.seq, "changed", f"event {event.seq} was changed: its hash no longer matches"
+            )
         if event.seq != expected_seq:
             return checked, ChainBreak(
                 event.seq, "reordered", f"event {event.seq} stands where {expected_seq} should"

@@ -17,7 +17,7 @@ own: :class:`FileRepositoryContract` and :class:`WorkflowRepositoryContract`
 (core), :class:`UnitOfWorkContract`, :class:`VersionRepositoryContract`
 (versions), :class:`MaintenanceRepositoryContract` (scans, marks,
 identities), :class:`MetadataConcurrencyContract`, and the governance parts
-:class:`ProvenanceContract` (B9) and :class:`QuotaRepositoryContract` (B12). Capability flags
+:class:`ProvenanceContract` (B9) and :class:`QuotaRepositoryContract` (B12) and :class:`AuditRepositoryContract` (B11). Capability flags
 (class attributes of the backend's test class; the cases that need what a
 backend lacks are skipped with the reason): ``supports_concurrency``,
 ``supports_versions``. The helpers :func:`make_file`, :func:`make_workflow`
@@ -42,6 +42,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from docbinder.domain.access import Resource, ResourceKind
+from docbinder.domain.audit import GENESIS_HASH, AuditAction, AuditEvent, verify_chain
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
@@ -2053,10 +2054,115 @@ class QuotaRepositoryContract(_MetadataSuite):
         assert (quota.used_bytes, quota.used_files) == (10 * allowed, allowed)
 
 
+class AuditRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.AuditRepository`: one append-only hash chain (B11)."""
+
+    @staticmethod
+    def audit_event(n: int = 0, **overrides: object) -> AuditEvent:
+        fields: dict[str, object] = {
+            "id": new_id("ev"),
+            "at": BASE_TIME + timedelta(seconds=n),
+            "action": AuditAction.STORE,
+            "principal": "user-1",
+            "mandate_id": "mandate-1",
+            "file_id": new_id("file"),
+            "detail": {"size": n, "name": "Résumé 📊"},
+        }
+        fields.update(overrides)
+        return AuditEvent(**fields)  # type: ignore[arg-type]
+
+    def append(self, uow: Callable[[], UnitOfWork], *events: AuditEvent) -> list[AuditEvent]:
+        with uow() as u:
+            stored = u.audit.append(events)
+            u.commit()
+        return stored
+
+    def test_appended_events_form_a_chain_that_verifies(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first = self.append(uow, self.audit_event(0), self.audit_event(1))
+        second = self.append(uow, self.audit_event(2, action=AuditAction.READ_CONTENT))
+        assert [e.seq for e in first + second] == [1, 2, 3]
+        assert first[0].prev_hash == GENESIS_HASH
+        assert first[1].prev_hash == first[0].hash and second[0].prev_hash == first[1].hash
+        with uow() as u:
+            stored = u.audit.events()
+            head = u.audit.head()
+        assert stored == first + second  # a save -> load -> equal round trip
+        assert head == (3, second[0].hash)
+        assert verify_chain(stored, head=head) == (3, None)
+
+    def test_a_rolled_back_append_leaves_no_event_and_no_gap(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self.append(uow, self.audit_event(0))
+        with uow() as u:
+            u.audit.append([self.audit_event(1)])
+            # no commit: the write it recorded did not happen either
+        [after] = self.append(uow, self.audit_event(2))
+        with uow() as u:
+            assert [e.seq for e in u.audit.events()] == [1, 2]
+            assert verify_chain(u.audit.events(), head=u.audit.head())[1] is None
+        assert after.seq == 2
+
+    def test_events_filter_by_file_user_time_and_position(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        file_id = new_id("file")
+        events = [
+            self.audit_event(0, file_id=file_id),
+            self.audit_event(10, principal="user-2"),
+            self.audit_event(20, file_id=file_id, principal="user-2"),
+        ]
+        self.append(uow, *events)
+        with uow() as u:
+            assert [e.seq for e in u.audit.events(file_id=file_id)] == [1, 3]
+            assert [e.seq for e in u.audit.events(principal="user-2")] == [2, 3]
+            assert [e.seq for e in u.audit.events(since=BASE_TIME + timedelta(seconds=10))] == [
+                2,
+                3,
+            ]
+            assert [e.seq for e in u.audit.events(after_seq=1, limit=1)] == [2]
+
+    def test_prune_keeps_the_rest_verifiable_from_its_anchor(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        stored = self.append(uow, *(self.audit_event(n) for n in range(5)))
+        with uow() as u:
+            removed = u.audit.prune(BASE_TIME + timedelta(seconds=2))
+            u.commit()
+        assert removed == 2
+        with uow() as u:
+            kept = u.audit.events()
+            anchor, head = u.audit.anchor(), u.audit.head()
+        assert [e.seq for e in kept] == [3, 4, 5]
+        assert anchor == (2, stored[1].hash)
+        assert verify_chain(kept, anchor=anchor, head=head) == (3, None)
+        # without the anchor the cut shows
+        assert verify_chain(kept, head=head)[1] is not None
+        [next_event] = self.append(uow, self.audit_event(9))
+        assert next_event.seq == 6 and next_event.prev_hash == stored[4].hash
+
+    def test_concurrent_appends_never_fork_the_chain(self, uow: Callable[[], UnitOfWork]) -> None:
+        self._needs_concurrency()
+
+        def add(i: int) -> None:
+            self.append(uow, self.audit_event(i), self.audit_event(i))
+
+        results = at_once(add)
+        assert [r for r in results if isinstance(r, Exception)] == []
+        with uow() as u:
+            stored = u.audit.events()
+            head = u.audit.head()
+        assert [e.seq for e in stored] == list(range(1, 2 * THREADS + 1))
+        assert verify_chain(stored, head=head) == (2 * THREADS, None)
+
+
 class MetadataContract(
     FileRepositoryContract,
     ProvenanceContract,
     QuotaRepositoryContract,
+    AuditRepositoryContract,
     WorkflowRepositoryContract,
     UnitOfWorkContract,
     VersionRepositoryContract,
