@@ -92,7 +92,9 @@ quota_app = typer.Typer(
     help="Limit what a mandate or feature instance may store.", no_args_is_help=True
 )
 app.add_typer(store_app, name="store")
+audit_app = typer.Typer(help="Read and check the audit log.", no_args_is_help=True)
 app.add_typer(quota_app, name="quota")
+app.add_typer(audit_app, name="audit")
 
 
 def _print_version(value: bool) -> None:

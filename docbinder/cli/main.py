@@ -14,9 +14,21 @@ only :mod:`~docbinder.cli.state`, :mod:`~docbinder.cli.common`,
 
 from __future__ import annotations
 
-from docbinder.cli import attach, demo, doctor, files, gc, quota, resolve, serve, store, workflow
+from docbinder.cli import (
+    attach,
+    audit,
+    demo,
+    doctor,
+    files,
+    gc,
+    quota,
+    resolve,
+    serve,
+    store,
+    workflow,
+)
 from docbinder.cli import run as run
-from docbinder.cli.app import app, files_app, quota_app, store_app, workflow_app
+from docbinder.cli.app import app, audit_app, files_app, quota_app, store_app, workflow_app
 
 app.command()(demo.demo)
 app.command()(attach.attach)
@@ -41,5 +53,11 @@ store_app.command("adopt")(store.store_adopt)
 quota_app.command("set")(quota.quota_set)
 quota_app.command("show")(quota.quota_show)
 quota_app.command("rm")(quota.quota_rm)
+
+audit_app.command("ls")(audit.audit_ls)
+audit_app.command("export")(audit.audit_export)
+audit_app.command("verify")(audit.audit_verify)
+audit_app.command("head")(audit.audit_head)
+audit_app.command("prune")(audit.audit_prune)
 
 __all__ = ["app", "run"]

@@ -135,3 +135,37 @@ def test_files_show_json_carries_the_provenance_attach_declared(cli: Any, tmp_pa
     assert provenance["runId"]
     first = _json(cli("files", "show", plain["fileId"], "--json"))["provenance"]
     assert first["tool"] == "docbinder attach" and first["parents"] == []
+
+
+def test_audit_ls_export_verify_and_a_tampered_log(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    f = tmp_path / "notes.txt"
+    f.write_text("alpha")
+    wf = _json(cli("workflow", "new", "--json"))["id"]
+    stored = _json(cli("attach", str(f), "--workflow", wf, "--json"))
+    assert cli("files", "cat", stored["fileId"]).exit_code == 0
+    events = _json(cli("audit", "ls", "--json"))
+    assert [e["action"] for e in events] == ["store", "attach", "read_bytes"]
+    assert all(e["principal"] == "alice" for e in events)
+    mine = _json(cli("audit", "ls", "--file", stored["fileId"], "--since", "1h", "--json"))
+    assert len(mine) == 3
+    assert _json(cli("audit", "ls", "--user", "bob", "--json")) == []
+    exported = tmp_path / "audit.jsonl"
+    assert cli("audit", "export", "--output", str(exported)).exit_code == 0
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert [line["seq"] for line in lines] == [1, 2, 3]
+    assert lines[1]["prevHash"] == lines[0]["hash"]
+    verified = _json(cli("audit", "verify", "--json"))
+    assert verified["ok"] is True and verified["checked"] == 3
+    assert verified["head"] == {"seq": 3, "hash": lines[2]["hash"]}
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "home" / "docbinder.db") as db:
+        db.execute("UPDATE audit_events SET principal = 'mallory' WHERE seq = 2")
+    broken = cli("audit", "verify")
+    assert broken.exit_code == 1
+    assert broken.stderr.strip() == (
+        "error: audit log broken at event 2: event 2 was changed: its hash no longer matches"
+    )

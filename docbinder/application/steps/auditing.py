@@ -13,8 +13,10 @@ read events not yet flushed, never a write's.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +54,9 @@ class AuditTrail:
         self._ids = ids
         self._pending: list[AuditEvent] = []
         self._lock = threading.Lock()
+        if self.enabled:
+            # A process that ends without closing its binder still appends what it holds.
+            atexit.register(_flush_at_exit, weakref.ref(self))
 
     def event(
         self,
@@ -124,6 +129,12 @@ class AuditTrail:
                 uow.commit()
         except Exception as exc:  # an audit fault never fails the read or the refusal
             log.warning("audit: %d %s event(s) not recorded: %s", len(events), what, exc)
+
+
+def _flush_at_exit(trail: weakref.ref[AuditTrail]) -> None:
+    alive = trail()
+    if alive is not None:
+        alive.flush()
 
 
 DISABLED = AuditTrail(None, None, None)

@@ -174,14 +174,15 @@ class FileStorer:
         try:
             self._access.require_create(principal, ResourceKind.FILE, principal.scope)
         except AccessDenied as exc:
-            self.audit.refused(
-                self.audit.event(
-                    AuditAction.ACCESS_REFUSED,
-                    principal,
-                    outcome="access_denied",
-                    detail={"operation": "create_file", "reason": str(exc)},
+            if self.audit.enabled:
+                self.audit.refused(
+                    self.audit.event(
+                        AuditAction.ACCESS_REFUSED,
+                        principal,
+                        outcome="access_denied",
+                        detail={"operation": "create_file", "reason": str(exc)},
+                    )
                 )
-            )
             raise
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
@@ -277,7 +278,7 @@ class FileStorer:
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
-            if isinstance(exc, QuotaExceeded):
+            if isinstance(exc, QuotaExceeded) and self.audit.enabled:
                 self.audit.refused(
                     self.audit.event(
                         AuditAction.QUOTA_REFUSED,
@@ -404,7 +405,8 @@ class FileStorer:
             if not keep_unit:
                 uow.rollback()
             return False
-        self.audit.record(uow, self._store_event(item, "ok"))
+        if self.audit.enabled:
+            self.audit.record(uow, self._store_event(item, "ok"))
         if then is not None:
             pending.result = then(uow, item)
         pending.item = item
@@ -448,7 +450,8 @@ class FileStorer:
             uow.rollback()
             return None
         duplicate = StoredFile(current, duplicate=True)
-        self.audit.record(uow, self._store_event(current, "duplicate"))
+        if self.audit.enabled:
+            self.audit.record(uow, self._store_event(current, "duplicate"))
         result = then(uow, current) if then is not None else None
         try:
             uow.commit()

@@ -60,6 +60,10 @@ class AuditLog:
         self._clock = clock
         self.retention = retention
 
+    def flush(self) -> None:
+        """Append the read and resolve events the binder still holds (never raises)."""
+        self._trail.flush()
+
     @property
     def enabled(self) -> bool:
         """Whether this binder records events (the ``audit`` setting)."""

@@ -65,15 +65,16 @@ class DeleteFile:
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
-            self._audit.refused(
-                self._audit.event(
-                    AuditAction.ACCESS_REFUSED,
-                    principal,
-                    outcome="access_denied",
-                    file_id=item.id,
-                    detail={"operation": "delete_file"},
+            if self._audit.enabled:
+                self._audit.refused(
+                    self._audit.event(
+                        AuditAction.ACCESS_REFUSED,
+                        principal,
+                        outcome="access_denied",
+                        file_id=item.id,
+                        detail={"operation": "delete_file"},
+                    )
                 )
-            )
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         with self._uow() as uow:
             locked = uow.files.lock(item.id)
@@ -85,15 +86,16 @@ class DeleteFile:
                 raise FileStillReferenced(item.id, references)
             if not uow.files.delete(item.id):
                 raise FileItemNotFound(f"file {file_id} not found")
-            self._audit.record(
-                uow,
-                self._audit.event(
-                    AuditAction.DELETE,
-                    principal,
-                    file_id=item.id,
-                    detail={"references": references, "force": force},
-                ),
-            )
+            if self._audit.enabled:
+                self._audit.record(
+                    uow,
+                    self._audit.event(
+                        AuditAction.DELETE,
+                        principal,
+                        file_id=item.id,
+                        detail={"references": references, "force": force},
+                    ),
+                )
             database_id = uow.maintenance.database_id()
             locations = uow.maintenance.store_locations()
             uow.commit()
