@@ -77,6 +77,7 @@ from docbinder.application.use_cases.list_latest_file_versions import ListLatest
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_workflows import ListWorkflows
 from docbinder.application.use_cases.manage_quotas import ManageQuotas
+from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
@@ -318,6 +319,9 @@ class UseCaseContainer:
         self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
         self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
         self.quotas = providers.Singleton(ManageQuotas, units, read_units)
+        self.retention = providers.Singleton(
+            ManageRetention, units, read_units, self.clock, self.audit
+        )
         self.audit_log = providers.Singleton(
             AuditLog, units, read_units, self.audit, self.clock, self.audit_retention
         )
@@ -336,7 +340,7 @@ class UseCaseContainer:
         self.find_deleted_files = providers.Singleton(FindDeletedFiles, read_units)
         self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
         self.resolve = providers.Singleton(
-            ResolveDocumentList, read_units, access, audit=self.audit
+            ResolveDocumentList, read_units, access, audit=self.audit, clock=self.clock
         )
         self.get_content = providers.Singleton(
             GetContent, self.resolve, self.blobs, self.extractor, audit=self.audit
@@ -419,6 +423,7 @@ _BINDER_USE_CASES = (
     "collect_garbage",
     "quotas",
     "audit_log",
+    "retention",
     "get_file_for_update",
     "append_file_content",
     "replace_file_content",

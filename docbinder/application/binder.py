@@ -51,6 +51,7 @@ from docbinder.application.use_cases.list_latest_file_versions import ListLatest
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_workflows import ListWorkflows
 from docbinder.application.use_cases.manage_quotas import ManageQuotas
+from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
@@ -333,6 +334,7 @@ class UseCases:
     collect_garbage: CollectGarbage
     quotas: ManageQuotas
     audit_log: AuditLog
+    retention: ManageRetention
     get_file_for_update: GetFileForUpdate
     append_file_content: AppendFileContent
     replace_file_content: ReplaceFileContent

@@ -1,4 +1,4 @@
-"""Governance values: quotas and their usage (feature row B12).
+"""Governance values: quotas and their usage (feature row B12), retention and legal holds (B5).
 
 A :class:`Quota` limits one scope: a whole mandate (``feature_instance_id``
 ``None``: every file of the mandate counts) or one feature instance of it.
@@ -11,8 +11,10 @@ and counts nothing.
 
 from __future__ import annotations
 
+import enum
 import re
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
@@ -138,3 +140,67 @@ def parse_duration(value: object) -> timedelta:
     if not 0 < seconds < 10**10:
         raise InvalidInput(f"a duration must be positive, got {value!r}")
     return timedelta(seconds=seconds)
+
+
+class RetentionBasis(enum.StrEnum):
+    """What a retention period counts from: the FileItem's creation or its last read."""
+
+    CREATED = "created"
+    LAST_READ = "last_read"
+
+
+@attrs.frozen
+class RetentionPolicy:
+    """How long FileItems of a scope are kept (feature row B5).
+
+    A file of scope ``Scope(m, f)`` follows the policy of its feature instance
+    when there is one, else that of its mandate. It expires ``max_age`` after
+    its creation (``CREATED``) or after its last read (``LAST_READ``, the
+    reads the audit log recorded; its creation when never read).
+    """
+
+    scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
+    max_age: timedelta = attrs.field(validator=attrs.validators.instance_of(timedelta))
+    basis: RetentionBasis = attrs.field(default=RetentionBasis.CREATED, converter=RetentionBasis)
+
+    @max_age.validator
+    def _positive(self, _attribute: attrs.Attribute[Any], value: timedelta) -> None:
+        if value <= timedelta(0):
+            raise InvalidInput("max_age must be positive")
+
+    def expires_at(self, created_at: datetime, last_read_at: datetime | None = None) -> datetime:
+        """When a file created at ``created_at`` (last read at ``last_read_at``) expires."""
+        start = created_at
+        if self.basis is RetentionBasis.LAST_READ and last_read_at is not None:
+            start = max(created_at, last_read_at)
+        return start + self.max_age
+
+
+def policy_for(scope: Scope, policies: Sequence[RetentionPolicy]) -> RetentionPolicy | None:
+    """The policy a file of ``scope`` follows among ``policies``: its feature instance's, else its mandate's."""
+    by_scope = {p.scope: p for p in policies}
+    if scope.feature_instance_id is not None and scope in by_scope:
+        return by_scope[scope]
+    return by_scope.get(Scope(scope.mandate_id))
+
+
+class HoldKind(enum.StrEnum):
+    """What a legal hold keeps: one file, or every file a workflow's documents point at."""
+
+    FILE = "file"
+    WORKFLOW = "workflow"
+
+
+@attrs.frozen
+class LegalHold:
+    """A legal hold (B5): while it stands, the file (or the workflow's files) never expire.
+
+    ``mandate_id`` is the tenant it was placed in; ``reason`` a short note;
+    ``placed_at`` when (UTC).
+    """
+
+    kind: HoldKind = attrs.field(converter=HoldKind)
+    target_id: str
+    mandate_id: str
+    reason: str = ""
+    placed_at: datetime | None = None

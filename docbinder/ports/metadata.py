@@ -11,9 +11,10 @@ Roles (ADR 0041):
   locations it recorded;
 * quotas -- :class:`QuotaRepository`: limits per mandate / feature instance
   (feature row B12), whose usage :class:`FileRepository` keeps as it writes;
-* audit -- :class:`AuditRepository`: the hash-chained audit log (B11).
+* audit -- :class:`AuditRepository`: the hash-chained audit log (B11);
+* retention -- :class:`RetentionRepository`: retention policies and legal holds (B5).
 
-A :class:`UnitOfWork` offers all six over one transaction. What a backend
+A :class:`UnitOfWork` offers all seven over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
 capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
 which then skips those cases with the reason.
@@ -31,7 +32,7 @@ from typing import Protocol
 from docbinder.domain.access import Resource
 from docbinder.domain.audit import AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
-from docbinder.domain.governance import Quota
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -507,11 +508,47 @@ class AuditRepository(Protocol):
         ...
 
 
+class RetentionRepository(Protocol):
+    """Retention policies per mandate / feature instance and legal holds (B5). Errors: :class:`StorageError`."""
+
+    def set_policy(self, policy: RetentionPolicy) -> None:
+        """Store the policy of ``policy.scope``, replacing an earlier one. Writes in this unit."""
+        ...
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        """The policies of one mandate: the mandate's own first, then by feature instance id."""
+        ...
+
+    def remove_policy(self, scope: Scope) -> bool:
+        """Drop the policy of exactly ``scope``; ``True`` if there was one."""
+        ...
+
+    def place_hold(self, hold: LegalHold) -> None:
+        """Place (or renew) a hold; writes in this unit."""
+        ...
+
+    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+        """Lift a hold; ``True`` if there was one."""
+        ...
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        """Every hold of one mandate, by kind and target id."""
+        ...
+
+    def held(self, file_ids: Sequence[str], workflow_ids: Sequence[str]) -> set[str]:
+        """Which of these file and workflow ids a hold names (one batch)."""
+        ...
+
+    def last_reads(self, file_ids: Sequence[str]) -> dict[str, datetime]:
+        """When each file was last read, as the audit log recorded it (``read_bytes``/``read_content``)."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it. All six repositories share the unit's
+    back everything done inside it. All seven repositories share the unit's
     transaction: what one writes, the others read.
     """
 
@@ -543,6 +580,11 @@ class UnitOfWork(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """The audit log of this unit (B11)."""
+        ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Retention policies and legal holds of this unit (B5)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

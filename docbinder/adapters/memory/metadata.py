@@ -36,7 +36,7 @@ from docbinder.domain.errors import (
     VersionTaken,
     WorkflowNotFound,
 )
-from docbinder.domain.governance import Quota, quota_scopes
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy, quota_scopes
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -97,6 +97,8 @@ class MemoryMetadataStore:
         self.audit: list[AuditEvent] = []
         """The audit log, by ``seq`` (B11)."""
         self.audit_head: tuple[int, str] | None = None
+        self.policies: dict[Scope, RetentionPolicy] = {}
+        self.holds: dict[tuple[HoldKind, str], LegalHold] = {}
         self.audit_anchor: tuple[int, str] | None = None
 
     def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
@@ -858,6 +860,81 @@ class MemoryAuditRepository:
             return len(removed)
 
 
+class MemoryRetentionRepository:
+    """:class:`~docbinder.ports.metadata.RetentionRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def _put(self, table: dict, key: object, value: object) -> None:  # type: ignore[type-arg]
+        with self._s.lock:
+            missing = object()
+            before = table.get(key, missing)
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
+
+            def undo() -> None:
+                if before is missing:
+                    table.pop(key, None)
+                else:
+                    table[key] = before
+
+            self._undo.push(undo)
+
+    def set_policy(self, policy: RetentionPolicy) -> None:
+        self._put(self._s.policies, policy.scope, policy)
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        with self._s.lock:
+            found = [p for p in self._s.policies.values() if p.scope.mandate_id == mandate_id]
+        return sorted(found, key=lambda p: p.scope.feature_instance_id or "")
+
+    def remove_policy(self, scope: Scope) -> bool:
+        with self._s.lock:
+            there = scope in self._s.policies
+            if there:
+                self._put(self._s.policies, scope, None)
+            return there
+
+    def place_hold(self, hold: LegalHold) -> None:
+        self._put(self._s.holds, (hold.kind, hold.target_id), hold)
+
+    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+        with self._s.lock:
+            there = (kind, target_id) in self._s.holds
+            if there:
+                self._put(self._s.holds, (kind, target_id), None)
+            return there
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        with self._s.lock:
+            found = [h for h in self._s.holds.values() if h.mandate_id == mandate_id]
+        return sorted(found, key=lambda h: (h.kind.value, h.target_id))
+
+    def held(self, file_ids: Sequence[str], workflow_ids: Sequence[str]) -> set[str]:
+        with self._s.lock:
+            holds = self._s.holds
+            return {f for f in file_ids if (HoldKind.FILE, f) in holds} | {
+                w for w in workflow_ids if (HoldKind.WORKFLOW, w) in holds
+            }
+
+    def last_reads(self, file_ids: Sequence[str]) -> dict[str, datetime]:
+        wanted = set(file_ids)
+        found: dict[str, datetime] = {}
+        with self._s.lock:
+            for e in self._s.audit:
+                if (
+                    e.file_id in wanted
+                    and e.action.value in ("read_bytes", "read_content")
+                    and (e.file_id not in found or e.at > found[e.file_id])
+                ):
+                    found[e.file_id] = e.at
+        return found
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -871,6 +948,7 @@ class MemoryUnitOfWork:
         self.maintenance = MemoryMaintenanceRepository(store, self._undo)
         self.quotas = MemoryQuotaRepository(store, self._undo)
         self.audit = MemoryAuditRepository(store, self._undo)
+        self.retention = MemoryRetentionRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

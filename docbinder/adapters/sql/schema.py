@@ -394,6 +394,33 @@ by every append, so appends are serialized and the chain has no forks.
 ``audit_anchor`` holds the last event pruned by the log's retention.
 """
 
+retention_policies = sa.Table(
+    "retention_policies",
+    metadata,
+    _id("mandate_id", nullable=False),
+    _id("feature_key", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("max_age_seconds", sa.BigInteger(), nullable=False),
+    sa.Column("basis", sa.String(16), nullable=False),
+    sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_retention_policies"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.RetentionPolicy` (B5); ``feature_key`` as in ``quotas``."""
+
+legal_holds = sa.Table(
+    "legal_holds",
+    metadata,
+    sa.Column("kind", sa.String(16), nullable=False),
+    _id("target_id", nullable=False),
+    _id("mandate_id", nullable=False),
+    sa.Column("reason", long_text(), nullable=False),
+    sa.Column("placed_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("kind", "target_id", name="pk_legal_holds"),
+    sa.Index("ix_legal_holds_mandate", "mandate_id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.LegalHold` (B5): a file or a workflow held."""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -405,5 +432,7 @@ TABLES: tuple[sa.Table, ...] = (
     extraction_cache,
     quotas,
     audit_events,
+    retention_policies,
+    legal_holds,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

@@ -15,6 +15,7 @@ from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
 from docbinder.adapters.sql.quotas import SqlQuotaRepository
+from docbinder.adapters.sql.retention import SqlRetentionRepository
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.adapters.sql.versions import SqlVersionRepository
 from docbinder.adapters.sql.workflows import SqlWorkflowRepository
@@ -24,6 +25,7 @@ from docbinder.ports.metadata import (
     FileRepository,
     MaintenanceRepository,
     QuotaRepository,
+    RetentionRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -49,6 +51,7 @@ class SqlUnitOfWork:
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
         self.versions: VersionRepository = SqlVersionRepository(self._session)
         self.audit: AuditRepository = SqlAuditRepository(self._session)
+        self.retention: RetentionRepository = SqlRetentionRepository(self._session)
         self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 

@@ -22,6 +22,7 @@ from docbinder.adapters.sqlite.audit import SqliteAuditRepository
 from docbinder.adapters.sqlite.files import SqliteFileRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
 from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
+from docbinder.adapters.sqlite.retention import SqliteRetentionRepository
 from docbinder.adapters.sqlite.session import SharedConnectionLock, SqliteSession
 from docbinder.adapters.sqlite.versions import SqliteVersionRepository
 from docbinder.adapters.sqlite.workflows import SqliteWorkflowRepository
@@ -31,6 +32,7 @@ from docbinder.ports.metadata import (
     FileRepository,
     MaintenanceRepository,
     QuotaRepository,
+    RetentionRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -62,6 +64,7 @@ class SqliteUnitOfWork:
         self.workflows: WorkflowRepository = SqliteWorkflowRepository(self._session)
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
         self.audit: AuditRepository = SqliteAuditRepository(self._session)
+        self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 

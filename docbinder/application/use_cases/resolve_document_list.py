@@ -29,6 +29,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import attrs
 
@@ -38,6 +39,7 @@ from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.domain.access import Action
 from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import AmbiguousName
+from docbinder.domain.governance import RetentionBasis, policy_for
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
 from docbinder.domain.names import match_name, spellings
 from docbinder.domain.parsing import coerce_document_references
@@ -49,6 +51,7 @@ from docbinder.domain.references import (
     FileReference,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.system import Clock
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class UnresolvedReason(enum.StrEnum):
     STORAGE_FAULT = "storage_fault"
     EXTRACTION_FAILED = "extraction_failed"
     AMBIGUOUS_NAME = "ambiguous_name"
+    EXPIRED = "expired"
 
 
 _MESSAGES = {
@@ -86,6 +90,7 @@ _MESSAGES = {
     UnresolvedReason.STORAGE_FAULT: "the document's file content could not be read from storage",
     UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
     UnresolvedReason.AMBIGUOUS_NAME: "several labels of the workflow look like this one",
+    UnresolvedReason.EXPIRED: "the document's file passed its retention period",
 }
 
 
@@ -106,6 +111,8 @@ class UnresolvedReference:
     reason: UnresolvedReason
     message: str
     document_id: str | None = None
+    expired_at: datetime | None = None
+    """For ``expired``: when the file's retention period ended (UTC)."""
 
 
 @attrs.frozen
@@ -152,11 +159,13 @@ class ResolveDocumentList:
         suggestions: int = DEFAULT_SUGGESTIONS,
         *,
         audit: AuditTrail = DISABLED,
+        clock: Clock | None = None,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._suggestions = suggestions
         self._audit = audit
+        self._clock = clock
 
     def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
         """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
@@ -235,7 +244,14 @@ class ResolveDocumentList:
                 workflow = stored
                 documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
                 if unresolved or rejected:
-                    suggestions = self._suggest(uow, ctx, workflow)
+                    gone = {
+                        f"docItem:{u.document_id}"
+                        for u in unresolved
+                        if u.reason is UnresolvedReason.EXPIRED
+                    }
+                    suggestions = tuple(
+                        s for s in self._suggest(uow, ctx, workflow) if s.reference not in gone
+                    )
         all_unresolved = (*unresolved, *rejected)
         if all_unresolved:
             log.warning(
@@ -313,7 +329,61 @@ class ResolveDocumentList:
                     documents.append(ResolvedDocument(text, doc, item))
                 else:
                     unresolved.append(_unresolved(text, reason, doc.id))
+        if documents:
+            documents, expired = self._unexpired(uow, workflow, documents)
+            unresolved.extend(expired)
         return documents, unresolved
+
+    def _unexpired(
+        self, uow: UnitOfWork, workflow: ChatWorkflow, documents: list[ResolvedDocument]
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+        """The documents whose file has not expired, and an ``expired`` entry for each that has (B5).
+
+        A file expires when its scope's retention policy says so and no legal
+        hold names it or the workflow; it is unresolved at once, before gc
+        removes any bytes. One query for the mandate's policies; more only
+        when there are any.
+        """
+        policies = uow.retention.policies(workflow.scope.mandate_id)
+        if not policies:
+            return documents, []
+        now = self._clock.now() if self._clock is not None else datetime.now(UTC)
+        file_ids = [d.file.id for d in documents]
+        reads = (
+            uow.retention.last_reads(file_ids)
+            if any(p.basis is RetentionBasis.LAST_READ for p in policies)
+            else {}
+        )
+        due: dict[str, datetime] = {}
+        for d in documents:
+            policy = policy_for(d.file.scope, policies)
+            if policy is not None:
+                ends = policy.expires_at(d.file.created_at, reads.get(d.file.id))
+                if ends <= now:
+                    due[d.file.id] = ends
+        if not due:
+            return documents, []
+        held = uow.retention.held(list(due), [workflow.id])
+        if workflow.id in held:
+            return documents, []
+        kept: list[ResolvedDocument] = []
+        expired: list[UnresolvedReference] = []
+        for d in documents:
+            end = due.get(d.file.id)
+            if end is None or d.file.id in held:
+                kept.append(d)
+                continue
+            expired.append(
+                UnresolvedReference(
+                    d.reference,
+                    UnresolvedReason.EXPIRED,
+                    f"{_MESSAGES[UnresolvedReason.EXPIRED]}: it expired on "
+                    f"{end.isoformat(timespec='seconds')}",
+                    d.document.id,
+                    expired_at=end,
+                )
+            )
+        return kept, expired
 
     @staticmethod
     def _equivalent_labels(

@@ -1,4 +1,4 @@
-"""Governance: FileItem provenance, quotas and the audit log (feature rows B9, B11, B12).
+"""Governance: provenance, quotas, the audit log, retention and legal holds (B5, B9, B11, B12).
 
 Revision ID: 0008
 Revises: 0004
@@ -80,10 +80,33 @@ def upgrade() -> None:
     op.create_index("ix_audit_events_file", "audit_events", ["file_id", "seq"])
     op.create_index("ix_audit_events_principal", "audit_events", ["principal", "seq"])
     op.create_index("ix_audit_events_at", "audit_events", ["at"])
+    op.create_table(
+        "retention_policies",
+        sa.Column("mandate_id", sa.String(128), nullable=False),
+        sa.Column("feature_key", sa.String(128), nullable=False),
+        sa.Column("feature_instance_id", sa.String(128), nullable=True),
+        sa.Column("max_age_seconds", sa.BigInteger(), nullable=False),
+        sa.Column("basis", sa.String(16), nullable=False),
+        sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_retention_policies"),
+        **MYSQL_OPTIONS,
+    )
+    op.create_table(
+        "legal_holds",
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("target_id", sa.String(128), nullable=False),
+        sa.Column("mandate_id", sa.String(128), nullable=False),
+        sa.Column("reason", _long_text(), nullable=False),
+        sa.Column("placed_at", _utc(), nullable=False),
+        sa.PrimaryKeyConstraint("kind", "target_id", name="pk_legal_holds"),
+        **MYSQL_OPTIONS,
+    )
+    op.create_index("ix_legal_holds_mandate", "legal_holds", ["mandate_id"])
 
 
 def downgrade() -> None:
     """Drop the tables and the column (provenance, quotas, usage and the audit log are lost)."""
+    op.drop_table("legal_holds")
+    op.drop_table("retention_policies")
     op.drop_table("audit_events")
     op.drop_table("quotas")
     with op.batch_alter_table("file_items") as batch:
