@@ -317,11 +317,13 @@ class UseCaseContainer:
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
         self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
         self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
-        self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
-        self.quotas = providers.Singleton(ManageQuotas, units, read_units)
         self.retention = providers.Singleton(
             ManageRetention, units, read_units, self.clock, self.audit
         )
+        self.collect_garbage = providers.Singleton(
+            CollectGarbage, units, blobs, self.clock, self.retention, audit=self.audit
+        )
+        self.quotas = providers.Singleton(ManageQuotas, units, read_units)
         self.audit_log = providers.Singleton(
             AuditLog, units, read_units, self.audit, self.clock, self.audit_retention
         )

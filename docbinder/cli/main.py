@@ -23,12 +23,21 @@ from docbinder.cli import (
     gc,
     quota,
     resolve,
+    retention,
     serve,
     store,
     workflow,
 )
 from docbinder.cli import run as run
-from docbinder.cli.app import app, audit_app, files_app, quota_app, store_app, workflow_app
+from docbinder.cli.app import (
+    app,
+    audit_app,
+    files_app,
+    quota_app,
+    retention_app,
+    store_app,
+    workflow_app,
+)
 
 app.command()(demo.demo)
 app.command()(attach.attach)
@@ -59,5 +68,11 @@ audit_app.command("export")(audit.audit_export)
 audit_app.command("verify")(audit.audit_verify)
 audit_app.command("head")(audit.audit_head)
 audit_app.command("prune")(audit.audit_prune)
+
+retention_app.command("set")(retention.retention_set)
+retention_app.command("show")(retention.retention_show)
+retention_app.command("rm")(retention.retention_rm)
+retention_app.command("hold")(retention.retention_hold)
+retention_app.command("release")(retention.retention_release)
 
 __all__ = ["app", "run"]
