@@ -165,8 +165,8 @@ class RetentionPolicy:
 
     @max_age.validator
     def _positive(self, _attribute: attrs.Attribute[Any], value: timedelta) -> None:
-        if value <= timedelta(0):
-            raise InvalidInput("max_age must be positive")
+        if value < timedelta(seconds=1) or value.microseconds:
+            raise InvalidInput("max_age must be a whole number of seconds, at least 1 s")
 
     def expires_at(self, created_at: datetime, last_read_at: datetime | None = None) -> datetime:
         """When a file created at ``created_at`` (last read at ``last_read_at``) expires."""

@@ -194,6 +194,41 @@ class BridgeContract:
         run.delete_file(first.item.id, force=True)
         assert binder.quotas.show(Scope("m1", "f1")).used_bytes == 10
 
+    def test_an_expired_file_resolves_as_expired_at_once_and_gc_removes_it(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.model import Scope
+
+        run = binder.start_new_run(u1)
+        old = run.produce_file("old.txt", b"old")
+        held = run.produce_file("held.txt", b"held")
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        binder.retention.hold("file", held.item.id, "m1", "case 7")
+        time.sleep(1.1)
+        resolution = run.resolve([f"docItem:{old.document_id}", f"docItem:{held.document_id}"])
+        assert [d.file.id for d in resolution.documents] == [held.item.id]
+        [miss] = resolution.unresolved
+        assert miss.reason is UnresolvedReason.EXPIRED
+        assert miss.expired_at == old.item.created_at + timedelta(seconds=1)
+        assert miss.expired_at.isoformat(timespec="seconds") in miss.message
+        # at once, before any bytes are removed: the row and blob are still there
+        assert binder.get_file(u1, old.item.id) == old.item
+        report = binder.collect_garbage(dry_run=True, grace_seconds=0)
+        assert report.expired_rows == (old.item.id,)
+        assert binder.get_file(u1, old.item.id) == old.item
+        applied = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
+        assert applied.expired_rows == (old.item.id,)
+        with pytest.raises(FileItemNotFound):
+            binder.get_file(u1, old.item.id)
+        assert not binder.blobs.exists(old.item.blob_key)
+        assert binder.get_file(u1, held.item.id) == held.item
+        # lifting the hold lets the held file expire too
+        binder.retention.release("file", held.item.id)
+        assert [e.item.id for e in binder.retention.expired()] == [held.item.id]
+
     def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
         self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
     ) -> None:

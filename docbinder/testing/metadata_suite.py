@@ -57,7 +57,7 @@ from docbinder.domain.errors import (
     VersionTaken,
     WorkflowNotFound,
 )
-from docbinder.domain.governance import Quota
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy
 from docbinder.domain.model import (
     MAX_FILE_NAME_LENGTH,
     MAX_LABEL_LENGTH,
@@ -2158,11 +2158,77 @@ class AuditRepositoryContract(_MetadataSuite):
         assert verify_chain(stored, head=head) == (2 * THREADS, None)
 
 
+class RetentionRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.RetentionRepository`: policies and legal holds (B5)."""
+
+    def test_policies_round_trip_and_replace(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate = new_id("m")
+        whole = RetentionPolicy(Scope(mandate), timedelta(days=30))
+        feature = RetentionPolicy(Scope(mandate, "fi"), timedelta(hours=12), "last_read")
+        with uow() as u:
+            u.retention.set_policy(feature)
+            u.retention.set_policy(whole)
+            u.commit()
+        with uow() as u:
+            assert u.retention.policies(mandate) == [whole, feature]
+            u.retention.set_policy(RetentionPolicy(Scope(mandate), timedelta(seconds=2)))
+            u.commit()
+        with uow() as u:
+            assert u.retention.policies(mandate)[0].max_age == timedelta(seconds=2)
+            assert u.retention.remove_policy(Scope(mandate, "fi")) is True
+            assert u.retention.remove_policy(Scope(mandate, "fi")) is False
+            u.commit()
+        with uow() as u:
+            assert [p.scope for p in u.retention.policies(mandate)] == [Scope(mandate)]
+            assert u.retention.policies(new_id("other")) == []
+
+    def test_holds_are_placed_found_and_released(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate, file_id, workflow_id = new_id("m"), new_id("file"), new_id("wf")
+        with uow() as u:
+            u.retention.place_hold(LegalHold("file", file_id, mandate, "case 7", BASE_TIME))
+            u.retention.place_hold(LegalHold("workflow", workflow_id, mandate, "", BASE_TIME))
+            u.commit()
+        with uow() as u:
+            assert u.retention.held([file_id, new_id("x")], [workflow_id]) == {
+                file_id,
+                workflow_id,
+            }
+            # a file id is no workflow id: kinds do not mix
+            assert u.retention.held([workflow_id], [file_id]) == set()
+            holds = u.retention.holds(mandate)
+            assert [(h.kind.value, h.target_id, h.reason) for h in holds] == [
+                ("file", file_id, "case 7"),
+                ("workflow", workflow_id, ""),
+            ]
+            assert holds[0].placed_at == BASE_TIME
+            assert u.retention.release_hold(HoldKind.FILE, file_id) is True
+            assert u.retention.release_hold(HoldKind.FILE, file_id) is False
+            u.commit()
+        with uow() as u:
+            assert u.retention.held([file_id], [workflow_id]) == {workflow_id}
+
+    def test_last_reads_come_from_the_audit_log(self, uow: Callable[[], UnitOfWork]) -> None:
+        read, unread = new_id("file"), new_id("file")
+        events = [
+            AuditEvent(new_id("e"), BASE_TIME, "store", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=1), "read_content", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=2), "read_bytes", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=3), "attach", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME, "store", file_id=unread),
+        ]
+        with uow() as u:
+            u.audit.append(events)
+            u.commit()
+        with uow() as u:
+            assert u.retention.last_reads([read, unread]) == {read: BASE_TIME + timedelta(hours=2)}
+
+
 class MetadataContract(
     FileRepositoryContract,
     ProvenanceContract,
     QuotaRepositoryContract,
     AuditRepositoryContract,
+    RetentionRepositoryContract,
     WorkflowRepositoryContract,
     UnitOfWorkContract,
     VersionRepositoryContract,
