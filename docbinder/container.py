@@ -400,6 +400,9 @@ class UseCaseContainer:
             resources=providers.Callable(
                 _closing, self.owned, self.hash_workers, self.gate, self.audit
             ),
+            quotas=self.quotas,
+            audit_log=self.audit_log,
+            retention=self.retention,
         )
 
 
@@ -423,9 +426,6 @@ _BINDER_USE_CASES = (
     "resolve",
     "get_content",
     "collect_garbage",
-    "quotas",
-    "audit_log",
-    "retention",
     "get_file_for_update",
     "append_file_content",
     "replace_file_content",

@@ -23,6 +23,7 @@ import attrs
 from docbinder.application.context import RunContext
 from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import AuditTrail
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
@@ -332,9 +333,6 @@ class UseCases:
     resolve: ResolveDocumentList
     get_content: GetContent
     collect_garbage: CollectGarbage
-    quotas: ManageQuotas
-    audit_log: AuditLog
-    retention: ManageRetention
     get_file_for_update: GetFileForUpdate
     append_file_content: AppendFileContent
     replace_file_content: ReplaceFileContent
@@ -370,6 +368,12 @@ class DocBinder(UseCases):
     ``clock``, ``ids``, ``extractor``, ``extraction_cache``, ``access``;
     ``max_file_size`` in bytes or ``None``).
 
+    The operator's governance APIs are attributes too, each a group of entry
+    points over the metadata port rather than one use case: ``quotas``
+    (:class:`ManageQuotas`, B12), ``audit_log`` (:class:`AuditLog`, B11) and
+    ``retention`` (:class:`ManageRetention`, B5). They take no principal, as
+    ``collect_garbage``; a host offers them to its administrators only.
+
     :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
     ``resources`` are closed in reverse order, each once (any object with a
     ``close()`` method: the SQL metadata store's connection pools, an S3
@@ -397,8 +401,15 @@ class DocBinder(UseCases):
         extraction_cache: ExtractionCache | None = None,
         max_file_size: int | None = None,
         resources: Sequence[object] = (),
+        quotas: ManageQuotas | None = None,
+        audit_log: AuditLog | None = None,
+        retention: ManageRetention | None = None,
     ) -> None:
         super().__init__(**attrs.asdict(use_cases, recurse=False))
+        trail = AuditTrail(None, None, None)
+        self.quotas = quotas or ManageQuotas(uow_factory, read_uow_factory)
+        self.audit_log = audit_log or AuditLog(uow_factory, read_uow_factory, trail, clock)
+        self.retention = retention or ManageRetention(uow_factory, read_uow_factory, clock, trail)
         self.update_file = FileContentUpdates(
             self.get_file_for_update, self.append_file_content, self.replace_file_content
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from docbinder.domain.errors import InvalidInput
 from docbinder.domain.model import (
     MAX_PROVENANCE_PARENTS,
     MAX_PROVENANCE_TEXT,
@@ -61,10 +62,14 @@ class ToolCall:
         made through a docbinder :class:`~docbinder.application.binder.Run`
         (which records its own).
         """
+        try:
+            digest: str | None = arguments_sha256({} if arguments is None else arguments)
+        except InvalidInput:  # no digest rather than a wrong one
+            digest = None
         return cls(
             tool=_short(tool) or "unknown",
             tool_call_id=_short(tool_call_id),
-            args_sha256=arguments_sha256({} if arguments is None else arguments),
+            args_sha256=digest,
             model=_short(model),
             run_id=_short(run_id),
         )

@@ -374,7 +374,8 @@ def arguments_sha256(arguments: object) -> str:
 
     A JSON text is parsed first, so ``'{"a": 1}'`` and ``{"a": 1}`` have one digest;
     text that is no JSON is hashed as a JSON string. The arguments themselves are
-    never kept (feature row B9).
+    never kept (feature row B9). :class:`InvalidInput` for arguments JSON cannot
+    encode (nested deeper than the interpreter's recursion limit).
     """
     if isinstance(arguments, str | bytes):
         try:
@@ -383,7 +384,13 @@ def arguments_sha256(arguments: object) -> str:
             arguments = (
                 arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
             )
-    return hashlib.sha256(canonical_json(arguments)).hexdigest()
+    try:
+        encoded = canonical_json(arguments)
+    except (RecursionError, ValueError, TypeError) as exc:  # nested deeper than the encoder goes
+        raise InvalidInput(
+            f"the arguments cannot be encoded as JSON: {type(exc).__name__}"
+        ) from None
+    return hashlib.sha256(encoded).hexdigest()
 
 
 @attrs.frozen

@@ -250,10 +250,11 @@ class DocbinderToolset:
             outcome = _error(f"unknown tool {name!r}; available tools: {known}")
         else:
             spec, handler = entry
-            call = ToolCall.of(name, arguments, tool_call_id=tool_call_id, model=model)
             try:
+                checked = _arguments(spec, arguments)
+                call = ToolCall.of(name, arguments, tool_call_id=tool_call_id, model=model)
                 with tool_call(call):
-                    outcome = handler(_arguments(spec, arguments))
+                    outcome = handler(checked)
             except DocbinderError as exc:
                 if isinstance(exc, StorageError | UnsafeOperation):
                     log.warning("tool %s failed: %s", name, exc)

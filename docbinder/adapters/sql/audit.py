@@ -16,12 +16,11 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from docbinder.adapters.sql.audit_rows import ANCHOR, HEAD, event_row, load_event, parse_mark
-from docbinder.adapters.sql.errors import translating
+from docbinder.adapters.sql.errors import storage_error, translating
 from docbinder.adapters.sql.queries import rowcount
 from docbinder.adapters.sql.schema import audit_events, docbinder_meta
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.domain.audit import GENESIS_HASH, AuditEvent
-from docbinder.domain.errors import DocbinderError
 
 _A = audit_events.c
 _M = docbinder_meta.c
@@ -52,24 +51,28 @@ class SqlAuditRepository:
             if changed == 0:
                 self._session.execute(sa.insert(docbinder_meta).values(name=name, value=value))
 
+    def _create_head(self) -> None:
+        """Insert the head row ``0:<genesis>`` in a transaction of its own; another creator winning is fine.
+
+        Made outside the unit, before the unit locks the row: on InnoDB two units
+        that each locked the missing row's gap and then inserted it would deadlock.
+        """
+        try:
+            with self._session.engine.begin() as conn:
+                conn.execute(sa.insert(docbinder_meta).values(name=HEAD, value=f"0:{GENESIS_HASH}"))
+        except sa_exc.IntegrityError:
+            pass  # a concurrent first append made it
+        except sa_exc.SQLAlchemyError as err:
+            raise storage_error(err) from err
+
     def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
         if not events:
             return []
-        head = self._mark(HEAD, lock=True)
-        if head is None:
-            # The first append of this store: create the head row (a concurrent first
-            # append fails its insert and retries, then waits on the row).
-            try:
-                with translating(), self._session.begin_nested():
-                    self._session.execute(
-                        sa.insert(docbinder_meta).values(name=HEAD, value=f"0:{GENESIS_HASH}")
-                    )
-            except (sa_exc.IntegrityError, DocbinderError):
-                pass
-            head = self._mark(HEAD, lock=True) or (0, GENESIS_HASH)
-            anchor = self.anchor()
-            if head == (0, GENESIS_HASH) and anchor is not None:
-                head = anchor
+        if self._mark(HEAD) is None:
+            self._create_head()
+        head = self._mark(HEAD, lock=True) or (0, GENESIS_HASH)
+        if head == (0, GENESIS_HASH):
+            head = self.anchor() or head
         seq, prev = head
         stored: list[AuditEvent] = []
         for event in events:

@@ -191,7 +191,7 @@ class AttachFile:
                 candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def record_attach(self, uow: UnitOfWork, ctx: RunContext, message: ChatMessage) -> None:
+    def _record_attach(self, uow: UnitOfWork, ctx: RunContext, message: ChatMessage) -> None:
         """Record the attach of ``message``'s documents in ``uow``'s audit log (B11)."""
         audit = self.audit
         if not audit.enabled:
@@ -216,7 +216,7 @@ class AttachFile:
         with self._uow() as uow:
             rows = self._stored_rows(uow, prepared.context, items)
             stored = self._add_message(uow, prepared, rows)
-            self.record_attach(uow, prepared.context, stored)
+            self._record_attach(uow, prepared.context, stored)
             uow.commit()
         prepared.finish(stored)
         return stored
@@ -263,7 +263,9 @@ class PreparedAttach:
         the run already saw taken (:meth:`RunContext.label_taken`) is suffixed
         on the first try.
         """
-        return self.attach._add_message(uow, self, items)
+        message = self.attach._add_message(uow, self, items)
+        self.attach._record_attach(uow, self.context, message)
+        return message
 
     def commit(self, items: Sequence[FileItem]) -> ChatMessage:
         """Attach the stored ``items`` in one unit of work of their own; return the stored message.

@@ -105,9 +105,7 @@ class ProduceFile:
             if prepared is None:
                 return None
             try:
-                message = prepared.add(uow, [item])
-                self._attach.record_attach(uow, ctx, message)
-                return message
+                return prepared.add(uow, [item])
             except Exception as exc:  # the store goes on; the cause is logged below
                 failures.append((item.id, exc))
                 return None
