@@ -551,6 +551,10 @@ class AsyncRun:
         """As :meth:`Run.resolve`."""
         return await self._run(self.sync.resolve, document_list)
 
+    async def note_read(self, file_ids: Sequence[str]) -> None:
+        """As :meth:`Run.note_read`."""
+        await self._run(self.sync.note_read, file_ids)
+
     async def get_content(self, document_list: object) -> ContentResult:
         """As :meth:`Run.get_content`."""
         return await self._run(self.sync.get_content, document_list)

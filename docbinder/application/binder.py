@@ -696,6 +696,15 @@ class Run:
         self.context.note_read(d.file_id for d in content.documents)
         return content
 
+    def note_read(self, file_ids: Sequence[str]) -> None:
+        """Record that a tool of this run read these files' content another way than :meth:`get_content`.
+
+        They become parents of what the run produces next (B9) and, with the
+        audit log on, ``read_content`` events (B11).
+        """
+        self.context.note_read(file_ids)
+        self.binder.audit_log.content_read(self.principal, list(file_ids), self.context.workflow_id)
+
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
         return self.binder.get_file(self.principal, file_id)

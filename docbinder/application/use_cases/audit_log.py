@@ -130,6 +130,21 @@ class AuditLog:
             uow.commit()
         return removed
 
+    def content_read(
+        self, principal: Principal, file_ids: builtins.list[str], workflow_id: str | None
+    ) -> None:
+        """Record ``read_content`` events for files a tool read outside ``get_content`` (batched)."""
+        trail = self._trail
+        if trail.enabled and file_ids:
+            trail.note(
+                *(
+                    trail.event(
+                        AuditAction.READ_CONTENT, principal, file_id=f, workflow_id=workflow_id
+                    )
+                    for f in file_ids
+                )
+            )
+
     def link_minted(
         self,
         principal: Principal | None,
