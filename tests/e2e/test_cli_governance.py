@@ -169,3 +169,23 @@ def test_audit_ls_export_verify_and_a_tampered_log(
     assert broken.stderr.strip() == (
         "error: audit log broken at event 2: event 2 was changed: its hash no longer matches"
     )
+
+
+def test_audit_prune_needs_a_retention_and_keeps_the_chain_verifiable(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    assert cli("attach", str(f)).exit_code == 0
+    refused = cli("audit", "prune")
+    assert refused.exit_code == 1 and "audit_retention is not set" in refused.stderr
+    monkeypatch.setenv("DOCBINDER_AUDIT_RETENTION", "1s")
+    import time
+
+    time.sleep(1.1)
+    f.write_text("b")
+    assert cli("attach", str(f)).exit_code == 0
+    assert _json(cli("audit", "prune", "--json")) == {"removed": 1}
+    verified = _json(cli("audit", "verify", "--json"))
+    assert verified["ok"] is True and verified["checked"] == 1

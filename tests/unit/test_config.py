@@ -421,3 +421,16 @@ def test_the_row_budget_cuts_a_workbook(tmp_path: Path) -> None:
     produced = run.produce_file("t.xlsx", documents.xlsx_bytes(sheets=2, rows=3))
     parts = run.get_content(produced.reference).parts
     assert parts[-1].truncated_reason == "the workbook has more than 2 rows"
+
+
+def test_audit_settings_read_flags_and_durations() -> None:
+    """``audit`` is a flag; ``audit_retention`` a duration in seconds or with a unit (B11)."""
+    from docbinder.config import Settings
+    from docbinder.domain.errors import ConfigurationError
+
+    loaded = Settings.load(environ={"DOCBINDER_AUDIT": "yes", "DOCBINDER_AUDIT_RETENTION": "30d"})
+    assert loaded.audit is True and loaded.audit_retention == 30 * 86400
+    assert Settings.load(environ={"DOCBINDER_AUDIT_RETENTION": "90"}).audit_retention == 90
+    assert Settings.load(environ={}).audit is False
+    with pytest.raises(ConfigurationError, match="audit_retention"):
+        Settings.load(environ={"DOCBINDER_AUDIT_RETENTION": "soon"})
