@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ToolFileResult,
         UnresolvedReason,
     )
+    from docbinder.application.provenance import ToolCall, tool_call
     from docbinder.config import Settings
     from docbinder.container import build_binder, compose_binder
     from docbinder.domain.access import Action, Resource, ResourceKind
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         MissingExtra,
         NoActiveWorkflow,
         NotFound,
+        QuotaExceeded,
         SizeLimitExceeded,
         StorageError,
         StoreMoved,
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
         VersionTaken,
         WorkflowNotFound,
     )
+    from docbinder.domain.governance import Quota
     from docbinder.domain.model import (
         ChatDocument,
         ChatMessage,
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
         FileVersion,
         PageCoverage,
         Principal,
+        Provenance,
         Scope,
         VersionSeries,
     )
@@ -121,6 +125,11 @@ _EXPORTS: dict[str, str] = {
     "NoActiveWorkflow": "docbinder.domain.errors",
     "NotFound": "docbinder.domain.errors",
     "Principal": "docbinder.domain.model",
+    "Provenance": "docbinder.domain.model",
+    "Quota": "docbinder.domain.governance",
+    "QuotaExceeded": "docbinder.domain.errors",
+    "ToolCall": "docbinder.application.provenance",
+    "tool_call": "docbinder.application.provenance",
     "RejectedReference": "docbinder.domain.references",
     "Resolution": "docbinder.application",
     "Resource": "docbinder.domain.access",
@@ -202,6 +211,9 @@ __all__ = [
     "NotFound",
     "PageCoverage",
     "Principal",
+    "Provenance",
+    "Quota",
+    "QuotaExceeded",
     "RejectedReference",
     "Resolution",
     "Resource",
@@ -213,6 +225,7 @@ __all__ = [
     "StorageError",
     "StoreMoved",
     "StoredFile",
+    "ToolCall",
     "ToolFileResult",
     "TransactionAborted",
     "UnresolvedReason",
@@ -225,6 +238,7 @@ __all__ = [
     "build_binder",
     "coerce_document_references",
     "compose_binder",
+    "tool_call",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

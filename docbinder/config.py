@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.errors import ConfigurationError, InvalidInput
 from docbinder.domain.reading import (
     DEFAULT_CALL_MAX_BYTES,
     DEFAULT_CALL_MAX_PARTS,
@@ -88,6 +88,8 @@ SETTING_NAMES = (
     "s3_checksums",
     "s3_content_md5",
     "max_file_size",
+    "audit",
+    "audit_retention",
     "s3_whole_bucket",
     "s3_connect_timeout",
     "s3_read_timeout",
@@ -170,6 +172,14 @@ class Settings:
     """
     max_file_size: int | None = None
     """Largest file stored, in bytes (``None``: unlimited)."""
+    audit: bool = False
+    """Keep the audit log (B11): every store, attach, read, resolution, delete and refusal is
+    an event of a hash chain in the metadata store (``docbinder audit ls | verify``).
+    """
+    audit_retention: float | None = None
+    """How long ``docbinder audit prune`` keeps audit events, in seconds or as a duration
+    (``90d``, ``12h``); ``None``: for ever.
+    """
     s3_whole_bucket: bool = False
     """Allow an ``s3://bucket`` URL without prefix: everything in the bucket then belongs to
     docbinder.
@@ -479,6 +489,16 @@ def _file_size(name: str, raw: Any, source: str | None) -> int:
     return size
 
 
+def _duration(name: str, raw: Any, source: str | None) -> float:
+    """A positive duration: seconds, or text such as ``2s``, ``12h``, ``30d`` (:func:`parse_duration`)."""
+    from docbinder.domain.governance import parse_duration
+
+    try:
+        return parse_duration(raw).total_seconds()
+    except InvalidInput as exc:
+        raise ConfigurationError(f"{name}: {exc} ({source})") from None
+
+
 def _flag(name: str, raw: Any, source: str | None) -> bool:
     """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, any case) or a TOML boolean."""
     if isinstance(raw, bool):
@@ -565,6 +585,8 @@ _COUNT = _whole("")
 
 _CONVERTERS: dict[str, Converter] = {
     "max_file_size": _file_size,
+    "audit": _flag,
+    "audit_retention": _duration,
     "s3_whole_bucket": _flag,
     "s3_content_md5": _flag,
     "s3_connect_timeout": _seconds,

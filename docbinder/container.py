@@ -30,6 +30,7 @@ The budgets of the content extractor come from the ``extract_*`` settings
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,6 +48,7 @@ from docbinder.adapters.rbac import RoleTableAuthorizer
 from docbinder.adapters.system import UtcClock, UuidIdFactory
 from docbinder.application.binder import DocBinder, UseCases
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
@@ -57,6 +59,7 @@ from docbinder.application.steps.storing import FileStorer
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
 from docbinder.application.use_cases.append_file_content import AppendFileContent
 from docbinder.application.use_cases.attach_file import AttachFile
+from docbinder.application.use_cases.audit_log import AuditLog
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.application.use_cases.collect_garbage import CollectGarbage
 from docbinder.application.use_cases.count_file_references import CountFileReferences
@@ -76,6 +79,8 @@ from docbinder.application.use_cases.list_latest_file_versions import ListLatest
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.manage_quotas import ManageQuotas
+from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.mint_link import MintLink
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_item import OpenFileItem
@@ -251,13 +256,27 @@ def _guarded(gate: UnitOfWorkGate, factory: UnitOfWorkFactory) -> UnitOfWorkFact
     return gate.guard(factory)
 
 
-def _closing(owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate) -> tuple[object, ...]:
-    """What the binder closes, in construction order: the owned adapters, the hash pool, the gate.
+def _closing(
+    owned: Any, hash_workers: HashWorkers, gate: UnitOfWorkGate, audit: AuditTrail
+) -> tuple[object, ...]:
+    """What the binder closes, in construction order: the owned adapters, the hash pool, the gate, the audit trail.
 
-    Closed in reverse order, so the gate shuts first and no use case starts a
-    unit of work on a store being closed.
+    Closed in reverse order: the audit trail appends the read events it still
+    holds, then the gate shuts and no use case starts a unit of work on a
+    store being closed.
     """
-    return (*owned, hash_workers, gate)
+    return (*owned, hash_workers, gate, audit)
+
+
+def _retention(settings: Settings) -> timedelta | None:
+    """``audit_retention`` (seconds) as a :class:`timedelta`, or ``None``."""
+    seconds = settings.audit_retention
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def _audit_trail(units: Any, clock: Clock, ids: IdFactory, enabled: bool) -> AuditTrail:
+    """The binder's :class:`AuditTrail` (disabled unless ``enabled``)."""
+    return AuditTrail(units, clock, ids, enabled=enabled) if enabled else DISABLED
 
 
 class UseCaseContainer:
@@ -296,7 +315,11 @@ class UseCaseContainer:
         resolution_log: Any = None,
         public_url: Any = None,
         link_max_expiry: Any = MAX_EXPIRY_SECONDS,
+        audit: Any = False,
+        audit_retention: Any = None,
     ) -> None:
+        self.audit_enabled = _provider(audit)
+        self.audit_retention = _provider(audit_retention)
         self.uow_factory = _provider(uow_factory)
         self.read_uow_factory = _provider(read_uow_factory)
         self.blobs = blobs = _provider(blobs)
@@ -330,6 +353,9 @@ class UseCaseContainer:
         self.gate = providers.Singleton(UnitOfWorkGate)
         self.units = providers.Singleton(_guarded, self.gate, self.uow_factory)
         self.read_units = providers.Singleton(_guarded, self.gate, self.read_uow_factory)
+        self.audit = providers.Singleton(
+            _audit_trail, self.units, self.clock, self.ids, self.audit_enabled
+        )
         self.access = providers.Singleton(AccessPolicy, self.authorizer)
         self.extractor = providers.Singleton(
             _extractor_for, self.raw_extractor, self.extraction_cache
@@ -353,23 +379,35 @@ class UseCaseContainer:
             registration=self.registration,
             duplicates=self.check_duplicate,
             hash_workers=self.hash_workers,
+            audit=self.audit,
         )
         self.attach_file = providers.Singleton(
-            AttachFile, self.units, self.access, self.clock, self.ids
+            AttachFile, self.units, self.access, self.clock, self.ids, audit=self.audit
         )
 
     def _build_file_use_cases(self) -> None:
         units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
-        self.open_file = providers.Singleton(OpenFile, self.get_file, blobs)
+        self.open_file = providers.Singleton(OpenFile, self.get_file, blobs, audit=self.audit)
         self.open_file_item = providers.Singleton(OpenFileItem, self.get_file, blobs)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
-        self.delete_file = providers.Singleton(DeleteFile, units, blobs, access, self.get_file)
+        self.delete_file = providers.Singleton(
+            DeleteFile, units, blobs, access, self.get_file, audit=self.audit
+        )
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
         self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
         self.produce_file = providers.Singleton(ProduceFile, self.storer, self.attach_file)
-        self.collect_garbage = providers.Singleton(CollectGarbage, units, blobs, self.clock)
+        self.retention = providers.Singleton(
+            ManageRetention, units, read_units, self.clock, self.audit
+        )
+        self.collect_garbage = providers.Singleton(
+            CollectGarbage, units, blobs, self.clock, self.retention, audit=self.audit
+        )
+        self.quotas = providers.Singleton(ManageQuotas, units, read_units)
+        self.audit_log = providers.Singleton(
+            AuditLog, units, read_units, self.audit, self.clock, self.audit_retention
+        )
         self.prune_extraction_cache = providers.Singleton(
             _pruner, read_units, self.extraction_cache
         )
@@ -386,10 +424,15 @@ class UseCaseContainer:
         self.advance_counters = providers.Singleton(AdvanceCounters, units, access)
         self.recorder = providers.Singleton(_recorder, self.resolution_log, self.clock)
         self.resolve = providers.Singleton(
-            ResolveDocumentList, read_units, access, recorder=self.recorder
+            ResolveDocumentList,
+            read_units,
+            access,
+            recorder=self.recorder,
+            audit=self.audit,
+            clock=self.clock,
         )
         self.get_content = providers.Singleton(
-            GetContent, self.resolve, self.blobs, self.extractor, self.read_limits
+            GetContent, self.resolve, self.blobs, self.extractor, self.read_limits, audit=self.audit
         )
 
     def _build_update_use_cases(self) -> None:
@@ -470,7 +513,12 @@ class UseCaseContainer:
             access=self.access,
             extraction_cache=self.extraction_cache,
             max_file_size=self.max_file_size,
-            resources=providers.Callable(_closing, self.owned, self.hash_workers, self.gate),
+            resources=providers.Callable(
+                _closing, self.owned, self.hash_workers, self.gate, self.audit
+            ),
+            quotas=self.quotas,
+            audit_log=self.audit_log,
+            retention=self.retention,
         )
 
 
@@ -537,6 +585,7 @@ def compose_binder(
     link_ledger: LinkLedger | None = None,
     resolution_log: ResolutionLog | None = None,
     public_url: str | None = None,
+    audit: bool = False,
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -554,6 +603,8 @@ def compose_binder(
     their revocations live in ``link_ledger`` (default: one in memory);
     ``resolution_log`` keeps recent resolutions for the inspector page (``None``:
     none kept); ``public_url`` is the base of links minted outside a request.
+    With ``audit`` every write, read, resolution and refusal is recorded in the
+    metadata store's audit log (B11, ``binder.audit``).
     """
     use_cases = UseCaseContainer(
         uow_factory=uow_factory,
@@ -572,6 +623,7 @@ def compose_binder(
         link_ledger=link_ledger,
         resolution_log=resolution_log,
         public_url=public_url,
+        audit=audit,
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -648,6 +700,8 @@ class Container:
             resolution_log=self.resolution_log,
             public_url=providers.Callable(lambda s: s.public_url, self.settings),
             link_max_expiry=providers.Callable(lambda s: s.link_max_expiry, self.settings),
+            audit=providers.Callable(lambda s: s.audit, self.settings),
+            audit_retention=providers.Callable(_retention, self.settings),
         )
         self.binder = self.use_cases.binder
 

@@ -26,6 +26,7 @@ from docbinder.domain.model import (
     FileItem,
     PageCoverage,
     Principal,
+    Provenance,
     Scope,
 )
 from docbinder.domain.references import (
@@ -55,6 +56,7 @@ def _datetime_hooks(conv: cattrs.Converter) -> None:
 
 WIRE_TYPES: tuple[type, ...] = (
     Scope,
+    Provenance,
     Principal,
     FileItem,
     ChatDocument,

@@ -53,6 +53,7 @@ from docbinder.application.use_cases.list_files import ListFiles
 from docbinder.application.use_cases.list_latest_file_versions import ListLatestFileVersions
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.manage_quotas import ManageQuotas
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
@@ -97,6 +98,7 @@ __all__ = [
     "ListLatestFileVersions",
     "ListMessages",
     "ListWorkflows",
+    "ManageQuotas",
     "NotAttached",
     "NotAttachedCause",
     "OpenFile",

@@ -52,11 +52,13 @@ from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, StorageError
 from docbinder.domain.model import (
     DEFAULT_LABEL,
+    NO_PROVENANCE,
     ChatDocument,
     ChatMessage,
     ChatWorkflow,
     FileItem,
     Principal,
+    Provenance,
 )
 from docbinder.ports.blobs import BlobReader
 
@@ -306,12 +308,19 @@ class AsyncDocBinder:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> StoredFile:
         """As :class:`~docbinder.application.use_cases.store_file.StoreFile`; ``data`` may be async chunks."""
 
         def work(chunks: FileData) -> StoredFile:
             return self.sync.store_file(
-                principal, file_name, chunks, mime_type=mime_type, folder=folder, tags=tags
+                principal,
+                file_name,
+                chunks,
+                mime_type=mime_type,
+                folder=folder,
+                tags=tags,
+                provenance=provenance,
             )
 
         return await self._run.with_data(data, self.buffer_chunks, work)
@@ -477,11 +486,21 @@ class AsyncRun:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance | None = None,
     ) -> StoredFile:
         """As :meth:`Run.store_file`; ``data`` may be async chunks."""
-        return await self.binder.store_file(
-            self.principal, file_name, data, mime_type=mime_type, folder=folder, tags=tags
-        )
+
+        def work(chunks: FileData) -> StoredFile:
+            return self.sync.store_file(
+                file_name,
+                chunks,
+                mime_type=mime_type,
+                folder=folder,
+                tags=tags,
+                provenance=provenance,
+            )
+
+        return await self._run.with_data(data, self.binder.buffer_chunks, work)
 
     async def produce_file(
         self,
@@ -492,6 +511,7 @@ class AsyncRun:
         label: str = DEFAULT_LABEL,
         mime_type: str | None = None,
         user_message: str = "",
+        provenance: Provenance | None = None,
     ) -> ToolFileResult:
         """As :meth:`Run.produce_file` (store, duplicate check, attach, text in one commit)."""
 
@@ -503,6 +523,7 @@ class AsyncRun:
                 label=label,
                 mime_type=mime_type,
                 user_message=user_message,
+                provenance=provenance,
             )
 
         return await self._run.with_data(data, self.binder.buffer_chunks, work)
@@ -536,6 +557,10 @@ class AsyncRun:
     async def resolve(self, document_list: object) -> Resolution:
         """As :meth:`Run.resolve`."""
         return await self._run(self.sync.resolve, document_list)
+
+    async def note_read(self, file_ids: Sequence[str]) -> None:
+        """As :meth:`Run.note_read`."""
+        await self._run(self.sync.note_read, file_ids)
 
     async def get_content(self, document_list: object) -> ContentResult:
         """As :meth:`Run.get_content`; a cancelled ``await`` stops the conversion in progress.

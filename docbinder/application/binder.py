@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 import attrs
 
 from docbinder.application.context import RunContext
+from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import AuditTrail
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
@@ -30,6 +32,7 @@ from docbinder.application.steps.storing import StoredFile
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
 from docbinder.application.use_cases.append_file_content import AppendFileContent
 from docbinder.application.use_cases.attach_file import AttachFile, attach_file_as_chat_document
+from docbinder.application.use_cases.audit_log import AuditLog
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.application.use_cases.collect_garbage import CollectGarbage
 from docbinder.application.use_cases.count_file_references import CountFileReferences
@@ -49,6 +52,8 @@ from docbinder.application.use_cases.list_latest_file_versions import ListLatest
 from docbinder.application.use_cases.list_messages import ListMessages
 from docbinder.application.use_cases.list_resolutions import ListResolutions
 from docbinder.application.use_cases.list_workflows import ListWorkflows
+from docbinder.application.use_cases.manage_quotas import ManageQuotas
+from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.mint_link import TOOL_LINK_SECONDS, MintedLink, MintLink
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_item import OpenFileItem
@@ -71,6 +76,7 @@ from docbinder.domain.model import (
     ChatWorkflow,
     FileItem,
     Principal,
+    Provenance,
     VersionSeries,
 )
 from docbinder.ports.authorizer import Authorizer
@@ -371,6 +377,12 @@ class DocBinder(UseCases):
     ``clock``, ``ids``, ``extractor``, ``extraction_cache``, ``access``;
     ``max_file_size`` in bytes or ``None``).
 
+    The operator's governance APIs are attributes too, each a group of entry
+    points over the metadata port rather than one use case: ``quotas``
+    (:class:`ManageQuotas`, B12), ``audit_log`` (:class:`AuditLog`, B11) and
+    ``retention`` (:class:`ManageRetention`, B5). They take no principal, as
+    ``collect_garbage``; a host offers them to its administrators only.
+
     :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
     ``resources`` are closed in reverse order, each once (any object with a
     ``close()`` method: the SQL metadata store's connection pools, an S3
@@ -398,8 +410,15 @@ class DocBinder(UseCases):
         extraction_cache: ExtractionCache | None = None,
         max_file_size: int | None = None,
         resources: Sequence[object] = (),
+        quotas: ManageQuotas | None = None,
+        audit_log: AuditLog | None = None,
+        retention: ManageRetention | None = None,
     ) -> None:
         super().__init__(**attrs.asdict(use_cases, recurse=False))
+        trail = AuditTrail(None, None, None)
+        self.quotas = quotas or ManageQuotas(uow_factory, read_uow_factory)
+        self.audit_log = audit_log or AuditLog(uow_factory, read_uow_factory, trail, clock)
+        self.retention = retention or ManageRetention(uow_factory, read_uow_factory, clock, trail)
         self.update_file = FileContentUpdates(
             self.get_file_for_update, self.append_file_content, self.replace_file_content
         )
@@ -482,12 +501,13 @@ class DocBinder(UseCases):
         """
         self.require_open()
         workflow = self.get_workflow(principal, workflow_id) if workflow_id is not None else None
-        return Run(self, RunContext(principal, workflow))
+        return Run(self, RunContext(principal, workflow, run_id=self.ids.new_id()))
 
     def start_new_run(self, principal: Principal) -> Run:
         """Create a workflow for ``principal`` and bind it; :class:`AccessDenied` if not allowed."""
         self.require_open()
-        return Run(self, RunContext(principal, self.create_workflow(principal)))
+        workflow = self.create_workflow(principal)
+        return Run(self, RunContext(principal, workflow, run_id=self.ids.new_id()))
 
 
 class Run:
@@ -569,10 +589,24 @@ class Run:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance | None = None,
     ) -> StoredFile:
-        """Store a file for the run's principal (C1 + C2); see :class:`StoreFile`."""
+        """Store a file for the run's principal (C1 + C2); see :class:`StoreFile`.
+
+        The FileItem's provenance (B9) is ``provenance`` (else the bound tool
+        call) completed with this run's id, workflow and the files it read.
+        """
+        ctx = self.context
         return self.binder.store_file(
-            self.principal, file_name, data, mime_type=mime_type, folder=folder, tags=tags
+            self.principal,
+            file_name,
+            data,
+            mime_type=mime_type,
+            folder=folder,
+            tags=tags,
+            provenance=provenance_for(
+                provenance, run_id=ctx.run_id, workflow_id=ctx.workflow_id, parents=ctx.read_files
+            ),
         )
 
     def attach(
@@ -624,8 +658,15 @@ class Run:
         label: str = DEFAULT_LABEL,
         mime_type: str | None = None,
         user_message: str = "",
+        provenance: Provenance | None = None,
     ) -> ToolFileResult:
         """The whole producer path: store -> duplicate check -> attach -> tool-result text.
+
+        ``provenance`` (B9) is what the producer declares: tool name, call id,
+        argument digest, model; without it the tool call a host bound with
+        :func:`docbinder.application.provenance.tool_call` is used, and without
+        that ``tool`` stays ``None``. The run adds its id, its workflow and the
+        files whose content it read so far (the parents).
 
         The blob is written first; then the duplicate check, the FileItem and
         the ChatMessage are one transaction (:class:`ProduceFile`). Storing
@@ -644,6 +685,7 @@ class Run:
             label=label,
             user_message=user_message,
             mime_type=mime_type,
+            provenance=provenance,
         )
         item, document_id = produced.stored.item, produced.document_id
         text = format_tool_file_result(verb, item, document_id, produced.not_attached)
@@ -677,8 +719,22 @@ class Run:
         return self.binder.resolve(self.context, document_list)
 
     def get_content(self, document_list: object) -> ContentResult:
-        """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8)."""
-        return self.binder.get_content(self.context, document_list)
+        """Content parts for a model-supplied ``documentList`` (C6 + C7 + C8).
+
+        The files read become parents of what this run produces next (B9).
+        """
+        content = self.binder.get_content(self.context, document_list)
+        self.context.note_read(d.file_id for d in content.documents)
+        return content
+
+    def note_read(self, file_ids: Sequence[str]) -> None:
+        """Record that a tool of this run read these files' content another way than :meth:`get_content`.
+
+        They become parents of what the run produces next (B9) and, with the
+        audit log on, ``read_content`` events (B11).
+        """
+        self.context.note_read(file_ids)
+        self.binder.audit_log.content_read(self.principal, list(file_ids), self.context.workflow_id)
 
     def link_for(
         self,
@@ -715,7 +771,9 @@ class Run:
         Chunks hold at most ``chunk_size`` bytes. Raises
         :class:`FileItemNotFound` and :class:`BlobMissing` at call time.
         """
-        return self.binder.open_file(self.principal, file_id, chunk_size)
+        reader = self.binder.open_file(self.principal, file_id, chunk_size)
+        self.context.note_read((file_id,))
+        return reader
 
     def read_file(self, file_id: str) -> bytes:
         """The whole content of a readable file, in memory (for small files).

@@ -9,6 +9,7 @@ inside a service.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import attrs
 
@@ -24,14 +25,24 @@ class RunContext:
     workflow as bound, plus the messages this run created (appended as soon as
     they are stored), not necessarily every message of the workflow. It is
     built when read and kept until the next append, so a run that adds many
-    messages does not copy its message list on every attach. Safe to share
+    messages does not copy its message list on every attach. ``run_id``
+    identifies the run in the provenance of the files it produces (B9);
+    :attr:`read_files` are the files whose content it read so far. Safe to share
     between threads: a view never misses a message appended before it was read.
     """
 
-    __slots__ = ("_added", "_bound", "_lock", "_taken", "_view", "principal")
+    __slots__ = ("_added", "_bound", "_lock", "_read", "_taken", "_view", "principal", "run_id")
 
-    def __init__(self, principal: Principal, workflow: ChatWorkflow | None = None) -> None:
+    def __init__(
+        self,
+        principal: Principal,
+        workflow: ChatWorkflow | None = None,
+        *,
+        run_id: str | None = None,
+    ) -> None:
         self.principal = principal
+        self.run_id = run_id
+        self._read: dict[str, None] = {}
         self._bound = workflow
         self._added: list[ChatMessage] = []
         self._view = workflow
@@ -39,7 +50,10 @@ class RunContext:
         self._taken: set[str] = set()
 
     def __repr__(self) -> str:
-        return f"RunContext(principal={self.principal!r}, workflow_id={self.workflow_id!r})"
+        return (
+            f"RunContext(principal={self.principal!r}, workflow_id={self.workflow_id!r}, "
+            f"run_id={self.run_id!r})"
+        )
 
     @property
     def workflow(self) -> ChatWorkflow | None:
@@ -94,6 +108,21 @@ class RunContext:
                 current_action=counters.action,
             )
             self._view = None
+
+    def note_read(self, file_ids: Iterable[str]) -> None:
+        """Remember that this run read the content of these FileItems (the parents of what it produces next).
+
+        ``file_ids`` is an iterable of ids; order of first reading is kept.
+        """
+        with self._lock:
+            for file_id in file_ids:
+                self._read.setdefault(file_id, None)
+
+    @property
+    def read_files(self) -> tuple[str, ...]:
+        """Ids of the FileItems whose content this run read, in the order first read."""
+        with self._lock:
+            return tuple(self._read)
 
     def label_taken(self, label: str) -> bool:
         """Whether this run has seen ``label`` taken in its workflow (see :meth:`note_label_taken`)."""

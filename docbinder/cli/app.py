@@ -97,7 +97,17 @@ store_app = typer.Typer(
 )
 app.add_typer(workflow_app, name="workflow")
 app.add_typer(files_app, name="files")
+quota_app = typer.Typer(
+    help="Limit what a mandate or feature instance may store.", no_args_is_help=True
+)
 app.add_typer(store_app, name="store")
+audit_app = typer.Typer(help="Read and check the audit log.", no_args_is_help=True)
+app.add_typer(quota_app, name="quota")
+retention_app = typer.Typer(
+    help="Decide how long files are kept; place legal holds.", no_args_is_help=True
+)
+app.add_typer(audit_app, name="audit")
+app.add_typer(retention_app, name="retention")
 
 
 def _print_version(value: bool) -> None:

@@ -22,6 +22,10 @@ from docbinder.cli.inputs import (
 from docbinder.cli.output import emit_json, err, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput
+from docbinder.domain.model import Provenance
+
+CLI_TOOL = "docbinder attach"
+"""The tool ``attach`` records as the files' producer unless ``--tool`` names another."""
 
 
 @handles_errors
@@ -37,9 +41,27 @@ def attach(
         str | None,
         typer.Option("--name", help="File name to store under (needed for '-'; one file only)."),
     ] = None,
+    tool: Annotated[
+        str,
+        typer.Option(help="Provenance: the tool that produced the files (default: this command)."),
+    ] = CLI_TOOL,
+    tool_call_id: Annotated[
+        str | None, typer.Option(help="Provenance: the host's id of that tool call.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Provenance: the model that asked for the call.")
+    ] = None,
+    parent: Annotated[
+        list[str] | None,
+        typer.Option(help="Provenance: id of a file these were made from (repeatable)."),
+    ] = None,
     json_flag: JsonOpt = False,
 ) -> None:
     """Store FILEs and attach each to the workflow; print the tool-result text.
+
+    Each FileItem records its provenance (``files show --json``): ``--tool``
+    (default ``docbinder attach``), ``--tool-call-id``, ``--model``, the
+    ``--parent`` files, the run and workflow of this command.
 
     Every file is checked (readable, within the size limit, a usable name) and the
     workflow's permission is checked before anything is stored. If storing one file
@@ -48,6 +70,9 @@ def attach(
     it needs ``--name``.
     """
     names = _checked_names(files, name)
+    provenance = Provenance(
+        tool=tool, tool_call_id=tool_call_id, model=model, parents=tuple(parent or ())
+    )
     run = _attaching_run(workflow)
     as_json = STATE.wants_json(json_flag)
     if workflow is None:
@@ -60,7 +85,7 @@ def attach(
     with new_progress(on_disk) as progress:
         for path in files:
             chunks = read_stdin_chunks() if path == STDIN else read_chunks(path, progress)
-            result = _store_one(run, path, names[path], chunks, label, results, as_json)
+            result = _store_one(run, path, names[path], chunks, label, results, as_json, provenance)
             results.append(result)
             if not as_json:
                 _print_result(result, label or f"writeFile:{names[path]}", results[:-1])
@@ -103,6 +128,7 @@ def _store_one(
     label: str | None,
     kept: list[ToolFileResult],
     as_json: bool,
+    provenance: Provenance,
 ) -> ToolFileResult:
     """Store and attach one file; a failure names the file and those ``kept`` before it.
 
@@ -111,7 +137,11 @@ def _store_one(
     """
     try:
         return run.produce_file(
-            file_name, chunks, verb="Wrote", label=label or f"writeFile:{file_name}"
+            file_name,
+            chunks,
+            verb="Wrote",
+            label=label or f"writeFile:{file_name}",
+            provenance=provenance,
         )
     except (DocbinderError, OSError) as exc:
         names = ", ".join(r.item.file_name for r in kept)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from docbinder.cli.output import fail
+from docbinder.cli.state import STATE
 from docbinder.domain.errors import DocbinderError, FileItemNotFound
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,6 +35,7 @@ def handles_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             result = func(*args, **kwargs)
+            STATE.flush_audit()  # the read events a command made are in the log when it ends
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return result
         except typer.Exit:

@@ -151,6 +151,7 @@ def as_wire(found: Collection) -> dict[str, Any]:
         "orphanBlobs": list(report.orphan_blobs),
         "youngBlobs": list(report.young_blobs),
         "orphanRows": list(report.orphan_rows),
+        "expiredRows": list(report.expired_rows),
         "markedRows": list(report.marked_rows),
         "staleTempFiles": found.temp_files,
         "staleUploads": found.uploads,
@@ -199,6 +200,13 @@ def _print_removed(found: Collection) -> None:
         out.print(f"  blob {key}")
     for file_id in report.orphan_rows:
         out.print(f"  file {file_id}")
+    if report.expired_rows:
+        out.print(
+            f"{verb} {len(report.expired_rows)} FileItem(s) past their retention period "
+            f"by more than {found.grace:g} s (not under a legal hold)"
+        )
+        for file_id in report.expired_rows:
+            out.print(f"  expired file {file_id}")
 
 
 def _print_marked(found: Collection) -> None:

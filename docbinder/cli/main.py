@@ -14,9 +14,30 @@ only :mod:`~docbinder.cli.state`, :mod:`~docbinder.cli.common`,
 
 from __future__ import annotations
 
-from docbinder.cli import attach, demo, doctor, files, gc, resolve, serve, store, workflow
+from docbinder.cli import (
+    attach,
+    audit,
+    demo,
+    doctor,
+    files,
+    gc,
+    quota,
+    resolve,
+    retention,
+    serve,
+    store,
+    workflow,
+)
 from docbinder.cli import run as run
-from docbinder.cli.app import app, files_app, store_app, workflow_app
+from docbinder.cli.app import (
+    app,
+    audit_app,
+    files_app,
+    quota_app,
+    retention_app,
+    store_app,
+    workflow_app,
+)
 
 app.command()(demo.demo)
 app.command()(attach.attach)
@@ -40,5 +61,21 @@ files_app.command("link")(files.files_link)
 
 store_app.command("adopt")(store.store_adopt)
 store_app.command("claim")(store.store_claim)
+
+quota_app.command("set")(quota.quota_set)
+quota_app.command("show")(quota.quota_show)
+quota_app.command("rm")(quota.quota_rm)
+
+audit_app.command("ls")(audit.audit_ls)
+audit_app.command("export")(audit.audit_export)
+audit_app.command("verify")(audit.audit_verify)
+audit_app.command("head")(audit.audit_head)
+audit_app.command("prune")(audit.audit_prune)
+
+retention_app.command("set")(retention.retention_set)
+retention_app.command("show")(retention.retention_show)
+retention_app.command("rm")(retention.retention_rm)
+retention_app.command("hold")(retention.retention_hold)
+retention_app.command("release")(retention.retention_release)
 
 __all__ = ["app", "run"]

@@ -70,6 +70,11 @@ class State:
             self._warn_of_unknown_roles(self._binder)
         return self._binder
 
+    def flush_audit(self) -> None:
+        """Append the audit events the binder still holds (reads are collected in batches)."""
+        if self._binder is not None and not self._binder.closed:
+            self._binder.audit_log.flush()
+
     def start_run(self, workflow: str | None) -> Run:
         """A run of the CLI identity, bound to ``workflow`` (``None``: no workflow)."""
         return self.binder().start_run(self.principal, workflow)

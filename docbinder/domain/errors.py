@@ -212,6 +212,28 @@ class SizeLimitExceeded(DocbinderError, ValueError):
         self.name = name
 
 
+class QuotaExceeded(DocbinderError, ValueError):
+    """A store or content change would pass a quota of its mandate or feature instance (B12).
+
+    Nothing was kept. The message names the quota, the limit and the usage in
+    words a person or a model can act on; the HTTP layer answers it with 413
+    (one file too large) or 409 (the scope is full). ``quota`` is
+    ``"max_bytes"``, ``"max_files"`` or ``"max_file_size"``; ``limit`` and
+    ``used`` are in bytes (files for ``max_files``).
+    """
+
+    def __init__(self, message: str, *, quota: str, limit: int, used: int) -> None:
+        super().__init__(message)
+        self.quota = quota
+        self.limit = limit
+        self.used = used
+
+    @property
+    def http_status(self) -> int:
+        """413 when one file is larger than ``max_file_size``, else 409."""
+        return 413 if self.quota == "max_file_size" else 409
+
+
 class BinderClosed(DocbinderError, RuntimeError):
     """The binder (or the store behind it) was closed; build a new one to go on.
 

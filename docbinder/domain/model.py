@@ -353,6 +353,105 @@ class Principal:
         return Scope(self.mandate_id, self.feature_instance_id)
 
 
+MAX_PROVENANCE_TEXT = 255
+"""Longest tool name, tool call id, run id or model name a :class:`Provenance` keeps, in characters."""
+
+MAX_PROVENANCE_PARENTS = 100
+"""Most parent files one :class:`Provenance` names; a run that read more keeps the last ones."""
+
+
+def _check_provenance_text(
+    _instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is not None:
+        check_text_field(f"provenance {attribute.name}", value, max_length=MAX_PROVENANCE_TEXT)
+
+
+def _check_optional_sha256(
+    instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is not None:
+        _check_sha256(instance, attribute, value)
+
+
+def _check_parents(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if len(value) > MAX_PROVENANCE_PARENTS:  # type: ignore[arg-type]
+        raise InvalidInput(f"provenance names at most {MAX_PROVENANCE_PARENTS} parent files")
+    for parent in value:  # type: ignore[attr-defined]
+        _check_id(None, attribute, parent)
+
+
+def canonical_json(value: object) -> bytes:
+    """``value`` as canonical JSON bytes: sorted keys, no spaces, UTF-8, no NaN.
+
+    The encoding of RFC 8785's spirit that Python's ``json`` gives: keys sorted by
+    code point, separators ``,`` and ``:``, non-ASCII kept as UTF-8. Values JSON
+    cannot hold are written with ``str`` (so any tool arguments have a digest).
+    """
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode("utf-8", "surrogatepass")
+
+
+def arguments_sha256(arguments: object) -> str:
+    """SHA-256 hex of the tool arguments' :func:`canonical_json` (FIPS 180-4).
+
+    A JSON text is parsed first, so ``'{"a": 1}'`` and ``{"a": 1}`` have one digest;
+    text that is no JSON is hashed as a JSON string. The arguments themselves are
+    never kept (feature row B9). :class:`InvalidInput` for arguments JSON cannot
+    encode (nested deeper than the interpreter's recursion limit).
+    """
+    if isinstance(arguments, str | bytes):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = (
+                arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+            )
+    try:
+        encoded = canonical_json(arguments)
+    except (RecursionError, ValueError, TypeError) as exc:  # nested deeper than the encoder goes
+        raise InvalidInput(
+            f"the arguments cannot be encoded as JSON: {type(exc).__name__}"
+        ) from None
+    return hashlib.sha256(encoded).hexdigest()
+
+
+@attrs.frozen
+class Provenance:
+    """Where a FileItem came from (feature row B9): the producing step, never a guess.
+
+    ``tool`` is the producing tool's name (``None``: the producer declared
+    nothing); ``tool_call_id`` and ``model`` what the host gave for the call
+    (``None`` when it gives none); ``args_sha256`` the SHA-256 hex of the
+    call's arguments in :func:`canonical_json` (:func:`arguments_sha256`; the
+    arguments are never stored); ``run_id`` the agent run; ``workflow_id`` the
+    workflow the run was bound to; ``parents`` the ids of the files the run
+    had read before producing this one, in the order first read (at most
+    :data:`MAX_PROVENANCE_PARENTS`). Text fields are single-line text of at
+    most :data:`MAX_PROVENANCE_TEXT` characters; :class:`InvalidInput` otherwise.
+    """
+
+    tool: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    tool_call_id: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    args_sha256: str | None = attrs.field(default=None, validator=_check_optional_sha256)
+    run_id: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    workflow_id: str | None = attrs.field(default=None, validator=_check_optional_id)
+    model: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    parents: tuple[str, ...] = attrs.field(
+        default=(), converter=_to_tuple, validator=_check_parents
+    )
+
+    @property
+    def declared(self) -> bool:
+        """Whether any field is set (``False`` for a producer that declared nothing)."""
+        return self != NO_PROVENANCE
+
+
+NO_PROVENANCE = Provenance()
+"""The provenance of a FileItem whose producer declared nothing: every field ``None``."""
+
+
 @attrs.frozen
 class FileItem:
     """A stored file: metadata of one blob (SPEC C1).
@@ -363,7 +462,9 @@ class FileItem:
     ``folder`` and ``tags`` are per-scope metadata. ``blob_store`` is the
     identity of the blob store that holds the bytes (persisted inside that
     store, see :meth:`~docbinder.ports.blobs.BlobStore.identity`); ``None`` for
-    a FileItem stored before stores had identities.
+    a FileItem stored before stores had identities. ``provenance`` says which
+    tool, call and run produced it and from which files (:class:`Provenance`;
+    :data:`NO_PROVENANCE` when the producer declared nothing).
     """
 
     id: str = attrs.field(validator=_check_id)
@@ -378,6 +479,9 @@ class FileItem:
     folder: str | None = attrs.field(default=None)
     tags: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
     blob_store: str | None = attrs.field(default=None)
+    provenance: Provenance = attrs.field(
+        default=NO_PROVENANCE, validator=attrs.validators.instance_of(Provenance)
+    )
 
 
 @attrs.frozen

@@ -34,6 +34,11 @@ waits on a database or a disk. A cancelled ``await`` waits for the call on
 its thread to finish before it raises ``CancelledError`` (the call is not
 abandoned): a cancelled save is then complete, with its version, and never
 still in flight or half done.
+
+Provenance (B9): with :class:`DocbinderProvenancePlugin` among the Runner's
+``plugins``, an artifact a tool saves records that tool's name, ADK's
+``function_call_id``, the digest of its arguments and the invocation id as
+the run; without it (or for a save outside a tool) ``tool`` stays ``None``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import attrs
 
 from docbinder.application import DocBinder, StoredVersion
 from docbinder.application.context import RunContext
+from docbinder.application.provenance import ToolCall, bind_tool_call
 from docbinder.domain.errors import Conflict, DocbinderError, InvalidInput, WorkflowNotFound
 from docbinder.domain.model import ChatWorkflow, Principal, check_file_name, is_valid_id
 from docbinder.ports.metadata import UnitOfWork
@@ -66,6 +72,7 @@ try:
         ensure_part,
     )
     from google.adk.errors.input_validation_error import InputValidationError
+    from google.adk.plugins.base_plugin import BasePlugin
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - exercised without the extra only
     from docbinder.domain.errors import MissingExtra
@@ -557,3 +564,45 @@ class DocbinderArtifactService(BaseArtifactService):
             create_time=stored.item.created_at.timestamp(),
             mime_type=mime,
         )
+
+
+class DocbinderProvenancePlugin(BasePlugin):
+    """An ADK plugin that declares each tool call to docbinder, so saved artifacts carry provenance (B9).
+
+    ``before_tool_callback`` binds a :class:`~docbinder.application.provenance.ToolCall`
+    of the tool's name, ``tool_context.function_call_id``, the SHA-256 of
+    ``tool_args`` and ``tool_context.invocation_id`` (the run) for the tool's
+    own task; ADK runs the tool in that task, so the artifacts it saves
+    through :class:`DocbinderArtifactService` record it. The call is unbound
+    after the tool, also when it failed. ADK gives a tool no model name:
+    ``model`` stays ``None``. Changes nothing ADK does (every callback returns
+    ``None``).
+    """
+
+    def __init__(self, name: str = "docbinder_provenance") -> None:
+        super().__init__(name=name)
+
+    async def before_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
+        bind_tool_call(
+            ToolCall.of(
+                getattr(tool, "name", None) or type(tool).__name__,
+                tool_args,
+                tool_call_id=getattr(tool_context, "function_call_id", None),
+                run_id=getattr(tool_context, "invocation_id", None),
+            )
+        )
+        return None
+
+    async def after_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: Any
+    ) -> dict[str, Any] | None:
+        bind_tool_call(None)
+        return None
+
+    async def on_tool_error_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
+    ) -> dict[str, Any] | None:
+        bind_tool_call(None)
+        return None

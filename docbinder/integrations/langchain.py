@@ -86,6 +86,10 @@ class SharedSchemaInput(BaseModel):
         return copy.deepcopy(cls.shared_schema)
 
 
+_CALL_ID = "__docbinder_tool_call_id"
+"""The keyword under which :class:`DocbinderTool` passes LangChain's tool call id to its function."""
+
+
 class DocbinderTool(StructuredTool):
     """A :class:`StructuredTool` whose ``args_schema`` is the tool set's JSON Schema.
 
@@ -99,6 +103,17 @@ class DocbinderTool(StructuredTool):
     def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
         """A pydantic model with one field per argument (required as in the schema)."""
         return self.input_model
+
+    def _to_args_and_kwargs(
+        self, tool_input: str | dict[str, Any], tool_call_id: str | None
+    ) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """LangChain's arguments, plus the id of the model's tool call LangChain was given (B9).
+
+        ``BaseTool.run`` hands the id of the ``ToolCall`` it was invoked with
+        to this hook; it reaches the tool set as the call's ``tool_call_id``.
+        """
+        args, kwargs = super()._to_args_and_kwargs(tool_input, tool_call_id)
+        return args, {**kwargs, _CALL_ID: tool_call_id}
 
 
 def _input_model(name: str, parameters: Mapping[str, Any]) -> type[BaseModel]:
@@ -148,10 +163,13 @@ def render_tool(
     producing = spec.produces_files
 
     def run_sync(**arguments: Any) -> Any:
-        return _render(toolset.call(name, arguments), producing=producing)
+        call_id = arguments.pop(_CALL_ID, None)
+        return _render(toolset.call(name, arguments, tool_call_id=call_id), producing=producing)
 
     async def run_async(**arguments: Any) -> Any:
-        return _render(await toolset.acall(name, arguments), producing=producing)
+        call_id = arguments.pop(_CALL_ID, None)
+        outcome = await toolset.acall(name, arguments, tool_call_id=call_id)
+        return _render(outcome, producing=producing)
 
     return DocbinderTool(
         input_model=_input_model(spec.name, parameters),

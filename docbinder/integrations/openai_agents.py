@@ -98,7 +98,9 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> FunctionTool:
         if not isinstance(parsed, dict):
             return f"Error: the arguments of {name} must be a JSON object"
         arguments = {k: v for k, v in parsed.items() if not (v is None and k in optional)}
-        outcome = await toolset.acall(name, arguments)
+        outcome = await toolset.acall(
+            name, arguments, tool_call_id=ctx.tool_call_id, model=_model_name(ctx)
+        )
         outcomes[ctx.tool_call_id] = outcome
         return _render(outcome)
 
@@ -114,6 +116,15 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> FunctionTool:
         strict_json_schema=True,
         custom_data_extractor=host_record,
     )
+
+
+def _model_name(ctx: ToolContext[Any]) -> str | None:
+    """The model the SDK gives the tool's agent: ``Agent.model`` as a name, or a model object's ``model``."""
+    model = getattr(getattr(ctx, "agent", None), "model", None)
+    if isinstance(model, str):
+        return model or None
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) and name else None
 
 
 def strict_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:

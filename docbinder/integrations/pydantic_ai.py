@@ -43,7 +43,7 @@ from docbinder.integrations._rendering import artifact, toolset_for
 try:
     from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.messages import BinaryContent, ToolReturn
-    from pydantic_ai.tools import Tool
+    from pydantic_ai.tools import RunContext, Tool
     from pydantic_ai.toolsets import FunctionToolset
 except ModuleNotFoundError as exc:  # tested by simulating the missing package
     raise MissingExtra(
@@ -84,11 +84,23 @@ def render_tool(toolset: DocbinderToolset, spec: ToolSpec) -> Tool[Any]:
     """The pydantic-ai :class:`Tool` for ``spec`` of ``toolset``."""
     name = spec.name
 
-    async def call(**arguments: Any) -> ToolReturn:
-        return _render(await toolset.acall(name, arguments))
+    async def call(ctx: RunContext[Any], **arguments: Any) -> ToolReturn:
+        model = getattr(ctx.model, "model_name", None)
+        return _render(
+            await toolset.acall(
+                name,
+                arguments,
+                tool_call_id=ctx.tool_call_id,
+                model=model if isinstance(model, str) else None,
+            )
+        )
 
     tool = Tool.from_schema(
-        call, name=name, description=spec.description, json_schema=dict(spec.parameters)
+        call,
+        name=name,
+        description=spec.description,
+        json_schema=dict(spec.parameters),
+        takes_ctx=True,
     )
     if not spec.strict:
         # Its schema accepts open objects; left to pydantic-ai's inference, a model provider

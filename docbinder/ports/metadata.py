@@ -8,9 +8,13 @@ Roles (ADR 0041):
 * versions -- :class:`VersionRepository` (file versions, feature row B1);
 * maintenance -- :class:`MaintenanceRepository`: scans of every row,
   ``gc``'s missing-blob marks, the database's identity and the blob-store
-  locations it recorded.
+  locations it recorded;
+* quotas -- :class:`QuotaRepository`: limits per mandate / feature instance
+  (feature row B12), whose usage :class:`FileRepository` keeps as it writes;
+* audit -- :class:`AuditRepository`: the hash-chained audit log (B11);
+* retention -- :class:`RetentionRepository`: retention policies and legal holds (B5).
 
-A :class:`UnitOfWork` offers all four over one transaction. What a backend
+A :class:`UnitOfWork` offers all seven over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
 capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
 which then skips those cases with the reason.
@@ -26,7 +30,9 @@ from types import TracebackType
 from typing import Protocol
 
 from docbinder.domain.access import Resource
+from docbinder.domain.audit import AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -57,11 +63,20 @@ class FileRepository(Protocol):
     """FileItem rows (core role). Every method returns domain entities, never rows or dicts.
 
     Errors: :class:`DuplicateFileItem`, :class:`Conflict`,
-    :class:`FileItemNotFound`, :class:`StorageError` (driver faults).
+    :class:`FileItemNotFound`, :class:`QuotaExceeded`, :class:`StorageError`
+    (driver faults).
+
+    Quotas (B12, ADR 0090): :meth:`add`, :meth:`update` and :meth:`delete`
+    keep the usage of every :class:`~docbinder.domain.governance.Quota` of the
+    item's mandate and feature instance in the same transaction. :meth:`add`
+    and a growing :meth:`update` hold those quota rows until the unit ends
+    (SQL: ``SELECT ... FOR UPDATE``), check them with
+    :meth:`Quota.check_add <docbinder.domain.governance.Quota.check_add>` and
+    raise :class:`QuotaExceeded` before writing anything.
     """
 
     def add(self, item: FileItem, *, deduplicate: bool = True) -> None:
-        """Insert ``item``.
+        """Insert ``item``, counting it against the quotas of its scope.
 
         With ``deduplicate`` the item takes part in duplicate detection: a
         second item with the same (sha256, file name, creator, scope) raises
@@ -437,11 +452,125 @@ class MaintenanceRepository(Protocol):
         ...
 
 
+class QuotaRepository(Protocol):
+    """Quotas per mandate / feature instance (feature row B12).
+
+    A quota of ``Scope(m)`` counts every FileItem of mandate ``m``; one of
+    ``Scope(m, f)`` those of feature instance ``f``. Usage is kept by
+    :class:`FileRepository` as it writes. Errors: :class:`StorageError`.
+    """
+
+    def set_quota(self, quota: Quota) -> Quota:
+        """Store the limits of ``quota.scope`` (replacing earlier ones); return the quota as stored.
+
+        The usage is counted from the FileItems of that scope now (its
+        ``used_*`` fields are ignored), in this unit. Writes in this unit (commit it).
+        """
+        ...
+
+    def get_quota(self, scope: Scope) -> Quota | None:
+        """The quota of exactly ``scope``, with its usage, or ``None``."""
+        ...
+
+    def list_quotas(self, mandate_id: str) -> builtins.list[Quota]:
+        """Every quota of one mandate: the mandate's own first, then by feature instance id."""
+        ...
+
+    def remove_quota(self, scope: Scope) -> bool:
+        """Drop the quota of exactly ``scope``; ``True`` if there was one."""
+        ...
+
+    def usage(self, scope: Scope) -> tuple[int, int]:
+        """``(bytes, files)`` of the FileItems of ``scope`` counted now (a mandate scope: all of it)."""
+        ...
+
+
+class AuditRepository(Protocol):
+    """The audit log of this metadata store: one hash chain, append-only (B11, ADR 0092).
+
+    Errors: :class:`StorageError`.
+    """
+
+    def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
+        """Add ``events`` after the chain's head, in order; return them as stored (``seq``, hashes).
+
+        The head is held until the unit ends (SQL: its ``docbinder_meta`` row
+        ``FOR UPDATE``), so concurrent appends queue and the chain never forks.
+        Writes in this unit: the events commit or roll back with the write
+        they record.
+        """
+        ...
+
+    def events(
+        self,
+        *,
+        file_id: str | None = None,
+        principal: str | None = None,
+        since: datetime | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> builtins.list[AuditEvent]:
+        """Stored events with ``seq > after_seq`` matching every filter given, by ``seq``, at most ``limit``."""
+        ...
+
+    def head(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the newest event, or ``None`` for an empty log."""
+        ...
+
+    def anchor(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event :meth:`prune` removed, or ``None``."""
+        ...
+
+    def prune(self, before: datetime) -> int:
+        """Remove the oldest events, up to the newest one older than ``before``; return how many.
+
+        The chain stays verifiable: the last removed event becomes the
+        :meth:`anchor` the first kept one links to.
+        """
+        ...
+
+
+class RetentionRepository(Protocol):
+    """Retention policies per mandate / feature instance and legal holds (B5). Errors: :class:`StorageError`."""
+
+    def set_policy(self, policy: RetentionPolicy) -> None:
+        """Store the policy of ``policy.scope``, replacing an earlier one. Writes in this unit."""
+        ...
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        """The policies of one mandate: the mandate's own first, then by feature instance id."""
+        ...
+
+    def remove_policy(self, scope: Scope) -> bool:
+        """Drop the policy of exactly ``scope``; ``True`` if there was one."""
+        ...
+
+    def place_hold(self, hold: LegalHold) -> None:
+        """Place (or renew) a hold; writes in this unit."""
+        ...
+
+    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+        """Lift a hold; ``True`` if there was one."""
+        ...
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        """Every hold of one mandate, by kind and target id."""
+        ...
+
+    def held(self, file_ids: Sequence[str], workflow_ids: Sequence[str]) -> set[str]:
+        """Which of these file and workflow ids a hold names (one batch)."""
+        ...
+
+    def last_reads(self, file_ids: Sequence[str]) -> dict[str, datetime]:
+        """When each file was last read, as the audit log recorded it (``read_bytes``/``read_content``)."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it. All four repositories share the unit's
+    back everything done inside it. All seven repositories share the unit's
     transaction: what one writes, the others read.
     """
 
@@ -463,6 +592,21 @@ class UnitOfWork(Protocol):
     @property
     def maintenance(self) -> MaintenanceRepository:
         """Scans, missing-blob marks and identities of this unit."""
+        ...
+
+    @property
+    def quotas(self) -> QuotaRepository:
+        """Quotas of this unit (B12)."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """The audit log of this unit (B11)."""
+        ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Retention policies and legal holds of this unit (B5)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

@@ -53,6 +53,7 @@ from docbinder.domain.model import (
     ContentKind,
     FileItem,
     Principal,
+    Provenance,
 )
 
 MakeBinder = Callable[..., DocBinder]
@@ -126,6 +127,107 @@ class BridgeContract:
         # and the stored workflow has it too
         [stored] = binder.list_messages(u1, run.workflow.id)
         assert stored.id == message.id and stored.sequence_nr == 1
+
+    # -- governance (B9 provenance, B12 quotas) ---------------------------------------------
+
+    def test_provenance_names_the_tool_call_and_the_files_read_before(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        from docbinder.domain.model import arguments_sha256
+        from docbinder.toolset import DocbinderToolset
+
+        run = binder.start_new_run(u1)
+        toolset = DocbinderToolset(run)
+        csv = toolset.call("write_file", {"name": "q3.csv", "content": "r,v\nn,12\n"})
+        unread = run.produce_file("unread.txt", b"never read")
+        toolset.call("read_documents", {"documentList": list(csv.document_ids)})
+        arguments = {"name": "summary.md", "content": "north grew 12%"}
+        made = toolset.call("write_file", arguments, tool_call_id="call_9", model="m-1")
+        item = binder.get_file(u1, made.file_ids[0])
+        provenance = item.provenance
+        assert provenance.tool == "write_file"
+        assert (provenance.tool_call_id, provenance.model) == ("call_9", "m-1")
+        assert provenance.args_sha256 == arguments_sha256(arguments)
+        assert provenance.run_id == run.context.run_id is not None
+        assert provenance.workflow_id == run.workflow.id  # type: ignore[union-attr]
+        assert provenance.parents == csv.file_ids  # the CSV it read, not the file it did not
+        assert unread.item.id not in provenance.parents
+        # produced outside any tool call: no tool is claimed, the run is still known
+        assert unread.item.provenance.tool is None
+        assert unread.item.provenance.run_id == run.context.run_id
+        # a host declares its own
+        declared = run.produce_file(
+            "x.bin", b"x", provenance=Provenance(tool="sandbox", tool_call_id="exec-1")
+        )
+        stored = binder.get_file(u1, declared.item.id).provenance
+        assert (stored.tool, stored.tool_call_id) == ("sandbox", "exec-1")
+        assert stored.parents == csv.file_ids
+        structured = toolset.call("get_file_info", {"file_id": item.id}).structured
+        assert structured is not None
+        assert structured["files"][0]["provenance"]["toolCallId"] == "call_9"
+
+    def test_a_quota_refusal_keeps_nothing_and_tells_the_model_what_to_do(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        from docbinder.domain.errors import QuotaExceeded
+        from docbinder.domain.model import Scope
+        from docbinder.toolset import DocbinderToolset
+
+        run = binder.start_new_run(u1)
+        binder.quotas.set(Scope("m1", "f1"), max_bytes=20, max_files=3)
+        first = run.produce_file("a.txt", b"0123456789")
+        again = run.produce_file("a.txt", b"0123456789")  # a reused duplicate counts once
+        assert again.duplicate and again.item.id == first.item.id
+        quota = binder.quotas.show(Scope("m1", "f1"))
+        assert (quota.used_bytes, quota.used_files) == (10, 1)
+        outcome = DocbinderToolset(run).call("write_file", {"name": "b.txt", "content": "x" * 11})
+        assert outcome.is_error
+        assert outcome.text.startswith("quota exceeded for mandate m1, feature instance f1:")
+        assert "10 bytes are used and this needs 11 more" in outcome.text
+        assert "docbinder files rm" in outcome.text
+        with pytest.raises(QuotaExceeded):
+            run.store_file("c.txt", b"y" * 11)
+        assert [f.file_name for f in binder.list_files(u1)] == ["a.txt"]
+        assert [m.documents[0].file_name for m in run.messages()] == ["a.txt", "a.txt"]
+        # deleting frees the room again
+        run.produce_file("b.txt", b"z" * 10)
+        run.delete_file(first.item.id, force=True)
+        assert binder.quotas.show(Scope("m1", "f1")).used_bytes == 10
+
+    def test_an_expired_file_resolves_as_expired_at_once_and_gc_removes_it(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.model import Scope
+
+        run = binder.start_new_run(u1)
+        old = run.produce_file("old.txt", b"old")
+        held = run.produce_file("held.txt", b"held")
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        binder.retention.hold("file", held.item.id, "m1", "case 7")
+        time.sleep(1.1)
+        resolution = run.resolve([f"docItem:{old.document_id}", f"docItem:{held.document_id}"])
+        assert [d.file.id for d in resolution.documents] == [held.item.id]
+        [miss] = resolution.unresolved
+        assert miss.reason is UnresolvedReason.EXPIRED
+        assert miss.expired_at == old.item.created_at + timedelta(seconds=1)
+        assert miss.expired_at.isoformat(timespec="seconds") in miss.message
+        # at once, before any bytes are removed: the row and blob are still there
+        assert binder.get_file(u1, old.item.id) == old.item
+        report = binder.collect_garbage(dry_run=True, grace_seconds=0)
+        assert report.expired_rows == (old.item.id,)
+        assert binder.get_file(u1, old.item.id) == old.item
+        applied = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
+        assert applied.expired_rows == (old.item.id,)
+        with pytest.raises(FileItemNotFound):
+            binder.get_file(u1, old.item.id)
+        assert not binder.blobs.exists(old.item.blob_key)
+        assert binder.get_file(u1, held.item.id) == held.item
+        # lifting the hold lets the held file expire too
+        binder.retention.release("file", held.item.id)
+        assert [e.item.id for e in binder.retention.expired()] == [held.item.id]
 
     def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
         self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture

@@ -16,7 +16,8 @@ It is made of one contract per role, which a backend may also run on their
 own: :class:`FileRepositoryContract` and :class:`WorkflowRepositoryContract`
 (core), :class:`UnitOfWorkContract`, :class:`VersionRepositoryContract`
 (versions), :class:`MaintenanceRepositoryContract` (scans, marks,
-identities) and :class:`MetadataConcurrencyContract`. Capability flags
+identities), :class:`MetadataConcurrencyContract`, and the governance parts
+:class:`ProvenanceContract` (B9) and :class:`QuotaRepositoryContract` (B12) and :class:`AuditRepositoryContract` (B11). Capability flags
 (class attributes of the backend's test class; the cases that need what a
 backend lacks are skipped with the reason): ``supports_concurrency``,
 ``supports_versions``. The helpers :func:`make_file`, :func:`make_workflow`
@@ -41,6 +42,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from docbinder.domain.access import Resource, ResourceKind
+from docbinder.domain.audit import GENESIS_HASH, AuditAction, AuditEvent, verify_chain
 from docbinder.domain.counters import MAX_COUNTER, CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
@@ -51,19 +53,25 @@ from docbinder.domain.errors import (
     DuplicateLabel,
     FileItemNotFound,
     InvalidInput,
+    QuotaExceeded,
     VersionTaken,
     WorkflowNotFound,
 )
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy
 from docbinder.domain.model import (
     MAX_FILE_NAME_LENGTH,
     MAX_LABEL_LENGTH,
+    MAX_PROVENANCE_PARENTS,
+    NO_PROVENANCE,
     ChatDocument,
     ChatMessage,
     ChatWorkflow,
     FileItem,
     FileVersion,
+    Provenance,
     Scope,
     VersionSeries,
+    arguments_sha256,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory, store_location_key
 
@@ -1849,8 +1857,406 @@ class MetadataConcurrencyContract(_MetadataSuite):
             assert len(u.workflows.recent_documents(workflow.id, 100)) == 2 * THREADS
 
 
+class ProvenanceContract(_MetadataSuite):
+    """A FileItem's :class:`~docbinder.domain.model.Provenance` round-trips on every backend (B9)."""
+
+    def test_full_provenance_round_trips(self, uow: Callable[[], UnitOfWork]) -> None:
+        parents = tuple(new_id("parent") for _ in range(MAX_PROVENANCE_PARENTS))
+        item = make_file(
+            provenance=Provenance(
+                tool="create_chart",
+                tool_call_id="call_7Qx9 Ü",
+                args_sha256=arguments_sha256({"spec": {"kind": "bar"}}),
+                run_id=new_id("run"),
+                workflow_id=new_id("wf"),
+                model="gpt-4.1-mini",
+                parents=parents,
+            )
+        )
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded == item
+        assert loaded is not None and loaded.provenance.parents == parents
+
+    def test_a_file_without_provenance_loads_with_none_declared(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        item = make_file()
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded is not None
+        assert loaded.provenance == NO_PROVENANCE
+        assert loaded.provenance.tool is None and not loaded.provenance.declared
+
+    def test_update_keeps_or_replaces_provenance(self, uow: Callable[[], UnitOfWork]) -> None:
+        item = make_file(provenance=Provenance(tool="write_file", run_id="run-1"))
+        self.store_files(uow, item)
+        changed = attrs.evolve(item, size=99)
+        with uow() as u:
+            u.files.update(changed)
+            u.commit()
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded is not None and loaded.provenance == item.provenance
+
+
+class QuotaRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.QuotaRepository` and the usage the FileRepository keeps (B12)."""
+
+    @staticmethod
+    def set_quota(uow: Callable[[], UnitOfWork], quota: Quota) -> Quota:
+        with uow() as u:
+            stored = u.quotas.set_quota(quota)
+            u.commit()
+        return stored
+
+    @staticmethod
+    def quota(uow: Callable[[], UnitOfWork], scope: Scope) -> Quota:
+        with uow() as u:
+            found = u.quotas.get_quota(scope)
+        assert found is not None
+        return found
+
+    @staticmethod
+    def file_ids(uow: Callable[[], UnitOfWork], mandate: str) -> set[str]:
+        with uow() as u:
+            return {f.id for f in u.files.list(mandate)}
+
+    def test_set_counts_the_files_already_stored(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate = new_id("m")
+        self.store_files(
+            uow,
+            make_file(scope=Scope(mandate), size=10),
+            make_file(scope=Scope(mandate, "fi-1"), size=20, sha256="b" * 64),
+            make_file(scope=Scope(new_id("other")), size=1000),
+        )
+        whole = self.set_quota(uow, Quota(Scope(mandate), max_bytes=1000))
+        feature = self.set_quota(uow, Quota(Scope(mandate, "fi-1"), max_files=5))
+        assert (whole.used_bytes, whole.used_files) == (30, 2)
+        assert (feature.used_bytes, feature.used_files) == (20, 1)
+        assert (whole.max_bytes, whole.max_files, whole.max_file_size) == (1000, None, None)
+        with uow() as u:
+            assert u.quotas.usage(Scope(mandate)) == (30, 2)
+            assert u.quotas.usage(Scope(mandate, "fi-1")) == (20, 1)
+            assert [q.scope for q in u.quotas.list_quotas(mandate)] == [
+                Scope(mandate),
+                Scope(mandate, "fi-1"),
+            ]
+
+    def test_set_again_replaces_the_limits(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_bytes=10, max_files=2))
+        again = self.set_quota(uow, Quota(scope, max_file_size=7))
+        assert (again.max_bytes, again.max_files, again.max_file_size) == (None, None, 7)
+        assert self.quota(uow, scope) == again
+
+    def test_remove_drops_the_quota(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_bytes=1))
+        with uow() as u:
+            assert u.quotas.remove_quota(scope) is True
+            assert u.quotas.remove_quota(scope) is False
+            u.commit()
+        with uow() as u:
+            assert u.quotas.get_quota(scope) is None
+        # Without a quota nothing limits the scope.
+        self.store_files(uow, make_file(scope=scope, size=10**9))
+
+    def test_an_add_over_max_bytes_is_refused_and_keeps_nothing(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_bytes=100))
+        self.store_files(uow, make_file(scope=scope, size=60))
+        refused = make_file(scope=scope, size=41, sha256="c" * 64)
+        with uow() as u:
+            with pytest.raises(QuotaExceeded) as caught:
+                u.files.add(refused)
+            u.commit()
+        assert caught.value.quota == "max_bytes"
+        assert (caught.value.limit, caught.value.used) == (100, 60)
+        message = str(caught.value)
+        assert "max-bytes" in message and "100" in message and "60" in message
+        assert refused.id not in self.file_ids(uow, scope.mandate_id)
+        quota = self.quota(uow, scope)
+        assert (quota.used_bytes, quota.used_files) == (60, 1)
+        # What is left still fits.
+        self.store_files(uow, make_file(scope=scope, size=40, sha256="d" * 64))
+        assert self.quota(uow, scope).used_bytes == 100
+
+    def test_max_files_and_max_file_size_are_enforced(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_files=1, max_file_size=10))
+        with uow() as u, pytest.raises(QuotaExceeded) as too_large:
+            u.files.add(make_file(scope=scope, size=11))
+        assert too_large.value.quota == "max_file_size"
+        assert too_large.value.http_status == 413
+        self.store_files(uow, make_file(scope=scope, size=10))
+        with uow() as u, pytest.raises(QuotaExceeded) as too_many:
+            u.files.add(make_file(scope=scope, size=1, sha256="e" * 64))
+        assert too_many.value.quota == "max_files"
+        assert too_many.value.http_status == 409
+
+    def test_a_mandate_quota_counts_its_feature_instances_and_not_the_reverse(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        mandate = new_id("m")
+        self.set_quota(uow, Quota(Scope(mandate), max_bytes=100))
+        self.set_quota(uow, Quota(Scope(mandate, "fi-a"), max_bytes=30))
+        self.store_files(uow, make_file(scope=Scope(mandate, "fi-a"), size=30))
+        self.store_files(uow, make_file(scope=Scope(mandate, "fi-b"), size=50, sha256="b" * 64))
+        with uow() as u:
+            with pytest.raises(QuotaExceeded):  # fi-a is full
+                u.files.add(make_file(scope=Scope(mandate, "fi-a"), size=1, sha256="c" * 64))
+            with pytest.raises(QuotaExceeded):  # the mandate as a whole is
+                u.files.add(make_file(scope=Scope(mandate), size=21, sha256="d" * 64))
+        assert self.quota(uow, Scope(mandate)).used_bytes == 80
+        assert self.quota(uow, Scope(mandate, "fi-a")).used_bytes == 30
+
+    def test_delete_and_update_keep_the_usage(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"), "fi")
+        self.set_quota(uow, Quota(scope, max_bytes=100))
+        item = make_file(scope=scope, size=40)
+        self.store_files(uow, item)
+        grown = attrs.evolve(item, size=70)
+        with uow() as u:
+            u.files.update(grown)
+            u.commit()
+        assert self.quota(uow, scope).used_bytes == 70
+        too_big = attrs.evolve(item, size=101)
+        with uow() as u:
+            with pytest.raises(QuotaExceeded):
+                u.files.update(too_big)
+            u.commit()
+        with uow() as u:
+            assert u.files.get(item.id) == grown
+            assert u.files.delete(item.id) is True
+            u.commit()
+        quota = self.quota(uow, scope)
+        assert (quota.used_bytes, quota.used_files) == (0, 0)
+
+    def test_a_rolled_back_add_gives_its_usage_back(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_files=1))
+        with uow() as u:
+            u.files.add(make_file(scope=scope))
+            # no commit
+        assert self.quota(uow, scope).used_files == 0
+        self.store_files(uow, make_file(scope=scope))
+        assert self.quota(uow, scope).used_files == 1
+
+    def test_a_refused_duplicate_counts_nothing(self, uow: Callable[[], UnitOfWork]) -> None:
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_bytes=100))
+        item = make_file(scope=scope, size=50)
+        self.store_files(uow, item)
+        with uow() as u:
+            with pytest.raises(DuplicateFileItem):
+                u.files.add(make_file(scope=scope, size=50))
+            u.commit()
+        quota = self.quota(uow, scope)
+        assert (quota.used_bytes, quota.used_files) == (50, 1)
+
+    def test_concurrent_adds_never_overshoot(self, uow: Callable[[], UnitOfWork]) -> None:
+        self._needs_concurrency()
+        scope = Scope(new_id("m"))
+        allowed = THREADS // 2
+        self.set_quota(uow, Quota(scope, max_bytes=10 * allowed))
+
+        def add(i: int) -> str:
+            item = make_file(scope=scope, size=10, sha256=f"{i:064x}")
+            with uow() as u:
+                u.files.add(item)
+                u.commit()
+            return item.id
+
+        results = at_once(add)
+        stored = [r for r in results if isinstance(r, str)]
+        refused = [r for r in results if isinstance(r, QuotaExceeded)]
+        assert len(stored) == allowed, results
+        assert len(refused) == THREADS - allowed, results
+        assert self.file_ids(uow, scope.mandate_id) == set(stored)
+        quota = self.quota(uow, scope)
+        assert (quota.used_bytes, quota.used_files) == (10 * allowed, allowed)
+
+
+class AuditRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.AuditRepository`: one append-only hash chain (B11)."""
+
+    @staticmethod
+    def audit_event(n: int = 0, **overrides: object) -> AuditEvent:
+        fields: dict[str, object] = {
+            "id": new_id("ev"),
+            "at": BASE_TIME + timedelta(seconds=n),
+            "action": AuditAction.STORE,
+            "principal": "user-1",
+            "mandate_id": "mandate-1",
+            "file_id": new_id("file"),
+            "detail": {"size": n, "name": "Résumé 📊"},
+        }
+        fields.update(overrides)
+        return AuditEvent(**fields)  # type: ignore[arg-type]
+
+    def append(self, uow: Callable[[], UnitOfWork], *events: AuditEvent) -> list[AuditEvent]:
+        with uow() as u:
+            stored = u.audit.append(events)
+            u.commit()
+        return stored
+
+    def test_appended_events_form_a_chain_that_verifies(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        first = self.append(uow, self.audit_event(0), self.audit_event(1))
+        second = self.append(uow, self.audit_event(2, action=AuditAction.READ_CONTENT))
+        assert [e.seq for e in first + second] == [1, 2, 3]
+        assert first[0].prev_hash == GENESIS_HASH
+        assert first[1].prev_hash == first[0].hash and second[0].prev_hash == first[1].hash
+        with uow() as u:
+            stored = u.audit.events()
+            head = u.audit.head()
+        assert stored == first + second  # a save -> load -> equal round trip
+        assert head == (3, second[0].hash)
+        assert verify_chain(stored, head=head) == (3, None)
+
+    def test_a_rolled_back_append_leaves_no_event_and_no_gap(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self.append(uow, self.audit_event(0))
+        with uow() as u:
+            u.audit.append([self.audit_event(1)])
+            # no commit: the write it recorded did not happen either
+        [after] = self.append(uow, self.audit_event(2))
+        with uow() as u:
+            assert [e.seq for e in u.audit.events()] == [1, 2]
+            assert verify_chain(u.audit.events(), head=u.audit.head())[1] is None
+        assert after.seq == 2
+
+    def test_events_filter_by_file_user_time_and_position(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        file_id = new_id("file")
+        events = [
+            self.audit_event(0, file_id=file_id),
+            self.audit_event(10, principal="user-2"),
+            self.audit_event(20, file_id=file_id, principal="user-2"),
+        ]
+        self.append(uow, *events)
+        with uow() as u:
+            assert [e.seq for e in u.audit.events(file_id=file_id)] == [1, 3]
+            assert [e.seq for e in u.audit.events(principal="user-2")] == [2, 3]
+            assert [e.seq for e in u.audit.events(since=BASE_TIME + timedelta(seconds=10))] == [
+                2,
+                3,
+            ]
+            assert [e.seq for e in u.audit.events(after_seq=1, limit=1)] == [2]
+
+    def test_prune_keeps_the_rest_verifiable_from_its_anchor(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        stored = self.append(uow, *(self.audit_event(n) for n in range(5)))
+        with uow() as u:
+            removed = u.audit.prune(BASE_TIME + timedelta(seconds=2))
+            u.commit()
+        assert removed == 2
+        with uow() as u:
+            kept = u.audit.events()
+            anchor, head = u.audit.anchor(), u.audit.head()
+        assert [e.seq for e in kept] == [3, 4, 5]
+        assert anchor == (2, stored[1].hash)
+        assert verify_chain(kept, anchor=anchor, head=head) == (3, None)
+        # without the anchor the cut shows
+        assert verify_chain(kept, head=head)[1] is not None
+        [next_event] = self.append(uow, self.audit_event(9))
+        assert next_event.seq == 6 and next_event.prev_hash == stored[4].hash
+
+    def test_concurrent_appends_never_fork_the_chain(self, uow: Callable[[], UnitOfWork]) -> None:
+        self._needs_concurrency()
+
+        def add(i: int) -> None:
+            self.append(uow, self.audit_event(i), self.audit_event(i))
+
+        results = at_once(add)
+        assert [r for r in results if isinstance(r, Exception)] == []
+        with uow() as u:
+            stored = u.audit.events()
+            head = u.audit.head()
+        assert [e.seq for e in stored] == list(range(1, 2 * THREADS + 1))
+        assert verify_chain(stored, head=head) == (2 * THREADS, None)
+
+
+class RetentionRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.RetentionRepository`: policies and legal holds (B5)."""
+
+    def test_policies_round_trip_and_replace(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate = new_id("m")
+        whole = RetentionPolicy(Scope(mandate), timedelta(days=30))
+        feature = RetentionPolicy(Scope(mandate, "fi"), timedelta(hours=12), "last_read")
+        with uow() as u:
+            u.retention.set_policy(feature)
+            u.retention.set_policy(whole)
+            u.commit()
+        with uow() as u:
+            assert u.retention.policies(mandate) == [whole, feature]
+            u.retention.set_policy(RetentionPolicy(Scope(mandate), timedelta(seconds=2)))
+            u.commit()
+        with uow() as u:
+            assert u.retention.policies(mandate)[0].max_age == timedelta(seconds=2)
+            assert u.retention.remove_policy(Scope(mandate, "fi")) is True
+            assert u.retention.remove_policy(Scope(mandate, "fi")) is False
+            u.commit()
+        with uow() as u:
+            assert [p.scope for p in u.retention.policies(mandate)] == [Scope(mandate)]
+            assert u.retention.policies(new_id("other")) == []
+
+    def test_holds_are_placed_found_and_released(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate, file_id, workflow_id = new_id("m"), new_id("file"), new_id("wf")
+        with uow() as u:
+            u.retention.place_hold(LegalHold("file", file_id, mandate, "case 7", BASE_TIME))
+            u.retention.place_hold(LegalHold("workflow", workflow_id, mandate, "", BASE_TIME))
+            u.commit()
+        with uow() as u:
+            assert u.retention.held([file_id, new_id("x")], [workflow_id]) == {
+                file_id,
+                workflow_id,
+            }
+            # a file id is no workflow id: kinds do not mix
+            assert u.retention.held([workflow_id], [file_id]) == set()
+            holds = u.retention.holds(mandate)
+            assert [(h.kind.value, h.target_id, h.reason) for h in holds] == [
+                ("file", file_id, "case 7"),
+                ("workflow", workflow_id, ""),
+            ]
+            assert holds[0].placed_at == BASE_TIME
+            assert u.retention.release_hold(HoldKind.FILE, file_id) is True
+            assert u.retention.release_hold(HoldKind.FILE, file_id) is False
+            u.commit()
+        with uow() as u:
+            assert u.retention.held([file_id], [workflow_id]) == {workflow_id}
+
+    def test_last_reads_come_from_the_audit_log(self, uow: Callable[[], UnitOfWork]) -> None:
+        read, unread = new_id("file"), new_id("file")
+        events = [
+            AuditEvent(new_id("e"), BASE_TIME, "store", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=1), "read_content", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=2), "read_bytes", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=3), "attach", file_id=read),
+            AuditEvent(new_id("e"), BASE_TIME, "store", file_id=unread),
+        ]
+        with uow() as u:
+            u.audit.append(events)
+            u.commit()
+        with uow() as u:
+            assert u.retention.last_reads([read, unread]) == {read: BASE_TIME + timedelta(hours=2)}
+
+
 class MetadataContract(
     FileRepositoryContract,
+    ProvenanceContract,
+    QuotaRepositoryContract,
+    AuditRepositoryContract,
+    RetentionRepositoryContract,
     WorkflowRepositoryContract,
     UnitOfWorkContract,
     VersionRepositoryContract,

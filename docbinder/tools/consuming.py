@@ -130,6 +130,7 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
             f"file '{item.file_name}' ({item.mime_type}) has no text to read; read it with "
             f"read_documents and file:{item.id} (a file attached to the workflow)"
         )
+    run.note_read([item.id])
     text = "\n\n".join(p.text or "" for p in parts)
     if item.size == 0:
         return EMPTY_FILE_LINE

@@ -229,6 +229,29 @@ _OUT_SHA256: Final = {
     "pattern": "^[0-9a-f]{64}$",
     "description": "SHA-256 of the bytes, lowercase hex.",
 }
+_NULLABLE_TEXT: Final = {"type": ["string", "null"]}
+_OUT_PROVENANCE: Final = _closed(
+    {
+        "tool": {
+            **_NULLABLE_TEXT,
+            "description": "The tool that produced the file; null when the producer declared none.",
+        },
+        "toolCallId": {**_NULLABLE_TEXT, "description": "The host's id of that tool call."},
+        "argsSha256": {
+            **_NULLABLE_TEXT,
+            "description": "SHA-256 of the call's arguments (canonical JSON); never the arguments.",
+        },
+        "runId": {**_NULLABLE_TEXT, "description": "The agent run that produced the file."},
+        "workflowId": {**_NULLABLE_TEXT, "description": "The workflow that run was bound to."},
+        "model": {**_NULLABLE_TEXT, "description": "The model's name, when the host gave it."},
+        "parents": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "File ids the run had read before producing this file.",
+        },
+    },
+    "Where the file came from (B9).",
+)
 
 PRODUCED_FILE_SCHEMA: Final = _closed(
     {
@@ -399,6 +422,7 @@ OUTPUT_SCHEMAS: Final[Mapping[str, Mapping[str, Any]]] = {
                         },
                         "folder": {"type": ["string", "null"]},
                         "tags": {"type": "array", "items": {"type": "string"}},
+                        "provenance": _OUT_PROVENANCE,
                     }
                 ),
                 "The files described, in order.",

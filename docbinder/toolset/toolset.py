@@ -31,6 +31,7 @@ from typing import Any, Final
 import attrs
 
 from docbinder.application.binder import Run, ToolFileResult
+from docbinder.application.provenance import ToolCall, tool_call
 from docbinder.application.steps.results import printable
 from docbinder.application.use_cases.get_content import ContentResult
 from docbinder.application.use_cases.resolve_document_list import (
@@ -245,8 +246,20 @@ class DocbinderToolset:
         except KeyError:
             raise KeyError(f"unknown tool {name!r}") from None
 
-    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        tool_call_id: str | None = None,
+        model: str | None = None,
+    ) -> ToolOutcome:
         """Run tool ``name`` with the model's ``arguments`` (a mapping, or its JSON text).
+
+        ``tool_call_id`` and ``model`` are what the host gives for this call
+        (its call id, the model's name), or ``None``. Files the call produces
+        record them with the tool's name and the SHA-256 of ``arguments`` in
+        their provenance (B9, :func:`~docbinder.application.provenance.tool_call`).
 
         Never raises for a docbinder error, an unknown tool or bad arguments:
         those give ``is_error=True`` and one line of text. Any other exception
@@ -267,9 +280,11 @@ class DocbinderToolset:
         else:
             spec, handler = entry
             try:
+                checked = _arguments(spec, arguments)
+                call = ToolCall.of(name, arguments, tool_call_id=tool_call_id, model=model)
                 # One read call per tool call: its budget spans every document it reads.
-                with consuming.tool_read_call(self.run):
-                    outcome = handler(_arguments(spec, arguments))
+                with tool_call(call), consuming.tool_read_call(self.run):
+                    outcome = handler(checked)
             except DocbinderError as exc:
                 if isinstance(exc, StorageError | UnsafeOperation):
                     log.warning("tool %s failed: %s", name, exc)
@@ -281,13 +296,20 @@ class DocbinderToolset:
                 outcome = _error(f"internal error in tool {name}; the details were logged")
         return _with_workflow(outcome, self.workflow_id)
 
-    async def acall(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolOutcome:
+    async def acall(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        tool_call_id: str | None = None,
+        model: str | None = None,
+    ) -> ToolOutcome:
         """:meth:`call` in a worker thread (anyio, else asyncio), so the event loop stays free.
 
         With anyio, a cancelled ``await`` stops the call's conversion in progress and
         reports its unread documents as not read (ADR 0070).
         """
-        work = functools.partial(self.call, name, arguments)
+        work = functools.partial(self.call, name, arguments, tool_call_id=tool_call_id, model=model)
         try:
             from docbinder.application.cancelling import run_sync_cancellable
         except ImportError:  # pragma: no cover - anyio comes with every async host we support
@@ -787,7 +809,27 @@ def file_info_text(item: FileItem) -> str:
         lines.append(f"folder: {printable(item.folder)}")
     if item.tags:
         lines.append(f"tags: {', '.join(printable(t) for t in item.tags)}")
+    lines.extend(provenance_lines(item))
     return "\n".join(lines)
+
+
+def provenance_lines(item: FileItem) -> list[str]:
+    """The provenance lines of ``get_file_info``: the producing tool (or that none was declared)."""
+    p = item.provenance
+    if p.tool is None:
+        lines = ["produced by: no tool declared"]
+    else:
+        call = f" (call {printable(p.tool_call_id)})" if p.tool_call_id else ""
+        lines = [f"produced by: tool {printable(p.tool)}{call}"]
+    if p.model:
+        lines.append(f"model: {printable(p.model)}")
+    if p.args_sha256:
+        lines.append(f"arguments SHA-256: {p.args_sha256}")
+    if p.run_id:
+        lines.append(f"run: {printable(p.run_id)}")
+    if p.parents:
+        lines.append(f"made from file(s): {', '.join(p.parents)}")
+    return lines
 
 
 def read_documents_outcome(
@@ -1110,6 +1152,21 @@ def _file_info(item: FileItem, reference: str | None) -> dict[str, Any]:
         "createdAt": item.created_at.isoformat(),
         "folder": item.folder,
         "tags": list(item.tags),
+        "provenance": provenance_wire(item),
+    }
+
+
+def provenance_wire(item: FileItem) -> dict[str, Any]:
+    """The FileItem's provenance as the wire shows it: every key, ``None`` for what was not declared."""
+    p = item.provenance
+    return {
+        "tool": p.tool,
+        "toolCallId": p.tool_call_id,
+        "argsSha256": p.args_sha256,
+        "runId": p.run_id,
+        "workflowId": p.workflow_id,
+        "model": p.model,
+        "parents": list(p.parents),
     }
 
 

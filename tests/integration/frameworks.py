@@ -81,14 +81,18 @@ class RecordingToolset:
         self.inner = toolset
         self.specs = toolset.specs
         self.entries: list[tuple[str, str]] = []
+        self.host_calls: list[dict[str, Any]] = []
+        """What the host passed beside the arguments (``tool_call_id``, ``model``), per call."""
 
     def spec(self, name: str) -> Any:
         return self.inner.spec(name)
 
-    def call(self, name: str, arguments: Any) -> Any:
+    def call(self, name: str, arguments: Any, **host: Any) -> Any:
         self.entries.append(("call", name))
-        return self.inner.call(name, arguments)
+        self.host_calls.append(host)
+        return self.inner.call(name, arguments, **host)
 
-    async def acall(self, name: str, arguments: Any) -> Any:
+    async def acall(self, name: str, arguments: Any, **host: Any) -> Any:
         self.entries.append(("acall", name))
-        return await self.inner.acall(name, arguments)
+        self.host_calls.append(host)
+        return await self.inner.acall(name, arguments, **host)

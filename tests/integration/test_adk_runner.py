@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.apps import App
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.adk.tools.tool_context import ToolContext
@@ -24,8 +25,8 @@ from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
 from docbinder.config import Settings
 from docbinder.container import build_binder
-from docbinder.domain.model import Principal
-from docbinder.integrations.adk import DocbinderArtifactService
+from docbinder.domain.model import Principal, arguments_sha256
+from docbinder.integrations.adk import DocbinderArtifactService, DocbinderProvenancePlugin
 from tests.contract.sql_backends import provision
 from tests.integration.adk_scripted import ScriptedModel, call, function_responses, say
 from tests.wiring import wire_binder
@@ -83,9 +84,10 @@ async def exercise(binder: DocBinder) -> list[int]:
     agent = LlmAgent(name="writer", model=model, tools=[save_report, read_report])
     sessions = InMemorySessionService()
     await sessions.create_session(app_name=APP, user_id=USER, session_id=SESSION)
-    runner = Runner(app_name=APP, agent=agent, session_service=sessions, artifact_service=service)
+    app = App(name=APP, root_agent=agent, plugins=[DocbinderProvenancePlugin()])
+    runner = Runner(app=app, session_service=sessions, artifact_service=service)
 
-    await run_turn(
+    first_turn = await run_turn(
         runner,
         model,
         [call("save_report", text="# Q3\nfirst"), say("saved")],
@@ -126,6 +128,11 @@ async def exercise(binder: DocBinder) -> list[int]:
     assert [d.file_name for d in documents] == ["report.md", "report.md"]
     content = run.get_content([f"docItem:{documents[-1].id}"])
     assert content.documents[0].parts[0].text == "# Q3\nsecond"
+    # The plugin declared each call: ADK's function_call_id and invocation id are recorded.
+    saved = binder.get_file(principal, documents[0].file_id).provenance
+    assert saved.tool == "save_report"
+    assert saved.tool_call_id is not None and saved.run_id == first_turn
+    assert saved.args_sha256 == arguments_sha256({"text": "# Q3\nfirst"})
 
     # ADK's session rewind goes through the service too: it saves version 0's
     # content again as version 2, so the latest is the first report.

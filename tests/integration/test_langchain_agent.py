@@ -132,6 +132,11 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path,
     assert "revenue grew 12% in the north region" in text_of(read.content)
     assert final["messages"][-1].content == "The notes say revenue grew."
     assert_stored_and_attached(binder, run, document_id, file_id)
+    # The id of the model's ToolCall, as LangChain handed it to the tool, is the provenance's.
+    assert [c["tool_call_id"] for c in toolset.host_calls] == ["call-1", "call-2"]
+    provenance = binder.get_file(ALICE, file_id).provenance
+    assert (provenance.tool, provenance.tool_call_id) == ("write_file", "call-1")
+    assert provenance.run_id == run.context.run_id and provenance.model is None
 
 
 def test_read_documents_gives_a_vision_model_the_image_as_a_content_block(tmp_path: Path) -> None:

@@ -1182,3 +1182,48 @@ def test_a_connection_closed_during_a_tools_call_stops_its_conversion(
 
     anyio.run(main)
     assert "cancelled: the caller is gone" in caplog.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_provenance_names_the_request_and_shows_in_structured_content(
+    binder: DocBinder, mode: str
+) -> None:
+    """The JSON-RPC id of ``tools/call`` is the call id; ``get_file_info`` shows the provenance (B9)."""
+    server = DocbinderMcpServer(binder, ALICE)
+
+    async def body(client: Client) -> tuple[Any, Any, Any]:
+        source = await client.call_tool("write_file", {"name": "data.csv", "content": "a,b\n1,2"})
+        handle = workflow_of(source)
+        [link] = links(source)
+        reference = "docItem:" + str(link.uri).rsplit("/", 1)[1].split("?")[0]
+        await client.call_tool("read_documents", {"documentList": reference, "workflow": handle})
+        chart = await client.call_tool(
+            "write_file", {"name": "chart.txt", "content": "bars", "workflow": handle}
+        )
+        [chart_link] = links(chart)
+        chart_ref = "docItem:" + str(chart_link.uri).rsplit("/", 1)[1].split("?")[0]
+        info = await client.call_tool("get_file_info", {"file_id": chart_ref, "workflow": handle})
+        return source, chart, info
+
+    _source, _chart, info = run_client(server, mode, body)
+    [workflow] = binder.list_workflows(ALICE)
+    [first, second] = binder.list_messages(ALICE, workflow.id)
+    source_item = binder.get_file(ALICE, first.documents[0].file_id)
+    chart_item = binder.get_file(ALICE, second.documents[0].file_id)
+    call_id = chart_item.provenance.tool_call_id
+    assert chart_item.provenance.tool == "write_file"
+    assert call_id is not None and call_id != source_item.provenance.tool_call_id
+    assert chart_item.provenance.parents == (source_item.id,)
+    assert chart_item.provenance.workflow_id == workflow.id
+    [described] = info.structured_content["files"]
+    assert described["provenance"] == {
+        "tool": "write_file",
+        "toolCallId": call_id,
+        "argsSha256": chart_item.provenance.args_sha256,
+        "runId": chart_item.provenance.run_id,
+        "workflowId": workflow.id,
+        "model": None,
+        "parents": [source_item.id],
+    }
+    Draft202012Validator(OUTPUT_SCHEMAS["get_file_info"]).validate(info.structured_content)
+    assert f"made from file(s): {source_item.id}" in first_text(info)

@@ -118,6 +118,10 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
     assert written.custom_data == {"file_ids": [file_id], "document_ids": [document_id]}
     assert json.loads(json.dumps(outputs[1].custom_data))["document_ids"] == [document_id]
     assert_stored_and_attached(binder, run, document_id, file_id)
+    # The SDK's ToolContext.tool_call_id is the provenance's call id.
+    provenance = binder.get_file(ALICE, file_id).provenance
+    assert (provenance.tool, provenance.tool_call_id) == ("write_file", "call-1")
+    assert provenance.run_id == run.context.run_id
 
 
 def run_agent(tools: list[FunctionTool], steps: list[Any]) -> tuple[ScriptedModel, Any]:

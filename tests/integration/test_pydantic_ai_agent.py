@@ -28,6 +28,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
 
+from docbinder.domain.model import arguments_sha256
 from docbinder.integrations.pydantic_ai import docbinder_toolset
 from docbinder.toolset import DocbinderToolset
 from tests.integration.frameworks import (
@@ -76,7 +77,8 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
         return ModelResponse(parts=[TextPart("The notes say revenue grew.")])
 
     toolset = DocbinderToolset(run)
-    agent = Agent(FunctionModel(model), toolsets=[docbinder_toolset(toolset)])
+    function_model = FunctionModel(model)
+    agent = Agent(function_model, toolsets=[docbinder_toolset(toolset)])
     result = agent.run_sync("Write my notes, then read them back.")
 
     assert result.output == "The notes say revenue grew."
@@ -92,6 +94,11 @@ def test_agent_writes_then_reads_back_through_a_sloppy_reference(tmp_path: Path)
     assert read.outcome == "success"
     assert "revenue grew 12% in the north region" in read.model_response_str()
     assert_stored_and_attached(binder, run, document_id, file_id)
+    # pydantic-ai's RunContext gives the call id and the model's name.
+    provenance = binder.get_file(ALICE, file_id).provenance
+    assert (provenance.tool, provenance.tool_call_id) == ("write_file", "call-1")
+    assert provenance.model == function_model.model_name
+    assert provenance.args_sha256 == arguments_sha256({"name": "notes.md", "content": NOTES})
 
 
 def test_read_documents_gives_a_vision_model_the_image_as_binary_content(tmp_path: Path) -> None:

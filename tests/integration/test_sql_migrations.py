@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -167,6 +168,22 @@ def test_migration_scripts_ship_with_the_package() -> None:
     assert (SCRIPT_LOCATION / "versions" / "0001_initial.py").is_file()
 
 
+def insert_file_at_0002(backend: SqlBackend, item: Any) -> None:
+    """Insert ``item`` as a row of revision 0002's ``file_items`` (no column added later)."""
+    from docbinder.adapters.sql.rows import to_row
+    from docbinder.adapters.sql.schema import UtcDateTime
+    from docbinder.domain.model import duplicate_key
+
+    row = to_row(item)
+    row.pop("provenance")
+    row["dedup_key"] = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+    columns = [
+        sa.column(name, UtcDateTime()) if name == "created_at" else sa.column(name) for name in row
+    ]
+    with backend.engine.begin() as conn:
+        conn.execute(sa.insert(sa.table("file_items", *columns)).values(row))
+
+
 def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) -> None:
     from docbinder.adapters.memory import MemoryBlobStore
     from docbinder.domain.model import Principal
@@ -176,9 +193,7 @@ def test_upgrade_adds_file_versions_and_keeps_existing_files(empty: SqlBackend) 
     migrate(empty.engine, "0002")
     assert "file_versions" not in table_names(empty)
     item = make_file()
-    with empty.store.unit_of_work() as u:
-        u.files.add(item)
-        u.commit()
+    insert_file_at_0002(empty, item)
     migrate(empty.engine)
     assert schema_differences(empty.engine) == []
     with empty.store.unit_of_work() as u:

@@ -198,7 +198,7 @@ def attrs_copy(item: FileItem, name: str, *, file_id: str | None = None) -> File
 # -- what a produced file sends ---------------------------------------------------------
 
 
-def test_a_new_file_is_one_transaction_of_five_statements_without_a_savepoint(
+def test_a_new_file_is_one_transaction_of_six_statements_without_a_savepoint(
     binder: DocBinder, engine: sa.Engine
 ) -> None:
     run = binder.start_new_run(U1)
@@ -206,7 +206,10 @@ def test_a_new_file_is_one_transaction_of_five_statements_without_a_savepoint(
     WatchedConnection.sent.clear()
     produced = run.produce_file("a.txt", b"alpha", label="writeFile:a.txt")
     assert produced.document_id is not None
-    assert _sent() == [
+    sent = _sent()
+    # The quotas of the file's scope are read first (ADR 0090): one indexed SELECT.
+    assert sent[1].startswith("SELECT ") and "FROM quotas" in sent[1]
+    assert [sent[0], *sent[2:]] == [
         "BEGIN IMMEDIATE",
         "INSERT INTO file_items",
         "UPDATE workflows",
@@ -353,7 +356,9 @@ def test_a_begin_that_waited_out_the_busy_timeout_is_sent_again(tmp_path: Path) 
             other.execute("ROLLBACK")
             WatchedConnection.sent.clear()
             uow.files.add(make_file(file_name="second.pdf"))
-            assert _sent()[:2] == ["BEGIN IMMEDIATE", "INSERT INTO file_items"]
+            sent = _sent()
+            assert sent[0] == "BEGIN IMMEDIATE" and "FROM quotas" in sent[1]
+            assert sent[2] == "INSERT INTO file_items"
             uow.rollback()
         assert _rows(made, file_items) == 0
     finally:

@@ -24,6 +24,7 @@ from typing import TypeVar
 import attrs
 
 from docbinder.domain.access import Resource
+from docbinder.domain.audit import GENESIS_HASH, AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -35,6 +36,7 @@ from docbinder.domain.errors import (
     VersionTaken,
     WorkflowNotFound,
 )
+from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy, quota_scopes
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -92,6 +94,37 @@ class MemoryMetadataStore:
         self.version_of: dict[str, FileVersion] = {}
         self.latest_number: dict[str, int] = {}
         self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.quotas: dict[Scope, Quota] = {}
+        """Quotas by their exact scope, with their usage (B12)."""
+        self.audit: list[AuditEvent] = []
+        """The audit log, by ``seq`` (B11)."""
+        self.audit_head: tuple[int, str] | None = None
+        self.policies: dict[Scope, RetentionPolicy] = {}
+        self.holds: dict[tuple[HoldKind, str], LegalHold] = {}
+        self.audit_anchor: tuple[int, str] | None = None
+
+    def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
+        """Add ``size`` bytes and ``files`` FileItems to the quotas ``scope`` counts against.
+
+        With ``check`` each is checked first (:class:`QuotaExceeded`, nothing
+        changed). Caller holds the lock; the change is pushed on ``undo``.
+        """
+        found = [self.quotas[q] for q in quota_scopes(scope) if q in self.quotas]
+        if not found:
+            return
+        if check:
+            for quota in found:
+                quota.check_add(size, files)
+        for quota in found:
+            self.quotas[quota.scope] = quota.charged(size, files)
+
+        def back() -> None:
+            for quota in found:
+                current = self.quotas.get(quota.scope)
+                if current is not None:
+                    self.quotas[quota.scope] = current.charged(-size, -files)
+
+        undo.push(back)
 
     def link_version(self, version: FileVersion) -> None:
         """Index ``version`` (caller holds the lock): by series, by FileItem, latest, names."""
@@ -222,6 +255,7 @@ class MemoryFileRepository:
                 raise DuplicateFileItem(
                     "a FileItem with the same bytes, name, creator and scope exists"
                 )
+            s.charge(self._undo, item.scope, item.size, 1, check=True)
             s.files[item.id] = item
             if deduplicate:
                 s.dedup[key] = item.id
@@ -263,9 +297,11 @@ class MemoryFileRepository:
                 raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             old_key = s.dedup_of.get(item.id)
             new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
+            if old_key is not None and new_key != old_key and new_key in s.dedup:
+                raise DuplicateFileItem("the update would duplicate another FileItem")
+            if item.size != old.size:
+                s.charge(self._undo, old.scope, item.size - old.size, 0, check=item.size > old.size)
             if old_key is not None and new_key != old_key:
-                if new_key in s.dedup:
-                    raise DuplicateFileItem("the update would duplicate another FileItem")
                 s.dedup.pop(old_key, None)
                 s.dedup[new_key] = item.id
                 s.dedup_of[item.id] = new_key
@@ -286,6 +322,7 @@ class MemoryFileRepository:
             current = s.files.get(file_id)
             if current is None or (if_blob_key is not None and current.blob_key != if_blob_key):
                 return False
+            s.charge(self._undo, current.scope, -current.size, -1, check=False)
             old = s.files.pop(file_id)
             key = s.dedup_of.pop(file_id, None)
             if key is not None:
@@ -702,6 +739,224 @@ class MemoryWorkflowRepository:
             return sum(1 for doc in self._s.documents.values() if doc.file_id == file_id)
 
 
+class MemoryQuotaRepository:
+    """:class:`~docbinder.ports.metadata.QuotaRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def usage(self, scope: Scope) -> tuple[int, int]:
+        with self._s.lock:
+            sizes = [
+                f.size
+                for f in self._s.files.values()
+                if f.scope.mandate_id == scope.mandate_id
+                and (
+                    scope.feature_instance_id is None
+                    or f.scope.feature_instance_id == scope.feature_instance_id
+                )
+            ]
+        return sum(sizes), len(sizes)
+
+    def set_quota(self, quota: Quota) -> Quota:
+        s = self._s
+        with s.lock:
+            used_bytes, used_files = self.usage(quota.scope)
+            stored = attrs.evolve(quota, used_bytes=used_bytes, used_files=used_files)
+            before = s.quotas.get(quota.scope)
+            s.quotas[quota.scope] = stored
+
+            def undo() -> None:
+                if before is None:
+                    s.quotas.pop(quota.scope, None)
+                else:
+                    s.quotas[quota.scope] = before
+
+            self._undo.push(undo)
+            return stored
+
+    def get_quota(self, scope: Scope) -> Quota | None:
+        with self._s.lock:
+            return self._s.quotas.get(scope)
+
+    def list_quotas(self, mandate_id: str) -> builtins.list[Quota]:
+        with self._s.lock:
+            found = [q for q in self._s.quotas.values() if q.scope.mandate_id == mandate_id]
+        return sorted(
+            found,
+            key=lambda q: (
+                q.scope.feature_instance_id is not None,
+                q.scope.feature_instance_id or "",
+            ),
+        )
+
+    def remove_quota(self, scope: Scope) -> bool:
+        s = self._s
+        with s.lock:
+            before = s.quotas.pop(scope, None)
+            if before is None:
+                return False
+
+            def undo() -> None:
+                s.quotas[scope] = before
+
+            self._undo.push(undo)
+            return True
+
+
+class MemoryAuditRepository:
+    """:class:`~docbinder.ports.metadata.AuditRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
+        s = self._s
+        if not events:
+            return []
+        with s.lock:
+            head = s.audit_head or s.audit_anchor or (0, GENESIS_HASH)
+            seq, prev = head
+            stored: list[AuditEvent] = []
+            for event in events:
+                seq += 1
+                chained = event.chained(seq, prev)
+                stored.append(chained)
+                prev = chained.hash
+            before, count = s.audit_head, len(s.audit)
+            s.audit.extend(stored)
+            s.audit_head = (seq, prev)
+
+            def undo() -> None:
+                del s.audit[count:]
+                s.audit_head = before
+
+            self._undo.push(undo)
+            return stored
+
+    def events(
+        self,
+        *,
+        file_id: str | None = None,
+        principal: str | None = None,
+        since: datetime | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> builtins.list[AuditEvent]:
+        with self._s.lock:
+            found = [
+                e
+                for e in self._s.audit
+                if e.seq > after_seq
+                and (file_id is None or e.file_id == file_id)
+                and (principal is None or e.principal == principal)
+                and (since is None or e.at >= since)
+            ]
+        return found if limit is None else found[:limit]
+
+    def head(self) -> tuple[int, str] | None:
+        return self._s.audit_head
+
+    def anchor(self) -> tuple[int, str] | None:
+        return self._s.audit_anchor
+
+    def prune(self, before: datetime) -> int:
+        s = self._s
+        with s.lock:
+            older = [e.seq for e in s.audit if e.at < before]
+            if not older:
+                return 0
+            cut = max(older)
+            removed = [e for e in s.audit if e.seq <= cut]
+            anchor = s.audit_anchor
+            s.audit[:] = [e for e in s.audit if e.seq > cut]
+            s.audit_anchor = (cut, removed[-1].hash)
+
+            def undo() -> None:
+                s.audit[:0] = removed
+                s.audit_anchor = anchor
+
+            self._undo.push(undo)
+            return len(removed)
+
+
+class MemoryRetentionRepository:
+    """:class:`~docbinder.ports.metadata.RetentionRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def _put(self, table: dict, key: object, value: object) -> None:  # type: ignore[type-arg]
+        with self._s.lock:
+            missing = object()
+            before = table.get(key, missing)
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
+
+            def undo() -> None:
+                if before is missing:
+                    table.pop(key, None)
+                else:
+                    table[key] = before
+
+            self._undo.push(undo)
+
+    def set_policy(self, policy: RetentionPolicy) -> None:
+        self._put(self._s.policies, policy.scope, policy)
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        with self._s.lock:
+            found = [p for p in self._s.policies.values() if p.scope.mandate_id == mandate_id]
+        return sorted(found, key=lambda p: p.scope.feature_instance_id or "")
+
+    def remove_policy(self, scope: Scope) -> bool:
+        with self._s.lock:
+            there = scope in self._s.policies
+            if there:
+                self._put(self._s.policies, scope, None)
+            return there
+
+    def place_hold(self, hold: LegalHold) -> None:
+        self._put(self._s.holds, (hold.kind, hold.target_id), hold)
+
+    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+        with self._s.lock:
+            there = (kind, target_id) in self._s.holds
+            if there:
+                self._put(self._s.holds, (kind, target_id), None)
+            return there
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        with self._s.lock:
+            found = [h for h in self._s.holds.values() if h.mandate_id == mandate_id]
+        return sorted(found, key=lambda h: (h.kind.value, h.target_id))
+
+    def held(self, file_ids: Sequence[str], workflow_ids: Sequence[str]) -> set[str]:
+        with self._s.lock:
+            holds = self._s.holds
+            return {f for f in file_ids if (HoldKind.FILE, f) in holds} | {
+                w for w in workflow_ids if (HoldKind.WORKFLOW, w) in holds
+            }
+
+    def last_reads(self, file_ids: Sequence[str]) -> dict[str, datetime]:
+        wanted = set(file_ids)
+        found: dict[str, datetime] = {}
+        with self._s.lock:
+            for e in self._s.audit:
+                if (
+                    e.file_id in wanted
+                    and e.action.value in ("read_bytes", "read_content")
+                    and (e.file_id not in found or e.at > found[e.file_id])
+                ):
+                    found[e.file_id] = e.at
+        return found
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -713,6 +968,9 @@ class MemoryUnitOfWork:
         self.workflows = MemoryWorkflowRepository(store, self._undo)
         self.versions = MemoryVersionRepository(store, self._undo)
         self.maintenance = MemoryMaintenanceRepository(store, self._undo)
+        self.quotas = MemoryQuotaRepository(store, self._undo)
+        self.audit = MemoryAuditRepository(store, self._undo)
+        self.retention = MemoryRetentionRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

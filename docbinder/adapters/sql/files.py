@@ -9,6 +9,7 @@ from sqlalchemy import exc as sa_exc
 
 from docbinder.adapters.sql.errors import integrity_error, translating
 from docbinder.adapters.sql.queries import IN_CHUNK, load, newest_first_page, rowcount, rows_by_id
+from docbinder.adapters.sql.quotas import charge, held_quotas
 from docbinder.adapters.sql.rows import to_row
 from docbinder.adapters.sql.schema import file_items, gc_marks
 from docbinder.adapters.sql.session import SqlSession
@@ -42,10 +43,15 @@ class SqlFileRepository:
             if deduplicate
             else None
         )
+        held = held_quotas(self._session, item.scope)
+        for quota in held:
+            quota.check_add(item.size)
         with translating():
             try:
                 with self._session.begin_nested():
                     PREPARED_INSERT_FILE.execute(self._session, row)
+                    if held:
+                        charge(self._session, item.scope, item.size, 1)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
 
@@ -79,6 +85,14 @@ class SqlFileRepository:
         return [load(row, FileItem) for row in rows]
 
     def update(self, item: FileItem, *, if_blob_key: str | None = None) -> None:
+        with translating():
+            before = self._session.execute(
+                sa.select(file_items.c.size).where(file_items.c.id == item.id)
+            ).first()
+        growth = 0 if before is None else item.size - int(before[0])
+        if growth:
+            for quota in held_quotas(self._session, item.scope):
+                quota.check_add(growth, 0)
         values = to_row(item)
         del values["id"]
         new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
@@ -99,14 +113,22 @@ class SqlFileRepository:
             if if_blob_key is not None and self.get(item.id) is not None:
                 raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             raise FileItemNotFound(f"no FileItem {item.id}")
+        if growth:
+            charge(self._session, item.scope, growth, 0)
 
     def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
         stmt = sa.delete(file_items).where(file_items.c.id == file_id)
         if if_blob_key is not None:
             stmt = stmt.where(file_items.c.blob_key == if_blob_key)
+        fi = file_items.c
         with translating():
+            before = self._session.execute(
+                sa.select(fi.size, fi.mandate_id, fi.feature_instance_id).where(fi.id == file_id)
+            ).first()
             result = self._session.execute(stmt)
             deleted = rowcount(result) > 0
+            if deleted and before is not None:
+                charge(self._session, Scope(before[1], before[2]), -int(before[0]), -1)
             if deleted:
                 self._session.execute(sa.delete(gc_marks).where(gc_marks.c.file_id == file_id))
                 self._session.execute(DELETE_VERSION_OF, {"id": file_id})

@@ -6,7 +6,8 @@ its ``scope`` into the ``mandate_id`` / ``feature_instance_id`` columns;
 same converter. Row-only columns (``dedup_key``, ``label_hash``,
 ``last_sequence_nr``, ``position``) are added by the repositories and ignored
 when structuring. Nested collections are not part of a row: ``FileItem.tags``
-becomes a JSON array (text), ``ChatMessage.documents`` and
+becomes a JSON array (text), ``FileItem.provenance`` a JSON object (text,
+``NULL`` when nothing was declared), ``ChatMessage.documents`` and
 ``ChatWorkflow.messages`` live in their own tables.
 
 A save -> load -> equal round trip per entity and backend is part of the
@@ -24,7 +25,14 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from docbinder.domain.model import ChatMessage, ChatWorkflow, FileItem, Scope
+from docbinder.domain.model import (
+    NO_PROVENANCE,
+    ChatMessage,
+    ChatWorkflow,
+    FileItem,
+    Provenance,
+    Scope,
+)
 
 T = TypeVar("T")
 
@@ -51,6 +59,31 @@ def _tags_from_json(value: Any, _type: Any) -> tuple[str, ...]:
     return tuple(data)
 
 
+_PROVENANCE_FIELDS = tuple(a.name for a in attrs.fields(Provenance))
+
+
+def _provenance_to_json(provenance: Provenance) -> str | None:
+    if provenance is NO_PROVENANCE or provenance == NO_PROVENANCE:
+        return None  # the usual case of a plain store: the column stays NULL
+    data: dict[str, Any] = {
+        name: getattr(provenance, name)
+        for name in _PROVENANCE_FIELDS
+        if getattr(provenance, name) not in (None, ())
+    }
+    if "parents" in data:
+        data["parents"] = list(data["parents"])
+    return _TAGS_JSON.encode(data)
+
+
+def _provenance_from_json(value: Any, _type: Any) -> Provenance:
+    if value is None:
+        return NO_PROVENANCE
+    data = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(data, dict) or not set(data) <= set(_PROVENANCE_FIELDS):
+        raise ValueError("provenance must be a JSON object of provenance fields")
+    return Provenance(**data)
+
+
 def _datetime_passthrough(value: Any, _type: Any) -> datetime:
     if not isinstance(value, datetime):
         raise ValueError(f"expected a datetime, got {type(value).__name__}")
@@ -65,8 +98,13 @@ def _make_row_converter() -> cattrs.Converter:
     conv.register_structure_hook(datetime, _datetime_passthrough)
 
     tags = override(unstruct_hook=_tags_to_json, struct_hook=_tags_from_json)
-    conv.register_unstructure_hook(FileItem, make_dict_unstructure_fn(FileItem, conv, tags=tags))
-    conv.register_structure_hook(FileItem, make_dict_structure_fn(FileItem, conv, tags=tags))
+    provenance = override(unstruct_hook=_provenance_to_json, struct_hook=_provenance_from_json)
+    conv.register_unstructure_hook(
+        FileItem, make_dict_unstructure_fn(FileItem, conv, tags=tags, provenance=provenance)
+    )
+    conv.register_structure_hook(
+        FileItem, make_dict_structure_fn(FileItem, conv, tags=tags, provenance=provenance)
+    )
 
     # Documents and messages are rows of their own tables, never columns.
     conv.register_unstructure_hook(

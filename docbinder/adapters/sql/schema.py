@@ -4,7 +4,8 @@ This module is the model that the Alembic migrations in
 ``docbinder/adapters/sql/migrations/versions`` must reproduce; a test compares
 them with Alembic's ``compare_metadata`` on every backend.
 
-Tables:
+Tables (``quotas``, ``audit_events``, ``retention_policies`` and
+``legal_holds`` are described where they are defined):
 
 ``file_items``
     One row per :class:`~docbinder.domain.model.FileItem`. The scope is
@@ -12,7 +13,9 @@ Tables:
     array in a text column; ``dedup_key`` holds
     :func:`~docbinder.domain.model.duplicate_key` for items stored with
     ``deduplicate=True`` and ``NULL`` otherwise, under a unique index, so the
-    duplicate check of SPEC C2 is one index lookup.
+    duplicate check of SPEC C2 is one index lookup. ``provenance`` is the
+    :class:`~docbinder.domain.model.Provenance` as a JSON object (``NULL``: the
+    producer declared nothing).
 ``workflows``
     One row per :class:`~docbinder.domain.model.ChatWorkflow`, plus
     ``last_sequence_nr``: the highest ``sequence_nr`` handed out in that
@@ -186,6 +189,7 @@ file_items = sa.Table(
     sa.Column("tags", long_text(), nullable=False),
     sa.Column("dedup_key", sa.CHAR(64), nullable=True),
     _id("blob_store", nullable=True),
+    sa.Column("provenance", long_text(), nullable=True),
     sa.PrimaryKeyConstraint("id", name="pk_file_items"),
     sa.Index("uq_file_items_dedup_key", "dedup_key", unique=True),
     sa.Index("ix_file_items_mandate_created", "mandate_id", "created_at"),
@@ -369,6 +373,86 @@ resolution_log = sa.Table(
 ``record`` is the JSON of a :class:`~docbinder.domain.resolutions.ResolutionRecord`;
 rows beyond the bound are deleted by the writer, oldest ``id`` first.
 """
+quotas = sa.Table(
+    "quotas",
+    metadata,
+    _id("mandate_id", nullable=False),
+    _id("feature_key", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("max_bytes", sa.BigInteger(), nullable=True),
+    sa.Column("max_files", sa.BigInteger(), nullable=True),
+    sa.Column("max_file_size", sa.BigInteger(), nullable=True),
+    sa.Column("used_bytes", sa.BigInteger(), nullable=False),
+    sa.Column("used_files", sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_quotas"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.Quota` (feature row B12, ADR 0090).
+
+``feature_key`` is the feature instance id, or ``''`` for the quota of the
+whole mandate (a primary key cannot hold ``NULL``). The row holds the limits
+and the usage together: an add locks the rows of its mandate and feature
+instance (``SELECT ... FOR UPDATE``; SQLite's writing unit holds the write lock
+already), checks them and adds its size in the same transaction, so
+concurrent writers of one scope queue on that row and never overshoot.
+"""
+
+audit_events = sa.Table(
+    "audit_events",
+    metadata,
+    sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
+    _id("id", nullable=False),
+    sa.Column("at", UtcDateTime(), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("outcome", sa.String(64), nullable=False),
+    _id("principal", nullable=True),
+    _id("mandate_id", nullable=True),
+    _id("file_id", nullable=True),
+    _id("document_id", nullable=True),
+    _id("workflow_id", nullable=True),
+    sa.Column("detail", long_text(), nullable=False),
+    sa.Column("prev_hash", sa.CHAR(64), nullable=False),
+    sa.Column("hash", sa.CHAR(64), nullable=False),
+    sa.PrimaryKeyConstraint("seq", name="pk_audit_events"),
+    sa.Index("ix_audit_events_file", "file_id", "seq"),
+    sa.Index("ix_audit_events_principal", "principal", "seq"),
+    sa.Index("ix_audit_events_at", "at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.audit.AuditEvent`, in chain order (B11, ADR 0092).
+
+``seq`` is the event's place in the store's one chain; the head (``seq`` and
+hash of the newest event) is the ``docbinder_meta`` row ``audit_head``, locked
+by every append, so appends are serialized and the chain has no forks.
+``audit_anchor`` holds the last event pruned by the log's retention.
+"""
+
+retention_policies = sa.Table(
+    "retention_policies",
+    metadata,
+    _id("mandate_id", nullable=False),
+    _id("feature_key", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("max_age_seconds", sa.BigInteger(), nullable=False),
+    sa.Column("basis", sa.String(16), nullable=False),
+    sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_retention_policies"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.RetentionPolicy` (B5); ``feature_key`` as in ``quotas``."""
+
+legal_holds = sa.Table(
+    "legal_holds",
+    metadata,
+    sa.Column("kind", sa.String(16), nullable=False),
+    _id("target_id", nullable=False),
+    _id("mandate_id", nullable=False),
+    sa.Column("reason", long_text(), nullable=False),
+    sa.Column("placed_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("kind", "target_id", name="pk_legal_holds"),
+    sa.Index("ix_legal_holds_mandate", "mandate_id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.governance.LegalHold` (B5): a file or a workflow held."""
 
 TABLES: tuple[sa.Table, ...] = (
     file_items,
@@ -381,5 +465,9 @@ TABLES: tuple[sa.Table, ...] = (
     extraction_cache,
     link_marks,
     resolution_log,
+    quotas,
+    audit_events,
+    retention_policies,
+    legal_holds,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

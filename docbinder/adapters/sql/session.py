@@ -52,6 +52,11 @@ class SqlSession:
         """The error under which the database ended the current transaction, if it did."""
 
     @property
+    def engine(self) -> Engine:
+        """The engine this unit takes its connection from."""
+        return self._engine
+
+    @property
     def checked_out(self) -> bool:
         """Whether this unit holds a connection of the pool."""
         return self._conn is not None

@@ -9,17 +9,23 @@ from typing import Any
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine
 
+from docbinder.adapters.sql.audit import SqlAuditRepository
 from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_after_fork
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
+from docbinder.adapters.sql.quotas import SqlQuotaRepository
+from docbinder.adapters.sql.retention import SqlRetentionRepository
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.adapters.sql.versions import SqlVersionRepository
 from docbinder.adapters.sql.workflows import SqlWorkflowRepository
 from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageError
 from docbinder.ports.metadata import (
+    AuditRepository,
     FileRepository,
     MaintenanceRepository,
+    QuotaRepository,
+    RetentionRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -44,6 +50,9 @@ class SqlUnitOfWork:
         self.files: FileRepository = SqlFileRepository(self._session)
         self.workflows: WorkflowRepository = SqlWorkflowRepository(self._session)
         self.versions: VersionRepository = SqlVersionRepository(self._session)
+        self.audit: AuditRepository = SqlAuditRepository(self._session)
+        self.retention: RetentionRepository = SqlRetentionRepository(self._session)
+        self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqlUnitOfWork:

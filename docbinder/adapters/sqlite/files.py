@@ -9,6 +9,7 @@ from typing import Any
 from docbinder.adapters.sql.errors import integrity_error
 from docbinder.adapters.sql.rows import to_row
 from docbinder.adapters.sql.schema import file_items, sqlite_utc_text
+from docbinder.adapters.sqlite.quotas import charge, held_quotas
 from docbinder.adapters.sqlite.rows import RowCodec, columns, loader, placeholders, select_sql
 from docbinder.adapters.sqlite.session import SqliteSession, translating
 from docbinder.domain.errors import Conflict, FileItemNotFound, InvalidInput
@@ -32,6 +33,8 @@ _UPDATE = (
     "dedup_key = CASE WHEN dedup_key IS NULL THEN NULL ELSE ? END WHERE id = ?"
 )
 _DELETE = "DELETE FROM file_items WHERE id = ?"
+_SIZE = "SELECT size FROM file_items WHERE id = ?"
+_SIZE_SCOPE = "SELECT size, mandate_id, feature_instance_id FROM file_items WHERE id = ?"
 _CONFIRM = "UPDATE file_items SET blob_key = blob_key WHERE id = ? AND blob_key = ?"
 
 
@@ -84,12 +87,23 @@ class SqliteFileRepository:
             if deduplicate
             else None
         )
+        held = held_quotas(self._session, item.scope)
+        for quota in held:
+            quota.check_add(item.size)
         with translating():
             try:
                 with self._session.one_statement():
                     self._session.execute(FILES.insert_sql, FILES.values(row))
             except sqlite3.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
+            if held:
+                session = self._session
+
+                def undo() -> None:
+                    session.rowcount(_DELETE, (item.id,))
+
+                with session.undoable(undo):
+                    charge(self._session, item.scope, item.size, 1)
 
     def get(self, file_id: str) -> FileItem | None:
         with translating():
@@ -121,6 +135,13 @@ class SqliteFileRepository:
         return [load_file(row) for row in rows]
 
     def update(self, item: FileItem, *, if_blob_key: str | None = None) -> None:
+        with translating():
+            before = self._session.one(_SIZE, (item.id,))
+        growth = 0 if before is None else item.size - int(before[0])
+        if growth:
+            held = held_quotas(self._session, item.scope)
+            for quota in held:
+                quota.check_add(growth, 0)
         values = FILES.values({**to_row(item), "dedup_key": None})
         new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
         # Items stored without deduplication stay out of duplicate detection.
@@ -140,6 +161,8 @@ class SqliteFileRepository:
             if if_blob_key is not None and self.get(item.id) is not None:
                 raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             raise FileItemNotFound(f"no FileItem {item.id}")
+        if growth:
+            charge(self._session, item.scope, growth, 0)
 
     def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
         sql: str = _DELETE
@@ -148,7 +171,10 @@ class SqliteFileRepository:
             sql = f"{_DELETE} AND blob_key = ?"
             params = (file_id, if_blob_key)
         with translating():
+            before = self._session.one(_SIZE_SCOPE, (file_id,))
             deleted = self._session.rowcount(sql, params) > 0
+            if deleted and before is not None:
+                charge(self._session, Scope(before[1], before[2]), -int(before[0]), -1)
             if deleted:
                 self._session.rowcount("DELETE FROM gc_marks WHERE file_id = ?", (file_id,))
                 self._session.rowcount("DELETE FROM file_versions WHERE file_id = ?", (file_id,))

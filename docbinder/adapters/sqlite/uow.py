@@ -18,15 +18,21 @@ from docbinder.adapters.sql.engine import (
     reset_pool_after_fork,
 )
 from docbinder.adapters.sql.errors import storage_error
+from docbinder.adapters.sqlite.audit import SqliteAuditRepository
 from docbinder.adapters.sqlite.files import SqliteFileRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
+from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
+from docbinder.adapters.sqlite.retention import SqliteRetentionRepository
 from docbinder.adapters.sqlite.session import SharedConnectionLock, SqliteSession
 from docbinder.adapters.sqlite.versions import SqliteVersionRepository
 from docbinder.adapters.sqlite.workflows import SqliteWorkflowRepository
 from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageError
 from docbinder.ports.metadata import (
+    AuditRepository,
     FileRepository,
     MaintenanceRepository,
+    QuotaRepository,
+    RetentionRepository,
     VersionRepository,
     WorkflowRepository,
 )
@@ -57,6 +63,9 @@ class SqliteUnitOfWork:
         self.files: FileRepository = SqliteFileRepository(self._session)
         self.workflows: WorkflowRepository = SqliteWorkflowRepository(self._session)
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
+        self.audit: AuditRepository = SqliteAuditRepository(self._session)
+        self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
+        self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqliteUnitOfWork:

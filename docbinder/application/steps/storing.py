@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 import attrs
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import (
     blob_key_for,
     confirm_committed,
@@ -32,8 +33,22 @@ from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.check_duplicate import CheckDuplicate
 from docbinder.domain.access import ResourceKind
-from docbinder.domain.errors import DuplicateFileItem, StorageError, TransactionAborted
-from docbinder.domain.model import FileItem, Principal, check_file_metadata, check_file_name
+from docbinder.domain.audit import AuditAction, AuditEvent
+from docbinder.domain.errors import (
+    AccessDenied,
+    DuplicateFileItem,
+    QuotaExceeded,
+    StorageError,
+    TransactionAborted,
+)
+from docbinder.domain.model import (
+    NO_PROVENANCE,
+    FileItem,
+    Principal,
+    Provenance,
+    check_file_metadata,
+    check_file_name,
+)
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
@@ -141,6 +156,7 @@ class FileStorer:
         registration: StoreRegistration,
         duplicates: CheckDuplicate,
         hash_workers: HashWorkers | None = None,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
@@ -152,6 +168,7 @@ class FileStorer:
         self._hash_workers = hash_workers
         self._duplicates = duplicates
         self.registration = registration
+        self.audit = audit
 
     def write_blob(self, principal: Principal, data: FileData) -> NewBlob:
         """Check ``principal``'s ``create`` right, then write ``data`` as the blob of a new file id.
@@ -161,7 +178,19 @@ class FileStorer:
         written), :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing
         kept) and :class:`StorageError`.
         """
-        self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        try:
+            self._access.require_create(principal, ResourceKind.FILE, principal.scope)
+        except AccessDenied as exc:
+            if self.audit.enabled:
+                self.audit.refused(
+                    self.audit.event(
+                        AuditAction.ACCESS_REFUSED,
+                        principal,
+                        outcome="access_denied",
+                        detail={"operation": "create_file", "reason": str(exc)},
+                    )
+                )
+            raise
         file_id = self._ids.new_id()
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
@@ -177,6 +206,7 @@ class FileStorer:
         mime_type: str | None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> FileItem:
         """The FileItem naming ``blob``, owned by ``principal``; the MIME type as ``StoreFile`` decides it."""
         stream = blob.stream
@@ -193,6 +223,7 @@ class FileStorer:
             folder=folder,
             tags=tags,
             blob_store=blob.store_id,
+            provenance=provenance,
         )
 
     def confirm_committed(self, key: str) -> None:
@@ -219,13 +250,15 @@ class FileStorer:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> tuple[StoredFile, T | None]:
         """Store ``data`` as ``file_name`` for ``principal`` in its scope, running ``then``.
 
         ``then(uow, item)``, unless ``None``, gets the open unit of work and
         the FileItem (the new one after its insert, or the readable duplicate)
         before the single commit, so whatever it writes commits or rolls back together with the
-        FileItem. Its return value comes back next to the :class:`StoredFile`
+        FileItem. ``provenance`` is recorded on a new FileItem (a reused
+        duplicate keeps its own). Its return value comes back next to the :class:`StoredFile`
         (``None`` when ``then`` is ``None``). An exception from ``then`` fails
         the store as a storage fault would (nothing kept); a caller that wants
         the file stored anyway catches inside ``then``. When a readable
@@ -247,7 +280,7 @@ class FileStorer:
         key = blob.key
         pending: _Pending[T] = _Pending()
         try:
-            item = self.new_item(principal, blob, file_name, mime_type, folder, tags)
+            item = self.new_item(principal, blob, file_name, mime_type, folder, tags, provenance)
             recorded = run_again_if_aborted(
                 lambda: self._record_once(principal, item, then, pending),
                 f"storing {file_name!r}",
@@ -255,6 +288,20 @@ class FileStorer:
         except WorkNotCommitted:
             raise  # the fresh blob was kept on purpose (see _reuse)
         except Exception as exc:
+            if isinstance(exc, QuotaExceeded) and self.audit.enabled:
+                self.audit.refused(
+                    self.audit.event(
+                        AuditAction.QUOTA_REFUSED,
+                        principal,
+                        outcome="quota_exceeded",
+                        detail={
+                            "fileName": file_name,
+                            "quota": exc.quota,
+                            "limit": exc.limit,
+                            "used": exc.used,
+                        },
+                    )
+                )
             if pending.item is not None:
                 recovered = self._after_failed_commit(pending.item, exc)
                 if recovered is not None:
@@ -357,8 +404,8 @@ class FileStorer:
             )
         return StoredFile(item, duplicate=False)
 
-    @staticmethod
     def _insert(
+        self,
         uow: UnitOfWork,
         item: FileItem,
         deduplicate: bool,
@@ -382,11 +429,25 @@ class FileStorer:
             if not keep_unit:
                 uow.rollback()
             return False
+        if self.audit.enabled:
+            self.audit.record(uow, self._store_event(item, "ok"))
         if then is not None:
             pending.result = then(uow, item)
         pending.item = item
         uow.commit()
         return True
+
+    def _store_event(self, item: FileItem, outcome: str) -> AuditEvent:
+        p = item.provenance
+        return self.audit.event(
+            AuditAction.STORE,
+            item.created_by,
+            outcome=outcome,
+            file_id=item.id,
+            workflow_id=p.workflow_id,
+            mandate_id=item.scope.mandate_id,
+            detail={"size": item.size, "sha256": item.sha256},
+        )
 
     def _reuse(
         self,
@@ -413,6 +474,8 @@ class FileStorer:
             uow.rollback()
             return None
         duplicate = StoredFile(current, duplicate=True)
+        if self.audit.enabled:
+            self.audit.record(uow, self._store_event(current, "duplicate"))
         result = then(uow, current) if then is not None else None
         try:
             uow.commit()

@@ -24,8 +24,10 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.results import NotAttached, NotAttachedCause
 from docbinder.domain.access import Action
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import (
     AccessDenied,
     DuplicateLabel,
@@ -78,12 +80,19 @@ class AttachFile:
     """
 
     def __init__(
-        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, clock: Clock, ids: IdFactory
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        clock: Clock,
+        ids: IdFactory,
+        *,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._clock = clock
         self._ids = ids
+        self.audit = audit
 
     def __call__(
         self,
@@ -182,11 +191,32 @@ class AttachFile:
                 candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _record_attach(self, uow: UnitOfWork, ctx: RunContext, message: ChatMessage) -> None:
+        """Record the attach of ``message``'s documents in ``uow``'s audit log (B11)."""
+        audit = self.audit
+        if not audit.enabled:
+            return
+        audit.record(
+            uow,
+            *(
+                audit.event(
+                    AuditAction.ATTACH,
+                    ctx.principal,
+                    file_id=document.file_id,
+                    document_id=document.id,
+                    workflow_id=message.workflow_id,
+                    detail={"label": message.documents_label},
+                )
+                for document in message.documents
+            ),
+        )
+
     def _commit(self, prepared: PreparedAttach, items: Sequence[FileItem]) -> ChatMessage:
         """See :meth:`PreparedAttach.commit`."""
         with self._uow() as uow:
             rows = self._stored_rows(uow, prepared.context, items)
             stored = self._add_message(uow, prepared, rows)
+            self._record_attach(uow, prepared.context, stored)
             uow.commit()
         prepared.finish(stored)
         return stored
@@ -233,7 +263,9 @@ class PreparedAttach:
         the run already saw taken (:meth:`RunContext.label_taken`) is suffixed
         on the first try.
         """
-        return self.attach._add_message(uow, self, items)
+        message = self.attach._add_message(uow, self, items)
+        self.attach._record_attach(uow, self.context, message)
+        return message
 
     def commit(self, items: Sequence[FileItem]) -> ChatMessage:
         """Attach the stored ``items`` in one unit of work of their own; return the stored message.

@@ -67,7 +67,8 @@ from datetime import timedelta
 
 import attrs
 
-from docbinder.application.steps.blob_rules import is_committed
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
+from docbinder.application.steps.blob_rules import is_committed, release_blob
 from docbinder.application.steps.database_claim import (
     claim_for_destruction,
     cloned_message,
@@ -78,7 +79,14 @@ from docbinder.application.steps.store_registration import (
     check_location,
     moved_store_message,
 )
-from docbinder.domain.errors import BlobMissing, DatabaseCloned, StoreMoved, UnsafeOperation
+from docbinder.application.use_cases.manage_retention import ExpiredFile, ManageRetention
+from docbinder.domain.audit import AuditAction
+from docbinder.domain.errors import (
+    BlobMissing,
+    DatabaseCloned,
+    StoreMoved,
+    UnsafeOperation,
+)
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
@@ -189,6 +197,10 @@ class GcReport:
     store_moved: bool = False
     location_checked: bool = False
     committed_blobs: tuple[str, ...] = ()
+    expired_rows: tuple[str, ...] = ()
+    """FileItems of this store past their retention period for longer than the grace
+    period and not held (B5): removed, with their blob, as ``files rm --force`` does
+    (listed only, in a dry run)."""
 
 
 @attrs.frozen
@@ -221,7 +233,16 @@ class _Scan:
 class CollectGarbage:
     """Find orphan blobs and FileItems without blob of the connected store; remove them unless ``dry_run``."""
 
-    def __init__(self, uow_factory: UnitOfWorkFactory, blobs: BlobStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        blobs: BlobStore,
+        clock: Clock,
+        retention: ManageRetention | None = None,
+        audit: AuditTrail = DISABLED,
+    ) -> None:
+        self._retention = retention
+        self._audit = audit
         self._uow = uow_factory
         self._blobs = blobs
         self._clock = clock
@@ -310,8 +331,10 @@ class CollectGarbage:
             raise UnsafeOperation(f"gc refused: {refusal}; nothing was removed (--force overrides)")
         removed_rows: list[str] = []
         marked: list[str] = [i.id for i in missing if i not in due]
+        expired = self._expired(scan.store_id, grace_seconds)
         if dry_run:
             removed_rows = [i.id for i in due]
+            expired_rows = [e.item.id for e in expired]
         else:
             if refusal is not None:
                 log.warning("gc --force overrides: %s", refusal)
@@ -322,6 +345,7 @@ class CollectGarbage:
                     MIN_GRACE_SECONDS,
                 )
             claim_for_destruction(self._uow, self._blobs)
+            expired_rows = self._remove_expired(expired)
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)
@@ -348,7 +372,45 @@ class CollectGarbage:
             store_moved=scan.location.moved,
             location_checked=scan.location.confirmed,
             committed_blobs=tuple(scan.committed),
+            expired_rows=tuple(expired_rows),
         )
+
+    def _expired(self, store_id: str | None, grace_seconds: float) -> list[ExpiredFile]:
+        """The expired, unheld FileItems of the connected store, past the grace period (B5)."""
+        if self._retention is None:
+            return []
+        found = self._retention.expired(grace=timedelta(seconds=grace_seconds))
+        return [e for e in found if e.item.blob_store == store_id]
+
+    def _remove_expired(self, expired: list[ExpiredFile]) -> list[str]:
+        """Delete each expired FileItem (if it still names its blob), then release its blob as a delete does."""
+        removed: list[str] = []
+        for entry in expired:
+            item = entry.item
+            with self._uow() as uow:
+                if uow.files.lock(item.id) is None or not uow.files.delete(
+                    item.id, if_blob_key=item.blob_key
+                ):
+                    continue
+                if self._audit.enabled:
+                    self._audit.record(
+                        uow,
+                        self._audit.event(
+                            AuditAction.DELETE,
+                            None,
+                            outcome="expired",
+                            file_id=item.id,
+                            mandate_id=item.scope.mandate_id,
+                            detail={"expiredAt": entry.expired_at.isoformat()},
+                        ),
+                    )
+                database_id = uow.maintenance.database_id()
+                locations = uow.maintenance.store_locations()
+                uow.commit()
+            release_blob(self._blobs, item.blob_key, database_id, locations)
+            log.info("gc removed expired file %s (expired %s)", item.id, entry.expired_at)
+            removed.append(item.id)
+        return removed
 
     def _remove_blobs(self, orphans: list[str]) -> list[str]:
         """Delete the orphan blobs no row names now; return the keys removed.

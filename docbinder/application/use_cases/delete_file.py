@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.access import Action
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import (
     AccessDenied,
     FileItemNotFound,
@@ -43,11 +45,14 @@ class DeleteFile:
         blobs: BlobStore,
         access: AccessPolicy,
         get_file: GetFile,
+        *,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
         self._get = get_file
+        self._audit = audit
 
     def __call__(self, principal: Principal, file_id: str, *, force: bool = False) -> FileItem:
         """Delete and return the FileItem.
@@ -64,10 +69,20 @@ class DeleteFile:
         """
         item = self._get(principal, file_id)
         if not self._access.can_on_file(principal, Action.DELETE, item):
+            if self._audit.enabled:
+                self._audit.refused(
+                    self._audit.event(
+                        AuditAction.ACCESS_REFUSED,
+                        principal,
+                        outcome="access_denied",
+                        file_id=item.id,
+                        detail={"operation": "delete_file"},
+                    )
+                )
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         claim_for_destruction(self._uow, self._blobs)
         item, references, database_id, locations = run_again_if_aborted(
-            lambda: self._delete(item, file_id, force), f"deleting file {item.id}"
+            lambda: self._delete(principal, item, file_id, force), f"deleting file {item.id}"
         )
         release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
@@ -80,9 +95,9 @@ class DeleteFile:
         return item
 
     def _delete(
-        self, item: FileItem, file_id: str, force: bool
+        self, principal: Principal, item: FileItem, file_id: str, force: bool
     ) -> tuple[FileItem, int, str | None, dict[str, str]]:
-        """The deleting unit: lock, count, delete; ``(row, references, database id, locations)``."""
+        """The deleting unit: lock, count, delete, audit; ``(row, references, database id, locations)``."""
         with self._uow() as uow:
             locked = uow.files.lock(item.id)
             if locked is None:
@@ -92,6 +107,16 @@ class DeleteFile:
                 raise FileStillReferenced(locked.id, references)
             if not uow.files.delete(locked.id):
                 raise FileItemNotFound(f"file {file_id} not found")
+            if self._audit.enabled:
+                self._audit.record(
+                    uow,
+                    self._audit.event(
+                        AuditAction.DELETE,
+                        principal,
+                        file_id=locked.id,
+                        detail={"references": references, "force": force},
+                    ),
+                )
             database_id = uow.maintenance.database_id()
             locations = uow.maintenance.store_locations()
             uow.commit()

@@ -9,12 +9,14 @@ from collections.abc import Generator
 import attrs
 
 from docbinder.application.context import RunContext
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.use_cases.resolve_document_list import (
     Resolution,
     ResolveDocumentList,
     UnresolvedReason,
     UnresolvedReference,
 )
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import BlobMissing, StorageError
 from docbinder.domain.model import ContentPart, FileItem
 from docbinder.domain.reading import ReadCall, ReadLimits, read_call, scope_key
@@ -84,11 +86,14 @@ class GetContent:
         blobs: BlobStore,
         extractor: ContentExtractor,
         limits: ReadLimits | None = None,
+        *,
+        audit: AuditTrail = DISABLED,
     ) -> None:
         self._resolve = resolve
         self._blobs = blobs
         self._extractor = extractor
         self.limits = limits if limits is not None else ReadLimits()
+        self._audit = audit
 
     def __call__(self, ctx: RunContext, document_list: object) -> ContentResult:
         """Content parts for every readable document; never raises for bad references.
@@ -226,5 +231,19 @@ class GetContent:
                 asked,
                 ", ".join(f"{u.reference} ({u.reason.value})" for u in unresolved[:20])
                 or "no parts extracted",
+            )
+        audit = self._audit
+        if audit.enabled and documents:
+            audit.note(
+                *(
+                    audit.event(
+                        AuditAction.READ_CONTENT,
+                        ctx.principal,
+                        file_id=d.file_id,
+                        document_id=d.document_id,
+                        workflow_id=ctx.workflow_id,
+                    )
+                    for d in documents
+                )
             )
         return ContentResult(tuple(documents), tuple(unresolved), resolution)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.use_cases.get_file import GetFile
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore
 
@@ -10,9 +12,12 @@ from docbinder.ports.blobs import BlobReader, BlobStore
 class OpenFile:
     """The bytes of a FileItem the principal may read, as a stream of chunks."""
 
-    def __init__(self, get_file: GetFile, blobs: BlobStore) -> None:
+    def __init__(
+        self, get_file: GetFile, blobs: BlobStore, *, audit: AuditTrail = DISABLED
+    ) -> None:
         self._get = get_file
         self._blobs = blobs
+        self._audit = audit
 
     def __call__(self, principal: Principal, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
         """The file's bytes as a :class:`BlobReader` of chunks of at most ``chunk_size`` bytes.
@@ -22,4 +27,7 @@ class OpenFile:
         :class:`BlobMissing` at call time.
         """
         item = self._get(principal, file_id)
-        return self._blobs.open(item.blob_key, chunk_size)
+        reader = self._blobs.open(item.blob_key, chunk_size)
+        if self._audit.enabled:
+            self._audit.note(self._audit.event(AuditAction.READ_BYTES, principal, file_id=item.id))
+        return reader

@@ -18,6 +18,7 @@ from __future__ import annotations
 import attrs
 
 from docbinder.application.context import RunContext
+from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.results import NotAttached
 from docbinder.application.steps.storing import FileStorer, StoredFile, WorkNotCommitted
@@ -27,7 +28,7 @@ from docbinder.application.use_cases.attach_file import (
     log_attach_failure,
 )
 from docbinder.domain.errors import TransactionAborted
-from docbinder.domain.model import ChatMessage, FileItem, check_message_text
+from docbinder.domain.model import ChatMessage, FileItem, Provenance, check_message_text
 from docbinder.ports.metadata import UnitOfWork
 
 
@@ -75,13 +76,20 @@ class ProduceFile:
         label: str,
         user_message: str = "",
         mime_type: str | None = None,
+        provenance: Provenance | None = None,
     ) -> ProducedFile:
         """Store ``data`` as ``file_name`` for the run's principal and attach it under ``label``.
+
+        The new FileItem records ``provenance`` (else the tool call bound with
+        :func:`~docbinder.application.provenance.tool_call`), completed with
+        the run's id, workflow and the files it read
+        (:func:`~docbinder.application.provenance.provenance_for`).
 
         Raises what :meth:`~docbinder.application.steps.storing.FileStorer.store`
         raises (:class:`InvalidInput`, also for a ``user_message`` that breaks
         :func:`~docbinder.domain.model.check_text_field`, :class:`AccessDenied`,
-        :class:`SizeLimitExceeded`, :class:`StorageError`); never raises for the attach.
+        :class:`SizeLimitExceeded`, :class:`QuotaExceeded`, :class:`StorageError`); never
+        raises for the attach.
         """
         # The caller's own text is checked before anything is stored, the same on every
         # backend (ADR 0018); only refusals about the workflow leave the file unattached.
@@ -109,7 +117,17 @@ class ProduceFile:
 
         try:
             stored, message = self._storer.store(
-                ctx.principal, file_name, data, attach, mime_type=mime_type
+                ctx.principal,
+                file_name,
+                data,
+                attach,
+                mime_type=mime_type,
+                provenance=provenance_for(
+                    provenance,
+                    run_id=ctx.run_id,
+                    workflow_id=ctx.workflow_id,
+                    parents=ctx.read_files,
+                ),
             )
         except WorkNotCommitted as exc:
             # A duplicate was found; only the attach failed to commit.

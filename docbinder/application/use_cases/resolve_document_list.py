@@ -29,15 +29,19 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.results import printable
 from docbinder.domain.access import Action
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import AmbiguousName
+from docbinder.domain.governance import RetentionBasis, policy_for
 from docbinder.domain.model import ChatDocument, ChatWorkflow, FileItem
 from docbinder.domain.names import canonical, match_name, spellings
 from docbinder.domain.parsing import coerce_document_references
@@ -49,6 +53,7 @@ from docbinder.domain.references import (
     FileReference,
 )
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.system import Clock
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +81,7 @@ class UnresolvedReason(enum.StrEnum):
     EXTRACTION_FAILED = "extraction_failed"
     AMBIGUOUS_NAME = "ambiguous_name"
     NOT_READ = "not_read"
+    EXPIRED = "expired"
 
 
 _MESSAGES = {
@@ -89,6 +95,7 @@ _MESSAGES = {
     UnresolvedReason.EXTRACTION_FAILED: "the document's content could not be extracted",
     UnresolvedReason.AMBIGUOUS_NAME: "several labels of the workflow look like this one",
     UnresolvedReason.NOT_READ: "this call's budget was spent before this document",
+    UnresolvedReason.EXPIRED: "the document's file passed its retention period",
 }
 
 
@@ -109,6 +116,8 @@ class UnresolvedReference:
     reason: UnresolvedReason
     message: str
     document_id: str | None = None
+    expired_at: datetime | None = None
+    """For ``expired``: when the file's retention period ended (UTC)."""
 
 
 @attrs.frozen
@@ -191,11 +200,16 @@ class ResolveDocumentList:
         access: AccessPolicy,
         suggestions: int = DEFAULT_SUGGESTIONS,
         recorder: ResolutionRecorder | None = None,
+        *,
+        audit: AuditTrail = DISABLED,
+        clock: Clock | None = None,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._suggestions = suggestions
         self.recorder = recorder
+        self._audit = audit
+        self._clock = clock
 
     def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
         """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
@@ -203,10 +217,37 @@ class ResolveDocumentList:
         Storage faults propagate as :class:`StorageError`. With a ``recorder``, a
         resolution in a bound, readable workflow is kept for the inspector page
         (:class:`~docbinder.application.steps.resolution_record.ResolutionRecorder`).
+        With an audit log, each reference is one ``resolve`` event: resolved, or
+        its reason.
         """
         resolution, readable = self._resolve(ctx, document_list)
         if self.recorder is not None and readable:
             self.recorder.record(ctx, document_list, resolution)
+        audit = self._audit
+        if audit.enabled:
+            workflow_id = ctx.workflow_id
+            audit.note(
+                *(
+                    audit.event(
+                        AuditAction.RESOLVE,
+                        ctx.principal,
+                        file_id=d.file.id,
+                        document_id=d.document.id,
+                        workflow_id=workflow_id,
+                    )
+                    for d in resolution.documents
+                ),
+                *(
+                    audit.event(
+                        AuditAction.RESOLVE,
+                        ctx.principal,
+                        outcome=u.reason.value,
+                        workflow_id=workflow_id,
+                        detail={"reference": u.reference[:200]},
+                    )
+                    for u in resolution.unresolved
+                ),
+            )
         return resolution
 
     def _resolve(self, ctx: RunContext, document_list: object) -> tuple[Resolution, bool]:
@@ -255,7 +296,14 @@ class ResolveDocumentList:
                 readable = True
                 documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
                 if unresolved or rejected:
-                    suggestions = self._suggest(uow, ctx, workflow)
+                    gone = {
+                        f"docItem:{u.document_id}"
+                        for u in unresolved
+                        if u.reason is UnresolvedReason.EXPIRED
+                    }
+                    suggestions = tuple(
+                        s for s in self._suggest(uow, ctx, workflow) if s.reference not in gone
+                    )
         all_unresolved = _with_name_hints((*unresolved, *rejected), suggestions)
         if all_unresolved:
             log.warning(
@@ -333,7 +381,61 @@ class ResolveDocumentList:
                     documents.append(ResolvedDocument(text, doc, item))
                 else:
                     unresolved.append(_unresolved(text, reason, doc.id))
+        if documents:
+            documents, expired = self._unexpired(uow, workflow, documents)
+            unresolved.extend(expired)
         return documents, unresolved
+
+    def _unexpired(
+        self, uow: UnitOfWork, workflow: ChatWorkflow, documents: list[ResolvedDocument]
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+        """The documents whose file has not expired, and an ``expired`` entry for each that has (B5).
+
+        A file expires when its scope's retention policy says so and no legal
+        hold names it or the workflow; it is unresolved at once, before gc
+        removes any bytes. One query for the mandate's policies; more only
+        when there are any.
+        """
+        policies = uow.retention.policies(workflow.scope.mandate_id)
+        if not policies:
+            return documents, []
+        now = self._clock.now() if self._clock is not None else datetime.now(UTC)
+        file_ids = [d.file.id for d in documents]
+        reads = (
+            uow.retention.last_reads(file_ids)
+            if any(p.basis is RetentionBasis.LAST_READ for p in policies)
+            else {}
+        )
+        due: dict[str, datetime] = {}
+        for d in documents:
+            policy = policy_for(d.file.scope, policies)
+            if policy is not None:
+                ends = policy.expires_at(d.file.created_at, reads.get(d.file.id))
+                if ends <= now:
+                    due[d.file.id] = ends
+        if not due:
+            return documents, []
+        held = uow.retention.held(list(due), [workflow.id])
+        if workflow.id in held:
+            return documents, []
+        kept: list[ResolvedDocument] = []
+        expired: list[UnresolvedReference] = []
+        for d in documents:
+            end = due.get(d.file.id)
+            if end is None or d.file.id in held:
+                kept.append(d)
+                continue
+            expired.append(
+                UnresolvedReference(
+                    d.reference,
+                    UnresolvedReason.EXPIRED,
+                    f"{_MESSAGES[UnresolvedReason.EXPIRED]}: it expired on "
+                    f"{end.isoformat(timespec='seconds')}",
+                    d.document.id,
+                    expired_at=end,
+                )
+            )
+        return kept, expired
 
     @staticmethod
     def _equivalent_labels(

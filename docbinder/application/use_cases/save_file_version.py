@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import FileStorer
 from docbinder.domain.errors import (
@@ -103,7 +104,12 @@ class SaveFileVersion:
         committing = False
         try:
             item = storer.new_item(
-                principal, blob, file_name if file_name is not None else name, mime_type
+                principal,
+                blob,
+                file_name if file_name is not None else name,
+                mime_type,
+                # A host that binds its tool call (ADK's provenance plugin) declares it here.
+                provenance=provenance_for(None, run_id=None, workflow_id=None, parents=()),
             )
             for _attempt in range(MAX_SAVE_ATTEMPTS):
                 with self._uow() as uow:

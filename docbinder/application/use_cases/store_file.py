@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import FileStorer, StoredFile
-from docbinder.domain.model import Principal
+from docbinder.domain.model import NO_PROVENANCE, Principal, Provenance
 
 
 class StoreFile:
@@ -34,6 +34,7 @@ class StoreFile:
         mime_type: str | None = None,
         folder: str | None = None,
         tags: tuple[str, ...] = (),
+        provenance: Provenance = NO_PROVENANCE,
     ) -> StoredFile:
         """Store ``data`` as ``file_name`` for ``principal`` in its scope.
 
@@ -43,11 +44,20 @@ class StoreFile:
         :func:`~docbinder.domain.model.check_text_field`; checked before any blob is
         written), :class:`AccessDenied` (no
         ``create`` right), :class:`SizeLimitExceeded` (input over ``max_size``
-        bytes; nothing kept), :class:`StorageError` (backend fault; nothing
+        bytes; nothing kept), :class:`QuotaExceeded` (a quota of the scope
+        would be passed, B12; nothing kept), :class:`StorageError` (backend fault; nothing
         kept, except a blob no FileItem names when the outcome of the commit
-        could not be established: ``gc`` removes it).
+        could not be established: ``gc`` removes it). A new FileItem records
+        ``provenance`` (B9); a reused duplicate keeps its own.
         """
         stored, _ = self._storer.store(
-            principal, file_name, data, None, mime_type=mime_type, folder=folder, tags=tags
+            principal,
+            file_name,
+            data,
+            None,
+            mime_type=mime_type,
+            folder=folder,
+            tags=tags,
+            provenance=provenance,
         )
         return stored

@@ -460,6 +460,7 @@ class DocbinderMcpServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         principal = self._principal(ctx)
+        request_id = getattr(ctx, "request_id", None)
         # A request the client cancels (or whose connection closes) cancels this task: the
         # conversion in progress stops and the thread returns at once (ADR 0070).
         return await run_sync_cancellable(
@@ -469,16 +470,26 @@ class DocbinderMcpServer:
                 self.conversation(ctx),
                 params.name,
                 dict(params.arguments or {}),
+                call_id=None if request_id is None else str(request_id),
             )
         )
 
     def serve_call(
-        self, principal: Principal, key: str | None, name: str, arguments: dict[str, Any]
+        self,
+        principal: Principal,
+        key: str | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str | None = None,
     ) -> dict[str, Any]:
         """One ``tools/call``, in a worker thread: its run, the call and the result, all at once.
 
         ``key`` is the call's conversation (:meth:`conversation`); ``arguments``
         the model's, with the ``workflow`` handle among them (taken out here).
+        ``call_id`` is the JSON-RPC id of the ``tools/call`` request: MCP's own
+        id of the call, recorded as the tool call id in the provenance of the
+        files it produces (B9; MCP gives no model name to a server).
         Returns the ``CallToolResult`` in its wire form (:func:`tool_result`);
         never raises for a docbinder error.
         """
@@ -497,7 +508,7 @@ class DocbinderMcpServer:
             return error_result(unknown_handle(handle), None)
         except DocbinderError as exc:
             return error_result(_public(exc), None)
-        outcome = _checked_call(toolset, name, arguments, producing)
+        outcome = _checked_call(toolset, name, arguments, producing, call_id)
         return tool_result(outcome)
 
     # -- resources ---------------------------------------------------------------------------
@@ -715,7 +726,11 @@ def unknown_handle(handle: str) -> str:
 
 
 def _checked_call(
-    toolset: DocbinderToolset, name: str, arguments: Mapping[str, Any], producing: bool
+    toolset: DocbinderToolset,
+    name: str,
+    arguments: Mapping[str, Any],
+    producing: bool,
+    call_id: str | None = None,
 ) -> ToolOutcome:
     """Run tool ``name`` (in a worker thread); a producing tool first checks it may attach.
 
@@ -736,7 +751,7 @@ def _checked_call(
                 is_error=True,
                 workflow_id=workflow_id,
             )
-    return toolset.call(name, arguments)
+    return toolset.call(name, arguments, tool_call_id=call_id)
 
 
 def _not_found(uri: str) -> str:

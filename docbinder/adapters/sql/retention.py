@@ -1,0 +1,142 @@
+"""Retention policies and legal holds: the SQL :class:`~docbinder.ports.metadata.RetentionRepository` (B5)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+
+from docbinder.adapters.sql.errors import translating
+from docbinder.adapters.sql.queries import IN_CHUNK, rowcount
+from docbinder.adapters.sql.schema import audit_events, legal_holds, retention_policies
+from docbinder.adapters.sql.session import SqlSession
+from docbinder.domain.errors import StorageError
+from docbinder.domain.governance import HoldKind, LegalHold, RetentionPolicy
+from docbinder.domain.model import Scope
+
+_P = retention_policies.c
+_H = legal_holds.c
+_A = audit_events.c
+READ_ACTIONS = ("read_bytes", "read_content")
+
+
+def _policy(row: sa.Row[object]) -> RetentionPolicy:
+    try:
+        m = row._mapping
+        return RetentionPolicy(
+            Scope(m["mandate_id"], m["feature_instance_id"]),
+            timedelta(seconds=int(m["max_age_seconds"])),
+            m["basis"],
+        )
+    except Exception as err:
+        raise StorageError(f"a stored retention policy is invalid: {err}") from err
+
+
+def _hold(row: sa.Row[object]) -> LegalHold:
+    m = row._mapping
+    return LegalHold(m["kind"], m["target_id"], m["mandate_id"], m["reason"], m["placed_at"])
+
+
+class SqlRetentionRepository:
+    """Tables ``retention_policies`` and ``legal_holds``; see the port for the contract."""
+
+    def __init__(self, session: SqlSession) -> None:
+        self._session = session
+
+    def set_policy(self, policy: RetentionPolicy) -> None:
+        key = {
+            "mandate_id": policy.scope.mandate_id,
+            "feature_key": policy.scope.feature_instance_id or "",
+        }
+        values = {
+            "feature_instance_id": policy.scope.feature_instance_id,
+            "max_age_seconds": int(policy.max_age.total_seconds()),
+            "basis": policy.basis.value,
+        }
+        with translating():
+            changed = rowcount(
+                self._session.execute(
+                    sa.update(retention_policies)
+                    .where(_P.mandate_id == key["mandate_id"], _P.feature_key == key["feature_key"])
+                    .values(values)
+                )
+            )
+            if changed == 0:
+                self._session.execute(sa.insert(retention_policies).values({**key, **values}))
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        with translating():
+            rows = self._session.execute(
+                sa.select(retention_policies)
+                .where(_P.mandate_id == mandate_id)
+                .order_by(_P.feature_key)
+            ).all()
+        return [_policy(row) for row in rows]
+
+    def remove_policy(self, scope: Scope) -> bool:
+        with translating():
+            result = self._session.execute(
+                sa.delete(retention_policies).where(
+                    _P.mandate_id == scope.mandate_id,
+                    _P.feature_key == (scope.feature_instance_id or ""),
+                )
+            )
+        return rowcount(result) > 0
+
+    def place_hold(self, hold: LegalHold) -> None:
+        self.release_hold(hold.kind, hold.target_id)
+        with translating():
+            self._session.execute(
+                sa.insert(legal_holds).values(
+                    kind=hold.kind.value,
+                    target_id=hold.target_id,
+                    mandate_id=hold.mandate_id,
+                    reason=hold.reason,
+                    placed_at=hold.placed_at,
+                )
+            )
+
+    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+        with translating():
+            result = self._session.execute(
+                sa.delete(legal_holds).where(_H.kind == kind.value, _H.target_id == target_id)
+            )
+        return rowcount(result) > 0
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        with translating():
+            rows = self._session.execute(
+                sa.select(legal_holds)
+                .where(_H.mandate_id == mandate_id)
+                .order_by(_H.kind, _H.target_id)
+            ).all()
+        return [_hold(row) for row in rows]
+
+    def held(self, file_ids: Sequence[str], workflow_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for kind, ids in ((HoldKind.FILE, list(file_ids)), (HoldKind.WORKFLOW, list(workflow_ids))):
+            for start in range(0, len(ids), IN_CHUNK):
+                with translating():
+                    rows = self._session.execute(
+                        sa.select(_H.target_id).where(
+                            _H.kind == kind.value, _H.target_id.in_(ids[start : start + IN_CHUNK])
+                        )
+                    ).all()
+                found.update(row[0] for row in rows)
+        return found
+
+    def last_reads(self, file_ids: Sequence[str]) -> dict[str, datetime]:
+        ids = list(dict.fromkeys(file_ids))
+        found: dict[str, datetime] = {}
+        for start in range(0, len(ids), IN_CHUNK):
+            with translating():
+                rows = self._session.execute(
+                    sa.select(_A.file_id, sa.func.max(_A.at))
+                    .where(_A.file_id.in_(ids[start : start + IN_CHUNK]))
+                    .where(_A.action.in_(READ_ACTIONS))
+                    .group_by(_A.file_id)
+                ).all()
+            found.update({row[0]: row[1] for row in rows})
+        return found

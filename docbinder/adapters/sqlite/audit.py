@@ -1,0 +1,112 @@
+"""The audit log in table ``audit_events`` on ``sqlite3``: the :class:`~docbinder.ports.metadata.AuditRepository` (B11).
+
+Shares the row shape and the ``docbinder_meta`` marks of the SQL adapter
+(:mod:`docbinder.adapters.sql.audit`). A writing SQLite unit holds the
+database's write lock, so appends are serialized without a row lock.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from docbinder.adapters.sql.audit_rows import ANCHOR, HEAD, event_row, load_event, parse_mark
+from docbinder.adapters.sql.schema import audit_events, sqlite_utc_text
+from docbinder.adapters.sqlite.rows import RowCodec, columns, select_sql
+from docbinder.adapters.sqlite.session import SqliteSession, translating
+from docbinder.domain.audit import GENESIS_HASH, AuditEvent
+
+_CODEC = RowCodec(audit_events, AuditEvent)
+_SELECT = select_sql(audit_events)
+_COLUMNS = columns(audit_events)
+
+
+class SqliteAuditRepository:
+    """The audit log; see the port for the contract."""
+
+    def __init__(self, session: SqliteSession) -> None:
+        self._session = session
+
+    def _mark(self, name: str) -> tuple[int, str] | None:
+        with translating():
+            row = self._session.one("SELECT value FROM docbinder_meta WHERE name = ?", (name,))
+        return parse_mark(None if row is None else row[0])
+
+    def _set_mark(self, name: str, mark: tuple[int, str]) -> None:
+        with translating(), self._session.one_statement():
+            self._session.rowcount(
+                "INSERT INTO docbinder_meta (name, value) VALUES (?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (name, f"{mark[0]}:{mark[1]}"),
+            )
+
+    def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
+        if not events:
+            return []
+        head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
+        seq, prev = head
+        stored: list[AuditEvent] = []
+        for event in events:
+            seq += 1
+            chained = event.chained(seq, prev)
+            stored.append(chained)
+            prev = chained.hash
+        session = self._session
+
+        def undo() -> None:
+            session.rowcount("DELETE FROM audit_events WHERE seq > ?", (head[0],))
+
+        with translating(), session.undoable(undo):
+            session.executemany(_CODEC.insert_sql, [_CODEC.values(event_row(e)) for e in stored])
+            self._set_mark(HEAD, (seq, prev))
+        return stored
+
+    def events(
+        self,
+        *,
+        file_id: str | None = None,
+        principal: str | None = None,
+        since: datetime | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> builtins.list[AuditEvent]:
+        where = ["seq > ?"]
+        params: list[Any] = [after_seq]
+        if file_id is not None:
+            where.append("file_id = ?")
+            params.append(file_id)
+        if principal is not None:
+            where.append("principal = ?")
+            params.append(principal)
+        if since is not None:
+            where.append("at >= ?")
+            params.append(sqlite_utc_text(since))
+        sql = f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        with translating():
+            rows = self._session.all(sql, params)
+        return [load_event(_CODEC.mapping(row)) for row in rows]
+
+    def head(self) -> tuple[int, str] | None:
+        return self._mark(HEAD)
+
+    def anchor(self) -> tuple[int, str] | None:
+        return self._mark(ANCHOR)
+
+    def prune(self, before: datetime) -> int:
+        with translating():
+            row = self._session.one(
+                "SELECT MAX(seq) FROM audit_events WHERE at < ?", (sqlite_utc_text(before),)
+            )
+        if row is None or row[0] is None:
+            return 0
+        cut = int(row[0])
+        with translating():
+            last = self._session.one("SELECT hash FROM audit_events WHERE seq = ?", (cut,))
+            assert last is not None
+            removed = self._session.rowcount("DELETE FROM audit_events WHERE seq <= ?", (cut,))
+        self._set_mark(ANCHOR, (cut, last[0]))
+        return removed

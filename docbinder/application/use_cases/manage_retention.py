@@ -1,0 +1,146 @@
+"""Retention per mandate and feature instance, and legal holds (feature row B5): :class:`ManageRetention`."""
+
+from __future__ import annotations
+
+import builtins
+from datetime import datetime, timedelta
+
+import attrs
+
+from docbinder.application.steps.auditing import AuditTrail
+from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.governance import (
+    HoldKind,
+    LegalHold,
+    RetentionBasis,
+    RetentionPolicy,
+    policy_for,
+)
+from docbinder.domain.model import FileItem, Scope
+from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock
+
+
+@attrs.frozen
+class ExpiredFile:
+    """A FileItem past its retention period and not held: what ``gc`` removes after its grace period."""
+
+    item: FileItem
+    expired_at: datetime
+
+
+class ManageRetention:
+    """Set retention policies and legal holds; list the files they let expire.
+
+    An operator's API (as ``gc``): it takes no principal. A file that expired
+    resolves as ``expired`` at once (:class:`ResolveDocumentList`); its bytes
+    and row go only through ``gc`` (dry run first, after its grace period),
+    which removes them as ``files rm`` does.
+    """
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        read_uow_factory: UnitOfWorkFactory,
+        clock: Clock,
+        trail: AuditTrail,
+    ) -> None:
+        self._uow = uow_factory
+        self._read_uow = read_uow_factory
+        self._clock = clock
+        self._trail = trail
+
+    def set(
+        self, scope: Scope, max_age: timedelta, basis: RetentionBasis | str = RetentionBasis.CREATED
+    ) -> RetentionPolicy:
+        """Keep files of ``scope`` for ``max_age`` from their creation or last read; replaces an earlier policy.
+
+        ``last_read`` needs the audit log (the ``audit`` setting): the reads it
+        records are the last reads; :class:`ConfigurationError` without it.
+        """
+        policy = RetentionPolicy(scope, max_age, basis)
+        if policy.basis is RetentionBasis.LAST_READ and not self._trail.enabled:
+            raise ConfigurationError(
+                "retention from the last read needs the audit log, which records the reads: "
+                "set audit = true (DOCBINDER_AUDIT=true)"
+            )
+        with self._uow() as uow:
+            uow.retention.set_policy(policy)
+            uow.commit()
+        return policy
+
+    def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
+        """The policies of a mandate: its own first, then by feature instance."""
+        with self._read_uow() as uow:
+            return uow.retention.policies(mandate_id)
+
+    def remove(self, scope: Scope) -> bool:
+        """Drop the policy of exactly ``scope`` (its files no longer expire); ``True`` if there was one."""
+        with self._uow() as uow:
+            removed = uow.retention.remove_policy(scope)
+            uow.commit()
+        return removed
+
+    def hold(
+        self, kind: HoldKind | str, target_id: str, mandate_id: str, reason: str = ""
+    ) -> LegalHold:
+        """Place a legal hold on a file or a workflow: while it stands, nothing it names expires."""
+        hold = LegalHold(kind, target_id, mandate_id, reason, self._clock.now())
+        with self._uow() as uow:
+            uow.retention.place_hold(hold)
+            uow.commit()
+        return hold
+
+    def release(self, kind: HoldKind | str, target_id: str) -> bool:
+        """Lift a hold; ``True`` if there was one. Files it held expire as their policy says."""
+        with self._uow() as uow:
+            released = uow.retention.release_hold(HoldKind(kind), target_id)
+            uow.commit()
+        return released
+
+    def holds(self, mandate_id: str) -> builtins.list[LegalHold]:
+        """The holds of a mandate."""
+        with self._read_uow() as uow:
+            return uow.retention.holds(mandate_id)
+
+    def expired(
+        self, *, now: datetime | None = None, grace: timedelta = timedelta(0)
+    ) -> builtins.list[ExpiredFile]:
+        """Every FileItem that expired at least ``grace`` before ``now`` and that no hold names.
+
+        A file held through a workflow is one any held workflow's document
+        points at. Scans every FileItem of the mandates that have a policy.
+        """
+        moment = (now or self._clock.now()) - grace
+        found: list[ExpiredFile] = []
+        with self._read_uow() as uow:
+            files = list(uow.maintenance.iter_files())
+            by_mandate: dict[str, list[RetentionPolicy]] = {}
+            for mandate in {f.scope.mandate_id for f in files}:
+                by_mandate[mandate] = uow.retention.policies(mandate)
+            candidates = [f for f in files if by_mandate.get(f.scope.mandate_id)]
+            reads = uow.retention.last_reads([f.id for f in candidates]) if candidates else {}
+            due: list[ExpiredFile] = []
+            for item in candidates:
+                policy = policy_for(item.scope, by_mandate[item.scope.mandate_id])
+                if policy is None:
+                    continue
+                ends = policy.expires_at(item.created_at, reads.get(item.id))
+                if ends <= moment:
+                    due.append(ExpiredFile(item, ends))
+            if not due:
+                return []
+            held = uow.retention.held([e.item.id for e in due], [])
+            held_workflows = {
+                h.target_id
+                for mandate in {e.item.scope.mandate_id for e in due}
+                for h in uow.retention.holds(mandate)
+                if h.kind is HoldKind.WORKFLOW
+            }
+            held_by_workflow = {
+                d.file_id
+                for d in uow.maintenance.iter_documents()
+                if d.workflow_id in held_workflows
+            }
+            found = [e for e in due if e.item.id not in held and e.item.id not in held_by_workflow]
+        return found

@@ -1,0 +1,159 @@
+"""``docbinder retention set | show | rm | hold | release``: how long files are kept (feature row B5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.output import emit_json, out
+from docbinder.cli.state import STATE
+from docbinder.domain.errors import InvalidInput
+from docbinder.domain.governance import (
+    LegalHold,
+    RetentionPolicy,
+    parse_duration,
+    scope_label,
+)
+from docbinder.domain.model import Scope
+
+MandateOpt = Annotated[
+    str | None,
+    typer.Option("--mandate", help="Mandate of the policy (default: the global --mandate)."),
+]
+FeatureOpt = Annotated[
+    str | None,
+    typer.Option("--feature-instance", help="Feature instance (omit: the whole mandate)."),
+]
+
+
+def _scope(mandate: str | None, feature_instance: str | None) -> Scope:
+    return Scope(mandate or STATE.mandate, feature_instance)
+
+
+def policy_wire(policy: RetentionPolicy) -> dict[str, Any]:
+    """A policy as ``--json`` prints it (``maxAgeSeconds``, ``basis``)."""
+    return {
+        "mandateId": policy.scope.mandate_id,
+        "featureInstanceId": policy.scope.feature_instance_id,
+        "maxAgeSeconds": int(policy.max_age.total_seconds()),
+        "basis": policy.basis.value,
+    }
+
+
+def hold_wire(hold: LegalHold) -> dict[str, Any]:
+    """A legal hold as ``--json`` prints it."""
+    return {
+        "kind": hold.kind.value,
+        "targetId": hold.target_id,
+        "mandateId": hold.mandate_id,
+        "reason": hold.reason,
+        "placedAt": None if hold.placed_at is None else hold.placed_at.isoformat(),
+    }
+
+
+def _target(file: str | None, workflow: str | None) -> tuple[str, str]:
+    if (file is None) == (workflow is None):
+        raise InvalidInput("give exactly one of --file ID and --workflow ID")
+    return ("file", file) if file is not None else ("workflow", workflow)  # type: ignore[return-value]
+
+
+@handles_errors
+def retention_set(
+    max_age: Annotated[
+        str, typer.Option("--max-age", help="How long files are kept: 2s, 12h, 30d.")
+    ],
+    mandate: MandateOpt = None,
+    feature_instance: FeatureOpt = None,
+    basis: Annotated[
+        str,
+        typer.Option("--from", help="Count from: created (default) or last-read (needs audit)."),
+    ] = "created",
+    json_flag: JsonOpt = False,
+) -> None:
+    """Keep the files of a mandate or feature instance for MAX-AGE; older ones resolve as expired.
+
+    Expired files are removed only by ``docbinder gc --apply``, after its grace
+    period, and never while a legal hold names them or their workflow.
+    """
+    policy = STATE.binder().retention.set(
+        _scope(mandate, feature_instance), parse_duration(max_age), basis.replace("-", "_")
+    )
+    if STATE.wants_json(json_flag):
+        emit_json(policy_wire(policy))
+    else:
+        out.print(
+            f"files of {scope_label(policy.scope)} expire {max_age} after "
+            f"{'their last read' if policy.basis.value == 'last_read' else 'their creation'}"
+        )
+
+
+@handles_errors
+def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> None:
+    """Show a mandate's retention policies and legal holds."""
+    binder = STATE.binder()
+    mandate_id = mandate or STATE.mandate
+    policies = binder.retention.policies(mandate_id)
+    holds = binder.retention.holds(mandate_id)
+    if STATE.wants_json(json_flag):
+        emit_json(
+            {"policies": [policy_wire(p) for p in policies], "holds": [hold_wire(h) for h in holds]}
+        )
+        return
+    if not policies:
+        out.print(f"mandate {mandate_id} has no retention policy: files are kept")
+    for p in policies:
+        out.print(
+            f"{scope_label(p.scope)}: {int(p.max_age.total_seconds())} s from {p.basis.value}"
+        )
+    for h in holds:
+        out.print(
+            f"legal hold on {h.kind.value} {h.target_id}" + (f": {h.reason}" if h.reason else "")
+        )
+
+
+@handles_errors
+def retention_rm(
+    mandate: MandateOpt = None, feature_instance: FeatureOpt = None, json_flag: JsonOpt = False
+) -> None:
+    """Remove the retention policy of a mandate or feature instance (its files are kept)."""
+    removed = STATE.binder().retention.remove(_scope(mandate, feature_instance))
+    if STATE.wants_json(json_flag):
+        emit_json({"removed": removed})
+    else:
+        out.print("removed the retention policy" if removed else "no retention policy to remove")
+
+
+@handles_errors
+def retention_hold(
+    file: Annotated[str | None, typer.Option("--file", help="File id to hold.")] = None,
+    workflow: Annotated[str | None, typer.Option("--workflow", help="Workflow id to hold.")] = None,
+    reason: Annotated[str, typer.Option(help="Why (kept with the hold).")] = "",
+    mandate: MandateOpt = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Place a legal hold on a file or a workflow: nothing it names expires while it stands."""
+    kind, target = _target(file, workflow)
+    hold = STATE.binder().retention.hold(kind, target, mandate or STATE.mandate, reason)
+    if STATE.wants_json(json_flag):
+        emit_json(hold_wire(hold))
+    else:
+        out.print(f"legal hold placed on {kind} {target}")
+
+
+@handles_errors
+def retention_release(
+    file: Annotated[str | None, typer.Option("--file", help="File id to release.")] = None,
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", help="Workflow id to release.")
+    ] = None,
+    json_flag: JsonOpt = False,
+) -> None:
+    """Lift a legal hold; the files it held expire as their policy says."""
+    kind, target = _target(file, workflow)
+    released = STATE.binder().retention.release(kind, target)
+    if STATE.wants_json(json_flag):
+        emit_json({"released": released})
+    else:
+        out.print(f"legal hold on {kind} {target} lifted" if released else "no such legal hold")

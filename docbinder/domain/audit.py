@@ -1,0 +1,192 @@
+"""The audit log's events and their hash chain (feature row B11, ADR 0092).
+
+Every :class:`AuditEvent` of a metadata store carries ``seq`` (1, 2, 3, ...
+in the order stored), the hash of the event before it and its own hash:
+SHA-256 (FIPS 180-4) over :func:`canonical_event_bytes`, the canonical JSON
+(sorted keys, no spaces, UTF-8) of every field but ``hash``, the previous
+hash included. Changing, inserting or removing an event therefore breaks the
+chain at that event, and :func:`verify_chain` names the first one.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from docbinder.domain.errors import InvalidInput
+from docbinder.domain.model import canonical_json
+
+GENESIS_HASH = "0" * 64
+"""The ``prev_hash`` of the first event of a chain that was never pruned."""
+
+
+class AuditAction(enum.StrEnum):
+    """What an audit event records."""
+
+    STORE = "store"
+    ATTACH = "attach"
+    READ_BYTES = "read_bytes"
+    READ_CONTENT = "read_content"
+    RESOLVE = "resolve"
+    LINK_MINT = "link_mint"
+    LINK_REDEEM = "link_redeem"
+    DELETE = "delete"
+    QUOTA_REFUSED = "quota_refused"
+    ACCESS_REFUSED = "access_refused"
+
+
+def _check_detail(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # Only the shape: the values are encoded (and so checked) once, when the event is chained.
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"{attribute.name} must be a JSON object")
+
+
+def _copy(value: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(value)
+
+
+@attrs.frozen
+class AuditEvent:
+    """One event of the audit log (B11).
+
+    ``at`` is when it happened (UTC); ``principal`` the acting user id
+    (``None`` for an operator's command); ``mandate_id`` the tenant;
+    ``action`` an :class:`AuditAction`; ``outcome`` ``ok`` or what stopped it
+    (``duplicate``, ``quota_exceeded``, ``access_denied``, an unresolved
+    reason such as ``not_in_workflow`` or ``expired``); ``file_id``,
+    ``document_id``, ``workflow_id`` what it concerns; ``detail`` a small JSON
+    object (a reference, the quota). ``seq``, ``prev_hash`` and ``hash`` are
+    set when the event is stored (0 and ``""`` before).
+    """
+
+    id: str
+    at: datetime
+    action: AuditAction = attrs.field(converter=AuditAction)
+    outcome: str = "ok"
+    principal: str | None = None
+    mandate_id: str | None = None
+    file_id: str | None = None
+    document_id: str | None = None
+    workflow_id: str | None = None
+    detail: Mapping[str, Any] = attrs.field(factory=dict, converter=_copy, validator=_check_detail)
+    seq: int = 0
+    prev_hash: str = ""
+    hash: str = ""
+
+    def chained(self, seq: int, prev_hash: str) -> AuditEvent:
+        """This event as the ``seq``-th of its chain after an event whose hash is ``prev_hash``."""
+        placed = attrs.evolve(self, seq=seq, prev_hash=prev_hash, hash="")
+        object.__setattr__(placed, "hash", event_hash(placed))  # the copy is not shared yet
+        return placed
+
+    def wire(self) -> dict[str, Any]:
+        """The event as JSON (camelCase keys, ISO 8601 time), as ``audit ls --json`` and the export give it."""
+        return {
+            "seq": self.seq,
+            "id": self.id,
+            "at": self.at.isoformat(),
+            "action": self.action.value,
+            "outcome": self.outcome,
+            "principal": self.principal,
+            "mandateId": self.mandate_id,
+            "fileId": self.file_id,
+            "documentId": self.document_id,
+            "workflowId": self.workflow_id,
+            "detail": dict(self.detail),
+            "prevHash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+
+def canonical_event_bytes(event: AuditEvent) -> bytes:
+    """The bytes an event's hash covers: canonical JSON of every field but ``hash`` (``prevHash`` included)."""
+    data = event.wire()
+    del data["hash"]
+    return canonical_json(data)
+
+
+def event_hash(event: AuditEvent) -> str:
+    """SHA-256 hex of :func:`canonical_event_bytes`."""
+    return hashlib.sha256(canonical_event_bytes(event)).hexdigest()
+
+
+@attrs.frozen
+class ChainBreak:
+    """Where a chain stops being what was written: the first bad event.
+
+    ``seq`` is the event at which the break shows; ``kind`` is ``changed``
+    (its content no longer gives its hash), ``inserted`` (it was not written
+    by the chain: its predecessor's successor links past it), ``removed``
+    (events before it, or after the last one, are missing) or ``reordered``.
+    ``message`` says it in one line.
+    """
+
+    seq: int
+    kind: str
+    message: str
+
+
+def verify_chain(
+    events: Iterable[AuditEvent],
+    *,
+    anchor: tuple[int, str] | None = None,
+    head: tuple[int, str] | None = None,
+) -> tuple[int, ChainBreak | None]:
+    """Check ``events`` (in ``seq`` order) as one chain; return how many were checked and the first break.
+
+    ``anchor`` is ``(seq, hash)`` of the last event pruned away (the log's
+    retention), ``None`` if none was; ``head`` the ``(seq, hash)`` the store
+    recorded for its newest event, which catches removed newest events.
+    """
+    expected_seq, expected_prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS_HASH)
+    previous: AuditEvent | None = None
+    before_previous_hash: str | None = None
+    checked = 0
+    for event in events:
+        if event.prev_hash != expected_prev:
+            if event.seq > expected_seq and previous is not None:
+                kind, text = "removed", f"event(s) {expected_seq}..{event.seq - 1} were removed"
+            elif event.seq > expected_seq:
+                kind, text = "removed", f"event(s) before {event.seq} were removed"
+            elif before_previous_hash is not None and event.prev_hash == before_previous_hash:
+                assert previous is not None
+                kind, text = "inserted", f"event {previous.seq} was inserted into the chain"
+                return checked, ChainBreak(previous.seq, kind, text)
+            else:
+                kind = "changed"
+                text = (
+                    f"event {event.seq} does not follow the event before it "
+                    "(changed, or events before it removed and the rest renumbered)"
+                )
+            return checked, ChainBreak(event.seq, kind, text)
+        if event.hash != event_hash(event):
+            return checked, ChainBreak(
+                event.seq, "changed", f"event {event.seq} was changed: its hash no longer matches"
+            )
+        if event.seq != expected_seq:
+            return checked, ChainBreak(
+                event.seq, "reordered", f"event {event.seq} stands where {expected_seq} should"
+            )
+        before_previous_hash = expected_prev
+        previous = event
+        expected_seq, expected_prev = event.seq + 1, event.hash
+        checked += 1
+    if head is not None and head[0] < expected_seq - 1:
+        return checked, ChainBreak(
+            head[0] + 1,
+            "inserted",
+            f"event {head[0] + 1} was inserted after the store's head (event {head[0]})",
+        )
+    if head is not None and (head[0], head[1]) != (expected_seq - 1, expected_prev):
+        return checked, ChainBreak(
+            expected_seq,
+            "removed",
+            f"the store's head is event {head[0]}, the chain ends at {expected_seq - 1}: "
+            "newest events were removed",
+        )
+    return checked, None

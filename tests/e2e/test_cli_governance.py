@@ -1,0 +1,191 @@
+"""``docbinder quota`` and the provenance ``attach`` records, end to end (B9, B12)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from docbinder.cli.main import app
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    for key in list(os.environ):
+        if key.startswith("DOCBINDER_"):
+            monkeypatch.delenv(key)
+    runner = CliRunner()
+    home = tmp_path / "home"
+
+    def invoke(*args: str, mandate: str = "acme") -> Any:
+        return runner.invoke(
+            app, ["--home", str(home), "--user", "alice", "--mandate", mandate, *args]
+        )
+
+    yield invoke
+
+
+def _json(result: Any) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_quota_set_show_and_a_refused_attach(cli: Any, tmp_path: Path) -> None:
+    small, big = tmp_path / "small.txt", tmp_path / "big.bin"
+    small.write_bytes(b"x" * 40)
+    big.write_bytes(b"y" * 70)
+    assert _json(cli("attach", str(small), "--json"))["file"]["size"] == 40
+    shown = _json(cli("quota", "set", "--mandate", "acme", "--max-bytes", "100", "--json"))
+    assert shown == {
+        "mandateId": "acme",
+        "featureInstanceId": None,
+        "maxBytes": 100,
+        "maxFiles": None,
+        "maxFileSize": None,
+        "usedBytes": 40,
+        "usedFiles": 1,
+    }
+    refused = cli("attach", str(big))
+    assert refused.exit_code == 1
+    [line] = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: {big}: quota exceeded for mandate acme: max-bytes is 100")
+    assert "40 bytes are used and this needs 70 more" in line
+    assert len(_json(cli("files", "ls", "--json"))) == 1
+    assert _json(cli("quota", "show", "--json"))["usedBytes"] == 40
+    # Another mandate is not limited; removing the quota frees this one.
+    assert cli("attach", str(big), mandate="other").exit_code == 0
+    assert _json(cli("quota", "rm", "--json")) == {"removed": True}
+    assert cli("attach", str(big)).exit_code == 0
+    assert _json(cli("quota", "show", "--json"))["usedBytes"] == 110
+
+
+def test_a_feature_instance_quota_counts_only_its_files(cli: Any, tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"z" * 10)
+    _json(cli("quota", "set", "--feature-instance", "fi-1", "--max-files", "1", "--json"))
+    runner_args = ("--feature-instance", "fi-1")
+    ok = CliRunner().invoke(
+        app,
+        [
+            "--home",
+            str(tmp_path / "home"),
+            "--user",
+            "alice",
+            "--mandate",
+            "acme",
+            *runner_args,
+            "attach",
+            str(f),
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    f.write_bytes(b"w" * 10)
+    again = CliRunner().invoke(
+        app,
+        [
+            "--home",
+            str(tmp_path / "home"),
+            "--user",
+            "alice",
+            "--mandate",
+            "acme",
+            *runner_args,
+            "attach",
+            str(f),
+        ],
+    )
+    assert again.exit_code == 1
+    assert "max-files is 1 and 1 files are stored" in again.stderr
+    assert cli("attach", str(f)).exit_code == 0  # the mandate itself has no quota
+
+
+def test_files_show_json_carries_the_provenance_attach_declared(cli: Any, tmp_path: Path) -> None:
+    source = tmp_path / "data.csv"
+    source.write_text("a,b\n1,2\n")
+    plain = _json(cli("attach", str(source), "--json"))
+    chart = tmp_path / "chart.svg"
+    chart.write_text("<svg/>")
+    made = _json(
+        cli(
+            "attach",
+            str(chart),
+            "--tool",
+            "create_chart",
+            "--tool-call-id",
+            "call_42",
+            "--model",
+            "gpt-4.1",
+            "--parent",
+            plain["fileId"],
+            "--json",
+        )
+    )
+    shown = _json(cli("files", "show", made["fileId"], "--json"))
+    provenance = shown["provenance"]
+    assert provenance["tool"] == "create_chart"
+    assert provenance["toolCallId"] == "call_42"
+    assert provenance["model"] == "gpt-4.1"
+    assert provenance["parents"] == [plain["fileId"]]
+    assert provenance["argsSha256"] is None and provenance["workflowId"] is None
+    assert provenance["runId"]
+    first = _json(cli("files", "show", plain["fileId"], "--json"))["provenance"]
+    assert first["tool"] == "docbinder attach" and first["parents"] == []
+
+
+def test_audit_ls_export_verify_and_a_tampered_log(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    f = tmp_path / "notes.txt"
+    f.write_text("alpha")
+    wf = _json(cli("workflow", "new", "--json"))["id"]
+    stored = _json(cli("attach", str(f), "--workflow", wf, "--json"))
+    assert cli("files", "cat", stored["fileId"]).exit_code == 0
+    events = _json(cli("audit", "ls", "--json"))
+    assert [e["action"] for e in events] == ["store", "attach", "read_bytes"]
+    assert all(e["principal"] == "alice" for e in events)
+    mine = _json(cli("audit", "ls", "--file", stored["fileId"], "--since", "1h", "--json"))
+    assert len(mine) == 3
+    assert _json(cli("audit", "ls", "--user", "bob", "--json")) == []
+    exported = tmp_path / "audit.jsonl"
+    assert cli("audit", "export", "--output", str(exported)).exit_code == 0
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert [line["seq"] for line in lines] == [1, 2, 3]
+    assert lines[1]["prevHash"] == lines[0]["hash"]
+    verified = _json(cli("audit", "verify", "--json"))
+    assert verified["ok"] is True and verified["checked"] == 3
+    assert verified["head"] == {"seq": 3, "hash": lines[2]["hash"]}
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "home" / "docbinder.db") as db:
+        db.execute("UPDATE audit_events SET principal = 'mallory' WHERE seq = 2")
+    broken = cli("audit", "verify")
+    assert broken.exit_code == 1
+    assert broken.stderr.strip() == (
+        "error: audit log broken at event 2: event 2 was changed: its hash no longer matches"
+    )
+
+
+def test_audit_prune_needs_a_retention_and_keeps_the_chain_verifiable(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    assert cli("attach", str(f)).exit_code == 0
+    refused = cli("audit", "prune")
+    assert refused.exit_code == 1 and "audit_retention is not set" in refused.stderr
+    monkeypatch.setenv("DOCBINDER_AUDIT_RETENTION", "1s")
+    import time
+
+    time.sleep(1.1)
+    f.write_text("b")
+    assert cli("attach", str(f)).exit_code == 0
+    assert _json(cli("audit", "prune", "--json")) == {"removed": 1}
+    verified = _json(cli("audit", "verify", "--json"))
+    assert verified["ok"] is True and verified["checked"] == 1
