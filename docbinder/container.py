@@ -53,6 +53,7 @@ from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
 from docbinder.application.steps.hashing import HashWorkers
+from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.storing import FileStorer
@@ -468,6 +469,7 @@ class UseCaseContainer:
         )
 
     def _build_link_use_cases(self) -> None:
+        self.link_events = providers.Singleton(LinkEvents, self.audit)
         self.mint_link = providers.Singleton(
             MintLink,
             self.get_file,
@@ -478,6 +480,7 @@ class UseCaseContainer:
             self.public_url,
             providers.Callable(int, self.link_max_expiry),
             gate=self.gate,
+            events=self.link_events,
         )
         self.redeem_link = providers.Singleton(
             RedeemLink,
@@ -488,9 +491,16 @@ class UseCaseContainer:
             self.clock,
             self.link_keys,
             gate=self.gate,
+            events=self.link_events,
         )
         self.revoke_link = providers.Singleton(
-            RevokeLink, self.link_ledger, self.clock, self.link_keys, self.access, gate=self.gate
+            RevokeLink,
+            self.link_ledger,
+            self.clock,
+            self.link_keys,
+            self.access,
+            gate=self.gate,
+            events=self.link_events,
         )
         self.list_resolutions = providers.Singleton(
             ListResolutions, self.get_workflow, self.resolution_log

@@ -35,6 +35,7 @@ class AuditAction(enum.StrEnum):
     RESOLVE = "resolve"
     LINK_MINT = "link_mint"
     LINK_REDEEM = "link_redeem"
+    LINK_REVOKE = "link_revoke"
     DELETE = "delete"
     QUOTA_REFUSED = "quota_refused"
     ACCESS_REFUSED = "access_refused"

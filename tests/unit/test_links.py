@@ -167,3 +167,28 @@ def test_the_tool_result_has_a_download_line_only_with_a_public_url() -> None:
     assert binder.redeem_link(token).file.id == result.item.id
     no_keys = memory_binder(public_url="http://127.0.0.1:8080", link_keys=None)
     assert "download:" not in no_keys.start_new_run(ALICE).produce_file("a.txt", b"a").text
+
+
+def test_with_the_audit_log_on_every_mint_and_redemption_is_an_audit_event() -> None:
+    binder = memory_binder(audit=True, public_url="http://127.0.0.1:8080")
+    run = binder.start_new_run(ALICE)
+    produced = run.produce_file("notes.txt", b"notes")
+    link = run.link_for(produced.item.id, expires_in="10m")
+    assert binder.redeem_link(link.token).file.id == produced.item.id
+    with pytest.raises(LinkRefused):
+        binder.redeem_link(link.token[:-2] + ("A" if link.token[-2] != "A" else "B") + "x")
+    events = [
+        (e.action.value, e.outcome, e.file_id, e.principal)
+        for e in binder.audit_log.list()
+        if e.action.value.startswith("link_")
+    ]
+    # the tool result's download line minted one link, link_for the second
+    assert events[:3] == [
+        ("link_mint", "ok", produced.item.id, ALICE.user_id),
+        ("link_mint", "ok", produced.item.id, ALICE.user_id),
+        ("link_redeem", "ok", produced.item.id, ALICE.user_id),
+    ]
+    [(action, outcome, _file, _who)] = events[3:]
+    assert (action, outcome) == ("link_redeem", "tampered")
+    assert binder.audit_log.verify().ok
+    assert link.token not in repr(binder.audit_log.list())  # a credential never stored

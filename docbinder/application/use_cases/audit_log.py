@@ -6,7 +6,6 @@ import builtins
 import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import Any
 
 import attrs
 
@@ -37,7 +36,7 @@ class Verification:
 
 
 class AuditLog:
-    """The operator's side of the audit log: list, export, verify, prune, and link events.
+    """The operator's side of the audit log: list, export, verify, prune.
 
     An operator's API (as ``gc``): it takes no principal. ``retention`` is the
     log's own retention (``audit_retention``; ``None``: kept for ever), which
@@ -142,51 +141,5 @@ class AuditLog:
                         AuditAction.READ_CONTENT, principal, file_id=f, workflow_id=workflow_id
                     )
                     for f in file_ids
-                )
-            )
-
-    def link_minted(
-        self,
-        principal: Principal | None,
-        *,
-        file_id: str,
-        audience: str,
-        expires_at: datetime,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        """Record that a signed link to ``file_id`` for ``audience`` was made (B11; the HTTP service calls it)."""
-        trail = self._trail
-        if trail.enabled:
-            trail.refused(
-                trail.event(
-                    AuditAction.LINK_MINT,
-                    principal,
-                    file_id=file_id,
-                    detail={
-                        "audience": audience,
-                        "expiresAt": expires_at.isoformat(),
-                        **(detail or {}),
-                    },
-                )
-            )
-
-    def link_redeemed(
-        self,
-        principal: Principal | None,
-        *,
-        file_id: str | None,
-        outcome: str = "ok",
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        """Record a link's redemption, or why it was refused (``outcome``: ``expired``, ``bad_signature``, ...)."""
-        trail = self._trail
-        if trail.enabled:
-            trail.refused(
-                trail.event(
-                    AuditAction.LINK_REDEEM,
-                    principal,
-                    outcome=outcome,
-                    file_id=file_id,
-                    detail=dict(detail or {}),
                 )
             )

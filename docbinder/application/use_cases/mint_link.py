@@ -8,7 +8,7 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.closing import UnitOfWorkGate
-from docbinder.application.steps.link_events import record_link_event
+from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
 from docbinder.domain.errors import (
@@ -74,8 +74,10 @@ class MintLink:
         base_url: str | None = None,
         max_expiry: int = MAX_EXPIRY_SECONDS,
         gate: UnitOfWorkGate | None = None,
+        events: LinkEvents | None = None,
     ) -> None:
         self._gate = gate
+        self._events = events if events is not None else LinkEvents()
         self._get_file = get_file
         self._resolve = resolve
         self._clock = clock
@@ -126,7 +128,7 @@ class MintLink:
         try:
             item = self._file(ctx, reference_or_file_id)
         except FileItemNotFound:
-            record_link_event(
+            self._events.record(
                 "mint",
                 "not_found",
                 link_id=None,
@@ -149,7 +151,7 @@ class MintLink:
             once=once,
         )
         token = sign_link(claims, self.keys)
-        record_link_event(
+        self._events.record(
             "mint",
             "ok",
             link_id=claims.link_id,

@@ -8,7 +8,7 @@ import attrs
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.closing import UnitOfWorkGate
-from docbinder.application.steps.link_events import record_link_event
+from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
 from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
@@ -45,7 +45,7 @@ class RedeemLink:
     (``changed``), and last, for a one-time link, that it was not used
     (``used``; the redemption is recorded atomically, so only one of two
     concurrent redemptions passes). Every outcome is recorded
-    (:func:`~docbinder.application.steps.link_events.record_link_event`).
+    (:meth:`~docbinder.application.steps.link_events.LinkEvents.record`).
     """
 
     def __init__(
@@ -57,8 +57,10 @@ class RedeemLink:
         clock: Clock,
         keys: LinkKeys | None,
         gate: UnitOfWorkGate | None = None,
+        events: LinkEvents | None = None,
     ) -> None:
         self._gate = gate
+        self._events = events if events is not None else LinkEvents()
         self._uow = uow_factory
         self._access = access
         self._blobs = blobs
@@ -98,7 +100,7 @@ class RedeemLink:
             item = self._check(claims, audience, signer_known)
         except LinkRefused as refused:
             seen = refused.claims or claims
-            record_link_event(
+            self._events.record(
                 "redeem",
                 refused.reason.value,
                 link_id=seen.link_id if seen else None,
@@ -108,7 +110,7 @@ class RedeemLink:
                 audience=seen.audience if seen else None,
             )
             raise
-        record_link_event(
+        self._events.record(
             "redeem",
             "ok",
             link_id=claims.link_id,
@@ -179,8 +181,10 @@ class RevokeLink:
         keys: LinkKeys | None,
         access: AccessPolicy,
         gate: UnitOfWorkGate | None = None,
+        events: LinkEvents | None = None,
     ) -> None:
         self._gate = gate
+        self._events = events if events is not None else LinkEvents()
         self._ledger = ledger
         self._clock = clock
         self._access = access
@@ -203,7 +207,7 @@ class RevokeLink:
         own = (signer.user_id, signer.mandate_id) == (principal.user_id, principal.mandate_id)
         admin = principal.mandate_id == claims.mandate_id and "admin" in principal.roles
         if not (own or admin):
-            record_link_event(
+            self._events.record(
                 "revoke",
                 "access_denied",
                 link_id=claims.link_id,
@@ -213,7 +217,7 @@ class RevokeLink:
             )
             raise LinkRefused(LinkRefusal.TAMPERED)
         self._ledger.revoke(claims.link_id, claims.expires_at)
-        record_link_event(
+        self._events.record(
             "revoke",
             "ok",
             link_id=claims.link_id,
