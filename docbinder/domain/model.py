@@ -85,7 +85,13 @@ def suffixed_label(label: str, token: str) -> str:
     return f"{label}#{token.replace('-', '')[:LABEL_SUFFIX_DIGITS]}"
 
 
-_BAD_ID_CHAR_RE = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
+_BAD_ID_CHAR_RE = re.compile(
+    r"[\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+"""What an id may not hold: whitespace, control characters (C0, DEL, C1), lone surrogates, and
+the invisible format characters (soft hyphen, zero-width and joiner characters, bidi marks and
+embeddings, word joiner, BOM): an id that looks like another must not name another thing."""
 _CONTROL_OR_SURROGATE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 """What :data:`CONTROL_CHARACTERS` or :data:`SURROGATES` finds, in one search."""
 _SINGLE_LINE_REFUSED = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -107,7 +113,10 @@ def _id_problem(name: str, value: object) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 128:
         return f"{name} must be a non-empty string of at most 128 characters"
     if _BAD_ID_CHAR_RE.search(value):
-        return f"{name} must not contain whitespace, control characters or lone surrogates"
+        return (
+            f"{name} must not contain whitespace, control, invisible format characters "
+            "or lone surrogates"
+        )
     return None
 
 

@@ -123,7 +123,8 @@ def check_adk_id(value: object, field: str) -> str:
     ADK's own segment check first (``artifact_util.validate_path_segment``:
     no ``/``, ``\\``, ``..``, NUL), then docbinder's id rule
     (:func:`~docbinder.domain.model.is_valid_id`): 1 to 128 characters, no
-    whitespace and no control character anywhere, so ``"invoice-7\\n"`` and
+    whitespace, no control character (C0, DEL, C1) and no invisible format
+    character (zero-width space, BOM, word joiner, ...) anywhere, so ``"invoice-7\\n"`` and
     ``" alice"`` are refused, never stored under a namespace of their own next
     to ``"invoice-7"``. Nothing is normalised: the value checked is the one
     the workflow id and the version namespace are made from (ADR 0076).
@@ -133,8 +134,8 @@ def check_adk_id(value: object, field: str) -> str:
     artifact_util.validate_path_segment(value, field)
     if not is_valid_id(value):
         raise InputValidationError(
-            f"{field} {value!r} must be 1 to 128 characters without whitespace or control "
-            "characters (none around it either)"
+            f"{field} {value!r} must be 1 to 128 characters without whitespace, control or "
+            "invisible format characters (none around it either)"
         )
     return value
 

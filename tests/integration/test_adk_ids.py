@@ -35,7 +35,23 @@ from tests.wiring import wire_binder
 pytestmark = pytest.mark.anyio
 
 APP, USER, SESSION = "billing", "alice", "invoice-7"
-PADDINGS = ["\n", " ", "\t", "\r\n", "\x00", "\u00a0", "\u2028", "\x85"]
+PADDINGS = [
+    "\n",
+    " ",
+    "\t",
+    "\r\n",
+    "\x00",
+    "\u00a0",
+    "\u2028",
+    "\x85",
+    # DEL, C1 and invisible format characters: not whitespace, still invisible padding
+    "\x7f",
+    "\x9b",
+    "\u200b",
+    "\ufeff",
+    "\u2060",
+    "\u180e",
+]
 
 
 @pytest.fixture

@@ -34,7 +34,10 @@ from docbinder.domain.model import (
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\ud800-\udfff]")
+_BAD_ID_CHAR = re.compile(
+    r"[\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
 _NUL_OR_SURROGATE = re.compile(r"[\x00\ud800-\udfff]")
 
 
@@ -74,7 +77,8 @@ def reference_id(value: object) -> None:
         raise InvalidInput("field must be a non-empty string of at most 128 characters")
     if _BAD_ID_CHAR.search(value):
         raise InvalidInput(
-            "field must not contain whitespace, control characters or lone surrogates"
+            "field must not contain whitespace, control, invisible format characters "
+            "or lone surrogates"
         )
 
 
