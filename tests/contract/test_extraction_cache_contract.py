@@ -192,7 +192,7 @@ class CacheInBinderContract(ExtractionCacheContract):
             uow_factory, MemoryBlobStore(), extractor=extractor, extraction_cache=cache
         )
         run = binder.start_new_run(U1)
-        slow = documents.slow_docx()
+        slow = documents.slow_docx(100_000)
         ref = run.produce_file("slow.docx", slow).reference
         (first,) = run.get_content([ref]).parts
         assert first.truncated
@@ -211,7 +211,7 @@ class CacheInBinderContract(ExtractionCacheContract):
         short = CountingExtractor(time_budget=1.0)
         binder = wire_binder(uow_factory, blobs, extractor=short, extraction_cache=cache)
         run = binder.start_new_run(U1)
-        ref = run.produce_file("slow.docx", documents.slow_docx()).reference
+        ref = run.produce_file("slow.docx", documents.slow_docx(100_000)).reference
         run.get_content([ref])
         longer = CountingExtractor(time_budget=2.0)
         again = wire_binder(uow_factory, blobs, extractor=longer, extraction_cache=cache)

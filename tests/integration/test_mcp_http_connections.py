@@ -247,26 +247,35 @@ def test_a_body_that_stops_half_way_is_cut_at_the_read_timeout_and_a_slow_one_is
 
 def test_a_request_answered_before_its_body_closes_and_cannot_hold_the_server() -> None:
     """A body trickling in after a 401 used to keep its connection busy for good: 512 of
-    them, one byte every 4 s, refused every other client with 503 (http_max_connections)."""
+    them, one byte every 4 s, refused every other client with 503 (http_max_connections).
+    Now the rest of the body is dropped for at most the header timeout, the connection
+    may be evicted meanwhile, and a client that sends its whole body reads the 401."""
     tokens = BearerTokens({token_hash("alice-token"): ALICE})
-    limits = HttpLimits(max_connections=4, header_timeout=30, read_timeout=30)
+    limits = HttpLimits(max_connections=4, header_timeout=2.0, read_timeout=30)
     with live(_server(), tokens=tokens, limits=limits) as running:
         trickling = [running.socket() for _ in range(4)]
         for sock in trickling:
             sock.sendall(_body_head(running.port, 10_000_000) + b"{")
-        answers = [closed_by_server(sock, 5) for sock in trickling]
-        for answer in answers:
-            assert answer is not None and answer.startswith(b"HTTP/1.1 401"), answer
-        for sock in trickling:  # the rest of the body goes nowhere
-            with contextlib.suppress(OSError):
-                sock.sendall(b" " * 100)
-        with httpx.Client(trust_env=False) as raw:
+        for sock in trickling:
+            sock.settimeout(5)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 401"), "the answer comes first"
+        with httpx.Client(trust_env=False) as raw:  # evicts one of the four
             answered = raw.post(
                 running.url,
                 json=INITIALIZE,
                 headers={**ACCEPT, "Authorization": "Bearer alice-token"},
             )
         assert answered.status_code == 200
+        started = time.monotonic()
+        for sock in trickling:  # the rest of the body goes nowhere, and not for long
+            with contextlib.suppress(OSError):
+                sock.sendall(b" " * 100)
+            assert closed_by_server(sock, 8) is not None
+        assert time.monotonic() - started < 6
+        # a client that sends its whole body without credentials reads the 401, no reset
+        with httpx.Client(trust_env=False) as raw:
+            refused = raw.post(running.url, content=b"x" * 2_000_000, headers=ACCEPT)
+        assert refused.status_code == 401
 
 
 def test_an_idle_connection_closes_after_the_keep_alive_timeout() -> None:

@@ -300,7 +300,7 @@ def test_a_conversion_the_call_budget_cut_short_is_not_cached() -> None:
         read_limits=ReadLimits(time_budget=1.0),
     )
     run = short.start_new_run(ALICE)
-    ref = run.produce_file("slow.docx", documents.slow_docx()).reference
+    ref = run.produce_file("slow.docx", documents.slow_docx(100_000)).reference
     (cut,) = run.get_content([ref]).parts
     assert cut.truncated
     assert [e.cache for e in extractor.extractions] == ["none"]

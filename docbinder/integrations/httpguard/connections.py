@@ -15,8 +15,11 @@ that has not arrived yet can be seen:
 - inside a request body, :attr:`HttpLimits.read_timeout` seconds without a byte
   close the connection (``408`` if no response started); a body the application
   has not read yet (reading paused) does not count; a request answered before its
-  body has arrived (``401``, ``413``) closes its connection once the answer is sent,
-  so the rest of a body trickling in never keeps it;
+  body has arrived (``401``, ``413``) has the rest of its body read and dropped for at
+  most :attr:`HttpLimits.header_timeout` seconds (a lingering close: the client reads
+  the answer instead of a reset); a body that has not ended by then closes the
+  connection, one that has carries on as keep-alive, and meanwhile a newcomer may
+  evict it, so a body trickling in never keeps it;
 - at most :attr:`HttpLimits.max_connections` connections are open: a new one beyond
   closes the connection that has waited longest for a request head (an idle
   keep-alive connection or a half-sent head), so a flood of half-sent heads never
@@ -107,6 +110,8 @@ class GuardedH11Protocol(H11Protocol):
         self._body_timer: asyncio.TimerHandle | None = None
         self._head_started = False
         self._counted = False
+        self._lingering = False
+        self._linger_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol -----------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -130,17 +135,33 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state is h11.IDLE:
             self._head_started = True
         super().data_received(data)
+        if self._lingering:
+            if self.conn.their_state is h11.SEND_BODY:
+                return  # still dropping the rest of the body, under the linger timer
+            # The rest of the body came in time: the connection carries on (keep-alive).
+            self._lingering = False
+            if self._linger_timer is not None:
+                self._linger_timer.cancel()
+                self._linger_timer = None
+            self.table.waiting.pop(self, None)
         self._follow()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self._counted and self.conn.their_state is h11.SEND_BODY:
-            # Answered before its body arrived (401, 413, 404): uvicorn would read the
-            # rest and throw it away, and a client sending it byte by byte would keep
-            # the connection busy for good, out of reach of eviction. Close it.
-            self._forget()
-            if not self.transport.is_closing():
-                self.transport.close()
+            # Answered before its body arrived (401, 413, 404). Closing at once would
+            # reset a client still sending it, before it reads the answer; waiting for
+            # the whole body lets one sending it byte by byte hold the connection for
+            # good. So the rest is read and dropped for at most ``header_timeout``
+            # seconds (a lingering close, as web servers do), and meanwhile the
+            # connection may be evicted like one waiting for a head.
+            self._lingering = True
+            for timer in (self._head_timer, self._body_timer):
+                if timer is not None:
+                    timer.cancel()
+            self._head_timer = self._body_timer = None
+            self._linger_timer = self.loop.call_later(self.limits.header_timeout, self._close)
+            self.table.waiting[self] = None
             return
         self._follow()
 
@@ -154,10 +175,16 @@ class GuardedH11Protocol(H11Protocol):
     def _forget(self) -> None:
         self.table.drop(self)
         self._counted = False
-        for timer in (self._head_timer, self._body_timer):
+        for timer in (self._head_timer, self._body_timer, self._linger_timer):
             if timer is not None:
                 timer.cancel()
-        self._head_timer = self._body_timer = None
+        self._head_timer = self._body_timer = self._linger_timer = None
+
+    def _close(self) -> None:
+        """Forget this connection and close it (a lingering close ended)."""
+        self._forget()
+        if not self.transport.is_closing():
+            self.transport.close()
 
     def _follow(self) -> None:
         """Arm or disarm the timers after what the client's side of the connection did."""
