@@ -30,7 +30,6 @@ import argparse
 import base64
 import functools
 import io
-import multiprocessing
 import random
 import threading
 import time
@@ -40,6 +39,7 @@ from typing import Any
 import benchlib
 
 from tests import documents  # benchlib puts the repository root on sys.path
+from tests.converter_watch import ConverterWatch
 
 
 def _png(size: int = 2_800_000) -> bytes:
@@ -50,26 +50,6 @@ def _png(size: int = 2_800_000) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG", compress_level=0)
     return out.getvalue()
-
-
-class _Peak:
-    def __init__(self) -> None:
-        self.most = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch)
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            self.most = max(self.most, len(multiprocessing.active_children()))
-            time.sleep(0.01)
-
-    def __enter__(self) -> _Peak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def main() -> None:
@@ -112,7 +92,7 @@ def main() -> None:
             binder.start_run(alice, workflow).get_content([one])
 
         started = time.perf_counter()
-        with _Peak() as peak:
+        with ConverterWatch() as peak:
             threads = [threading.Thread(target=read, args=(one,)) for one in refs]
             for thread in threads:
                 thread.start()

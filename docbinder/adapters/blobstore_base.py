@@ -265,21 +265,28 @@ class BlobStoreBase(abc.ABC):
         return found
 
     def _read_identity(self) -> str | None:
+        return self._read_record(IDENTITY_NAME, IDENTITY_BYTES, "the store identity")
+
+    def _read_record(self, name: str, limit: int, what: str) -> str | None:
+        """The ASCII text (stripped) of the small record ``name``, read up to ``limit`` bytes.
+
+        ``None`` when it is absent or blank; :class:`StorageError` naming ``what``
+        for bytes docbinder never writes there (not ASCII).
+        """
         try:
-            with self._open(IDENTITY_NAME, IDENTITY_BYTES) as reader:
+            with self._open(name, limit) as reader:
                 raw = b""
                 for chunk in reader:
                     raw += chunk
-                    if len(raw) >= IDENTITY_BYTES:
+                    if len(raw) >= limit:
                         break
         except BlobMissing:
             return None
         try:
-            text = raw[:IDENTITY_BYTES].decode("ascii").strip()
+            text = raw[:limit].decode("ascii").strip()
         except UnicodeDecodeError as exc:
             raise StorageError(
-                f"{self.url}: the store identity {IDENTITY_NAME} holds bytes docbinder never "
-                f"writes ({exc})"
+                f"{self.url}: {what} {name} holds bytes docbinder never writes ({exc})"
             ) from exc
         return text or None
 
@@ -322,22 +329,7 @@ class BlobStoreBase(abc.ABC):
         :class:`StorageError` for a record docbinder never writes (not ASCII).
         """
         name = CLAIMS_PREFIX + _one_segment(database_id)
-        try:
-            with self._open(name, CLAIM_BYTES) as reader:
-                raw = b""
-                for chunk in reader:
-                    raw += chunk
-                    if len(raw) >= CLAIM_BYTES:
-                        break
-        except BlobMissing:
-            return None
-        try:
-            text = raw[:CLAIM_BYTES].decode("ascii").strip()
-        except UnicodeDecodeError as exc:
-            raise StorageError(
-                f"{self.url}: the claim record {name} holds bytes docbinder never writes ({exc})"
-            ) from exc
-        return text or None
+        return self._read_record(name, CLAIM_BYTES, "the claim record")
 
     def set_database_claim(self, database_id: str, token: str) -> None:
         """Replace the record ``.docbinder-claims/<database_id>`` with ``token`` and a newline.

@@ -484,8 +484,11 @@ class Session:
             _end_group(process)
 
 
-def run_document(path: Path, directory: Path) -> None:
-    """Run every example of ``path`` in ``directory``, in order; raises on the first mismatch."""
+def run_document(path: Path, directory: Path) -> int:
+    """Run every example of ``path`` in ``directory``, in order; raises on the first mismatch.
+
+    Returns how many blocks ran (a document the site lists has at least one).
+    """
     document = parse(path)
     session = Session(document, directory)
     try:
@@ -493,6 +496,7 @@ def run_document(path: Path, directory: Path) -> None:
             session.run(block)
     finally:
         session.close()
+    return len(document.blocks)
 
 
 def record(path: Path, directory: Path) -> int:

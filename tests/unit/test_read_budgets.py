@@ -25,6 +25,7 @@ from docbinder.domain.reading import ReadLimits
 from docbinder.ports.extractor import Extraction
 from docbinder.toolset import DocbinderToolset
 from tests import documents
+from tests.converter_watch import ConverterWatch
 from tests.wiring import wire_binder
 
 ALICE = Principal("alice", "m1", None, roles=("member",))
@@ -68,28 +69,6 @@ def _binder(extractor: Any, **options: Any) -> Any:
     )
 
 
-class _ChildWatch:
-    """Samples how many converter processes are alive, from a thread, until stopped."""
-
-    def __init__(self) -> None:
-        self.most = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch)
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            self.most = max(self.most, len(multiprocessing.active_children()))
-            time.sleep(0.01)
-
-    def __enter__(self) -> _ChildWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 # -- kind 1: how many converter processes run at once ---------------------------------------
 def test_the_default_number_of_converter_processes_follows_cores_and_memory() -> None:
     cores = default_max_processes(None)
@@ -115,7 +94,7 @@ def test_three_concurrent_reads_run_one_converter_at_a_time_and_all_finish() -> 
     def read(ref: str) -> None:
         results.append(binder.start_run(ALICE, run.context.workflow_id).get_content([ref]))
 
-    with _ChildWatch() as watch:
+    with ConverterWatch() as watch:
         threads = [threading.Thread(target=read, args=(ref,)) for ref in refs]
         for thread in threads:
             thread.start()

@@ -40,11 +40,9 @@ class Identity(Protocol):
 
     async def principal(self, authorization: str | None) -> Principal | None:
         """The principal of the header value, or ``None``."""
-        ...
 
     def known(self, principal: Principal) -> bool | None:
         """Whether ``principal`` can still sign in (``None``: this identity cannot tell)."""
-        ...
 
 
 def bearer(authorization: str | None) -> str | None:
