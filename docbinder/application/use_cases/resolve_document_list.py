@@ -30,13 +30,13 @@ import enum
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Protocol
 
 import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
-from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.results import printable
 from docbinder.domain.access import Action
 from docbinder.domain.audit import AuditAction
@@ -191,6 +191,17 @@ def _with_name_hints(
     return tuple(out)
 
 
+class ResolutionSink(Protocol):
+    """Where a resolution in a bound, readable workflow is kept (the inspector page's record).
+
+    :class:`~docbinder.application.steps.resolution_record.ResolutionRecorder` is the one
+    the composition root wires; it must not raise for a storage fault of its own.
+    """
+
+    def record(self, ctx: RunContext, document_list: object, resolution: Resolution) -> None:
+        """Keep what the model sent (``document_list``) and how it resolved."""
+
+
 class ResolveDocumentList:
     """Parse a ``documentList`` in any shape and resolve it in the active workflow."""
 
@@ -199,7 +210,7 @@ class ResolveDocumentList:
         uow_factory: UnitOfWorkFactory,
         access: AccessPolicy,
         suggestions: int = DEFAULT_SUGGESTIONS,
-        recorder: ResolutionRecorder | None = None,
+        recorder: ResolutionSink | None = None,
         *,
         audit: AuditTrail = DISABLED,
         clock: Clock | None = None,
