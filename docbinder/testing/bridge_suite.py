@@ -229,6 +229,33 @@ class BridgeContract:
         binder.retention.release("file", held.item.id)
         assert [e.item.id for e in binder.retention.expired()] == [held.item.id]
 
+    def test_a_hold_placed_while_gc_runs_keeps_the_files_gc_had_listed(
+        self, binder: DocBinder, u1: Principal, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.model import Scope
+
+        run = binder.start_new_run(u1)
+        files = [run.produce_file(f"f{n}.txt", f"file {n}".encode()) for n in range(3)]
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        time.sleep(1.1)
+        listed = binder.retention.expired
+
+        def listed_then_held(**kwargs: object) -> object:
+            found = listed(**kwargs)  # type: ignore[arg-type]
+            # the hold comes after gc listed the expired files, before it deletes them
+            binder.retention.hold("workflow", run.context.workflow_id, "m1", "case 9")
+            return found
+
+        monkeypatch.setattr(binder.retention, "expired", listed_then_held)
+        applied = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
+        assert applied.expired_rows == ()
+        for produced in files:
+            assert binder.get_file(u1, produced.item.id) == produced.item
+            assert binder.blobs.exists(produced.item.blob_key)
+
     def test_without_workflow_the_ref_line_is_omitted_and_one_warning_names_the_cause(
         self, binder: DocBinder, u1: Principal, caplog: pytest.LogCaptureFixture
     ) -> None:

@@ -345,7 +345,7 @@ class CollectGarbage:
                     MIN_GRACE_SECONDS,
                 )
             claim_for_destruction(self._uow, self._blobs)
-            expired_rows = self._remove_expired(expired)
+            expired_rows = self._remove_expired(expired, grace_seconds)
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)
@@ -382,15 +382,24 @@ class CollectGarbage:
         found = self._retention.expired(grace=timedelta(seconds=grace_seconds))
         return [e for e in found if e.item.blob_store == store_id]
 
-    def _remove_expired(self, expired: list[ExpiredFile]) -> list[str]:
-        """Delete each expired FileItem (if it still names its blob), then release its blob as a delete does."""
+    def _remove_expired(self, expired: list[ExpiredFile], grace_seconds: float) -> list[str]:
+        """Delete each expired FileItem, then release its blob as a delete does.
+
+        Each in its own unit, after locking the row: only if it still names its
+        blob and, read again now, is still expired and under no hold
+        (:meth:`ManageRetention.still_due`), so a hold placed while gc runs holds.
+        """
         removed: list[str] = []
+        grace = timedelta(seconds=grace_seconds)
         for entry in expired:
             item = entry.item
             with self._uow() as uow:
-                if uow.files.lock(item.id) is None or not uow.files.delete(
-                    item.id, if_blob_key=item.blob_key
-                ):
+                if uow.files.lock(item.id) is None:
+                    continue
+                if self._retention is None or not self._retention.still_due(uow, item, grace):
+                    log.info("gc keeps file %s: no longer expired or now held", item.id)
+                    continue
+                if not uow.files.delete(item.id, if_blob_key=item.blob_key):
                     continue
                 if self._audit.enabled:
                     self._audit.record(

@@ -17,7 +17,7 @@ from docbinder.domain.governance import (
     policy_for,
 )
 from docbinder.domain.model import FileItem, Scope
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
 
@@ -102,6 +102,28 @@ class ManageRetention:
         """The holds of a mandate."""
         with self._read_uow() as uow:
             return uow.retention.holds(mandate_id)
+
+    def still_due(self, uow: UnitOfWork, item: FileItem, grace: timedelta) -> bool:
+        """Whether ``item`` is, read in ``uow`` now, still expired by ``grace`` and under no hold.
+
+        What a deleting unit asks after locking the row: a hold, a removed or
+        longer policy, or a read (``--from last-read``) that came after
+        :meth:`expired` listed the file keeps it.
+        """
+        policy = policy_for(item.scope, uow.retention.policies(item.scope.mandate_id))
+        if policy is None:
+            return False
+        reads = uow.retention.last_reads([item.id])
+        if policy.expires_at(item.created_at, reads.get(item.id)) > self._clock.now() - grace:
+            return False
+        if uow.retention.held([item.id], []):
+            return False
+        for hold in uow.retention.holds(item.scope.mandate_id):
+            if hold.kind is HoldKind.WORKFLOW and uow.workflows.documents_by_files(
+                hold.target_id, [item.id]
+            ):
+                return False
+        return True
 
     def expired(
         self, *, now: datetime | None = None, grace: timedelta = timedelta(0)
