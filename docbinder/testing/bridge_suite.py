@@ -246,7 +246,9 @@ class BridgeContract:
         def listed_then_held(**kwargs: object) -> object:
             found = listed(**kwargs)  # type: ignore[arg-type]
             # the hold comes after gc listed the expired files, before it deletes them
-            binder.retention.hold("workflow", run.context.workflow_id, "m1", "case 9")
+            workflow_id = run.context.workflow_id
+            assert workflow_id is not None
+            binder.retention.hold("workflow", workflow_id, "m1", "case 9")
             return found
 
         monkeypatch.setattr(binder.retention, "expired", listed_then_held)
