@@ -376,6 +376,27 @@ class Settings:
         return Path(unquote(parts.path))
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The database file of an SQLite ``database_url``; ``None`` for other URLs and in-memory SQLite.
+
+        Read as SQLAlchemy reads SQLite URLs (its "SQLite" dialect page:
+        ``sqlite:///relative.db``, ``sqlite:////absolute.db``, a driver after
+        ``+``, a query after ``?``, the path percent-decoded), without importing
+        SQLAlchemy; a test compares the two. ``None`` too for ``sqlite://``,
+        ``:memory:``, an empty path and a ``file:`` URI (``uri=true``), whose
+        file this cannot name.
+        """
+        scheme, sep, rest = self.database_url.partition("://")
+        if not sep or scheme.split("+")[0].lower() != "sqlite":
+            return None
+        location, _, query = rest.partition("?")
+        _host, slash, database = location.partition("/")
+        database = unquote(database)
+        if not slash or not database or database == ":memory:" or "uri=true" in query.lower():
+            return None
+        return Path(database)
+
+    @property
     def is_embedded(self) -> bool:
         """True for the no-server setup: SQLite (or memory) metadata."""
         return self.database_url.startswith("sqlite") or self.metadata_kind == "memory"

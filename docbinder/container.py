@@ -850,16 +850,11 @@ def build_binder(
 
 
 def sqlite_file(settings: Settings) -> Path | None:
-    """The database file of an SQLite ``database_url``; ``None`` for other URLs and in-memory SQLite."""
-    from sqlalchemy.engine import make_url
+    """The database file of an SQLite ``database_url``; ``None`` for other URLs and in-memory SQLite.
 
-    try:
-        url = make_url(settings.database_url)
-    except Exception:
-        return None
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    return Path(url.database)
+    :attr:`Settings.sqlite_file <docbinder.config.Settings.sqlite_file>`.
+    """
+    return settings.sqlite_file
 
 
 def migration_status(settings: Settings) -> tuple[str | None, str]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docbinder.application import Run, ToolFileResult
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.inputs import (
     STDIN,
@@ -23,6 +22,9 @@ from docbinder.cli.output import emit_json, err, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput
 from docbinder.domain.model import Provenance
+
+if TYPE_CHECKING:
+    from docbinder.application import Run, ToolFileResult
 
 CLI_TOOL = "docbinder attach"
 """The tool ``attach`` records as the files' producer unless ``--tool`` names another."""

@@ -61,6 +61,26 @@ def handles_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def nothing_stored_yet() -> bool:
+    """Whether the embedded database does not exist yet (:meth:`State.nothing_stored`).
+
+    Says so on stderr, naming the file and the settings that chose it, since a
+    mistyped ``--home`` or ``DOCBINDER_HOME`` looks the same as an empty store.
+    """
+    missing = STATE.nothing_stored()
+    if missing is None:
+        return False
+    from docbinder.cli.output import err
+
+    err.print(
+        f"note: no database at {missing} yet (--home, DOCBINDER_HOME or DOCBINDER_DATABASE_URL "
+        "choose it); nothing is stored with these settings",
+        markup=False,
+        highlight=False,
+    )
+    return True
+
+
 def error_line(exc: DocbinderError | OSError) -> str:
     """The ``error:`` line's text for ``exc``; a missing file points at ``files ls``."""
     if isinstance(exc, FileItemNotFound):

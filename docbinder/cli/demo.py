@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.inputs import check_readable, check_sizes, new_progress, read_chunks
 from docbinder.cli.output import Table, clean, emit_json, out
 from docbinder.cli.render import print_content
 from docbinder.cli.state import STATE, State
 from docbinder.domain.model import check_file_name
+
+if TYPE_CHECKING:
+    from docbinder.application import ContentResult, Resolution, Run, ToolFileResult
 
 SAMPLES = (
     "quarterly-report.md",
@@ -76,7 +78,7 @@ def demo(
     run_demo(STATE, list(files or []), as_json=STATE.wants_json(json_flag))
 
 
-Round = tuple[str, Any, Resolution]
+Round = tuple[str, Any, "Resolution"]
 """One documentList shape: its name, the value sent, and what it resolved to."""
 
 

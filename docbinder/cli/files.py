@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.common import JsonOpt, handles_errors, nothing_stored_yet
 from docbinder.cli.output import clean, emit_json, err, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import AccessDenied, InvalidInput
@@ -42,7 +42,7 @@ def files_ls(
     json_flag: JsonOpt = False,
 ) -> None:
     """List the files the identity may read, newest first."""
-    items = STATE.binder().list_files(STATE.principal, limit=limit)
+    items = [] if nothing_stored_yet() else STATE.binder().list_files(STATE.principal, limit=limit)
     if STATE.wants_json(json_flag):
         emit_json(items)
         return

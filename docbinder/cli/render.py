@@ -6,17 +6,20 @@ same values through :func:`~docbinder.cli.output.emit_json` instead.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
-from docbinder.application import (
-    ContentResult,
-    DocumentContent,
-    Resolution,
-    UnresolvedReference,
-)
-from docbinder.application.use_cases.resolve_document_list import DEFAULT_SUGGESTIONS
 from docbinder.cli.output import clean, out, reference_value, styled
 from docbinder.domain.model import ContentKind, ContentPart
+
+if TYPE_CHECKING:
+    from docbinder.application import (
+        ContentResult,
+        DocumentContent,
+        Resolution,
+        UnresolvedReference,
+    )
 
 TEXT_SHOWN = 160
 """Characters of a text part shown on its line (``--json`` gives the whole text)."""
@@ -32,6 +35,8 @@ def print_resolution(resolution: Resolution) -> None:
     for miss in resolution.unresolved:
         _print_unresolved(miss)
     if resolution.suggestions:
+        from docbinder.application.use_cases.resolve_document_list import DEFAULT_SUGGESTIONS
+
         out.print(
             f"recent documents in this workflow (at most {DEFAULT_SUGGESTIONS}, newest first):"
         )

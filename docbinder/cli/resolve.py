@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docbinder.application import UnresolvedReference
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.inputs import read_stdin_text
 from docbinder.cli.output import emit_json, fail, out
 from docbinder.cli.render import print_content, print_resolution
 from docbinder.cli.state import STATE
+
+if TYPE_CHECKING:
+    from docbinder.application import UnresolvedReference
 
 
 @handles_errors

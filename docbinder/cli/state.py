@@ -70,6 +70,20 @@ class State:
             self._warn_of_unknown_roles(self._binder)
         return self._binder
 
+    def nothing_stored(self) -> Path | None:
+        """The embedded database file when it does not exist yet, else ``None``.
+
+        Nothing can have been stored with these settings then, so a command that
+        only lists answers "none" without building a binder, which would create
+        and migrate the database (ADR 0063): a mistyped ``--home`` leaves no
+        empty database behind. ``None`` once the binder is built, and for every
+        other metadata store.
+        """
+        if self._binder is not None:
+            return None
+        path = self.settings.sqlite_file
+        return path if path is not None and not path.exists() else None
+
     def flush_audit(self) -> None:
         """Append the audit events the binder still holds (reads are collected in batches)."""
         if self._binder is not None and not self._binder.closed:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.common import JsonOpt, handles_errors, nothing_stored_yet
 from docbinder.cli.output import Table, emit_json, fail, out
 from docbinder.cli.state import STATE
 from docbinder.domain.counters import CounterStep
@@ -139,7 +139,7 @@ def _usage_error(message: str) -> NoReturn:
 @handles_errors
 def workflow_ls(json_flag: JsonOpt = False) -> None:
     """List the workflows of the current mandate that the identity may read."""
-    workflows = STATE.binder().list_workflows(STATE.principal)
+    workflows = [] if nothing_stored_yet() else STATE.binder().list_workflows(STATE.principal)
     if STATE.wants_json(json_flag):
         # The listing reads no messages: leave the field out rather than show it empty
         # (``workflow show ID --json`` has them).

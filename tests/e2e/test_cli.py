@@ -450,6 +450,7 @@ def test_workflow_advance_usage_errors_exit_2_and_say_what_was_wrong(cli) -> Non
 
 
 def test_a_role_the_role_table_does_not_know_is_named_on_stderr(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("workflow", "new").exit_code == 0  # the store exists: listing builds the binder
     unknown = cli("--role", "superuser", "files", "ls")
     assert "warning: role 'superuser' is not one of admin, member, viewer" in unknown.stderr
     known = cli("--role", "viewer", "files", "ls")

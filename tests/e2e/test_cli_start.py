@@ -76,10 +76,35 @@ def test_import_docbinder_loads_none_of_its_modules() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_files_ls_migrates_an_empty_home_then_loads_no_migrations(tmp_path: Path) -> None:
+NEVER_ON_AN_EMPTY_HOME = (
+    *NEVER_ON_A_MIGRATED_HOME,
+    "sqlalchemy",
+    "dependency_injector",
+    "docbinder.container",
+    "docbinder.adapters",
+    "docbinder.application.binder",
+    "pydantic",
+)
+"""Modules ``docbinder files ls`` does not need before anything was stored (ADR 0063)."""
+
+
+def test_files_ls_on_an_empty_home_creates_nothing_and_builds_no_binder(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    first, stdout = _imported("files", "ls", home=home)
+    modules, stdout = _imported("files", "ls", home=home)
     assert stdout == "no files\n"
+    assert not home.exists()  # a mistyped --home leaves no database behind
+    for package in NEVER_ON_AN_EMPTY_HOME:
+        assert not _loaded(modules, package), package
+    _, stdout = _imported("workflow", "ls", "--json", home=home)
+    assert stdout == "[]\n"
+    assert not home.exists()
+
+
+def test_the_first_write_migrates_an_empty_home_then_ls_loads_no_migrations(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    first, _ = _imported("workflow", "new", home=home)
     assert _loaded(first, "alembic")  # the embedded default migrates on first use
     assert (home / "docbinder.db").is_file()
     again, stdout = _imported("files", "ls", home=home)

@@ -434,3 +434,34 @@ def test_audit_settings_read_flags_and_durations() -> None:
     assert Settings.load(environ={}).audit is False
     with pytest.raises(ConfigurationError, match="audit_retention"):
         Settings.load(environ={"DOCBINDER_AUDIT_RETENTION": "soon"})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:///relative.db",
+        "sqlite:////abs/dir/file.db",
+        "sqlite:///a%20b.db",
+        "sqlite+pysqlite:///rel/x.db?timeout=5",
+        "sqlite:////tmp/x.db?mode=ro",
+        "sqlite://",
+        "sqlite:///",
+        "sqlite:///:memory:",
+        "sqlite:///file:x.db?uri=true",
+        "postgresql+psycopg://u@127.0.0.1/db",
+        "mysql+pymysql://root@127.0.0.1/test",
+    ],
+)
+def test_sqlite_file_reads_a_url_as_sqlalchemy_does(url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    expected = (
+        Path(parsed.database)
+        if parsed.get_backend_name() == "sqlite"
+        and parsed.database
+        and parsed.database != ":memory:"
+        and parsed.query.get("uri") != "true"
+        else None
+    )
+    assert Settings.load({"database_url": url}).sqlite_file == expected
