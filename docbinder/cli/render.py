@@ -77,6 +77,9 @@ def _part_line(part: ContentPart) -> str:
     cut = " (truncated)" if part.truncated else ""
     if part.kind is ContentKind.TEXT:
         text = (part.text or "").strip().replace("\n", " / ")
+        if not text:
+            # An empty file or a page of whitespace: say so rather than print nothing.
+            return f"  text{where}{cut}: [no text: {len(part.text or '')} characters]"
         text = text if len(text) <= TEXT_SHOWN else text[: TEXT_SHOWN - 3] + "..."
         return f"  text{where}{cut}: {text}"
     size = len(part.data) if part.data is not None else part.size

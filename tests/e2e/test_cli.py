@@ -320,6 +320,17 @@ def test_names_and_text_are_printed_as_they_are(cli, tmp_path: Path) -> None:  #
     assert "docItem:abc" in missing.stdout
 
 
+def test_an_empty_file_says_it_has_no_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "empty.txt"
+    f.write_bytes(b"")
+    wf = _json(cli("--json", "workflow", "new"))["id"]  # type: ignore[index]
+    attached = cli("attach", str(f), "--workflow", wf)
+    doc = attached.stdout.splitlines()[1].split("docItem:")[1]
+    shown = cli("resolve", f"docItem:{doc}", "--workflow", wf, "--content")
+    assert shown.exit_code == 0, shown.output
+    assert "  text: [no text: 0 characters]" in shown.stdout.splitlines()
+
+
 def test_listed_words_that_are_no_reference_make_resolve_fail(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "a.txt"
     f.write_text("a")

@@ -248,6 +248,23 @@ def test_encoded_and_fenced_forms(value: str, expected: list[str]) -> None:
     assert parse(value) == (expected, [])
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        '```json ["report.pdf", "docItem:a1", "docItem:b2"]```',
+        '```JSON  ["report.pdf", "docItem:a1", "docItem:b2"] ```',
+        "```python ('report.pdf', 'docItem:a1', 'docItem:b2')```",
+    ],
+)
+def test_a_one_line_fence_with_an_info_string_reads_its_structure_whole(value: str) -> None:
+    # The name that is no reference is reported, not dropped; the later items stay whole.
+    assert parse(value) == (["docItem:a1", "docItem:b2"], [("'report.pdf'", REASON_NOT_A_REFERENCE)])
+
+
+def test_a_one_line_fence_of_prose_keeps_its_first_word() -> None:
+    assert parse("```see docItem:a1```") == (["docItem:a1"], [])
+
+
 def test_many_encoding_layers_are_read() -> None:
     value: object = ["docItem:a1"]
     for _ in range(8):

@@ -84,14 +84,22 @@ def embedded_structure(text: str) -> list[object] | dict[str, object] | tuple[ob
     return None
 
 
+_ONE_LINE_INFO_STRING = re.compile(r"\A[A-Za-z][\w+.-]*\s+(?=[\[{(\"'])")
+"""An info string (a language name) before a structure on the opening line of a one-line fence."""
+
+
 def unfence(text: str) -> str:
     """The body of a markdown code fence: opening line (with info string) and closing fence dropped.
 
-    ``text`` starts with three backticks.
+    ``text`` starts with three backticks. A fence on one line (```` ```json ["a"]``` ````,
+    as models write it; CommonMark would read it as a code span) loses its info string
+    too when a structure or a quoted string follows it, so the structure is read whole.
     """
     body = text[3:]
     if "\n" in body:
         body = body.split("\n", 1)[1]
+    else:
+        body = _ONE_LINE_INFO_STRING.sub("", body, count=1)
     body = body.rstrip()
     if body.endswith("```"):
         body = body[:-3]
