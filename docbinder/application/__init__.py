@@ -52,7 +52,11 @@ if TYPE_CHECKING:
     from docbinder.application.use_cases.delete_file import DeleteFile
     from docbinder.application.use_cases.delete_file_versions import DeleteFileVersions
     from docbinder.application.use_cases.find_deleted_files import FindDeletedFiles
-    from docbinder.application.use_cases.get_content import ContentResult, DocumentContent, GetContent
+    from docbinder.application.use_cases.get_content import (
+        ContentResult,
+        DocumentContent,
+        GetContent,
+    )
     from docbinder.application.use_cases.get_file import GetFile
     from docbinder.application.use_cases.get_file_for_update import GetFileForUpdate
     from docbinder.application.use_cases.get_file_version import GetFileVersion

@@ -6,9 +6,8 @@ same values through :func:`~docbinder.cli.output.emit_json` instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
+from typing import TYPE_CHECKING
 
 from docbinder.cli.output import clean, out, reference_value, styled
 from docbinder.domain.model import ContentKind, ContentPart

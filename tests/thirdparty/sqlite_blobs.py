@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -154,7 +155,7 @@ class SqliteBlobStore(BlobStoreBase):
                     # WAL is a property of the file: set once. Switching to it needs the
                     # file to itself and SQLite answers "locked" at once, without waiting,
                     # when another connection of this store is open meanwhile.
-                    conn.execute("PRAGMA journal_mode=WAL")
+                    _switch_to_wal(conn)
                     conn.executescript(_SCHEMA)
                     self._schema_ready = True
         except (OSError, sqlite3.Error) as exc:
@@ -252,3 +253,21 @@ class SqliteBlobStoreWithRecords(SqliteBlobStore):
         except FileNotFoundError:
             return None
         return f"{SCHEME} device {info.st_dev} inode {info.st_ino}"
+
+
+def _switch_to_wal(conn: sqlite3.Connection, timeout_s: float = 60.0) -> None:
+    """``PRAGMA journal_mode=WAL``, tried again while another connection holds the file.
+
+    SQLite answers "database is locked" at once, without its busy timeout, when it cannot
+    change the journal mode; several store objects of one file opening together (each
+    with its own schema lock) meet that. Gives up after ``timeout_s`` seconds.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)

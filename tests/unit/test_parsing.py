@@ -258,7 +258,10 @@ def test_encoded_and_fenced_forms(value: str, expected: list[str]) -> None:
 )
 def test_a_one_line_fence_with_an_info_string_reads_its_structure_whole(value: str) -> None:
     # The name that is no reference is reported, not dropped; the later items stay whole.
-    assert parse(value) == (["docItem:a1", "docItem:b2"], [("'report.pdf'", REASON_NOT_A_REFERENCE)])
+    assert parse(value) == (
+        ["docItem:a1", "docItem:b2"],
+        [("'report.pdf'", REASON_NOT_A_REFERENCE)],
+    )
 
 
 def test_a_one_line_fence_of_prose_keeps_its_first_word() -> None:
