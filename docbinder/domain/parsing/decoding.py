@@ -95,11 +95,8 @@ def unfence(text: str) -> str:
     as models write it; CommonMark would read it as a code span) loses its info string
     too when a structure or a quoted string follows it, so the structure is read whole.
     """
-    body = text[3:]
-    if "\n" in body:
-        body = body.split("\n", 1)[1]
-    else:
-        body = _ONE_LINE_INFO_STRING.sub("", body, count=1)
+    opening, newline, rest = text[3:].partition("\n")
+    body = rest if newline else _ONE_LINE_INFO_STRING.sub("", opening, count=1)
     body = body.rstrip()
     if body.endswith("```"):
         body = body[:-3]
