@@ -41,6 +41,17 @@ OUTPUT_TYPES = ("bash_code_execution_output", "code_execution_output")
 DOWNLOAD_CHUNK = 1 << 20
 """Bytes per chunk of a streamed download."""
 
+FILES_BETA = "files-api-2025-04-14"
+"""The ``anthropic-beta`` value of the Files API on SDKs that offer it under ``client.beta``."""
+
+
+def _files_api(client: Any) -> tuple[Any, dict[str, Any]]:
+    """The SDK's Files API resource and the extra arguments its calls take."""
+    files = getattr(client, "files", None)
+    if files is not None and hasattr(files, "retrieve_metadata"):
+        return files, {}
+    return client.beta.files, {"betas": [FILES_BETA]}
+
 
 def _plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
@@ -101,10 +112,10 @@ class AnthropicCodeExecutionFiles:
 
     def outputs(self) -> Iterator[OutputFile | SkippedOutput]:
         """Each file's metadata, then an :class:`OutputFile` that streams its content."""
-        files = self.client.beta.files
+        files, extra = _files_api(self.client)
         for file_id in self.file_ids:
             try:
-                meta = files.retrieve_metadata(file_id)
+                meta = files.retrieve_metadata(file_id, **extra)
             except anthropic.NotFoundError:
                 yield SkippedOutput(file_id, "not found in the Files API (expired or deleted)")
                 continue
@@ -121,14 +132,16 @@ class AnthropicCodeExecutionFiles:
             )
 
     def _opener(self, file_id: str) -> Any:
-        files = self.client.beta.files
+        files, extra = _files_api(self.client)
 
         def open_it() -> BinaryIO:
-            manager = files.with_streaming_response.download(file_id)
+            manager = files.with_streaming_response.download(file_id, **extra)
             try:
                 response = manager.__enter__()
             except anthropic.NotFoundError as exc:
                 raise OutputUnreadable("not found in the Files API (expired or deleted)") from exc
+            except anthropic.BadRequestError as exc:
+                raise OutputUnreadable(f"the Files API refused the download: {exc}") from exc
             return cast(
                 BinaryIO,
                 ChunkStream(
