@@ -25,7 +25,7 @@ from docbinder.harvest.core import (
     Refused,
     harvest,
 )
-from docbinder.harvest.links import Rewritten, RewriteResult, rewrite_links
+from docbinder.harvest.links import RewriteResult, Rewritten, rewrite_links
 from docbinder.harvest.materialize import (
     MaterializeReport,
     NotWritten,

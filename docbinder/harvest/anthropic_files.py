@@ -66,9 +66,13 @@ def output_file_ids(message: Any) -> list[str]:
 
     def walk(value: Any) -> None:
         if isinstance(value, dict):
-            if value.get("type") in OUTPUT_TYPES and isinstance(value.get("file_id"), str):
-                if value["file_id"] not in found:
-                    found.append(value["file_id"])
+            file_id = value.get("file_id")
+            if (
+                value.get("type") in OUTPUT_TYPES
+                and isinstance(file_id, str)
+                and file_id not in found
+            ):
+                found.append(file_id)
             for inner in value.values():
                 walk(inner)
         elif isinstance(value, list):

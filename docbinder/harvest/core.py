@@ -246,7 +246,8 @@ def _spool(
         return Refused(path, str(exc))
     except OSError as exc:
         return Refused(path, f"cannot be read: {exc.strerror or exc}")
-    spool: tempfile.SpooledTemporaryFile[bytes] = tempfile.SpooledTemporaryFile(
+    # closed by the caller (or here, on every refusal)
+    spool: tempfile.SpooledTemporaryFile[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115
         max_size=SPOOL_MEMORY_BYTES
     )
     digest = hashlib.sha256()

@@ -95,8 +95,8 @@ def rewrite_links(
         if reference is None:
             unknown.append(trimmed)
             continue
-        in_markdown_target = match.start() > 0 and text[match.start() - 1] == "(" and (
-            text[end : end + 1] == ")"
+        in_markdown_target = (
+            match.start() > 0 and text[match.start() - 1] == "(" and (text[end : end + 1] == ")")
         )
         if reference not in links:
             links[reference] = _link(run, reference) if (run is not None and with_links) else None

@@ -9,6 +9,7 @@ into a directory the next code-execution step mounts, within a size budget.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -143,7 +144,9 @@ def materialize(
                 continue
             if max_file_bytes is not None and item.size > max_file_bytes:
                 refused.append(
-                    NotWritten(ref, f"{item.size} bytes, over max_file_bytes ({max_file_bytes})", name)
+                    NotWritten(
+                        ref, f"{item.size} bytes, over max_file_bytes ({max_file_bytes})", name
+                    )
                 )
                 continue
             if total + item.size > max_total_bytes:
@@ -213,7 +216,5 @@ def _write(
         return f"cannot be written: {exc.strerror or exc}"
     finally:
         if not ok:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(temporary, dir_fd=dir_fd)
-            except OSError:
-                pass

@@ -131,7 +131,9 @@ class LocalOutputDir:
             rel = f"{relative}{name}"
             shown = posixpath.join(mount, rel) if mount else rel
             if has_control_characters(name):
-                yield SkippedOutput(shown.encode("unicode_escape").decode(), "name has control characters")
+                yield SkippedOutput(
+                    shown.encode("unicode_escape").decode(), "name has control characters"
+                )
                 continue
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -145,7 +147,9 @@ class LocalOutputDir:
                     yield SkippedOutput(shown, f"deeper than {self.max_depth} directory levels")
                     continue
                 try:
-                    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                    flags = (
+                        os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                    )
                     sub_fd = os.open(name, flags, dir_fd=dir_fd)
                 except OSError as exc:
                     yield SkippedOutput(shown, f"cannot be read: {exc.strerror}")
@@ -192,7 +196,9 @@ class ChunkStream(io.RawIOBase):
     iterators rather than file objects.
     """
 
-    def __init__(self, chunks: Iterable[bytes], on_close: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self, chunks: Iterable[bytes], on_close: Callable[[], object] | None = None
+    ) -> None:
         super().__init__()
         self._chunks = iter(chunks)
         self._pending = b""

@@ -680,7 +680,7 @@ class _CodeOutputs:
 _CODE_OUTPUTS = _CodeOutputs()
 
 
-class OutputDirCodeExecutor(UnsafeLocalCodeExecutor):  # type: ignore[misc]
+class OutputDirCodeExecutor(UnsafeLocalCodeExecutor):
     """ADK's ``UnsafeLocalCodeExecutor`` whose new or changed files become the result's ``output_files``.
 
     ``output_dir`` (required) is the directory the model's code runs in (its

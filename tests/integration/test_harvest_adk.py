@@ -69,11 +69,11 @@ async def test_code_executor_outputs_arrive_as_artifacts_and_workflow_documents(
     agent = LlmAgent(name="analyst", model=model, code_executor=executor)
     sessions = InMemorySessionService()
     await sessions.create_session(app_name=APP, user_id=USER, session_id=SESSION)
-    runner = Runner(
-        app_name=APP, agent=agent, session_service=sessions, artifact_service=service
-    )
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions, artifact_service=service)
     message = types.Content(role="user", parts=[types.Part(text="plot the sales")])
-    events = [e async for e in runner.run_async(user_id=USER, session_id=SESSION, new_message=message)]
+    events = [
+        e async for e in runner.run_async(user_id=USER, session_id=SESSION, new_message=message)
+    ]
     assert model.script == [], "the agent did not follow the script to its end"
     deltas = {k: v for e in events for k, v in (e.actions.artifact_delta or {}).items()}
     assert deltas == {"chart.png": 0, "sales.csv": 0}
@@ -98,7 +98,11 @@ async def test_code_executor_outputs_arrive_as_artifacts_and_workflow_documents(
     item = binder.get_file(principal, by_name["chart.png"].file_id)
     assert item.sha256 == hashlib.sha256(png).hexdigest()
     p = item.provenance
-    assert (p.tool, p.sandbox_id, p.source_path) == (HARVEST_TOOL, "adk-local-1", str(out / "chart.png"))
+    assert (p.tool, p.sandbox_id, p.source_path) == (
+        HARVEST_TOOL,
+        "adk-local-1",
+        str(out / "chart.png"),
+    )
     assert p.run_id == events[-1].invocation_id
 
     toolset = DocbinderToolset(binder.start_run(principal, workflow.id))

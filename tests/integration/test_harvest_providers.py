@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import anthropic
@@ -38,8 +38,8 @@ NOW = int(datetime(2026, 12, 2, tzinfo=UTC).timestamp())
 class Provider(BaseHTTPRequestHandler):
     """Answers like the OpenAI and Anthropic APIs for the routes the tests use."""
 
-    routes: dict[tuple[str, str], tuple[int, str, bytes]] = {}
-    seen: list[tuple[str, str, dict[str, str]]] = []
+    routes: ClassVar[dict[tuple[str, str], tuple[int, str, bytes]]] = {}
+    seen: ClassVar[list[tuple[str, str, dict[str, str]]]] = []
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -52,10 +52,21 @@ class Provider(BaseHTTPRequestHandler):
         self.seen.append((method, self.path, {k.lower(): v for k, v in self.headers.items()}))
         status, kind, body = self.routes.get(
             (method, parts.path),
-            (404, "application/json", json.dumps({"error": {"message": "no such route", "type": "invalid_request_error"}}).encode()),
+            (
+                404,
+                "application/json",
+                json.dumps(
+                    {"error": {"message": "no such route", "type": "invalid_request_error"}}
+                ).encode(),
+            ),
         )
         query = parse_qs(parts.query)
-        if parts.path.endswith("/files") and "limit" not in query and method == "GET" and "containers" in parts.path:
+        if (
+            parts.path.endswith("/files")
+            and "limit" not in query
+            and method == "GET"
+            and "containers" in parts.path
+        ):
             status, body = 400, b'{"error": {"message": "limit expected"}}'
         self.send_response(status)
         self.send_header("content-type", kind)
@@ -105,7 +116,9 @@ def container_file(file_id: str, path: str, size: int, source: str) -> dict[str,
     }
 
 
-def test_openai_container_files_are_harvested_through_the_sdk(server: str, binder: DocBinder) -> None:
+def test_openai_container_files_are_harvested_through_the_sdk(
+    server: str, binder: DocBinder
+) -> None:
     files = [
         container_file("cfile_chart", "/mnt/data/chart.png", len(PNG), "assistant"),
         container_file("cfile_in", "/mnt/data/input.csv", 5, "user"),
@@ -158,16 +171,32 @@ def test_openai_container_files_are_harvested_through_the_sdk(server: str, binde
             }
         ),
         ("GET", "/v1/containers/cntr_1/files"): as_json(
-            {"object": "list", "data": files, "first_id": "cfile_chart", "last_id": "cfile_short", "has_more": False}
+            {
+                "object": "list",
+                "data": files,
+                "first_id": "cfile_chart",
+                "last_id": "cfile_short",
+                "has_more": False,
+            }
         ),
         ("GET", "/v1/containers/cntr_1/files/cfile_chart"): as_json(files[0]),
-        ("GET", "/v1/containers/cntr_1/files/cfile_chart/content"): (200, "application/binary", PNG),
+        ("GET", "/v1/containers/cntr_1/files/cfile_chart/content"): (
+            200,
+            "application/binary",
+            PNG,
+        ),
         ("GET", "/v1/containers/cntr_1/files/cfile_sum/content"): (200, "application/binary", CSV),
-        ("GET", "/v1/containers/cntr_1/files/cfile_short/content"): (200, "application/binary", b"12"),
+        ("GET", "/v1/containers/cntr_1/files/cfile_short/content"): (
+            200,
+            "application/binary",
+            b"12",
+        ),
     }
     client = openai.OpenAI(api_key="sk-test", base_url=f"{server}/v1", max_retries=0)
     response = client.responses.create(
-        model="gpt-5", input="plot it", tools=[{"type": "code_interpreter", "container": {"type": "auto"}}]
+        model="gpt-5",
+        input="plot it",
+        tools=[{"type": "code_interpreter", "container": {"type": "auto"}}],
     )
     assert container_files_in_response(response) == [("cntr_1", "cfile_chart")]
 
@@ -180,7 +209,11 @@ def test_openai_container_files_are_harvested_through_the_sdk(server: str, binde
     chart = report.harvested[0].result.item
     assert chart.sha256 == hashlib.sha256(PNG).hexdigest() and chart.size == len(PNG)
     p = chart.provenance
-    assert (p.tool_call_id, p.sandbox_id, p.source_path) == ("ci_1", "cntr_1", "/mnt/data/chart.png")
+    assert (p.tool_call_id, p.sandbox_id, p.source_path) == (
+        "ci_1",
+        "cntr_1",
+        "/mnt/data/chart.png",
+    )
     assert all(h["authorization"] == "Bearer sk-test" for _m, _p, h in Provider.seen)
 
     text = response.output[1].content[0].text  # type: ignore[union-attr]
@@ -192,7 +225,9 @@ def test_openai_container_files_are_harvested_through_the_sdk(server: str, binde
     assert "north,10" in outcome.text
 
     # the files the response cites, by id; an expired container answers 404 and is reported
-    cited = harvest(run, OpenAIContainerFiles(client, "cntr_1", file_ids=["cfile_chart", "cfile_gone"]))
+    cited = harvest(
+        run, OpenAIContainerFiles(client, "cntr_1", file_ids=["cfile_chart", "cfile_gone"])
+    )
     assert [h.path for h in cited.held] == ["/mnt/data/chart.png"]
     assert cited.refused[0].reason == "not found in the container (expired or deleted)"
     gone = harvest(run, OpenAIContainerFiles(client, "cntr_expired"))
@@ -210,7 +245,12 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
         "role": "assistant",
         "model": "claude-sonnet-4-5",
         "content": [
-            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_execution", "input": {"command": "python plot.py"}},
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "bash_code_execution",
+                "input": {"command": "python plot.py"},
+            },
             {
                 "type": "bash_code_execution_tool_result",
                 "tool_use_id": "srvtoolu_1",
@@ -254,7 +294,8 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
         ("GET", "/v1/files/file_table"): metadata("file_table", "table.csv", "text/csv", len(CSV)),
         ("GET", "/v1/files/file_table/content"): (200, "application/octet-stream", CSV),
         ("GET", "/v1/files/file_gone"): as_json(
-            {"type": "error", "error": {"type": "not_found_error", "message": "File not found"}}, 404
+            {"type": "error", "error": {"type": "not_found_error", "message": "File not found"}},
+            404,
         ),
     }
     client = anthropic.Anthropic(api_key="sk-ant-test", base_url=server, max_retries=0)
@@ -277,7 +318,11 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
     table = report.harvested[1].result.item
     assert table.sha256 == hashlib.sha256(CSV).hexdigest() and table.mime_type == "text/csv"
     p = table.provenance
-    assert (p.tool_call_id, p.sandbox_id, p.source_path) == ("srvtoolu_1", "container_011", "table.csv")
+    assert (p.tool_call_id, p.sandbox_id, p.source_path) == (
+        "srvtoolu_1",
+        "container_011",
+        "table.csv",
+    )
     assert all("anthropic-version" in h for _m, _p, h in Provider.seen)
     downloads = [path for method, path, _h in Provider.seen if path.endswith("/content")]
     assert downloads == ["/v1/files/file_chart/content", "/v1/files/file_table/content"]

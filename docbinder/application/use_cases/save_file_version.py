@@ -114,9 +114,7 @@ class SaveFileVersion:
                 file_name if file_name is not None else name,
                 mime_type,
                 # A host that binds its tool call (ADK's provenance plugin) declares it here.
-                provenance=provenance_for(
-                    provenance, run_id=None, workflow_id=None, parents=()
-                ),
+                provenance=provenance_for(provenance, run_id=None, workflow_id=None, parents=()),
             )
             for _attempt in range(MAX_SAVE_ATTEMPTS):
                 with self._uow() as uow:
