@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,6 +31,7 @@ from docbinder.harvest import harvest, rewrite_links
 from docbinder.harvest.anthropic_files import AnthropicCodeExecutionFiles, output_file_ids
 from docbinder.harvest.openai_containers import OpenAIContainerFiles, container_files_in_response
 from docbinder.toolset import DocbinderToolset
+from tests.docs.examples import ROOT, assert_output, parse
 from tests.integration.http_live import memory_binder
 
 ALICE = Principal("alice", "acme", "support", ("member",))
@@ -116,16 +121,15 @@ def container_file(file_id: str, path: str, size: int, source: str) -> dict[str,
     }
 
 
-def test_openai_container_files_are_harvested_through_the_sdk(
-    server: str, binder: DocBinder
-) -> None:
+def openai_routes() -> dict[tuple[str, str], tuple[int, str, bytes]]:
+    """The OpenAI routes: a Responses API result citing a container file, the container's files."""
     files = [
         container_file("cfile_chart", "/mnt/data/chart.png", len(PNG), "assistant"),
         container_file("cfile_in", "/mnt/data/input.csv", 5, "user"),
         container_file("cfile_sum", "/mnt/data/summary.csv", len(CSV), "assistant"),
         container_file("cfile_short", "/mnt/data/cut.bin", 999, "assistant"),
     ]
-    Provider.routes = {
+    return {
         ("POST", "/v1/responses"): as_json(
             {
                 "id": "resp_1",
@@ -192,6 +196,12 @@ def test_openai_container_files_are_harvested_through_the_sdk(
             b"12",
         ),
     }
+
+
+def test_openai_container_files_are_harvested_through_the_sdk(
+    server: str, binder: DocBinder
+) -> None:
+    Provider.routes = openai_routes()
     client = openai.OpenAI(api_key="sk-test", base_url=f"{server}/v1", max_retries=0)
     response = client.responses.create(
         model="gpt-5",
@@ -236,9 +246,8 @@ def test_openai_container_files_are_harvested_through_the_sdk(
     ]
 
 
-def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
-    server: str, binder: DocBinder
-) -> None:
+def anthropic_routes() -> dict[tuple[str, str], tuple[int, str, bytes]]:
+    """The Anthropic routes: a message with code execution output files, the Files API."""
     message = {
         "id": "msg_1",
         "type": "message",
@@ -287,7 +296,7 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
             }
         )
 
-    Provider.routes = {
+    return {
         ("POST", "/v1/messages"): as_json(message),
         ("GET", "/v1/files/file_chart"): metadata("file_chart", "chart.png", "image/png", len(PNG)),
         ("GET", "/v1/files/file_chart/content"): (200, "application/octet-stream", PNG),
@@ -298,6 +307,12 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
             404,
         ),
     }
+
+
+def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
+    server: str, binder: DocBinder
+) -> None:
+    Provider.routes = anthropic_routes()
     client = anthropic.Anthropic(api_key="sk-ant-test", base_url=server, max_retries=0)
     reply = client.messages.create(
         model="claude-sonnet-4-5",
@@ -331,3 +346,37 @@ def test_anthropic_code_execution_files_are_harvested_through_the_sdk(
         "read_documents", {"documentList": "docList:codeOutput:table.csv"}
     )
     assert not outcome.is_error and "south,7" in outcome.text
+
+
+def test_the_guides_provider_example_runs_against_the_local_server(
+    server: str, tmp_path: Path
+) -> None:
+    """The example of docs/guides/code-execution.md, run as written, with the SDKs' base URLs on the server."""
+    page = ROOT / "docs" / "guides" / "code-execution.md"
+    [block] = [
+        b
+        for b in parse(page).blocks
+        if b.directive("tested-by") == "tests/integration/test_harvest_providers.py"
+    ]
+    Provider.routes = {**openai_routes(), **anthropic_routes()}
+    script = tmp_path / "example.py"
+    script.write_text(block.text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    env.update(
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=f"{server}/v1",
+        ANTHROPIC_API_KEY="sk-ant-test",
+        ANTHROPIC_BASE_URL=server,
+        DOCBINDER_HOME=str(tmp_path / "home"),
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert block.output is not None
+    assert_output(block.output, done.stdout, f"{page.name} {block.where}")
