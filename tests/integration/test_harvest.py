@@ -357,3 +357,42 @@ def test_a_harvested_file_without_a_tool_call_names_code_execution(
     item = harvest(run, LocalOutputDir(tmp_path), tool_call_id="exec-1").harvested[0].result.item
     assert item.provenance.tool == HARVEST_TOOL and item.provenance.tool_call_id == "exec-1"
     assert item.provenance.source_path == str(tmp_path / "r.txt")
+
+
+class ListedFiles:
+    """A source of given entries (an SDK-backed source's shape: sizes may be unknown)."""
+
+    sandbox_id = "listed"
+
+    def __init__(self, *entries: OutputFile) -> None:
+        self.entries = entries
+
+    def outputs(self):  # type: ignore[no-untyped-def]
+        return iter(self.entries)
+
+
+def test_unreadable_files_and_streams_over_the_limit_are_refused_and_nothing_is_kept(
+    binder: DocBinder,
+) -> None:
+    def denied() -> io.BytesIO:
+        raise PermissionError(13, "Permission denied")
+
+    def endless() -> io.BufferedReader:
+        return open("/dev/zero", "rb")  # noqa: SIM115 - closed by the harvest
+
+    run = binder.start_new_run(ALICE)
+    report = harvest(
+        run,
+        ListedFiles(
+            OutputFile("/out/locked.csv", "locked.csv", denied),
+            OutputFile("/out/zeros.bin", "zeros.bin", endless),  # size unknown: counted
+            OutputFile("/out/ok.txt", "ok.txt", lambda: io.BytesIO(b"ok")),
+        ),
+        max_file_size=4096,
+    )
+    assert [(r.path, r.reason) for r in report.refused] == [
+        ("/out/locked.csv", "cannot be read: Permission denied"),
+        ("/out/zeros.bin", "larger than max_file_size (4096 bytes)"),
+    ]
+    assert [f.path for f in report.harvested] == ["/out/ok.txt"]
+    assert [i.file_name for i in run.list_files()] == ["ok.txt"]
