@@ -378,7 +378,7 @@ def test_unreadable_files_and_streams_over_the_limit_are_refused_and_nothing_is_
         raise PermissionError(13, "Permission denied")
 
     def endless() -> io.BufferedReader:
-        return open("/dev/zero", "rb")  # noqa: SIM115 - closed by the harvest
+        return open("/dev/zero", "rb")
 
     run = binder.start_new_run(ALICE)
     report = harvest(
