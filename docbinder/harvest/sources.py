@@ -115,8 +115,13 @@ class LocalOutputDir:
             self.sandbox_id = f"local:{self.root}"[:255]
 
     def outputs(self) -> Iterator[OutputFile | SkippedOutput]:
-        """Walk ``root`` (sorted, depth first); yield each regular file and each skipped entry."""
-        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        """Walk ``root`` (sorted, depth first); yield each regular file and each skipped entry.
+
+        ``root`` itself may be a link (the caller named it); nothing under it is
+        followed. Raises ``FileNotFoundError`` or ``NotADirectoryError`` for a
+        ``root`` that is missing or no directory.
+        """
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
         root_fd = os.open(os.fspath(self.root), flags)
         try:
             yield from self._walk(root_fd, "", 0, [0])

@@ -396,3 +396,21 @@ def test_unreadable_files_and_streams_over_the_limit_are_refused_and_nothing_is_
     ]
     assert [f.path for f in report.harvested] == ["/out/ok.txt"]
     assert [i.file_name for i in run.list_files()] == ["ok.txt"]
+
+
+def test_a_root_named_through_a_link_is_walked_but_nothing_under_it_is_followed(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "a.txt").write_text("a")
+    (real / "up").symlink_to(tmp_path, target_is_directory=True)
+    alias = tmp_path / "alias"
+    alias.symlink_to(real, target_is_directory=True)
+    report = harvest(binder.start_new_run(ALICE), LocalOutputDir(alias, mount="/mnt/data"))
+    assert [f.path for f in report.harvested] == ["/mnt/data/sub/a.txt"]
+    assert [(r.path, r.reason) for r in report.refused] == [
+        ("/mnt/data/up", "symbolic link: not followed")
+    ]
+    with pytest.raises(FileNotFoundError):
+        harvest(binder.start_new_run(ALICE), LocalOutputDir(tmp_path / "missing"))
