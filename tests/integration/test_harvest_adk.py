@@ -116,3 +116,24 @@ async def test_code_executor_outputs_arrive_as_artifacts_and_workflow_documents(
     assert rewritten.text == (
         f"The chart is {by_name['chart.png'].reference} and the table {by_name['sales.csv'].reference}."
     )
+
+    # a second invocation whose code rewrites the table only: only the table is saved again
+    model.script[:] = [
+        say("x").model_copy(
+            update={"content": code_turn("open('sales.csv', 'a').write('east,3\\n')\n")}
+        ),
+        say("Added east."),
+    ]
+    again = types.Content(role="user", parts=[types.Part(text="add east")])
+    events = [
+        e async for e in runner.run_async(user_id=USER, session_id=SESSION, new_message=again)
+    ]
+    deltas = {k: v for e in events for k, v in (e.actions.artifact_delta or {}).items()}
+    assert deltas == {"sales.csv": 1}
+    documents = [d for m in binder.list_messages(principal, workflow.id) for d in m.documents]
+    assert sorted(d.file_name for d in documents) == ["chart.png", "sales.csv", "sales.csv"]
+    latest = await service.load_artifact(
+        app_name=APP, user_id=USER, session_id=SESSION, filename="sales.csv"
+    )
+    assert latest is not None and latest.inline_data is not None
+    assert latest.inline_data.data.endswith(b"east,3\n")
