@@ -13,6 +13,8 @@
   the file's ``docItem:`` reference (and a download link when links are on).
 - :func:`materialize`: the files a ``documentList`` names, written into the
   next sandbox's input directory under safe names within a byte budget.
+- ``docbinder.harvest.aio``: ``aharvest`` and ``amaterialize`` for an
+  :class:`~docbinder.application.aio.AsyncRun`, on a worker thread.
 """
 
 from __future__ import annotations

@@ -414,3 +414,32 @@ def test_a_root_named_through_a_link_is_walked_but_nothing_under_it_is_followed(
     ]
     with pytest.raises(FileNotFoundError):
         harvest(binder.start_new_run(ALICE), LocalOutputDir(tmp_path / "missing"))
+
+
+def test_the_async_faces_run_harvest_and_materialize_off_the_event_loop(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    import anyio
+
+    from docbinder.application.aio import AsyncDocBinder
+    from docbinder.harvest.aio import aharvest, amaterialize
+
+    out, inbox = tmp_path / "out", tmp_path / "in"
+    out.mkdir(), inbox.mkdir()
+    run_sandbox(out)
+
+    async def main() -> tuple[list[str], list[str], str | None]:
+        run = await AsyncDocBinder(binder).start_new_run(ALICE)
+        with tool_call(ToolCall.of("python", {}, tool_call_id="async-1")):
+            report = await aharvest(run, LocalOutputDir(out, mount="/mnt/data"))
+        placed = await amaterialize(run, [f.reference for f in report.harvested], inbox)
+        return (
+            [f.path for f in report.harvested],
+            [w.name for w in placed.written],
+            report.harvested[0].result.item.provenance.tool_call_id,
+        )
+
+    paths, written, call_id = anyio.run(main)
+    assert paths == ["/mnt/data/chart.png", "/mnt/data/tables/totals.csv"]
+    assert written == ["chart.png", "totals.csv"] and call_id == "async-1"
+    assert (inbox / "totals.csv").read_bytes() == (out / "tables" / "totals.csv").read_bytes()
