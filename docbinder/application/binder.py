@@ -240,10 +240,12 @@ class FileVersions:
         user_metadata: dict[str, Any] | None = None,
         host_data: dict[str, Any] | None = None,
         then: Callable[[UnitOfWork, StoredVersion], T] | None = None,
+        provenance: Provenance | None = None,
     ) -> tuple[StoredVersion, T | None]:
         """Store the next version, running ``then(uow, stored)`` in its transaction.
 
-        Returns the version and ``then``'s result; see :class:`SaveFileVersion`.
+        Returns the version and ``then``'s result; see :class:`SaveFileVersion`
+        (``provenance`` as there).
         """
         return self._save(
             principal,
@@ -255,6 +257,7 @@ class FileVersions:
             user_metadata=user_metadata,
             host_data=host_data,
             then=then,
+            provenance=provenance,
         )
 
     def latest(self, principal: Principal, name: str, namespace: str = "") -> StoredVersion | None:

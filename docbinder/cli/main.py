@@ -21,6 +21,7 @@ from docbinder.cli import (
     doctor,
     files,
     gc,
+    harvest,
     quota,
     resolve,
     retention,
@@ -42,6 +43,8 @@ from docbinder.cli.app import (
 app.command()(demo.demo)
 app.command()(attach.attach)
 app.command()(resolve.resolve)
+app.command()(harvest.harvest)
+app.command()(harvest.materialize)
 app.command()(gc.gc)
 app.command()(store.migrate)
 app.command()(doctor.doctor)

@@ -368,12 +368,22 @@ MAX_PROVENANCE_TEXT = 255
 MAX_PROVENANCE_PARENTS = 100
 """Most parent files one :class:`Provenance` names; a run that read more keeps the last ones."""
 
+MAX_PROVENANCE_PATH = 4096
+"""Longest ``source_path`` a :class:`Provenance` keeps, in characters (Linux ``PATH_MAX``)."""
+
 
 def _check_provenance_text(
     _instance: object, attribute: attrs.Attribute[Any], value: object
 ) -> None:
     if value is not None:
         check_text_field(f"provenance {attribute.name}", value, max_length=MAX_PROVENANCE_TEXT)
+
+
+def _check_provenance_path(
+    _instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is not None:
+        check_text_field(f"provenance {attribute.name}", value, max_length=MAX_PROVENANCE_PATH)
 
 
 def _check_optional_sha256(
@@ -437,8 +447,13 @@ class Provenance:
     arguments are never stored); ``run_id`` the agent run; ``workflow_id`` the
     workflow the run was bound to; ``parents`` the ids of the files the run
     had read before producing this one, in the order first read (at most
-    :data:`MAX_PROVENANCE_PARENTS`). Text fields are single-line text of at
-    most :data:`MAX_PROVENANCE_TEXT` characters; :class:`InvalidInput` otherwise.
+    :data:`MAX_PROVENANCE_PARENTS`). For a file harvested from a sandbox or
+    code-execution container (:mod:`docbinder.harvest`), ``sandbox_id`` names
+    the sandbox (a container id, a code executor, an output directory) and
+    ``source_path`` the file's path inside it, as the sandbox wrote it (at most
+    :data:`MAX_PROVENANCE_PATH` characters). Other text fields are single-line
+    text of at most :data:`MAX_PROVENANCE_TEXT` characters; :class:`InvalidInput`
+    otherwise.
     """
 
     tool: str | None = attrs.field(default=None, validator=_check_provenance_text)
@@ -450,6 +465,8 @@ class Provenance:
     parents: tuple[str, ...] = attrs.field(
         default=(), converter=_to_tuple, validator=_check_parents
     )
+    sandbox_id: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    source_path: str | None = attrs.field(default=None, validator=_check_provenance_path)
 
     @property
     def declared(self) -> bool:

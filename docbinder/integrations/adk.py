@@ -39,15 +39,25 @@ Provenance (B9): with :class:`DocbinderProvenancePlugin` among the Runner's
 ``plugins``, an artifact a tool saves records that tool's name, ADK's
 ``function_call_id``, the digest of its arguments and the invocation id as
 the run; without it (or for a save outside a tool) ``tool`` stays ``None``.
+
+Code execution (ADR 0100): :class:`OutputDirCodeExecutor` is ADK's
+``UnsafeLocalCodeExecutor`` that runs the model's code in an output directory
+and returns the files the code wrote there as the result's ``output_files``;
+ADK saves each as an artifact, so through this service they become FileItems
+and ``docItem:`` references of the session's workflow, recording the sandbox
+and the path the code wrote.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
+import mimetypes
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -59,7 +69,15 @@ from docbinder.application import DocBinder, StoredVersion
 from docbinder.application.context import RunContext
 from docbinder.application.provenance import ToolCall, bind_tool_call
 from docbinder.domain.errors import Conflict, DocbinderError, InvalidInput, WorkflowNotFound
-from docbinder.domain.model import ChatWorkflow, Principal, check_file_name, is_valid_id
+from docbinder.domain.model import (
+    ChatWorkflow,
+    Principal,
+    Provenance,
+    check_file_name,
+    is_valid_id,
+)
+from docbinder.harvest.core import HARVEST_TOOL
+from docbinder.harvest.sources import LocalOutputDir, OutputFile, OutputUnreadable
 from docbinder.ports.metadata import UnitOfWork
 
 try:
@@ -71,6 +89,12 @@ try:
         BaseArtifactService,
         ensure_part,
     )
+    from google.adk.code_executors.code_execution_utils import (
+        CodeExecutionInput,
+        CodeExecutionResult,
+        File,
+    )
+    from google.adk.code_executors.unsafe_local_code_executor import UnsafeLocalCodeExecutor
     from google.adk.errors.input_validation_error import InputValidationError
     from google.adk.plugins.base_plugin import BasePlugin
     from google.genai import types
@@ -204,8 +228,9 @@ class DocbinderArtifactService(BaseArtifactService):
         part = ensure_part(artifact)
         data, mime_type, host = self._encode(part, app_name, user_id, session_id)
         metadata = dict(custom_metadata or {})
+        provenance = _CODE_OUTPUTS.take(app_name, user_id, session_id, filename, data)
         return await self._run(
-            lambda: self._save_sync(scope, filename, data, mime_type, metadata, host)
+            lambda: self._save_sync(scope, filename, data, mime_type, metadata, host, provenance)
         )
 
     async def load_artifact(
@@ -352,6 +377,7 @@ class DocbinderArtifactService(BaseArtifactService):
         mime_type: str,
         metadata: dict[str, Any],
         host: dict[str, Any],
+        provenance: Provenance | None = None,
     ) -> int:
         attach: Callable[[UnitOfWork, StoredVersion], None] | None = None
         if not scope.user_scoped and self.attach_to_session:
@@ -377,6 +403,7 @@ class DocbinderArtifactService(BaseArtifactService):
                 user_metadata=metadata,
                 host_data=host,
                 then=attach,
+                provenance=provenance,
             )
         except InvalidInput as exc:
             raise InputValidationError(str(exc)) from exc
@@ -607,3 +634,149 @@ class DocbinderProvenancePlugin(BasePlugin):
     ) -> dict[str, Any] | None:
         bind_tool_call(None)
         return None
+
+
+CODE_OUTPUT_MEMORY = 1024
+"""Output files an :class:`OutputDirCodeExecutor` remembers until ADK saves them as artifacts."""
+
+
+class _CodeOutputs:
+    """Provenance of files a code executor returned, until ADK saves them through the service.
+
+    ADK runs ``execute_code`` on a worker thread and saves its output files
+    afterwards in the agent's task, so no context variable reaches the save;
+    the executor notes each file (app, user, session, name and SHA-256 of the
+    bytes) and the save takes it. Only a save of exactly those bytes under
+    that name gets it; the oldest notes are dropped past :data:`CODE_OUTPUT_MEMORY`.
+    """
+
+    def __init__(self) -> None:
+        self._notes: OrderedDict[tuple[str, str, str | None, str, str], Provenance] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(
+        app: str, user: str, session: str | None, name: str, data: bytes
+    ) -> tuple[str, str, str | None, str, str]:
+        return (app, user, session, name, hashlib.sha256(data).hexdigest())
+
+    def note(
+        self, app: str, user: str, session: str | None, name: str, data: bytes, p: Provenance
+    ) -> None:
+        with self._lock:
+            self._notes[self._key(app, user, session, name, data)] = p
+            while len(self._notes) > CODE_OUTPUT_MEMORY:
+                self._notes.popitem(last=False)
+
+    def take(
+        self, app: str, user: str, session: str | None, name: str, data: bytes
+    ) -> Provenance | None:
+        if not self._notes:
+            return None
+        with self._lock:
+            return self._notes.pop(self._key(app, user, session, name, data), None)
+
+
+_CODE_OUTPUTS = _CodeOutputs()
+
+
+class OutputDirCodeExecutor(UnsafeLocalCodeExecutor):
+    """ADK's ``UnsafeLocalCodeExecutor`` whose new or changed files become the result's ``output_files``.
+
+    ``output_dir`` (required) is the directory the model's code runs in (its
+    working directory: the code is started with an ``os.chdir`` into it, one
+    line before the model's code, so a traceback's line numbers are one
+    higher than the model's). After each execution every regular file under
+    it that is new or changed (size or modification time, compared with a
+    snapshot taken before) is returned as an ADK ``File`` named by its path
+    relative to ``output_dir`` with ``/`` replaced by ``_`` (ADK artifact
+    names are one path segment). ADK saves each through its artifact service;
+    with :class:`DocbinderArtifactService` the FileItem records
+    ``tool`` ``code_execution``, the invocation as the run, ``sandbox_id``
+    (default ``adk:<output_dir>``) and the file's path as ``source_path``.
+    Links, special files, names with control characters and files larger
+    than ``max_file_size`` bytes are left out (logged), as by
+    :class:`~docbinder.harvest.sources.LocalOutputDir`. Like its base class it
+    runs code unsandboxed on this machine: for trusted code and tests only.
+    """
+
+    output_dir: str
+    sandbox_id: str = ""
+    max_file_size: int = 64 << 20
+
+    def execute_code(
+        self, invocation_context: Any, code_execution_input: CodeExecutionInput
+    ) -> CodeExecutionResult:
+        root = os.path.abspath(self.output_dir)
+        os.makedirs(root, exist_ok=True)
+        source = LocalOutputDir(root, sandbox_id=self.sandbox_id or f"adk:{root}"[:255])
+        before = _snapshot(source)
+        prefix = f"import os as _docbinder_os; _docbinder_os.chdir({root!r}); del _docbinder_os\n"
+        result: CodeExecutionResult = super().execute_code(
+            invocation_context,
+            dataclasses.replace(code_execution_input, code=prefix + code_execution_input.code),
+        )
+        files = list(result.output_files)
+        session = getattr(getattr(invocation_context, "session", None), "id", None)
+        app = getattr(invocation_context, "app_name", "")
+        user = getattr(invocation_context, "user_id", "")
+        for entry in source.outputs():
+            if not isinstance(entry, OutputFile):
+                log.warning("code output %s left out: %s", entry.path, entry.reason)
+                continue
+            mark = _mark(root, entry.path)
+            if mark is None or before.get(entry.path) == mark:
+                continue
+            data = _read(entry, self.max_file_size)
+            if data is None:
+                continue
+            name = os.path.relpath(entry.path, root).replace(os.sep, "_")
+            mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
+            files.append(File(name=name, content=data, mime_type=mime))
+            _CODE_OUTPUTS.note(
+                app,
+                user,
+                session,
+                name,
+                data,
+                Provenance(
+                    tool=HARVEST_TOOL,
+                    run_id=getattr(invocation_context, "invocation_id", None),
+                    sandbox_id=source.sandbox_id,
+                    source_path=entry.path,
+                ),
+            )
+        return dataclasses.replace(result, output_files=files)
+
+
+def _mark(root: str, path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def _snapshot(source: LocalOutputDir) -> dict[str, tuple[int, int] | None]:
+    root = os.fspath(source.root)
+    return {
+        entry.path: _mark(root, entry.path)
+        for entry in source.outputs()
+        if isinstance(entry, OutputFile)
+    }
+
+
+def _read(entry: OutputFile, limit: int) -> bytes | None:
+    if entry.size is not None and entry.size > limit:
+        log.warning("code output %s left out: %d bytes, over %d", entry.path, entry.size, limit)
+        return None
+    try:
+        with entry.open() as stream:
+            data = stream.read(limit + 1)
+    except (OSError, OutputUnreadable) as exc:
+        log.warning("code output %s left out: %s", entry.path, exc)
+        return None
+    if len(data) > limit:
+        log.warning("code output %s left out: over %d bytes", entry.path, limit)
+        return None
+    return data

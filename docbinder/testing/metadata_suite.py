@@ -62,6 +62,7 @@ from docbinder.domain.model import (
     MAX_FILE_NAME_LENGTH,
     MAX_LABEL_LENGTH,
     MAX_PROVENANCE_PARENTS,
+    MAX_PROVENANCE_PATH,
     NO_PROVENANCE,
     ChatDocument,
     ChatMessage,
@@ -1878,6 +1879,27 @@ class ProvenanceContract(_MetadataSuite):
             loaded = u.files.get(item.id)
         assert loaded == item
         assert loaded is not None and loaded.provenance.parents == parents
+
+    def test_a_harvested_files_sandbox_and_long_path_round_trip(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        tail = "/chart.png"
+        path = ("/mnt/data/" + "/".join(["répertoire"] * 400))[: MAX_PROVENANCE_PATH - len(tail)]
+        path += tail
+        item = make_file(
+            provenance=Provenance(
+                tool="code_execution",
+                tool_call_id="ci_1",
+                sandbox_id="cntr_682d 沙盒",
+                source_path=path,
+            )
+        )
+        self.store_files(uow, item)
+        with uow() as u:
+            loaded = u.files.get(item.id)
+        assert loaded == item
+        assert loaded is not None and loaded.provenance.source_path == path
+        assert len(path) == MAX_PROVENANCE_PATH
 
     def test_a_file_without_provenance_loads_with_none_declared(
         self, uow: Callable[[], UnitOfWork]

@@ -249,6 +249,14 @@ _OUT_PROVENANCE: Final = _closed(
             "items": {"type": "string"},
             "description": "File ids the run had read before producing this file.",
         },
+        "sandboxId": {
+            **_NULLABLE_TEXT,
+            "description": "The sandbox or code-execution container the file was harvested from.",
+        },
+        "sourcePath": {
+            **_NULLABLE_TEXT,
+            "description": "The file's path inside that sandbox, as it wrote it.",
+        },
     },
     "Where the file came from (B9).",
 )

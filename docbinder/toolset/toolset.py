@@ -829,6 +829,10 @@ def provenance_lines(item: FileItem) -> list[str]:
         lines.append(f"run: {printable(p.run_id)}")
     if p.parents:
         lines.append(f"made from file(s): {', '.join(p.parents)}")
+    if p.sandbox_id or p.source_path:
+        where = f" {printable(p.source_path)}" if p.source_path else ""
+        box = f" of sandbox {printable(p.sandbox_id)}" if p.sandbox_id else ""
+        lines.append(f"harvested from:{where}{box}")
     return lines
 
 
@@ -1167,6 +1171,8 @@ def provenance_wire(item: FileItem) -> dict[str, Any]:
         "workflowId": p.workflow_id,
         "model": p.model,
         "parents": list(p.parents),
+        "sandboxId": p.sandbox_id,
+        "sourcePath": p.source_path,
     }
 
 

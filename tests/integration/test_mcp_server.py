@@ -1224,6 +1224,8 @@ def test_provenance_names_the_request_and_shows_in_structured_content(
         "workflowId": workflow.id,
         "model": None,
         "parents": [source_item.id],
+        "sandboxId": None,
+        "sourcePath": None,
     }
     Draft202012Validator(OUTPUT_SCHEMAS["get_file_info"]).validate(info.structured_content)
     assert f"made from file(s): {source_item.id}" in first_text(info)

@@ -30,7 +30,7 @@ from docbinder.domain.errors import (
     StorageError,
     VersionTaken,
 )
-from docbinder.domain.model import FileItem, FileVersion, Principal, VersionSeries
+from docbinder.domain.model import FileItem, FileVersion, Principal, Provenance, VersionSeries
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,13 @@ class SaveFileVersion:
         user_metadata: dict[str, Any] | None = None,
         host_data: dict[str, Any] | None = None,
         then: Callable[[UnitOfWork, StoredVersion], T] | None = None,
+        provenance: Provenance | None = None,
     ) -> tuple[StoredVersion, T | None]:
         """Store ``data`` as the next version of ``name``; return it and ``then``'s result.
+
+        ``provenance`` (B9) is what the producer declares (a harvested file's
+        sandbox and path, :mod:`docbinder.harvest`); without it the bound tool
+        call is recorded, and without that nothing.
 
         ``file_name`` (default ``name``) is the FileItem's file name.
         ``mime_type`` as in ``StoreFile`` (declared, else detected, else
@@ -109,7 +114,7 @@ class SaveFileVersion:
                 file_name if file_name is not None else name,
                 mime_type,
                 # A host that binds its tool call (ADK's provenance plugin) declares it here.
-                provenance=provenance_for(None, run_id=None, workflow_id=None, parents=()),
+                provenance=provenance_for(provenance, run_id=None, workflow_id=None, parents=()),
             )
             for _attempt in range(MAX_SAVE_ATTEMPTS):
                 with self._uow() as uow:
