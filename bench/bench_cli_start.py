@@ -4,8 +4,8 @@ Measures the wall time of whole processes, as a user waits for them:
 
 * ``python -c pass`` (the floor: the interpreter and its ``site``),
 * ``docbinder --version``,
-* ``docbinder files ls`` on an empty home (the first use: the embedded SQLite
-  database is created and migrated),
+* ``docbinder files ls`` on an empty home (no database yet: a listing creates
+  none, ADR 0063),
 * ``docbinder files ls`` on a migrated home (the schema is at head).
 
 Each side runs ``--runs`` times; the sides take turns within every round (the
@@ -89,7 +89,7 @@ def measure(
         env["PYTHONPATH"] = str(Path(checkout).resolve())
     command = docbinder_command(checkout)
     migrated = work / "migrated"
-    run_once([*command, "--home", str(migrated), "files", "ls"], env, work)  # migrate once
+    run_once([*command, "--home", str(migrated), "migrate"], env, work)  # migrate once
     empty_homes = iter(work / f"empty-{i}" for i in range(runs))
     sides: dict[str, Any] = {
         "python -c pass": lambda: [sys.executable, "-c", "pass"],
