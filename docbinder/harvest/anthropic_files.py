@@ -22,11 +22,11 @@ The message's container expires (``container.expires_at``); harvest right after 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import attrs
 
-from docbinder.harvest.sources import ChunkStream, OutputFile, OutputUnreadable, SkippedOutput
+from docbinder.harvest.sources import OutputFile, SkippedOutput, streamed_download
 
 try:
     import anthropic
@@ -37,9 +37,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra onl
 
 OUTPUT_TYPES = ("bash_code_execution_output", "code_execution_output")
 """The content blocks of a code execution result that name an output file by ``file_id``."""
-
-DOWNLOAD_CHUNK = 1 << 20
-"""Bytes per chunk of a streamed download."""
 
 FILES_BETA = "files-api-2025-04-14"
 """The ``anthropic-beta`` value of the Files API on SDKs that offer it under ``client.beta``."""
@@ -139,18 +136,11 @@ class AnthropicCodeExecutionFiles:
         files, extra = _files_api(self.client)
 
         def open_it() -> BinaryIO:
-            manager = files.with_streaming_response.download(file_id, **extra)
-            try:
-                response = manager.__enter__()
-            except anthropic.NotFoundError as exc:
-                raise OutputUnreadable("not found in the Files API (expired or deleted)") from exc
-            except anthropic.BadRequestError as exc:
-                raise OutputUnreadable(f"the Files API refused the download: {exc}") from exc
-            return cast(
-                BinaryIO,
-                ChunkStream(
-                    response.iter_bytes(DOWNLOAD_CHUNK),
-                    lambda: manager.__exit__(None, None, None),
+            return streamed_download(
+                files.with_streaming_response.download(file_id, **extra),
+                (
+                    (anthropic.NotFoundError, "not found in the Files API (expired or deleted)"),
+                    (anthropic.BadRequestError, "the Files API refused the download: {exc}"),
                 ),
             )
 

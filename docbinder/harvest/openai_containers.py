@@ -19,11 +19,11 @@ Everything goes through the official ``openai`` SDK's ``client.containers.files`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import attrs
 
-from docbinder.harvest.sources import ChunkStream, OutputFile, OutputUnreadable, SkippedOutput
+from docbinder.harvest.sources import OutputFile, SkippedOutput, streamed_download
 
 try:
     import openai
@@ -34,9 +34,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra onl
 
 DEFAULT_SOURCES = ("assistant",)
 """Container files written by the model's code (``source`` ``assistant``), not uploads of the user."""
-
-DOWNLOAD_CHUNK = 1 << 20
-"""Bytes per chunk of a streamed download."""
 
 
 def container_files_in_response(response: Any) -> list[tuple[str, str]]:
@@ -113,19 +110,9 @@ class OpenAIContainerFiles:
         content = self.client.containers.files.content
 
         def open_it() -> BinaryIO:
-            manager = content.with_streaming_response.retrieve(
-                file_id, container_id=self.container_id
-            )
-            try:
-                response = manager.__enter__()
-            except openai.NotFoundError as exc:
-                raise OutputUnreadable("not found in the container (expired or deleted)") from exc
-            return cast(
-                BinaryIO,
-                ChunkStream(
-                    response.iter_bytes(DOWNLOAD_CHUNK),
-                    lambda: manager.__exit__(None, None, None),
-                ),
+            return streamed_download(
+                content.with_streaming_response.retrieve(file_id, container_id=self.container_id),
+                ((openai.NotFoundError, "not found in the container (expired or deleted)"),),
             )
 
         return open_it

@@ -14,8 +14,8 @@ import io
 import os
 import posixpath
 import stat
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, BinaryIO, Protocol, cast, runtime_checkable
 
 import attrs
 
@@ -233,3 +233,32 @@ class ChunkStream(io.RawIOBase):
                 super().close()
             return
         super().close()
+
+
+DOWNLOAD_CHUNK = 1 << 20
+"""Bytes per chunk of a provider's streamed download."""
+
+
+def streamed_download(
+    manager: Any, refusals: Sequence[tuple[type[BaseException], str]] = ()
+) -> BinaryIO:
+    """The body of an SDK's streaming response as a file object of chunks (:class:`ChunkStream`).
+
+    ``manager`` is the context manager an official SDK's ``with_streaming_response``
+    method returns (OpenAI's and Anthropic's share that shape); it is entered now and
+    left when the file object is closed. An exception of a kind in ``refusals``
+    (``(exception class, reason)``, e.g. the SDK's ``NotFoundError``) while entering is
+    :class:`OutputUnreadable` with that reason (``{exc}`` in it stands for the provider's
+    message); others propagate.
+    """
+    try:
+        response = manager.__enter__()
+    except Exception as exc:
+        for kind, reason in refusals:
+            if isinstance(exc, kind):
+                raise OutputUnreadable(reason.format(exc=exc)) from exc
+        raise
+    stream = ChunkStream(
+        response.iter_bytes(DOWNLOAD_CHUNK), lambda: manager.__exit__(None, None, None)
+    )
+    return cast(BinaryIO, stream)
