@@ -7,8 +7,10 @@ known references plus an unknown one) and links (minted on one process, redeemed
 another; with S3 blobs the redemption follows the redirect to the presigned GET, so
 ``link_redeem`` times both hops). Afterwards every workflow is read back from another process and every
 upload is downloaded again: a document missing from its workflow or bytes that differ
-count as lost. Only loopback URLs are accepted; the run is bounded by its request count
-and ``deadline`` seconds.
+count as lost. A GET whose kept-alive connection closes under it is sent again once, as
+RFC 9112 section 9.3.1 allows for idempotent requests, and counted in ``retried``; any
+other failure is an error. Only loopback URLs are accepted; the run is bounded by its
+request count and ``deadline`` seconds.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class LoadReport:
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    retried: list[str] = field(default_factory=list)
+    """GET requests sent again once after their connection closed under them (not errors)."""
     lost: list[str] = field(default_factory=list)
     uploads: list[Uploaded] = field(default_factory=list)
     requests: int = 0
@@ -102,7 +106,16 @@ async def run_load(
 
         async def timed(kind: str, method: str, url: str, **options: Any) -> httpx.Response:
             began = time.perf_counter()
-            response = await http.request(method, url, **options)
+            try:
+                response = await http.request(method, url, **options)
+            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+                # A kept-alive connection can close as a request goes out on it (the
+                # server's idle timer ran at that moment); a client retries an idempotent
+                # request once on a new connection (RFC 9112 section 9.3.1). Counted.
+                if method != "GET":
+                    raise
+                report.retried.append(f"{kind}: {type(exc).__name__}: {exc}")
+                response = await http.request(method, url, **options)
             report.add(kind, time.perf_counter() - began)
             return response
 
