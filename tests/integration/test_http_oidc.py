@@ -165,3 +165,94 @@ def test_keys_are_fetched_from_a_jwks_url(
         assert len(fetched) <= 2  # cached between requests
     finally:
         issuer.shutdown()
+
+
+def _bearer(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def _link_for(live: Any, jwt_text: str) -> tuple[str, str]:
+    """Upload a file as the token's principal and mint a link to it: ``(file id, url)``."""
+    workflow = live.client.post("/v1/workflows", headers=_bearer(jwt_text)).json()["id"]
+    stored = live.client.post(
+        f"/v1/workflows/{workflow}/files",
+        params={"name": "report.txt"},
+        content=b"the quarterly report",
+        headers=_bearer(jwt_text),
+    ).json()
+    minted = live.client.post(
+        f"/v1/files/{stored['fileId']}/links", json={"expiresIn": "10m"}, headers=_bearer(jwt_text)
+    )
+    assert minted.status_code == 201, minted.text
+    return stored["fileId"], minted.json()["url"]
+
+
+def _redeem(live: Any, url: str) -> Any:
+    return live.client.get(url.replace(url.split("/v1/")[0], live.url))
+
+
+def test_a_link_stops_when_its_oidc_signer_signs_in_with_other_roles(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    binder = memory_binder()
+    with live_app(binder, OidcIdentity(settings), public_url="http://127.0.0.1") as live:
+        member = token(signing_key, groups=["member"])
+        file_id, url = _link_for(live, member)
+        assert _redeem(live, url).content == b"the quarterly report"
+
+        # The issuer now gives alice other roles; her next request carries them.
+        changed = token(signing_key, groups=["guest"], iat=int(time.time()) + 1)
+        assert live.client.get("/v1/health", headers=_bearer(changed)).status_code == 200
+        live.client.get(f"/v1/files/{file_id}", headers=_bearer(changed))
+        refused = _redeem(live, url)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (
+            403,
+            "signer_cannot_read",
+        )
+        # Her roles come back: a link minted under them works again, the old one too.
+        again = token(signing_key, groups=["member"])
+        live.client.get(f"/v1/files/{file_id}", headers=_bearer(again))
+        assert _redeem(live, url).content == b"the quarterly report"
+
+
+def test_a_link_stops_when_its_oidc_signer_holds_no_token_any_more(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    binder = memory_binder()
+    with live_app(binder, OidcIdentity(settings), public_url="http://127.0.0.1") as live:
+        short = token(signing_key, exp=int(time.time()) + 2)
+        _, url = _link_for(live, short)
+        assert _redeem(live, url).status_code == 200
+        # The issuer removed alice: she gets no new token, and the one she had runs out.
+        time.sleep(max(0.0, int(time.time()) + 1 - time.time()) + 2)
+        refused = _redeem(live, url)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (
+            403,
+            "signer_cannot_read",
+        )
+
+
+def test_the_signer_grace_lets_a_link_outlive_the_signers_token(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    graced = settings.with_overrides({"oidc_signer_grace": "3600"})
+    binder = memory_binder()
+    with live_app(binder, OidcIdentity(graced), public_url="http://127.0.0.1") as live:
+        short = token(signing_key, exp=int(time.time()) + 1)
+        _, url = _link_for(live, short)
+        time.sleep(2.5)
+        assert _redeem(live, url).content == b"the quarterly report"
+
+
+def test_a_link_of_a_signer_this_service_never_saw_sign_in_is_refused(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    """A link minted elsewhere (the CLI's fixed identity) names a signer with no sign-in here."""
+    binder = memory_binder()
+    alice = Principal("alice", "acme", roles=("member",))
+    run = binder.start_run(alice)
+    stored = run.produce_file("r.txt", b"report")
+    link = run.link_for(stored.item.id, expires_in=600, base_url="http://127.0.0.1")
+    with live_app(binder, OidcIdentity(settings)) as live:
+        refused = _redeem(live, link.url)
+        assert refused.json()["error"]["code"] == "signer_cannot_read"

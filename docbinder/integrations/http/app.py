@@ -432,6 +432,9 @@ def build_app(
     ``ui`` adds the inspector pages (``/ui/...``).
     """
     check_bind(host, identity)
+    use_ledger = getattr(identity, "use_ledger", None)
+    if use_ledger is not None:  # OIDC: vouch for each sign-in, for links' redemption
+        use_ledger(binder.redeem_link.ledger)
     limits = limits or HttpLimits()
     allowed = AllowedHosts.for_bind(host, port, limits.allowed_hosts)
     api = HttpApi(binder, identity, public_url=public_url)
