@@ -137,3 +137,59 @@ def test_an_idle_connection_still_closes_at_its_keep_alive_timeout(served: Serve
         assert sock.recv(1) == b""  # the server closed the idle connection
         assert 0.3 < time.monotonic() - began < 3.0
     assert served.connections == set()
+
+
+def test_a_request_sent_while_the_last_response_finishes_gets_its_body_read() -> None:
+    """The next request may start inside the previous response's last step.
+
+    A streamed response whose ``Content-Length`` bytes are all sent, but whose final
+    (empty) body message comes later, lets the client send its next request first;
+    uvicorn starts that request within ``on_response_complete``. Its body still arriving
+    then is the body of a request being served (``http_read_timeout``), not the rest of a
+    body answered early (a lingering close of at most ``http_header_timeout``).
+    """
+    from starlette.responses import StreamingResponse
+
+    async def tail(request: Request) -> StreamingResponse:
+        async def chunks() -> Any:
+            yield b"done"
+            await asyncio.sleep(0.4)  # the client has every byte and sends its next request
+
+        return StreamingResponse(chunks(), headers={"content-length": "4"})
+
+    async def echo(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(f"got {len(await request.body())} bytes")
+
+    port = free_port()
+    limits = HttpLimits(keep_alive_timeout=5.0, header_timeout=0.5, read_timeout=10.0)
+    config = server_config(
+        Starlette(routes=[Route("/tail", tail), Route("/echo", echo, methods=["POST"])]),
+        host="127.0.0.1",
+        port=port,
+        limits=limits,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /tail HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            assert read_response(sock).endswith(b"done")
+            sock.sendall(
+                b"POST /echo HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 10\r\n\r\n12345"
+            )
+            time.sleep(1.5)  # past the header timeout, well within the read timeout
+            sock.sendall(b"67890")
+            try:
+                answer = read_response(sock)
+            except ConnectionResetError:
+                pytest.fail("the server closed a request whose body was on its way")
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+            assert answer.endswith(b"got 10 bytes")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -130,9 +130,7 @@ class SqlLinkLedger:
         """The expiry of the ``vouched`` mark ``<holder>.<signer>``, or ``None``."""
         try:
             with self._reader.connect() as conn:
-                found = conn.execute(
-                    self._vouched, {"link_id": f"{holder}.{signer}"}
-                ).scalar()
+                found = conn.execute(self._vouched, {"link_id": f"{holder}.{signer}"}).scalar()
         except sa_exc.SQLAlchemyError as exc:
             raise storage_error(exc) from exc
         return found

@@ -177,8 +177,13 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def on_response_complete(self) -> None:
+        # Whether the request answered is still sending its body, asked before uvicorn
+        # starts the next cycle: a client may send its next request as soon as it has a
+        # response's last byte, before the server finished that response, and uvicorn then
+        # begins that request here; its body still arriving is no lingering close.
+        unfinished = self.conn.their_state is h11.SEND_BODY
         super().on_response_complete()
-        if self._counted and self.conn.their_state is h11.SEND_BODY:
+        if self._counted and unfinished and self.conn.their_state is h11.SEND_BODY:
             # Answered before its body arrived (401, 413, 404). Closing at once would
             # reset a client still sending it, before it reads the answer; waiting for
             # the whole body lets one sending it byte by byte hold the connection for
