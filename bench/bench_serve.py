@@ -95,7 +95,8 @@ def load(processes: int, clients: int, requests: int, **settings: str) -> dict[s
     )
     note(
         f"errors {len(report.errors)}, lost {len(report.lost)}, "
-        f"GETs retried on a closed connection {len(report.retried)}, {report.requests} requests "
+        f"GETs retried on a closed connection {len(report.retried)}, "
+        f"client loop late by up to {report.loop_lag:.2f} s, {report.requests} requests "
         f"in {report.seconds:.1f} s ({report.requests / report.seconds:.0f}/s)"
     )
     return {
@@ -112,6 +113,7 @@ def load(processes: int, clients: int, requests: int, **settings: str) -> dict[s
         "lost_count": len(report.lost),
         "uploads": len(report.uploads),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "client_loop_lag_max_s": round(report.loop_lag, 3),
         "latency": figures,
         "server_logs_on_error": logs,
     }

@@ -49,6 +49,8 @@ class LoadReport:
     uploads: list[Uploaded] = field(default_factory=list)
     requests: int = 0
     seconds: float = 0.0
+    loop_lag: float = 0.0
+    """Longest delay (seconds) of the client's event loop waking up during the load."""
 
     def add(self, kind: str, seconds: float) -> None:
         self.latencies.setdefault(kind, []).append(seconds)
@@ -209,7 +211,20 @@ async def run_load(
             ):
                 report.errors.append(f"link redeem {redeemed.status_code} of {target.file_id}")
 
+        async def watch_lag() -> None:
+            # How late this process's event loop wakes from a 0.1 s sleep: a client whose loop
+            # is that late reads answers that long after they came, while the server's idle
+            # timers run on its own clock.
+            while not done.is_set():
+                began = time.monotonic()
+                await asyncio.sleep(0.1)
+                report.loop_lag = max(report.loop_lag, time.monotonic() - began - 0.1)
+
+        done = asyncio.Event()
+        watcher = asyncio.create_task(watch_lag())
         await asyncio.gather(*(worker() for _ in range(clients)))
+        done.set()
+        await watcher
         report.seconds = time.monotonic() - started
 
         # Nothing lost: every workflow lists its uploads, every upload reads back the same.

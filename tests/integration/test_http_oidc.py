@@ -256,3 +256,72 @@ def test_a_link_of_a_signer_this_service_never_saw_sign_in_is_refused(
     with live_app(binder, OidcIdentity(settings)) as live:
         refused = _redeem(live, link.url)
         assert refused.json()["error"]["code"] == "signer_cannot_read"
+
+
+def test_mcp_is_mounted_with_oidc_and_signs_in_with_the_same_jwts(
+    settings: Settings, signing_key: rsa.RSAPrivateKey
+) -> None:
+    """The official MCP client sends a bearer JWT to ``/mcp`` of ``docbinder serve``."""
+    import anyio
+    import httpx
+
+    from docbinder.integrations.http import OidcTokens, build_app
+    from docbinder.integrations.httpguard import HttpLimits
+    from docbinder.integrations.mcp import DocbinderMcpServer
+    from tests.integration.http_live import Live
+    from tests.integration.mcp_http import ACCEPT, INITIALIZE, free_port, mcp_client
+
+    binder = memory_binder()
+    identity = OidcIdentity(settings)
+    port = free_port()
+    limits = HttpLimits(sessions_per_principal=2)
+    fixed = Principal("nobody", "nowhere", roles=("member",))  # never a request's principal
+    mcp_app = DocbinderMcpServer(binder, fixed).http_app(
+        host="127.0.0.1", port=port, tokens=OidcTokens(identity), limits=limits
+    )
+    app = build_app(binder, identity, host="127.0.0.1", port=port, limits=limits, mcp_app=mcp_app)
+    live = Live(app, "127.0.0.1", port, limits)
+    url = f"{live.url}/mcp"
+    try:
+        alice = token(signing_key, app="support")
+        bob = token(signing_key, sub="bob", tenant="globex")
+
+        async def work(jwt_text: str, name: str, mode: str) -> tuple[str, str]:
+            async with mcp_client(url, jwt_text, mode=mode) as client:
+                written = await client.call_tool("write_file", {"name": name, "content": "x"})
+                listed = await client.call_tool("list_files", {})
+                return written.content[0].text, listed.content[0].text
+
+        written, listed = anyio.run(work, alice, "alice.txt", "legacy")
+        assert "documentList ref: docItem:" in written and "alice.txt" in listed
+        written, listed = anyio.run(work, bob, "bob.txt", "legacy")
+        assert "bob.txt" in listed and "alice.txt" not in listed
+        assert len(binder.list_workflows(Principal("alice", "acme", "support"))) == 1
+        assert len(binder.list_workflows(Principal("bob", "globex"))) == 1
+        assert binder.list_workflows(fixed) == []
+
+        with httpx.Client(trust_env=False, timeout=10) as raw:
+            now = int(time.time())
+            for why, bad in {
+                "no token": None,
+                "expired": token(signing_key, exp=now - 3600, iat=now - 7200),
+                "other key": token(rsa.generate_private_key(public_exponent=65537, key_size=2048)),
+                "other audience": token(signing_key, aud="someone-else"),
+            }.items():
+                headers = {**ACCEPT, **({"Authorization": f"Bearer {bad}"} if bad else {})}
+                refused = raw.post(url, json=INITIALIZE, headers=headers)
+                assert refused.status_code == 401, why
+            # each principal has its own session limit, as with a token file
+            opened = [
+                raw.post(
+                    url, json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Bearer {alice}"}
+                ).status_code
+                for _ in range(3)
+            ]
+            assert opened[:2] == [200, 200] and opened[2] == 503
+            other = raw.post(
+                url, json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Bearer {bob}"}
+            )
+            assert other.status_code == 200
+    finally:
+        live.stop()

@@ -157,13 +157,22 @@ class OidcIdentity:
         self.ledger = ledger
 
     def _decode(self, token: str) -> Principal | None:
+        found = self.verify(token)
+        return None if found is None else found[0]
+
+    def verify(self, token: str) -> tuple[Principal, dict[str, Any]] | None:
+        """``(principal, claims)`` of a valid JWT (the principal vouched for), else ``None``.
+
+        Blocking: fetching a JWKS URL may wait for the issuer.
+        """
         claims = self._claims(token)
         if claims is None:
             return None
         principal = self.principal_of(claims)
-        if principal is not None:
-            self._vouch(principal, claims)
-        return principal
+        if principal is None:
+            return None
+        self._vouch(principal, claims)
+        return principal, claims
 
     def _vouch(self, principal: Principal, claims: dict[str, Any]) -> None:
         """Record in the ledger that ``principal`` holds a token valid until its ``exp``.
@@ -273,6 +282,56 @@ class OidcIdentity:
             return None
         until = self.ledger.vouched_until(*self.signer_keys(principal))
         return until is not None and until >= datetime.now(UTC)
+
+
+class OidcTokens:
+    """The MCP SDK's ``TokenVerifier`` over an :class:`OidcIdentity`: ``/mcp`` signs in as the API does.
+
+    :meth:`verify_token` checks a JWT exactly as the HTTP API does (and vouches for the
+    principal in the link ledger); the SDK's ``AccessToken`` carries the mapped
+    principal in ``subject`` (JSON ``[user, mandate, feature instance, roles]``) and the
+    token's ``exp`` in ``expires_at``, so the SDK's bearer middleware refuses it once
+    expired. No principal is listed (:attr:`principals` is ``None``): the MCP endpoint
+    starts a principal's session manager with its first request.
+    """
+
+    principals: tuple[Principal, ...] | None = None
+
+    def __init__(self, identity: OidcIdentity) -> None:
+        self.identity = identity
+
+    async def verify_token(self, token: str) -> Any:
+        """An ``AccessToken`` for a valid JWT of the issuer, else ``None``."""
+        from mcp.server.auth.provider import AccessToken
+
+        if not token or len(token) > 16384:
+            return None
+        found = await anyio.to_thread.run_sync(self.identity.verify, token)
+        if found is None:
+            return None
+        principal, claims = found
+        return AccessToken(
+            token="",
+            client_id=f"{principal.mandate_id}/{principal.user_id}",
+            scopes=[],
+            expires_at=int(claims["exp"]),
+            subject=json.dumps(
+                [
+                    principal.user_id,
+                    principal.mandate_id,
+                    principal.feature_instance_id,
+                    list(principal.roles),
+                ]
+            ),
+        )
+
+    def principal_for(self, access_token: Any) -> Principal | None:
+        """The principal :meth:`verify_token` put in ``access_token``, else ``None``."""
+        try:
+            user, mandate, feature, roles = json.loads(access_token.subject or "")
+            return Principal(user, mandate, feature, roles=tuple(roles))
+        except (ValueError, TypeError, InvalidInput):
+            return None
 
 
 def check_bind(host: str, identity: Identity) -> None:

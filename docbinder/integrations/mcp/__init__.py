@@ -33,7 +33,7 @@ from docbinder.integrations.mcp.server import (
     unknown_handle,
     workflow_line,
 )
-from docbinder.integrations.mcp.tokens import BearerTokens, token_hash
+from docbinder.integrations.mcp.tokens import BearerTokens, PrincipalTokens, token_hash
 
 __all__ = [
     "DEFAULT_MAX_RESOURCE_BYTES",
@@ -44,6 +44,7 @@ __all__ = [
     "URI_PREFIX",
     "URI_TEMPLATE",
     "BearerTokens",
+    "PrincipalTokens",
     "DocbinderMcpServer",
     "check_http_host",
     "document_uri",
