@@ -72,6 +72,13 @@ class LoadReport:
         return out
 
 
+def describe(steps: list[str]) -> str:
+    """Where a failed request was, from httpcore's trace events: which connection, how far."""
+    reused = not any(step.startswith("connection.connect_tcp") for step in steps)
+    done = [s.removeprefix("http11.") for s in steps if s.endswith(".complete")]
+    return f"{'kept-alive' if reused else 'new'} connection, done: {', '.join(done) or 'nothing'}"
+
+
 def _check_loopback(urls: list[str]) -> None:
     for url in urls:
         host = urlsplit(url).hostname or ""
@@ -108,15 +115,21 @@ async def run_load(
 
         async def timed(kind: str, method: str, url: str, **options: Any) -> httpx.Response:
             began = time.perf_counter()
+            steps: list[str] = []
+
+            async def trace(event: str, info: dict[str, Any]) -> None:
+                steps.append(event)  # httpcore's steps: connect_tcp, send_request_headers, ...
+
             try:
-                response = await http.request(method, url, **options)
+                response = await http.request(method, url, extensions={"trace": trace}, **options)
             except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
                 # A kept-alive connection can close as a request goes out on it (the
                 # server's idle timer ran at that moment); a client retries an idempotent
                 # request once on a new connection (RFC 9112 section 9.3.1). Counted.
+                how = describe(steps)
                 if method != "GET":
-                    raise
-                report.retried.append(f"{kind}: {type(exc).__name__}: {exc}")
+                    raise httpx.ReadError(f"{type(exc).__name__} {exc} ({how})") from exc
+                report.retried.append(f"{kind}: {type(exc).__name__}: {exc} ({how})")
                 response = await http.request(method, url, **options)
             report.add(kind, time.perf_counter() - began)
             return response
