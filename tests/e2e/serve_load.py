@@ -101,8 +101,13 @@ async def run_load(
     report = LoadReport()
     # The client lets an idle connection go before the server's http_keep_alive_timeout (5 s)
     # does, so no request is sent on a connection the server is closing at that moment.
+    # Its pool never fills: at its connection limit httpcore 1.0.9 closes an idle connection
+    # to make room, which can be one it has just given to a waiting request (encode/httpcore
+    # issue 1110), and that request then fails with an empty ReadError (ADR 0083). Each
+    # origin (every server, and S3 behind the link redirects) needs at most ``clients``.
+    room = (len(urls) + 1) * (clients + 8)
     limits = httpx.Limits(
-        max_connections=clients + 8, max_keepalive_connections=clients + 8, keepalive_expiry=2.0
+        max_connections=room, max_keepalive_connections=room, keepalive_expiry=2.0
     )
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=120, limits=limits, trust_env=False) as http:

@@ -157,8 +157,22 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            self._tell("connection lost", repr(exc) if exc is not None else "closed")
         self._forget()
         super().connection_lost(exc)
+
+    def _tell(self, what: str, why: str) -> None:
+        """A debug line on what happened to this connection, with the state of both sides."""
+        log.debug(
+            "%s (%s): client %s, server %s, request running %s, open %d",
+            what,
+            why,
+            self.conn.their_state.__name__,
+            self.conn.our_state.__name__,
+            self.cycle is not None and not self.cycle.response_complete,
+            len(self.table.open),
+        )
 
     def data_received(self, data: bytes) -> None:
         self._extended = False
@@ -217,6 +231,7 @@ class GuardedH11Protocol(H11Protocol):
                 UNREAD_GRACE, self.timeout_keep_alive_handler
             )
             return
+        self._tell("closing", "keep-alive timeout")
         super().timeout_keep_alive_handler()
 
     def _defer_close(self) -> bool:
@@ -231,6 +246,7 @@ class GuardedH11Protocol(H11Protocol):
     # -- the guard --------------------------------------------------------------------------
     def evict(self) -> None:
         """Close this connection to make room for a new one (it waits for a request head)."""
+        self._tell("closing", "evicted for a new connection")
         self._forget()
         if not self.transport.is_closing():
             self.transport.close()
@@ -245,6 +261,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _close(self) -> None:
         """Forget this connection and close it (a lingering close ended)."""
+        self._tell("closing", "lingering close ended")
         self._forget()
         if not self.transport.is_closing():
             self.transport.close()
@@ -279,6 +296,7 @@ class GuardedH11Protocol(H11Protocol):
         if self._defer_close():  # the head (or the rest of it) came; the loop reads it next
             self._head_timer = self.loop.call_later(UNREAD_GRACE, self._head_timed_out)
             return
+        self._tell("closing", "header timeout")
         if self._head_started:
             self.transport.write(_HEAD_TIMEOUT)
         self._forget()
@@ -291,6 +309,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.flow.read_paused:  # the application has not read what came; not the client
             self._body_timer = self.loop.call_later(self.limits.read_timeout, self._body_timed_out)
             return
+        self._tell("closing", "read timeout")
         if self.cycle is None or not self.cycle.response_started:
             self.transport.write(_BODY_TIMEOUT)
         self._forget()
