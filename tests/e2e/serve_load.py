@@ -99,15 +99,16 @@ async def run_load(
     _check_loopback(urls)
     rng = random.Random(seed)
     report = LoadReport()
-    # The client lets an idle connection go before the server's http_keep_alive_timeout (5 s)
-    # does, so no request is sent on a connection the server is closing at that moment.
-    # Its pool never fills: at its connection limit httpcore 1.0.9 closes an idle connection
-    # to make room, which can be one it has just given to a waiting request (encode/httpcore
-    # issue 1110), and that request then fails with an empty ReadError (ADR 0083). Each
-    # origin (every server, and S3 behind the link redirects) needs at most ``clients``.
+    # The client's pool never closes a connection on its own: httpcore 1.0.9 can close one
+    # it has just given to a waiting request (its idle expiry ran out, or the pool was full
+    # and it made room; encode/httpcore issue 1110), and that request then fails with a
+    # ReadError while the server, reset, loses it (ADR 0083). So no idle expiry and room for
+    # every origin (each server, and S3 behind the link redirects): a connection the server
+    # closed is seen readable and dropped before reuse, and a GET that still meets a close
+    # is sent again once (above).
     room = (len(urls) + 1) * (clients + 8)
     limits = httpx.Limits(
-        max_connections=room, max_keepalive_connections=room, keepalive_expiry=2.0
+        max_connections=room, max_keepalive_connections=room, keepalive_expiry=None
     )
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=120, limits=limits, trust_env=False) as http:
