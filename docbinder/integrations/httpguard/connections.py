@@ -226,6 +226,8 @@ class GuardedH11Protocol(H11Protocol):
         reads the request (which cancels the timer).
         """
         self.timeout_keep_alive_task = None
+        if self.transport.is_closing():  # closed meanwhile (the client's end of stream)
+            return
         if self._defer_close():
             self.timeout_keep_alive_task = self.loop.call_later(
                 UNREAD_GRACE, self.timeout_keep_alive_handler
