@@ -1,7 +1,8 @@
 """A request that reached an idle keep-alive connection is served, never reset under it.
 
-The load test of ``docbinder serve`` (``bench/bench_serve.py``) saw a download's
-connection reset with nothing logged. One way that happens: the server's event loop is
+The load test of ``docbinder serve`` (``bench/bench_serve.py``) saw requests cut with
+nothing logged; the cut there was the client pool's (ADR 0083), but the guard had two
+ways of its own to cut a request, tested here. One: the server's event loop is
 busy when a connection's keep-alive timer expires, the client's next request reaches the
 socket in the meantime, and the timer then closes the socket with the request unread,
 which makes the kernel answer with a reset. The test arranges exactly that on the
@@ -9,9 +10,10 @@ guarded uvicorn protocol (``httpguard.server_config``): it keeps the server's lo
 across the keep-alive deadline with two callbacks of its own, sends the next request on
 the idle connection while the loop is stuck, and reads the answer over a raw socket.
 
-The load driver's side of the race (a request sent as the server closes at its
-deadline, which no server can serve) is retried by the driver, as RFC 9112 section 9.3.1
-allows for idempotent requests (``tests/e2e/serve_load.py``).
+The other: a request begun while the previous streamed response finished had its body
+taken for the rest of an answered one and was cut at the header timeout (the last test).
+A request sent as the server closes at its deadline, which no server can serve, is the
+client's to send again (RFC 9112 section 9.3.1; ``tests/e2e/serve_load.py`` does, for GETs).
 """
 
 from __future__ import annotations
