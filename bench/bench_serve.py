@@ -84,7 +84,7 @@ def load(processes: int, clients: int, requests: int, **settings: str) -> dict[s
             logs = {
                 server.url: server.stderr_text().splitlines()[-40:]
                 for server in servers
-                if report.errors or "Traceback" in server.stderr_text()
+                if report.errors or report.retried or "Traceback" in server.stderr_text()
             }
     figures = report.percentiles()
     note(
@@ -94,7 +94,9 @@ def load(processes: int, clients: int, requests: int, **settings: str) -> dict[s
         )
     )
     note(
-        f"errors {len(report.errors)}, lost {len(report.lost)}, {report.requests} requests "
+        f"errors {len(report.errors)}, lost {len(report.lost)}, "
+        f"GETs retried on a closed connection {len(report.retried)}, "
+        f"client loop late by up to {report.loop_lag:.2f} s, {report.requests} requests "
         f"in {report.seconds:.1f} s ({report.requests / report.seconds:.0f}/s)"
     )
     return {
@@ -105,9 +107,13 @@ def load(processes: int, clients: int, requests: int, **settings: str) -> dict[s
         "requests_per_second": round(report.requests / report.seconds, 1),
         "errors": report.errors[:20],
         "error_count": len(report.errors),
+        "retried": report.retried[:20],
+        "retried_count": len(report.retried),
         "lost": report.lost[:20],
         "lost_count": len(report.lost),
         "uploads": len(report.uploads),
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "client_loop_lag_max_s": round(report.loop_lag, 3),
         "latency": figures,
         "server_logs_on_error": logs,
     }

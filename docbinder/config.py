@@ -73,6 +73,7 @@ SERVE_SETTINGS = (
     "oidc_mandate_claim",
     "oidc_feature_instance_claim",
     "oidc_roles_claim",
+    "oidc_signer_grace",
 )
 """``docbinder serve``: its public address, the keys of signed links, OIDC sign-in."""
 
@@ -270,6 +271,9 @@ class Settings:
     """The JWT claim that is the feature instance (optional in a token)."""
     oidc_roles_claim: str = "roles"
     """The JWT claim with the roles (a list or a space-separated string; default ``member``)."""
+    oidc_signer_grace: float = 0.0
+    """Seconds a link minted under an OIDC sign-in keeps working after the signer's latest
+    token with the same roles expired (0: only while the signer holds such a token)."""
     sources: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     @classmethod
@@ -635,6 +639,7 @@ _CONVERTERS: dict[str, Converter] = {
     "link_max_expiry": _seconds,
     "resolutions_per_workflow": _COUNT,
     "oidc_algorithms": _algorithms,
+    "oidc_signer_grace": _wait_seconds,
 }
 """The settings that are numbers or flags, in the order they are checked, with their converter."""
 

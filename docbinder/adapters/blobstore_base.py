@@ -44,8 +44,10 @@ from docbinder.ports.blobs import (
     BlobReader,
     BlobStat,
     Chunks,
+    WindowReader,
     blob_origin,
     check_blob_key,
+    check_range,
     compact_blob_origin,
     is_blob_key,
     iter_chunks,
@@ -149,6 +151,17 @@ class BlobStoreBase(abc.ABC):
         iterator and a close callback into a reader.
         """
 
+    def _open_range(self, name: str, offset: int, length: int, chunk_size: int) -> BlobReader:
+        """Open bytes ``offset`` to ``offset + length - 1`` of ``name`` now, clipped at its end.
+
+        ``offset`` and ``length`` are at least 0, ``chunk_size`` at least 1.
+        :class:`BlobMissing` at call time when absent. A backend that can start
+        reading in the middle (a seek, an HTTP ``Range`` GET) overrides this;
+        this default reads the blob from its start with :meth:`_open` and drops
+        the bytes before ``offset``, so a range costs reading up to its end.
+        """
+        return WindowReader(self._open(name, chunk_size), offset, length)
+
     @abc.abstractmethod
     def _stat(self, name: str) -> BlobStat:
         """Size in bytes, modification time (UTC) and the ``mark`` given to :meth:`_write`.
@@ -214,6 +227,19 @@ class BlobStoreBase(abc.ABC):
         if chunk_size < 1:
             raise InvalidInput(f"chunk_size must be at least 1 byte, got {chunk_size}")
         return self._open(key, chunk_size)
+
+    def open_range(
+        self, key: str, offset: int, length: int, chunk_size: int = 1 << 20
+    ) -> BlobReader:
+        """Open ``length`` bytes of the blob from byte ``offset``; see :meth:`~docbinder.ports.blobs.BlobStore.open_range`.
+
+        :class:`InvalidInput` for a bad key, a negative ``offset`` or
+        ``length`` or ``chunk_size < 1``, :class:`BlobMissing` for an absent
+        key, both at call time.
+        """
+        check_blob_key(key)
+        check_range(offset, length, chunk_size)
+        return self._open_range(key, offset, length, chunk_size)
 
     def stat(self, key: str) -> BlobStat:
         """Size, modification time and mark of the blob; :class:`BlobMissing` if absent."""

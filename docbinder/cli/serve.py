@@ -187,7 +187,8 @@ def serve(
     mcp_endpoint: Annotated[
         bool,
         typer.Option(
-            "--mcp/--no-mcp", help="Mount the MCP streamable-HTTP endpoint at /mcp (not with OIDC)."
+            "--mcp/--no-mcp",
+            help="Mount the MCP streamable-HTTP endpoint at /mcp (same sign-in as the API).",
         ),
     ] = True,
     signin: Annotated[
@@ -227,7 +228,10 @@ def serve(
         identity = http.FixedIdentity(STATE.principal)
     http.check_bind(host, identity)
     limits = HttpLimits.from_settings(settings)
-    with_mcp = mcp_endpoint and not settings.oidc_issuer
+    with_mcp = mcp_endpoint
+    mcp_tokens: Any = token_map
+    if settings.oidc_issuer:  # /mcp signs in with the same JWTs as the API
+        mcp_tokens = http.OidcTokens(identity)
 
     def make_app(binder: Any) -> Any:
         mcp_app = None
@@ -235,7 +239,7 @@ def serve(
             from docbinder.integrations.mcp import DocbinderMcpServer
 
             mcp_app = DocbinderMcpServer(binder, STATE.principal).http_app(
-                host=host, port=port, tokens=token_map, limits=limits
+                host=host, port=port, tokens=mcp_tokens, limits=limits
             )
         return http.build_app(
             binder,

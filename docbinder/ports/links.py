@@ -37,6 +37,23 @@ class LinkLedger(Protocol):
         """
         ...
 
+    def vouch(self, holder: str, signer: str, until: datetime) -> None:
+        """Record that ``signer`` of ``holder`` signed in with a credential valid until ``until``.
+
+        For an issuer of sign-ins that lists nobody (OIDC): ``holder`` (at most 31
+        characters of ``[0-9a-f]``) names one user of one issuer, mandate and feature
+        instance, ``signer`` (at most 32 of the same) one set of roles of that user. The
+        record of the same ``signer`` keeps the later ``until``; the holder's other
+        signers are forgotten (their roles changed: the latest sign-in wins). Kept until
+        ``until``, so :meth:`prune` drops it then.
+        """
+        ...
+
+    def vouched_until(self, holder: str, signer: str) -> datetime | None:
+        """Until when :meth:`vouch` last vouched for ``signer`` of ``holder`` (``None``: never,
+        or forgotten since)."""
+        ...
+
     def prune(self, now: datetime) -> int:
         """Drop the marks of links that expired before ``now``; return how many went."""
         ...

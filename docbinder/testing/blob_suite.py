@@ -200,6 +200,12 @@ class BlobStoreContract(abc.ABC):
         """How many streams of ``store`` are open now; ``None`` if the adapter cannot tell."""
         return None
 
+    @pytest.fixture
+    def backend_bytes_read(self, store: BlobStore) -> Callable[[], int] | None:
+        """How many bytes of blob content ``store`` has read from its backend so far
+        (a file's ``read`` calls, S3 response bodies); ``None`` if the adapter cannot tell."""
+        return None
+
     # -- put: inputs and sizes --------------------------------------------
 
     def test_put_from_generator_returns_size_and_reads_back(self, store: BlobStore) -> None:
@@ -363,6 +369,71 @@ class BlobStoreContract(abc.ABC):
             store.open("absent/key")  # no iteration: the error comes from the call
         assert isinstance(caught.value, FileNotFoundError)
         assert isinstance(caught.value, DocbinderError)
+
+    @pytest.mark.parametrize(
+        ("offset", "length", "chunk_size"),
+        [
+            (0, 10, MiB),
+            (3, 4, MiB),
+            (0, 100_000, 4096),
+            (4095, 2, 4096),
+            (99_990, 50, 7),
+            (50_000, 0, MiB),
+            (100_000, 10, MiB),
+            (250_000, 1, MiB),
+            (1, 10**12, 333),
+        ],
+    )
+    def test_open_range_gives_exactly_the_bytes_asked_for(
+        self, store: BlobStore, offset: int, length: int, chunk_size: int
+    ) -> None:
+        data = random.Random(offset + length).randbytes(100_000)
+        store.put("ab/range", [data])
+        with store.open_range("ab/range", offset, length, chunk_size) as reader:
+            chunks = list(reader)
+        assert b"".join(chunks) == data[offset : offset + length]
+        assert all(0 < len(c) <= chunk_size for c in chunks)
+
+    def test_open_range_of_an_empty_blob_gives_nothing(self, store: BlobStore) -> None:
+        store.put("ab/empty", [])
+        with store.open_range("ab/empty", 0, 10) as reader:
+            assert list(reader) == []
+
+    def test_open_range_refuses_what_is_not_a_range(self, store: BlobStore) -> None:
+        store.put("ab/range", [b"0123456789"])
+        for offset, length, chunk_size in ((-1, 1, 1), (0, -1, 1), (0, 1, 0), (True, 1, 1)):
+            with pytest.raises(InvalidInput):
+                store.open_range("ab/range", offset, length, chunk_size)
+        with pytest.raises(InvalidInput):
+            store.open_range("../x", 0, 1)
+        with pytest.raises(BlobMissing):
+            store.open_range("ab/absent", 0, 1)
+        with pytest.raises(BlobMissing):
+            store.open_range("ab/absent", 0, 0)
+
+    def test_open_range_reader_closes_when_left_early(
+        self, store: BlobStore, open_streams: Callable[[], int] | None
+    ) -> None:
+        store.put("ab/range", [b"x" * (3 * MiB)])
+        before = open_streams() if open_streams else 0
+        with store.open_range("ab/range", MiB, MiB, 4096) as reader:
+            assert next(reader) == b"x" * 4096
+        assert list(reader) == []
+        if open_streams is not None:
+            assert open_streams() == before
+
+    def test_a_range_of_a_large_blob_reads_only_that_range(
+        self, store: BlobStore, backend_bytes_read: Callable[[], int] | None
+    ) -> None:
+        if backend_bytes_read is None:
+            pytest.skip("the adapter cannot count the bytes it reads")
+        data = random.Random(3).randbytes(8 * MiB)
+        store.put("ab/large", [data])
+        before = backend_bytes_read()
+        with store.open_range("ab/large", 6 * MiB + 5, 1000) as reader:
+            assert b"".join(reader) == data[6 * MiB + 5 : 6 * MiB + 1005]
+        read = backend_bytes_read() - before
+        assert 1000 <= read <= 1000 + 64 * 1024, f"{read} bytes read for a 1000-byte range"
 
     def test_stat_absent_key_raises(self, store: BlobStore) -> None:
         with pytest.raises(BlobMissing):

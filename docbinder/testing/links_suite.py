@@ -89,6 +89,43 @@ class LinkLedgerContract:
         assert ledger.is_revoked(fresh) is True
         assert ledger.prune(NOW) == 0
 
+    def test_a_voucher_keeps_the_latest_expiry_of_its_signer(self, make_ledger: MakeLedger) -> None:
+        ledger = make_ledger()
+        holder, signer = uuid.uuid4().hex[:31], uuid.uuid4().hex
+        assert ledger.vouched_until(holder, signer) is None
+        ledger.vouch(holder, signer, NOW + timedelta(minutes=5))
+        assert ledger.vouched_until(holder, signer) == NOW + timedelta(minutes=5)
+        ledger.vouch(holder, signer, NOW + timedelta(minutes=1))  # an older token again
+        assert ledger.vouched_until(holder, signer) == NOW + timedelta(minutes=5)
+        ledger.vouch(holder, signer, NOW + timedelta(minutes=9))
+        assert ledger.vouched_until(holder, signer) == NOW + timedelta(minutes=9)
+        other = uuid.uuid4().hex[:31]
+        assert ledger.vouched_until(other, signer) is None
+        assert ledger.is_revoked(f"{holder}.{signer}") is False  # a voucher is no link mark
+
+    def test_a_new_set_of_roles_forgets_the_holders_other_signers(
+        self, make_ledger: MakeLedger
+    ) -> None:
+        ledger = make_ledger()
+        holder, neighbour = uuid.uuid4().hex[:31], uuid.uuid4().hex[:31]
+        member, guest = uuid.uuid4().hex, uuid.uuid4().hex
+        ledger.vouch(holder, member, NOW + timedelta(minutes=5))
+        ledger.vouch(neighbour, member, NOW + timedelta(minutes=5))
+        ledger.vouch(holder, guest, NOW + timedelta(minutes=2))
+        assert ledger.vouched_until(holder, member) is None
+        assert ledger.vouched_until(holder, guest) == NOW + timedelta(minutes=2)
+        assert ledger.vouched_until(neighbour, member) == NOW + timedelta(minutes=5)
+
+    def test_prune_drops_vouchers_that_ran_out(self, make_ledger: MakeLedger) -> None:
+        ledger = make_ledger()
+        gone, kept = uuid.uuid4().hex[:31], uuid.uuid4().hex[:31]
+        signer = uuid.uuid4().hex
+        ledger.vouch(gone, signer, NOW - timedelta(seconds=1))
+        ledger.vouch(kept, signer, NOW + timedelta(seconds=60))
+        assert ledger.prune(NOW) == 1
+        assert ledger.vouched_until(gone, signer) is None
+        assert ledger.vouched_until(kept, signer) == NOW + timedelta(seconds=60)
+
 
 def record(workflow_id: str, n: int, misses: int = 1) -> ResolutionRecord:
     """A record numbered ``n`` (its ``sent`` text) in ``workflow_id``."""

@@ -79,6 +79,47 @@ class TestLocalDiskBlobStore(BlobStoreContract):
         root = (tmp_path / "blobs").resolve()
         return lambda: _descriptors_under(root)
 
+    @pytest.fixture
+    def backend_bytes_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> Callable[[], int] | None:
+        if not os.path.isdir("/proc/self/fd"):
+            return None
+        return _count_bytes_read_under((tmp_path / "blobs").resolve(), monkeypatch)
+
+
+def _count_bytes_read_under(root: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """Count the bytes ``os.read`` returns from files under ``root`` (wraps ``os.read``)."""
+    counted = [0]
+    real_read = os.read
+
+    def read(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{root}{os.sep}"):
+                counted[0] += len(data)
+        except OSError:
+            pass
+        return data
+
+    monkeypatch.setattr(os, "read", read)
+    return lambda: counted[0]
+
+
+def _count_body_bytes(client: S3Client) -> Iterator[Callable[[], int]]:
+    """Sum the ``ContentLength`` of ``client``'s ``GetObject`` answers (botocore event hook)."""
+    counted = [0]
+
+    def add(parsed: dict[str, Any], **_: Any) -> None:
+        counted[0] += int(parsed.get("ContentLength") or 0)
+
+    hook = f"count-body-bytes-{uuid.uuid4().hex}"
+    client.meta.events.register("after-call.s3.GetObject", add, unique_id=hook)
+    try:
+        yield lambda: counted[0]
+    finally:
+        client.meta.events.unregister("after-call.s3.GetObject", unique_id=hook)
+
 
 def _count_open_bodies(client: S3Client) -> Iterator[Callable[[], int]]:
     """Count ``GetObject`` response bodies of ``client`` not yet closed (botocore event hook)."""
@@ -148,6 +189,10 @@ class TestS3BlobStore(BlobStoreContract):
     @pytest.fixture
     def open_streams(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
         yield from _count_open_bodies(s3_client)
+
+    @pytest.fixture
+    def backend_bytes_read(self, s3_client: S3Client) -> Iterator[Callable[[], int]]:
+        yield from _count_body_bytes(s3_client)
 
 
 @pytest.mark.s3

@@ -7,8 +7,10 @@ known references plus an unknown one) and links (minted on one process, redeemed
 another; with S3 blobs the redemption follows the redirect to the presigned GET, so
 ``link_redeem`` times both hops). Afterwards every workflow is read back from another process and every
 upload is downloaded again: a document missing from its workflow or bytes that differ
-count as lost. Only loopback URLs are accepted; the run is bounded by its request count
-and ``deadline`` seconds.
+count as lost. A GET whose kept-alive connection closes under it is sent again once, as
+RFC 9112 section 9.3.1 allows for idempotent requests, and counted in ``retried``; any
+other failure is an error. Only loopback URLs are accepted; the run is bounded by its
+request count and ``deadline`` seconds.
 """
 
 from __future__ import annotations
@@ -41,10 +43,14 @@ class LoadReport:
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    retried: list[str] = field(default_factory=list)
+    """GET requests sent again once after their connection closed under them (not errors)."""
     lost: list[str] = field(default_factory=list)
     uploads: list[Uploaded] = field(default_factory=list)
     requests: int = 0
     seconds: float = 0.0
+    loop_lag: float = 0.0
+    """Longest delay (seconds) of the client's event loop waking up during the load."""
 
     def add(self, kind: str, seconds: float) -> None:
         self.latencies.setdefault(kind, []).append(seconds)
@@ -64,6 +70,13 @@ class LoadReport:
                 "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),
             }
         return out
+
+
+def describe(steps: list[str]) -> str:
+    """Where a failed request was, from httpcore's trace events: which connection, how far."""
+    reused = not any(step.startswith("connection.connect_tcp") for step in steps)
+    done = [s.removeprefix("http11.") for s in steps if s.endswith(".complete")]
+    return f"{'kept-alive' if reused else 'new'} connection, done: {', '.join(done) or 'nothing'}"
 
 
 def _check_loopback(urls: list[str]) -> None:
@@ -86,10 +99,16 @@ async def run_load(
     _check_loopback(urls)
     rng = random.Random(seed)
     report = LoadReport()
-    # The client lets an idle connection go before the server's http_keep_alive_timeout (5 s)
-    # does, so no request is sent on a connection the server is closing at that moment.
+    # The client's pool never closes a connection on its own: httpcore 1.0.9 can close one
+    # it has just given to a waiting request (its idle expiry ran out, or the pool was full
+    # and it made room; encode/httpcore issue 1110), and that request then fails with a
+    # ReadError while the server, reset, loses it (ADR 0083). So no idle expiry and room for
+    # every origin (each server, and S3 behind the link redirects): a connection the server
+    # closed is seen readable and dropped before reuse, and a GET that still meets a close
+    # is sent again once (above).
+    room = (len(urls) + 1) * (clients + 8)
     limits = httpx.Limits(
-        max_connections=clients + 8, max_keepalive_connections=clients + 8, keepalive_expiry=2.0
+        max_connections=room, max_keepalive_connections=room, keepalive_expiry=None
     )
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=120, limits=limits, trust_env=False) as http:
@@ -102,7 +121,22 @@ async def run_load(
 
         async def timed(kind: str, method: str, url: str, **options: Any) -> httpx.Response:
             began = time.perf_counter()
-            response = await http.request(method, url, **options)
+            steps: list[str] = []
+
+            async def trace(event: str, info: dict[str, Any]) -> None:
+                steps.append(event)  # httpcore's steps: connect_tcp, send_request_headers, ...
+
+            try:
+                response = await http.request(method, url, extensions={"trace": trace}, **options)
+            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+                # A kept-alive connection can close as a request goes out on it (the
+                # server's idle timer ran at that moment); a client retries an idempotent
+                # request once on a new connection (RFC 9112 section 9.3.1). Counted.
+                how = describe(steps)
+                if method != "GET":
+                    raise httpx.ReadError(f"{type(exc).__name__} {exc} ({how})") from exc
+                report.retried.append(f"{kind}: {type(exc).__name__}: {exc} ({how})")
+                response = await http.request(method, url, **options)
             report.add(kind, time.perf_counter() - began)
             return response
 
@@ -196,7 +230,20 @@ async def run_load(
             ):
                 report.errors.append(f"link redeem {redeemed.status_code} of {target.file_id}")
 
+        async def watch_lag() -> None:
+            # How late this process's event loop wakes from a 0.1 s sleep: a client whose loop
+            # is that late reads answers that long after they came, while the server's idle
+            # timers run on its own clock.
+            while not done.is_set():
+                began = time.monotonic()
+                await asyncio.sleep(0.1)
+                report.loop_lag = max(report.loop_lag, time.monotonic() - began - 0.1)
+
+        done = asyncio.Event()
+        watcher = asyncio.create_task(watch_lag())
         await asyncio.gather(*(worker() for _ in range(clients)))
+        done.set()
+        await watcher
         report.seconds = time.monotonic() - started
 
         # Nothing lost: every workflow lists its uploads, every upload reads back the same.

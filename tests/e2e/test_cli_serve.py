@@ -189,3 +189,55 @@ def test_workers_are_processes_sharing_the_port_and_the_store(tmp_path: Path) ->
     finally:
         server.stop()
     assert server.process.returncode == 0
+
+
+def test_serve_with_oidc_mounts_mcp_behind_the_same_jwts(tmp_path: Path) -> None:
+    """``docbinder serve`` with ``oidc_*`` settings: the API and ``/mcp`` take one JWT."""
+    import json
+    import time
+
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps({"keys": [{**public, "kid": "k", "use": "sig", "alg": "RS256"}]}))
+    issuer = "https://id.example.test/realms/acme"
+    env = serve_env(oidc_issuer=issuer, oidc_jwks=str(jwks), oidc_audience="docbinder")
+    now = int(time.time())
+    token = jwt.encode(
+        {"iss": issuer, "aud": "docbinder", "sub": "carol", "mandate": "acme", "exp": now + 300},
+        key,
+        "RS256",
+        headers={"kid": "k"},
+    )
+    server = ServeProcess(tmp_path / "home", env)
+    try:
+        assert "MCP /mcp" in server.stderr_text()
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+            assert client.post("/v1/workflows").status_code == 401
+            headers = {"Authorization": f"Bearer {token}"}
+            assert client.post("/v1/workflows", headers=headers).status_code == 201
+
+        async def tools() -> list[str]:
+            from mcp import Client
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as mcp,
+            ):
+                return [t.name for t in (await mcp.list_tools()).tools]
+
+        assert "read_documents" in anyio.run(tools)
+        refused = httpx.post(
+            f"{server.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+            trust_env=False,
+        )
+        assert refused.status_code == 401
+    finally:
+        server.stop()

@@ -53,6 +53,8 @@ def _routes(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any]]]:
         ("GET", f"/v1/files/{f}", {}),
         ("GET", f"/v1/files/{f}/content", {}),
         ("GET", f"/v1/files/{f}/content?download=1", {"headers": {"range": "bytes=0-3"}}),
+        ("GET", f"/v1/files/{f}/content", {"headers": {"range": "bytes=0-0,2-3"}}),
+        ("GET", f"/v1/files/{f}/content", {"headers": {"range": "bytes=-2"}}),
         ("POST", f"/v1/files/{f}/links", {"json": {"expiresIn": 60}}),
     ]
 

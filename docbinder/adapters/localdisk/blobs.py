@@ -145,6 +145,13 @@ class LocalDiskBlobStore(BlobStoreBase):
 
     def _open(self, name: str, chunk_size: int) -> FileChunks:
         """The open file of ``name``; it stays open until exhausted, closed or collected."""
+        return self._open_range(name, 0, -1, chunk_size)
+
+    def _open_range(self, name: str, offset: int, length: int, chunk_size: int) -> FileChunks:
+        """The open file of ``name`` positioned at ``offset`` (``lseek``), ``length`` bytes long.
+
+        ``length`` -1 reads to the end. Nothing before ``offset`` is read.
+        """
         path = self._tree.path(name)
         try:
             fd = os.open(path, _OPEN_FLAGS)
@@ -160,7 +167,13 @@ class LocalDiskBlobStore(BlobStoreBase):
         if not stat_mod.S_ISREG(info.st_mode):
             os.close(fd)
             raise self._tree.missing(name)
-        return FileChunks(fd, chunk_size, path)
+        if offset:
+            try:
+                os.lseek(fd, offset, os.SEEK_SET)
+            except OSError as exc:
+                os.close(fd)
+                raise storage_error("seek", path, exc) from exc
+        return FileChunks(fd, chunk_size, path, length)
 
     def _stat(self, name: str) -> BlobStat:
         """Size, modification time (UTC, the file's mtime) and :data:`ORIGIN_XATTR` of the file."""
@@ -292,26 +305,32 @@ def _stat_location(path: Path) -> os.stat_result | None:
 class FileChunks(ClosingChunks):
     """Iterator over an open file descriptor in chunks of at most ``chunk_size`` bytes.
 
-    Owns ``fd``: closes it at end of file, on :meth:`close`, on leaving a
+    ``length`` bytes at most (-1: to the end of the file), read from where ``fd``
+    is positioned. Owns ``fd``: closes it at end of file, on :meth:`close`, on leaving a
     ``with`` block, or when collected. Read faults raise :class:`StorageError`.
     """
 
-    def __init__(self, fd: int, chunk_size: int, path: Path | str) -> None:
+    def __init__(self, fd: int, chunk_size: int, path: Path | str, length: int = -1) -> None:
         self._fd = fd
         self._chunk_size = chunk_size
         self._path = path
+        self._remaining = length  # bytes still to give; -1: to the end of the file
 
     def __next__(self) -> bytes:
-        if self._fd < 0:
+        if self._fd < 0 or self._remaining == 0:
+            self.close()
             raise StopIteration
+        size = self._chunk_size if self._remaining < 0 else min(self._chunk_size, self._remaining)
         try:
-            chunk = os.read(self._fd, self._chunk_size)
+            chunk = os.read(self._fd, size)
         except OSError as exc:
             self.close()
             raise storage_error("read", self._path, exc) from exc
         if not chunk:
             self.close()
             raise StopIteration
+        if self._remaining > 0:
+            self._remaining -= len(chunk)
         return chunk
 
     def close(self) -> None:

@@ -96,6 +96,17 @@ class MemoryBlobStore(BlobStoreBase):
             self._open_readers += 1
         return ChunkReader(_slices(entry.data, chunk_size), self._reader_closed)
 
+    def _open_range(self, name: str, offset: int, length: int, chunk_size: int) -> ChunkReader:
+        """A reader of a slice of the blob as it is now (only the slice is copied)."""
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None:
+                raise BlobMissing(f"blob {name} is missing from {self.url}")
+            self._open_readers += 1
+        view = memoryview(entry.data)[offset : offset + length]
+        pieces = (bytes(view[at : at + chunk_size]) for at in range(0, len(view), chunk_size))
+        return ChunkReader(pieces, self._reader_closed)
+
     def _reader_closed(self) -> None:
         with self._lock:
             self._open_readers -= 1

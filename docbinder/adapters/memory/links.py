@@ -22,6 +22,7 @@ class MemoryLinkLedger:
     def __init__(self) -> None:
         self._revoked: dict[str, datetime] = {}
         self._used: dict[str, datetime] = {}
+        self._vouched: dict[str, dict[str, datetime]] = {}
         self._lock = threading.Lock()
 
     def revoke(self, link_id: str, expires_at: datetime) -> bool:
@@ -45,10 +46,29 @@ class MemoryLinkLedger:
             self._used[link_id] = expires_at
             return True
 
+    def vouch(self, holder: str, signer: str, until: datetime) -> None:
+        """Keep the later ``until`` for ``signer``; forget the holder's other signers."""
+        with self._lock:
+            signers = self._vouched.setdefault(holder, {})
+            kept = signers.get(signer)
+            signers.clear()
+            signers[signer] = until if kept is None or until > kept else kept
+
+    def vouched_until(self, holder: str, signer: str) -> datetime | None:
+        """The ``until`` last vouched for ``signer`` of ``holder``."""
+        with self._lock:
+            return self._vouched.get(holder, {}).get(signer)
+
     def prune(self, now: datetime) -> int:
-        """Drop marks of links that expired before ``now``."""
+        """Drop marks of links that expired before ``now``, and vouchers that ran out."""
         with self._lock:
             dropped = 0
+            for holder, signers in list(self._vouched.items()):
+                for signer in [k for k, until in signers.items() if until < now]:
+                    del signers[signer]
+                    dropped += 1
+                if not signers:
+                    del self._vouched[holder]
             for marks in (self._revoked, self._used):
                 for link_id in [k for k, exp in marks.items() if exp < now]:
                     del marks[link_id]

@@ -39,6 +39,7 @@ from docbinder.adapters.blobstore_base import DATABASES_PREFIX as _RECORDS_PREFI
 from docbinder.adapters.blobstore_base import IDENTITY_NAME, PROBE_PREFIX, BlobStoreBase
 from docbinder.adapters.s3.chunkreader import ChunkReader
 from docbinder.adapters.s3.errors import DENIED_CODES, client_error_details, translate
+from docbinder.adapters.streams import ChunkReader as Chunks
 from docbinder.adapters.streams import ClosingChunks
 from docbinder.domain.errors import (
     BlobMissing,
@@ -47,7 +48,7 @@ from docbinder.domain.errors import (
     MissingExtra,
     StorageError,
 )
-from docbinder.ports.blobs import BlobStat, check_blob_key, is_blob_key
+from docbinder.ports.blobs import BlobReader, BlobStat, WindowReader, check_blob_key, is_blob_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -536,6 +537,40 @@ class S3BlobStore(BlobStoreBase):
             self._boto_errors,
             lambda e: self._error(e, name),
         )
+
+    def _open_range(self, name: str, offset: int, length: int, chunk_size: int) -> BlobReader:
+        """Start a ranged ``GetObject`` now (``Range: bytes=<offset>-<offset+length-1>``).
+
+        S3 sends only those bytes (RFC 9110 section 14; ``206``). A range that starts
+        at or past the object's end is answered ``416 InvalidRange`` by S3, and an
+        empty ``length`` is not a range at all: both give no bytes once a ``HEAD``
+        showed the object is there (:class:`BlobMissing` otherwise).
+        """
+        if length == 0:
+            self._stat(name)
+            return Chunks(iter(()))
+        try:
+            response = self._client.get_object(
+                Bucket=self._bucket,
+                Key=self._object_key(name),
+                Range=f"bytes={offset}-{offset + length - 1}",
+            )
+        except self._boto_errors as exc:
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            if code == "InvalidRange":
+                self._stat(name)
+                return Chunks(iter(()))
+            raise self._error(exc, name) from exc
+        body = response["Body"]
+        chunks = BodyChunks(
+            body.iter_chunks(chunk_size),
+            body.close,
+            self._boto_errors,
+            lambda e: self._error(e, name),
+        )
+        if "ContentRange" not in response:  # a server that ignored the Range sent it all
+            return WindowReader(chunks, offset, length)
+        return chunks
 
     def _stat(self, name: str) -> BlobStat:
         """Size (``ContentLength``), ``LastModified`` (UTC, whole seconds) and mark of the object.

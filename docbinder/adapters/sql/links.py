@@ -27,6 +27,12 @@ DEFAULT_PER_WORKFLOW = 20
 
 _REVOKED = "revoked"
 _USED = "used"
+_VOUCHED = "vouched"
+
+
+def _check_hex(value: str, most: int, name: str) -> None:
+    if not (0 < len(value) <= most) or value.strip("0123456789abcdef"):
+        raise ValueError(f"{name} must be 1 to {most} lowercase hex digits")
 
 
 class SqlLinkLedger:
@@ -39,6 +45,9 @@ class SqlLinkLedger:
         # Built once: every redemption asks, and building a statement costs more than running it.
         self._revoked = sa.select(link_marks.c.link_id).where(
             link_marks.c.link_id == sa.bindparam("link_id"), link_marks.c.kind == _REVOKED
+        )
+        self._vouched = sa.select(link_marks.c.expires_at).where(
+            link_marks.c.link_id == sa.bindparam("link_id"), link_marks.c.kind == _VOUCHED
         )
 
     def _mark(self, link_id: str, kind: str, expires_at: datetime) -> bool:
@@ -73,6 +82,58 @@ class SqlLinkLedger:
     def use_once(self, link_id: str, expires_at: datetime) -> bool:
         """``True`` for the first redemption of ``link_id`` only (the unique key decides)."""
         return self._mark(link_id, _USED, expires_at)
+
+    def vouch(self, holder: str, signer: str, until: datetime) -> None:
+        """A ``vouched`` mark ``<holder>.<signer>`` expiring at the later ``until``.
+
+        In one transaction: the holder's other ``vouched`` marks are deleted, the mark is
+        moved to ``until`` where it expires earlier, and inserted when it is not there (a
+        second process inserting it at the same moment makes this one try once more).
+        """
+        _check_hex(holder, 31, "holder")
+        _check_hex(signer, 32, "signer")
+        mark = f"{holder}.{signer}"
+        table = link_marks
+        this = (table.c.link_id == mark) & (table.c.kind == _VOUCHED)
+        for attempt in range(2):
+            try:
+                with self._engine.begin() as conn:
+                    conn.execute(
+                        sa.delete(table).where(
+                            table.c.kind == _VOUCHED,
+                            table.c.link_id.like(f"{holder}.%"),
+                            table.c.link_id != mark,
+                        )
+                    )
+                    conn.execute(
+                        sa.update(table)
+                        .where(this, table.c.expires_at < until)
+                        .values(expires_at=until, marked_at=datetime.now(UTC))
+                    )
+                    if conn.execute(sa.select(table.c.link_id).where(this)).first() is None:
+                        conn.execute(
+                            sa.insert(table).values(
+                                link_id=mark,
+                                kind=_VOUCHED,
+                                expires_at=until,
+                                marked_at=datetime.now(UTC),
+                            )
+                        )
+                return
+            except sa_exc.IntegrityError as exc:
+                if attempt:
+                    raise storage_error(exc) from exc
+            except sa_exc.SQLAlchemyError as exc:
+                raise storage_error(exc) from exc
+
+    def vouched_until(self, holder: str, signer: str) -> datetime | None:
+        """The expiry of the ``vouched`` mark ``<holder>.<signer>``, or ``None``."""
+        try:
+            with self._reader.connect() as conn:
+                found = conn.execute(self._vouched, {"link_id": f"{holder}.{signer}"}).scalar()
+        except sa_exc.SQLAlchemyError as exc:
+            raise storage_error(exc) from exc
+        return found
 
     def prune(self, now: datetime) -> int:
         """Delete the marks of links that expired before ``now``."""

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.model import FileItem, Principal
-from docbinder.ports.blobs import BlobReader, BlobStore
+from docbinder.ports.blobs import BlobReader, BlobStore, open_blob_range
+
+Span = Callable[[FileItem], tuple[int, int] | None]
+"""Which bytes of a FileItem to open, decided once it is known: ``(offset, length)`` in
+bytes, or ``None`` for all of them (e.g. from an HTTP ``Range`` and the item's size)."""
 
 
 class OpenFileItem:
@@ -20,12 +26,36 @@ class OpenFileItem:
         self._blobs = blobs
 
     def __call__(
-        self, principal: Principal, file_id: str, chunk_size: int = 1 << 20
+        self,
+        principal: Principal,
+        file_id: str,
+        chunk_size: int = 1 << 20,
+        span: Span | None = None,
     ) -> tuple[FileItem, BlobReader]:
         """``(item, reader)``; use the reader in a ``with`` block (or close it).
 
-        Raises :class:`FileItemNotFound` (absent or not readable, the same
-        answer) and :class:`BlobMissing` at call time.
+        Without ``span`` the reader gives every byte. With it, ``span(item)``
+        names the bytes to read, ``(offset, length)``, and the reader gives
+        only those, read from the blob store with a ranged read
+        (:meth:`~docbinder.ports.blobs.BlobStore.open_range`), so nothing before
+        ``offset`` is read. Raises :class:`FileItemNotFound` (absent or not
+        readable, the same answer) and :class:`BlobMissing` at call time.
         """
         item = self._get(principal, file_id)
-        return item, self._blobs.open(item.blob_key, chunk_size)
+        return item, open_span(self._blobs, item, span, chunk_size)
+
+
+def open_span(
+    blobs: BlobStore, item: FileItem, span: Span | None, chunk_size: int = 1 << 20
+) -> BlobReader:
+    """A reader of the bytes of ``item`` that ``span`` names (all of them without one).
+
+    A store without a ranged read (written before it existed) is read from its
+    start and the bytes before the range dropped, so the reader's bytes are the
+    same either way. Errors as :meth:`~docbinder.ports.blobs.BlobStore.open_range`.
+    """
+    wanted = None if span is None else span(item)
+    if wanted is None:
+        return blobs.open(item.blob_key, chunk_size)
+    offset, length = wanted
+    return open_blob_range(blobs, item.blob_key, offset, length, chunk_size)

@@ -10,6 +10,7 @@ from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
+from docbinder.application.use_cases.open_file_item import Span, open_span
 from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
 from docbinder.domain.model import FileItem, Principal
@@ -76,6 +77,7 @@ class RedeemLink:
         disposition: Callable[[FileItem], str] | None = None,
         chunk_size: int = 1 << 20,
         signer_known: Callable[[Principal], bool | None] | None = None,
+        span: Span | None = None,
     ) -> RedeemedLink:
         """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
 
@@ -87,7 +89,10 @@ class RedeemLink:
         (:class:`BlobMissing` when the blob is gone). ``signer_known`` is the
         redeemer's word on whether the signer still exists (a token file that no
         longer lists them answers ``False``: refused ``signer_cannot_read``;
-        ``None``: cannot tell). :class:`ConfigurationError` when no key is
+        ``None``: cannot tell). ``span`` (the file -> ``(offset, length)`` or
+        ``None``) names the bytes the reader gives, read with a ranged read
+        (:class:`~docbinder.application.use_cases.open_file_item.OpenFileItem`).
+        :class:`ConfigurationError` when no key is
         configured; :class:`BinderClosed` after the binder's ``close()``.
         """
         if self._gate is not None:
@@ -124,7 +129,7 @@ class RedeemLink:
         presigned = self._presigned_url(claims, item, disposition(item))
         if presigned is not None:
             return RedeemedLink(claims, item, presigned_url=presigned)
-        return RedeemedLink(claims, item, reader=self._blobs.open(item.blob_key, chunk_size))
+        return RedeemedLink(claims, item, reader=open_span(self._blobs, item, span, chunk_size))
 
     def _check(
         self,

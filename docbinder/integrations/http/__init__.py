@@ -24,6 +24,7 @@ from docbinder.integrations.http.auth import (
     FixedIdentity,
     Identity,
     OidcIdentity,
+    OidcTokens,
     TokenIdentity,
     check_bind,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "HttpApi",
     "Identity",
     "OidcIdentity",
+    "OidcTokens",
     "TokenIdentity",
     "build_app",
     "check_bind",

@@ -250,9 +250,12 @@ class HttpApi:
 
     async def send_file(self, request: Request, principal: Principal, file_id: str) -> Response:
         """The bytes of ``file_id`` as ``principal`` reads them, with the headers of :mod:`.content`."""
-        item, reader = await blocking(self.binder.open_file_item, principal, file_id)
+        span = request_span(request)
+        item, reader = await blocking(
+            lambda: self.binder.open_file_item(principal, file_id, span=span)
+        )
         download = request.query_params.get("download", "").lower() in {"1", "true", "yes"}
-        return send_bytes(request, item, reader, download=download)
+        return send_bytes(request, item, reader, download=download, span=span(item))
 
     async def mint_link(self, request: Request) -> Response:
         """``POST /v1/files/{id}/links {"expiresIn", "audience"?, "once"?}`` -> ``{"url", "expiresAt"}``."""
@@ -305,19 +308,23 @@ class HttpApi:
             active = content.is_active(item.mime_type)
             return content.content_disposition(item.file_name, attachment=download or active)
 
+        span = request_span(request)
         redeemed = await blocking(
             lambda: self.binder.redeem_link(
                 token,
                 audience=audience,
                 disposition=disposition,
                 signer_known=self.identity.known,
+                span=span,
             )
         )
         if redeemed.presigned_url is not None:
             return RedirectResponse(
                 redeemed.presigned_url, status_code=307, headers={"cache-control": "no-store"}
             )
-        return send_bytes(request, redeemed.file, redeemed.reader, download=download)
+        return send_bytes(
+            request, redeemed.file, redeemed.reader, download=download, span=span(redeemed.file)
+        )
 
     async def health(self, request: Request) -> Response:
         """``GET /v1/health``: ``{"status": "ok"}`` (no credentials, no storage access)."""
@@ -328,8 +335,29 @@ class HttpApi:
         return JSONResponse(openapi_document())
 
 
-def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> Response:
-    """The answer for ``item``'s bytes in ``reader``: ``200``, ``206``, ``304`` or ``416``."""
+def request_span(request: Request) -> Callable[[Any], tuple[int, int] | None]:
+    """The bytes of a FileItem the answer to ``request`` sends (:func:`.content.byte_span`)."""
+    return content.byte_span(
+        request.headers.get("range"),
+        request.headers.get("if-none-match"),
+        head=request.method == "HEAD",
+    )
+
+
+def send_bytes(
+    request: Request,
+    item: Any,
+    reader: Any,
+    *,
+    download: bool,
+    span: tuple[int, int] | None = None,
+) -> Response:
+    """The answer for ``item``'s bytes in ``reader``: ``200``, ``206``, ``304`` or ``416``.
+
+    ``span`` is what ``reader`` holds: ``(offset, length)`` of a ranged read
+    (:func:`request_span`), ``None`` for every byte.
+    """
+    start = 0 if span is None else span[0]
     headers = content.file_headers(item, download=download)
     if content.none_match(request.headers.get("if-none-match"), item):
         reader.close()
@@ -337,7 +365,7 @@ def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> R
         return Response(status_code=304, headers={k: headers[k] for k in keep})
     wanted = content.parse_ranges(request.headers.get("range"), item.size)
     if isinstance(wanted, list) and len(wanted) > 1:
-        return _byteranges(item, reader, wanted, headers)
+        return _byteranges(item, reader, wanted, headers, start)
     if wanted is False:
         reader.close()
         return Response(
@@ -349,7 +377,7 @@ def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> R
         headers["content-range"] = f"bytes {first}-{last}/{item.size}"
         headers["content-length"] = str(last - first + 1)
         return StreamingResponse(
-            content.stream_range(reader, first, last), status_code=206, headers=headers
+            content.stream_range(reader, first, last, start), status_code=206, headers=headers
         )
     headers["content-length"] = str(item.size)
     if request.method == "HEAD":
@@ -359,7 +387,7 @@ def send_bytes(request: Request, item: Any, reader: Any, *, download: bool) -> R
 
 
 def _byteranges(
-    item: Any, reader: Any, ranges: list[tuple[int, int]], headers: dict[str, str]
+    item: Any, reader: Any, ranges: list[tuple[int, int]], headers: dict[str, str], start: int
 ) -> Response:
     """``206 multipart/byteranges`` of several ranges (RFC 9110 section 14.6)."""
     import secrets
@@ -380,7 +408,7 @@ def _byteranges(
         "content-length": str(length),
     }
     return StreamingResponse(
-        content.stream_parts(reader, ranges, heads, tail), status_code=206, headers=headers
+        content.stream_parts(reader, ranges, heads, tail, start), status_code=206, headers=headers
     )
 
 
@@ -404,6 +432,9 @@ def build_app(
     ``ui`` adds the inspector pages (``/ui/...``).
     """
     check_bind(host, identity)
+    use_ledger = getattr(identity, "use_ledger", None)
+    if use_ledger is not None:  # OIDC: vouch for each sign-in, for links' redemption
+        use_ledger(binder.redeem_link.ledger)
     limits = limits or HttpLimits()
     allowed = AllowedHosts.for_bind(host, port, limits.allowed_hosts)
     api = HttpApi(binder, identity, public_url=public_url)

@@ -1,6 +1,7 @@
 """How a file's bytes go out over HTTP: ranges, validators, file names, and safety headers.
 
-- ``Range: bytes=...`` (RFC 9110 section 14): one satisfiable range is answered
+- ``Range: bytes=...`` (RFC 9110 section 14), read from the blob store with a
+  ranged read (:func:`byte_span`; nothing before the range is read): one satisfiable range is answered
   ``206`` with ``Content-Range``; an unsatisfiable one ``416``; up to
   :data:`MAX_RANGES` ranges in ascending order that do not overlap are answered ``206``
   ``multipart/byteranges`` (section 14.6), read in one pass; other sets of ranges, or a
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Final
 from urllib.parse import quote
 
@@ -114,18 +115,44 @@ def parse_ranges(header: str | None, size: int) -> list[tuple[int, int]] | bool 
     return ranges
 
 
+def byte_span(
+    range_header: str | None, if_none_match: str | None, *, head: bool = False
+) -> Callable[[FileItem], tuple[int, int] | None]:
+    """Which bytes of a FileItem an answer to these request headers sends: ``(offset, length)``.
+
+    The span the blob store reads (a ranged read), decided from the item once it is
+    known: nothing for ``304``, ``416`` and ``HEAD``; from the first byte of the first
+    range to the last byte of the last for ``206`` (one range, or
+    ``multipart/byteranges`` read in one pass); ``None`` (all of it) for ``200``.
+    """
+
+    def span(item: FileItem) -> tuple[int, int] | None:
+        if head or none_match(if_none_match, item):
+            return 0, 0
+        wanted = parse_ranges(range_header, item.size)
+        if wanted is None:
+            return None
+        if not isinstance(wanted, list):  # unsatisfiable: 416
+            return 0, 0
+        return wanted[0][0], wanted[-1][1] - wanted[0][0] + 1
+
+    return span
+
+
 async def stream_parts(
     reader: BlobReader,
     ranges: list[tuple[int, int]],
     heads: list[bytes],
     tail: bytes,
+    start: int = 0,
 ) -> AsyncIterator[bytes]:
     """The body of a ``multipart/byteranges`` answer: each head, its range's bytes, then ``tail``.
 
-    ``ranges`` ascending and disjoint; the blob is read once, the bytes between ranges
-    dropped. The reader is closed however the response ends.
+    ``ranges`` ascending and disjoint; ``reader`` gives the blob's bytes from byte
+    ``start`` on (a ranged read from the first range's start), read once, the bytes
+    between ranges dropped. The reader is closed however the response ends.
     """
-    position = 0
+    position = start
     index = 0
     pending = b""
     try:
@@ -219,15 +246,16 @@ def file_headers(item: FileItem, *, download: bool) -> dict[str, str]:
 
 
 async def stream_range(
-    reader: BlobReader, first: int = 0, last: int | None = None
+    reader: BlobReader, first: int = 0, last: int | None = None, start: int = 0
 ) -> AsyncIterator[bytes]:
-    """The bytes ``first`` to ``last`` (inclusive; ``None``: to the end) of ``reader``.
+    """The bytes ``first`` to ``last`` (inclusive; ``None``: to the end) of a blob.
 
-    Chunks are read in a worker thread (the blob stores block); the bytes before
-    ``first`` are read and dropped, so a range costs what reading up to its end
-    costs. The reader is closed however the response ends.
+    ``reader`` gives the blob's bytes from byte ``start`` on (``start == first`` when
+    it is a ranged read of exactly these bytes, :func:`byte_span`; then nothing is
+    dropped). Chunks are read in a worker thread (the blob stores block). The reader
+    is closed however the response ends.
     """
-    position = 0
+    position = start
     try:
         while last is None or position <= last:
             chunk = await anyio.to_thread.run_sync(next, reader, None)

@@ -25,7 +25,10 @@ that has not arrived yet can be seen:
   keep-alive connection or a half-sent head), so a flood of half-sent heads never
   keeps a client that sends its request at once from being served; when every
   connection is busy with a request, the new one is answered ``503`` and closed;
-- idle keep-alive connections close after :attr:`HttpLimits.keep_alive_timeout`.
+- idle keep-alive connections close after :attr:`HttpLimits.keep_alive_timeout`;
+  a connection whose idle timer expires while a request waits unread on its socket
+  (the event loop was busy) is kept once for :data:`UNREAD_GRACE` seconds and the
+  request served, never reset under it.
 
 The connections a server accepts come from asyncio, which accepts up to the listen
 backlog at once and, on ``EMFILE``, logs and retries the accept once per backlog
@@ -40,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import select
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -65,6 +69,30 @@ def _response(status: int, reason: str, body: str) -> bytes:
 _BUSY = _response(503, "Service Unavailable", "too many open connections; retry later\n")
 _HEAD_TIMEOUT = _response(408, "Request Timeout", "request head not received in time\n")
 _BODY_TIMEOUT = _response(408, "Request Timeout", "request body not received in time\n")
+
+
+UNREAD_GRACE = 1.0
+"""Seconds an idle connection whose timer expired is kept when bytes wait unread on it.
+
+Once per wait: a request that reached the socket before the timer ran is read and
+served; a client sending bytes only at the deadline gains this much once, no more.
+"""
+
+
+def unread_bytes_waiting(transport: asyncio.BaseTransport) -> bool:
+    """Whether the socket of ``transport`` has bytes (or an end of stream) not read yet.
+
+    Asks the kernel with ``poll`` and a zero timeout; ``False`` without a socket.
+    """
+    sock = transport.get_extra_info("socket")
+    if sock is None or not hasattr(select, "poll"):  # pragma: no cover - Windows has no poll
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 class ConnectionTable:
@@ -112,6 +140,7 @@ class GuardedH11Protocol(H11Protocol):
         self._counted = False
         self._lingering = False
         self._linger_timer: asyncio.TimerHandle | None = None
+        self._extended = False  # an idle close was put off once for bytes waiting unread
 
     # -- asyncio.Protocol -----------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -128,10 +157,25 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            self._tell("connection lost", repr(exc) if exc is not None else "closed")
         self._forget()
         super().connection_lost(exc)
 
+    def _tell(self, what: str, why: str) -> None:
+        """A debug line on what happened to this connection, with the state of both sides."""
+        log.debug(
+            "%s (%s): client %s, server %s, request running %s, open %d",
+            what,
+            why,
+            self.conn.their_state.__name__,
+            self.conn.our_state.__name__,
+            self.cycle is not None and not self.cycle.response_complete,
+            len(self.table.open),
+        )
+
     def data_received(self, data: bytes) -> None:
+        self._extended = False
         if self.conn.their_state is h11.IDLE:
             self._head_started = True
         super().data_received(data)
@@ -147,8 +191,13 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def on_response_complete(self) -> None:
+        # Whether the request answered is still sending its body, asked before uvicorn
+        # starts the next cycle: a client may send its next request as soon as it has a
+        # response's last byte, before the server finished that response, and uvicorn then
+        # begins that request here; its body still arriving is no lingering close.
+        unfinished = self.conn.their_state is h11.SEND_BODY
         super().on_response_complete()
-        if self._counted and self.conn.their_state is h11.SEND_BODY:
+        if self._counted and unfinished and self.conn.their_state is h11.SEND_BODY:
             # Answered before its body arrived (401, 413, 404). Closing at once would
             # reset a client still sending it, before it reads the answer; waiting for
             # the whole body lets one sending it byte by byte hold the connection for
@@ -165,9 +214,41 @@ class GuardedH11Protocol(H11Protocol):
             return
         self._follow()
 
+    # -- closing an idle connection ---------------------------------------------------------
+    def timeout_keep_alive_handler(self) -> None:
+        """uvicorn's keep-alive expiry, except for a request that has already arrived.
+
+        The timer and the socket are served by one event loop: when the loop is busy, a
+        request can reach the socket after the loop last looked at it but before the
+        expired timer runs. Closing then would reset the connection under a request
+        the server has received (the client reads ``ECONNRESET``; nothing is logged),
+        so the connection is kept once for :data:`UNREAD_GRACE` seconds and the loop
+        reads the request (which cancels the timer).
+        """
+        self.timeout_keep_alive_task = None
+        if self.transport.is_closing():  # closed meanwhile (the client's end of stream)
+            return
+        if self._defer_close():
+            self.timeout_keep_alive_task = self.loop.call_later(
+                UNREAD_GRACE, self.timeout_keep_alive_handler
+            )
+            return
+        self._tell("closing", "keep-alive timeout")
+        super().timeout_keep_alive_handler()
+
+    def _defer_close(self) -> bool:
+        """Whether bytes wait unread on the socket and this wait has not been extended yet."""
+        if self._extended or self.transport.is_closing():
+            return False
+        if not unread_bytes_waiting(self.transport):
+            return False
+        self._extended = True
+        return True
+
     # -- the guard --------------------------------------------------------------------------
     def evict(self) -> None:
         """Close this connection to make room for a new one (it waits for a request head)."""
+        self._tell("closing", "evicted for a new connection")
         self._forget()
         if not self.transport.is_closing():
             self.transport.close()
@@ -182,6 +263,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _close(self) -> None:
         """Forget this connection and close it (a lingering close ended)."""
+        self._tell("closing", "lingering close ended")
         self._forget()
         if not self.transport.is_closing():
             self.transport.close()
@@ -213,6 +295,10 @@ class GuardedH11Protocol(H11Protocol):
         self._head_timer = None
         if self.transport.is_closing():
             return
+        if self._defer_close():  # the head (or the rest of it) came; the loop reads it next
+            self._head_timer = self.loop.call_later(UNREAD_GRACE, self._head_timed_out)
+            return
+        self._tell("closing", "header timeout")
         if self._head_started:
             self.transport.write(_HEAD_TIMEOUT)
         self._forget()
@@ -225,6 +311,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.flow.read_paused:  # the application has not read what came; not the client
             self._body_timer = self.loop.call_later(self.limits.read_timeout, self._body_timed_out)
             return
+        self._tell("closing", "read timeout")
         if self.cycle is None or not self.cycle.response_started:
             self.transport.write(_BODY_TIMEOUT)
         self._forget()

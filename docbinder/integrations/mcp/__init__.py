@@ -33,7 +33,7 @@ from docbinder.integrations.mcp.server import (
     unknown_handle,
     workflow_line,
 )
-from docbinder.integrations.mcp.tokens import BearerTokens, token_hash
+from docbinder.integrations.mcp.tokens import BearerTokens, PrincipalTokens, token_hash
 
 __all__ = [
     "DEFAULT_MAX_RESOURCE_BYTES",
@@ -45,6 +45,7 @@ __all__ = [
     "URI_TEMPLATE",
     "BearerTokens",
     "DocbinderMcpServer",
+    "PrincipalTokens",
     "check_http_host",
     "document_uri",
     "error_result",

@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import anyio
+import anyio.abc
 from mcp.server import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -35,12 +37,17 @@ log = logging.getLogger(__name__)
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _UNKNOWN = b"unknown principal\n"
 
+MOST_PRINCIPALS = 10_000
+"""Most principals with a session manager in one process when the issuer lists nobody (OIDC)."""
+
 
 class PrincipalSessions:
     """ASGI app of the MCP endpoint: one SDK session manager per principal.
 
     ``server`` is the SDK's low-level server; ``principals`` every principal a
-    request can act as (the token file's, or the one identity without tokens);
+    request can act as (the token file's, or the one identity without tokens), or
+    ``None`` when the issuer lists nobody (OIDC): then each principal's manager starts
+    with its first request, up to ``most_principals`` of them;
     ``principal_of`` maps a request's ASGI scope to its principal (``None``: answered
     ``401``, which authentication in front of this app never lets happen).
     ``limits`` gives the sessions per principal and their idle timeout. Host and
@@ -53,34 +60,91 @@ class PrincipalSessions:
     def __init__(
         self,
         server: Server[Any],
-        principals: Iterable[Principal],
+        principals: Iterable[Principal] | None,
         principal_of: Callable[[Any], Principal | None],
         limits: HttpLimits,
+        *,
+        most_principals: int = MOST_PRINCIPALS,
     ) -> None:
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.limits = limits
+        self._server = server
         self._principal_of = principal_of
-        self._managers = {
-            principal: StreamableHTTPSessionManager(
-                app=server,
-                security_settings=security,
-                max_sessions=limits.sessions_per_principal,
-                session_idle_timeout=limits.session_idle_timeout,
-            )
-            for principal in principals
-        }
+        self._listed = principals is not None
+        self._most = most_principals
+        self._managers = {principal: self._manager() for principal in principals or ()}
+        self._group: anyio.abc.TaskGroup | None = None
+        self._stopping: anyio.Event | None = None
+        self._starting: anyio.Lock | None = None
+
+    def _manager(self) -> StreamableHTTPSessionManager:
+        return StreamableHTTPSessionManager(
+            app=self._server,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_sessions=self.limits.sessions_per_principal,
+            session_idle_timeout=self.limits.session_idle_timeout,
+        )
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        """Run every principal's session manager until the context ends (then all sessions end)."""
+        """Run every principal's session manager until the context ends (then all sessions end).
+
+        With ``principals`` ``None`` (an issuer that lists nobody, OIDC) a principal's
+        manager starts with its first request, inside this context.
+        """
+        stopping = self._stopping = anyio.Event()
+        self._starting = anyio.Lock()
         async with AsyncExitStack() as stack:
             for manager in self._managers.values():
                 await stack.enter_async_context(manager.run())
-            yield
+            async with anyio.create_task_group() as group:
+                self._group = group
+                try:
+                    yield
+                finally:
+                    stopping.set()
+                    self._group = None
+
+    async def _manager_of(self, principal: Principal) -> StreamableHTTPSessionManager | None:
+        """The running manager of ``principal``; started now for an unlisted one (``None``:
+        not allowed, or :data:`MOST_PRINCIPALS` are running)."""
+        manager = self._managers.get(principal)
+        if manager is not None or self._listed:
+            return manager
+        if self._starting is None:
+            return None
+        async with self._starting:
+            manager = self._managers.get(principal)
+            if manager is not None:
+                return manager
+            if self._group is None or len(self._managers) >= self._most:
+                log.warning(
+                    "refused an MCP request of user %s of mandate %s: %d principals have "
+                    "sessions in this process",
+                    principal.user_id,
+                    principal.mandate_id,
+                    len(self._managers),
+                )
+                return None
+            manager = self._manager()
+            await self._group.start(self._hold, manager)
+            self._managers[principal] = manager
+            return manager
+
+    async def _hold(
+        self,
+        manager: StreamableHTTPSessionManager,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        stopping = self._stopping
+        assert stopping is not None
+        async with manager.run():
+            task_status.started()
+            await stopping.wait()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         principal = self._principal_of(scope)
-        manager = None if principal is None else self._managers.get(principal)
+        manager = None if principal is None else await self._manager_of(principal)
         if manager is None:
             await send(
                 {

@@ -91,7 +91,7 @@ from docbinder.integrations import httpguard
 from docbinder.integrations.httpguard import HttpLimits
 from docbinder.integrations.mcp.http_sessions import PrincipalSessions
 from docbinder.integrations.mcp.stdio import stdio_streams
-from docbinder.integrations.mcp.tokens import BearerTokens
+from docbinder.integrations.mcp.tokens import PrincipalTokens
 from docbinder.tools.datasources import DataSource
 from docbinder.tools.images import ImageGenerator
 from docbinder.toolset import (
@@ -171,7 +171,7 @@ def is_loopback(host: str) -> bool:
     return httpguard.is_loopback(host)
 
 
-def check_http_host(host: str, tokens: BearerTokens | None) -> None:
+def check_http_host(host: str, tokens: PrincipalTokens | None) -> None:
     """:class:`ConfigurationError` unless ``host`` is loopback or bearer tokens are configured.
 
     Either way the served app checks ``Host`` and ``Origin`` for ``host``
@@ -279,7 +279,7 @@ class DocbinderMcpServer:
         self.max_resource_bytes = max_resource_bytes
         self.max_runs_per_principal = max_runs_per_principal
         self.max_conversations_per_principal = max_conversations_per_principal
-        self.tokens: BearerTokens | None = None
+        self.tokens: PrincipalTokens | None = None
         self._kept: dict[Principal, _Kept] = {}
         # Taken by worker threads and the event loop alike, each time for a few dict operations.
         self._lock = threading.Lock()
@@ -636,7 +636,7 @@ class DocbinderMcpServer:
         *,
         host: str = "127.0.0.1",
         port: int = 8000,
-        tokens: BearerTokens | None = None,
+        tokens: PrincipalTokens | None = None,
         limits: HttpLimits | None = None,
     ) -> Starlette:
         """The streamable-HTTP ASGI app (endpoint ``/mcp``) for a server bound to ``host:port``.
@@ -656,7 +656,7 @@ class DocbinderMcpServer:
         limits = limits or HttpLimits()
         allowed = httpguard.AllowedHosts.for_bind(host, port, limits.allowed_hosts)
         self.tokens = tokens
-        principals = tokens.principals if tokens is not None else (self.principal,)
+        principals = tokens.principals if tokens is not None else (self.principal,)  # None: OIDC
 
         def principal_of(scope: Any) -> Principal | None:
             if tokens is None:
@@ -686,7 +686,7 @@ class DocbinderMcpServer:
         *,
         host: str,
         port: int,
-        tokens: BearerTokens | None = None,
+        tokens: PrincipalTokens | None = None,
         limits: HttpLimits | None = None,
     ) -> None:
         """Serve :meth:`http_app` on ``host:port`` under ``limits`` until interrupted.

@@ -27,7 +27,7 @@ import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp.server.auth.provider import AccessToken
 
@@ -36,6 +36,27 @@ from docbinder.domain.model import Principal
 
 _HEX64: Final = re.compile(r"^[0-9a-f]{64}$")
 _KEYS: Final = frozenset({"sha256", "user", "mandate", "feature_instance", "roles", "name"})
+
+
+class PrincipalTokens(Protocol):
+    """What the MCP endpoint needs of its credentials: the SDK's ``TokenVerifier`` plus principals.
+
+    :class:`BearerTokens` (a token file) and
+    :class:`docbinder.integrations.http.OidcTokens` (JWTs of an OIDC issuer) are both.
+    """
+
+    @property
+    def principals(self) -> tuple[Principal, ...] | None:
+        """Every principal a token can map to, or ``None`` when nobody is listed (OIDC)."""
+        ...
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The SDK's access token for a valid bearer token, else ``None``."""
+        ...
+
+    def principal_for(self, access_token: AccessToken) -> Principal | None:
+        """The principal of an access token :meth:`verify_token` gave, else ``None``."""
+        ...
 
 
 def token_hash(token: str) -> str:
