@@ -21,7 +21,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -37,6 +36,7 @@ from docbinder.integrations.http import content
 from docbinder.integrations.http.auth import Identity, check_bind
 from docbinder.integrations.http.errors import error_body, error_response
 from docbinder.integrations.http.openapi import openapi_document
+from docbinder.integrations.http.threads import blocking
 from docbinder.integrations.http.uploads import BodyChunks, MultipartFile
 from docbinder.integrations.http.wire import file_json, resolution_json, workflow_json
 from docbinder.integrations.httpguard import AllowedHosts, HostGuard, HttpLimits
@@ -74,11 +74,6 @@ class NoSniff:
             await send(message)
 
         await self.app(scope, receive, sending)
-
-
-async def blocking(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` in a worker thread (the use cases block on storage)."""
-    return await anyio.to_thread.run_sync(lambda: fn(*args))
 
 
 def unauthorized() -> JSONResponse:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import quote
 
 import jinja2
@@ -30,9 +30,31 @@ from starlette.routing import BaseRoute, Route
 from docbinder.domain.errors import ConfigurationError, InvalidInput, WorkflowNotFound
 from docbinder.domain.model import ChatDocument, Principal
 from docbinder.integrations.http import sessions
+from docbinder.integrations.http.threads import blocking
 
 if TYPE_CHECKING:
-    from docbinder.integrations.http.app import HttpApi
+    from docbinder.application import DocBinder
+    from docbinder.integrations.http.auth import Identity
+
+
+class InspectorApi(Protocol):
+    """What the inspector pages use of the HTTP API (:class:`~docbinder.integrations.http.app.HttpApi`)."""
+
+    binder: DocBinder
+    identity: Identity
+
+    async def principal(self, request: Request) -> Principal:
+        """The request's principal; raises when it has no usable credential."""
+
+    def base_url(self, request: Request) -> str:
+        """Where this service is reached (scheme and host, no trailing slash)."""
+
+    async def json_body(self, request: Request) -> Any:
+        """The request's JSON body; :class:`InvalidInput` when it is not JSON."""
+
+    async def send_file(self, request: Request, principal: Principal, file_id: str) -> Response:
+        """The file's bytes as the download route sends them."""
+
 
 PREVIEW_BYTES: Final = 8192
 """Bytes read of a text or table for its preview."""
@@ -65,9 +87,9 @@ PAGE_HEADERS: Final = {
 
 
 class Inspector:
-    """The ``/ui`` routes over an :class:`~docbinder.integrations.http.app.HttpApi`."""
+    """The ``/ui`` routes over the HTTP API (:class:`InspectorApi`)."""
 
-    def __init__(self, api: HttpApi) -> None:
+    def __init__(self, api: InspectorApi) -> None:
         self.api = api
         self.binder = api.binder
 
@@ -120,8 +142,6 @@ class Inspector:
             )
         except InvalidInput as exc:
             return HTMLResponse(_message(str(exc)), status_code=403, headers=PAGE_HEADERS)
-        from docbinder.integrations.http.app import blocking
-
         first = await blocking(self.binder.redeem_link.ledger.use_once, f"ui:{code_id}", expires)
         if not first:
             return HTMLResponse(
@@ -162,8 +182,6 @@ class Inspector:
         principal = self._session(request)
         if principal is None:
             return HTMLResponse(_message("sign in first"), status_code=401, headers=PAGE_HEADERS)
-        from docbinder.integrations.http.app import blocking
-
         workflows = await blocking(lambda: self.binder.list_workflows(principal, limit=INDEX_LIMIT))
         html = _ENV.get_template("index.html").render(principal=principal, workflows=workflows)
         return HTMLResponse(html, headers=PAGE_HEADERS)
@@ -181,8 +199,6 @@ class Inspector:
                 headers=PAGE_HEADERS,
             )
         workflow_id = request.path_params["workflow_id"]
-        from docbinder.integrations.http.app import blocking
-
         try:
             html = await blocking(self._render, principal, workflow_id)
         except WorkflowNotFound:
