@@ -55,6 +55,7 @@ from docbinder.application.use_cases.list_workflows import ListWorkflows
 from docbinder.application.use_cases.manage_quotas import ManageQuotas
 from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.mint_link import TOOL_LINK_SECONDS, MintedLink, MintLink
+from docbinder.application.use_cases.provide_file import ProvideFile
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
@@ -69,6 +70,7 @@ from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.domain.access import Action
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed, DocbinderError, NoActiveWorkflow
+from docbinder.domain.providers import ProviderFileRef
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -353,6 +355,7 @@ class UseCases:
     redeem_link: RedeemLink
     revoke_link: RevokeLink
     list_resolutions: ListResolutions
+    provide_file: ProvideFile
 
 
 class DocBinder(UseCases):
@@ -419,6 +422,7 @@ class DocBinder(UseCases):
         self.quotas = quotas or ManageQuotas(uow_factory, read_uow_factory)
         self.audit_log = audit_log or AuditLog(uow_factory, read_uow_factory, trail, clock)
         self.retention = retention or ManageRetention(uow_factory, read_uow_factory, clock, trail)
+        self.providers = self.provide_file.registry
         self.update_file = FileContentUpdates(
             self.get_file_for_update, self.append_file_content, self.replace_file_content
         )
@@ -764,6 +768,17 @@ class Run:
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
         return self.binder.get_file(self.principal, file_id)
+
+    def provide_file(
+        self, file_id: str, provider: str, account: str = "default", *, verify: bool = True
+    ) -> ProviderFileRef:
+        """The file as a model provider knows it, uploaded at most once per content and tenant (B22).
+
+        ``provider`` is ``openai``, ``anthropic`` or ``gemini``; ``account`` the
+        name its client was registered under (``binder.providers.register``).
+        Errors as :class:`~docbinder.application.use_cases.provide_file.ProvideFile`.
+        """
+        return self.binder.provide_file(self.principal, file_id, provider, account, verify=verify)
 
     def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
         """A readable FileItem's bytes as a :class:`BlobReader`; use it in a ``with`` block.
