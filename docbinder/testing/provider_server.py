@@ -250,6 +250,24 @@ def _multipart(content_type: str, body: bytes) -> dict[str, tuple[str | None, st
     return parts
 
 
+def _proto(fields: dict[str, Any], camel: str) -> Any:
+    """A field of a Gemini JSON object by either spelling proto JSON accepts (``fileUri``, ``file_uri``)."""
+    if camel in fields:
+        return fields[camel]
+    snake = re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel)
+    return fields.get(snake)
+
+
+def _base64(text: str, *, urlsafe: bool) -> bytes:
+    """Decode base64 strictly; proto JSON (Gemini) also takes the URL-safe alphabet."""
+    try:
+        if urlsafe and ("-" in text or "_" in text):
+            return base64.b64decode(text, altchars=b"-_", validate=True)
+        return base64.b64decode(text, validate=True)
+    except ValueError as err:
+        raise _Refused(400, f"data is not base64: {err}") from err
+
+
 class _Refused(Exception):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
@@ -326,6 +344,10 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                 with state._lock:
                     state.rejected.append((provider, refused.reason))
                 self._error(provider, refused.status, refused.reason)
+            except (ValueError, KeyError, TypeError, AttributeError) as err:  # a malformed body
+                with state._lock:
+                    state.rejected.append((provider, f"malformed request: {err}"))
+                self._error(provider, 400, f"malformed request: {err}")
 
         def do_GET(self) -> None:
             provider = self._provider()
@@ -507,7 +529,7 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                         allowed = IMAGE_TYPES if kind == "image" else ("application/pdf",)
                         if source.get("media_type") not in allowed:
                             raise _Refused(400, f"media_type {source.get('media_type')!r} not allowed")
-                        base64.b64decode(source.get("data", ""), validate=True)
+                        _base64(str(source.get("data", "")), urlsafe=False)
                     elif not (kind == "document" and stype == "text" and isinstance(source.get("data"), str)):
                         raise _Refused(400, f"unknown {kind} source {stype!r}")
                     self._accept("anthropic", block)
@@ -528,20 +550,20 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
         def _gemini_generate(self, model: str, request: dict[str, Any]) -> None:
             for content in request.get("contents", []):
                 for part in content.get("parts", []):
-                    if "fileData" in part:
-                        data = part["fileData"]
-                        uri = data.get("fileUri", "")
+                    if _proto(part, "fileData") is not None:
+                        data = _proto(part, "fileData")
+                        uri = _proto(data, "fileUri") or ""
                         if not uri.startswith(GEMINI_URI_BASE):
                             raise _Refused(400, f"fileUri {uri!r} is no file of this API")
                         found = self._known("gemini", "files/" + uri.removeprefix(GEMINI_URI_BASE))
-                        if data.get("mimeType") != found.mime_type:
+                        if _proto(data, "mimeType") != found.mime_type:
                             raise _Refused(400, "fileData.mimeType differs from the file's")
                         self._accept("gemini", part)
-                    elif "inlineData" in part:
-                        data = part["inlineData"]
-                        if not isinstance(data.get("mimeType"), str):
+                    elif _proto(part, "inlineData") is not None:
+                        data = _proto(part, "inlineData")
+                        if not isinstance(_proto(data, "mimeType"), str):
                             raise _Refused(400, "inlineData needs mimeType")
-                        base64.b64decode(data.get("data", ""), validate=True)
+                        _base64(str(_proto(data, "data") or ""), urlsafe=True)
                         self._accept("gemini", part)
             self._send(
                 200,
