@@ -50,11 +50,11 @@ from docbinder.application.binder import DocBinder, UseCases
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
-from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
 from docbinder.application.steps.hashing import HashWorkers
 from docbinder.application.steps.link_events import LinkEvents
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.storing import FileStorer

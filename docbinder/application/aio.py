@@ -50,7 +50,6 @@ from docbinder.application.use_cases.mint_link import MintedLink
 from docbinder.application.use_cases.resolve_document_list import Resolution
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import InvalidInput, StorageError
-from docbinder.domain.providers import ProviderFileRef
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     NO_PROVENANCE,
@@ -61,6 +60,7 @@ from docbinder.domain.model import (
     Principal,
     Provenance,
 )
+from docbinder.domain.providers import ProviderFileRef
 from docbinder.ports.blobs import BlobReader
 
 T = TypeVar("T")

@@ -55,12 +55,12 @@ from docbinder.application.use_cases.list_workflows import ListWorkflows
 from docbinder.application.use_cases.manage_quotas import ManageQuotas
 from docbinder.application.use_cases.manage_retention import ManageRetention
 from docbinder.application.use_cases.mint_link import TOOL_LINK_SECONDS, MintedLink, MintLink
-from docbinder.application.use_cases.provide_file import ProvideFile
 from docbinder.application.use_cases.open_file import OpenFile
 from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
+from docbinder.application.use_cases.provide_file import ProvideFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
 from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
@@ -70,7 +70,6 @@ from docbinder.application.use_cases.store_file import StoreFile
 from docbinder.domain.access import Action
 from docbinder.domain.counters import CounterLevel, CounterStep, WorkflowCounters
 from docbinder.domain.errors import BinderClosed, DocbinderError, NoActiveWorkflow
-from docbinder.domain.providers import ProviderFileRef
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     ChatDocument,
@@ -81,6 +80,7 @@ from docbinder.domain.model import (
     Provenance,
     VersionSeries,
 )
+from docbinder.domain.providers import ProviderFileRef
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache

@@ -61,9 +61,7 @@ def _check_sha256(_instance: object, attribute: attrs.Attribute[Any], value: obj
 
 
 def _check_utc(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (
-        not isinstance(value, datetime) or value.utcoffset() != timedelta(0)
-    ):
+    if value is not None and (not isinstance(value, datetime) or value.utcoffset() != timedelta(0)):
         raise InvalidInput(f"{attribute.name} must be a timezone-aware UTC datetime")
 
 
@@ -135,4 +133,3 @@ class ProviderFileRef:
     uri: str | None = None
     expires_at: datetime | None = None
     uploaded: bool = False
-

@@ -35,7 +35,6 @@ from docbinder.domain.access import Resource
 from docbinder.domain.audit import AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy
-from docbinder.domain.providers import ProviderCopy, ProviderCopyKey
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -44,6 +43,7 @@ from docbinder.domain.model import (
     FileVersion,
     Scope,
 )
+from docbinder.domain.providers import ProviderCopy, ProviderCopyKey
 
 STORE_KEY_LENGTH = 49
 """Longest store identity :func:`store_location_key` keeps as it is (64-character names

@@ -311,9 +311,14 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
         def _error(self, provider: str, status: int, message: str) -> None:
             if provider == "openai":
                 kind = "invalid_request_error"
-                self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": None}})
+                self._send(
+                    status,
+                    {"error": {"message": message, "type": kind, "param": None, "code": None}},
+                )
             elif provider == "anthropic":
-                kind = {404: "not_found_error", 400: "invalid_request_error"}.get(status, "api_error")
+                kind = {404: "not_found_error", 400: "invalid_request_error"}.get(
+                    status, "api_error"
+                )
                 self._send(status, {"type": "error", "error": {"type": kind, "message": message}})
             else:
                 code = {404: "NOT_FOUND", 400: "INVALID_ARGUMENT"}.get(status, "INTERNAL")
@@ -443,7 +448,9 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
             name, mime, size = found
             if size != len(body):
                 raise _Refused(400, f"announced {size} bytes, received {len(body)}")
-            stored = state._new_file("gemini", name, mime or "application/octet-stream", body, GEMINI_FILE_LIFETIME)
+            stored = state._new_file(
+                "gemini", name, mime or "application/octet-stream", body, GEMINI_FILE_LIFETIME
+            )
             self._send(200, {"file": _gemini_file(stored)}, {"x-goog-upload-status": "final"})
 
         # -- messages ------------------------------------------------------
@@ -475,7 +482,9 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                             and part["file_data"].startswith("data:")
                             and isinstance(part.get("filename"), str)
                         ):
-                            raise _Refused(400, "input_file needs file_id, or file_data and filename")
+                            raise _Refused(
+                                400, "input_file needs file_id, or file_data and filename"
+                            )
                         self._accept("openai", part)
                     elif kind == "input_image":
                         if part.get("detail") not in ("auto", "low", "high", "original"):
@@ -528,9 +537,15 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                     elif stype == "base64":
                         allowed = IMAGE_TYPES if kind == "image" else ("application/pdf",)
                         if source.get("media_type") not in allowed:
-                            raise _Refused(400, f"media_type {source.get('media_type')!r} not allowed")
+                            raise _Refused(
+                                400, f"media_type {source.get('media_type')!r} not allowed"
+                            )
                         _base64(str(source.get("data", "")), urlsafe=False)
-                    elif not (kind == "document" and stype == "text" and isinstance(source.get("data"), str)):
+                    elif not (
+                        kind == "document"
+                        and stype == "text"
+                        and isinstance(source.get("data"), str)
+                    ):
                         raise _Refused(400, f"unknown {kind} source {stype!r}")
                     self._accept("anthropic", block)
             self._send(
@@ -575,7 +590,11 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                             "index": 0,
                         }
                     ],
-                    "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+                    "usageMetadata": {
+                        "promptTokenCount": 1,
+                        "candidatesTokenCount": 1,
+                        "totalTokenCount": 2,
+                    },
                     "modelVersion": model,
                 },
             )

@@ -15,11 +15,14 @@ from typing import Any
 
 import pytest
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-genai = pytest.importorskip("google.genai")
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+pytest.importorskip("google.genai")
 
+import anthropic
+import openai
 from anthropic.types import DocumentBlockParam, ImageBlockParam, MessageParam
+from google import genai
 from google.genai import types as genai_types
 from openai.types.responses import ResponseInputFileParam, ResponseInputImageParam
 from pydantic import TypeAdapter
@@ -35,7 +38,9 @@ from tests.integration.test_provider_files import PDF, clients
 from tests.wiring import wire_binder
 
 ALICE = Principal("alice", "acme")
-PNG = (Path(__file__).resolve().parents[2] / "docbinder" / "samples" / "revenue-chart.png").read_bytes()
+PNG = (
+    Path(__file__).resolve().parents[2] / "docbinder" / "samples" / "revenue-chart.png"
+).read_bytes()
 
 
 @pytest.fixture
@@ -72,7 +77,11 @@ def test_anthropic_blocks_by_file_id_and_inline(binder: DocBinder, server: Provi
         anthropic_files.inline_block(b"plain words", "notes.txt", "text/plain"),
     ]
     assert by_id == [
-        {"type": "document", "source": {"type": "file", "file_id": pdf.file_id}, "title": "report.pdf"},
+        {
+            "type": "document",
+            "source": {"type": "file", "file_id": pdf.file_id},
+            "title": "report.pdf",
+        },
         {"type": "image", "source": {"type": "file", "file_id": png.file_id}},
     ]
     TypeAdapter(DocumentBlockParam).validate_python(by_id[0])
@@ -103,7 +112,9 @@ def test_a_block_naming_an_unknown_file_is_refused_by_the_server(server: Provide
             max_tokens=8,
             messages=[{"role": "user", "content": [anthropic_files.content_block(bogus)]}],
         )
-    assert server.rejected == [("anthropic", "file file_011nothere is not one of this account's files")]
+    assert server.rejected == [
+        ("anthropic", "file file_011nothere is not one of this account's files")
+    ]
 
 
 def test_openai_parts_by_file_id_and_inline(binder: DocBinder, server: ProviderServer) -> None:

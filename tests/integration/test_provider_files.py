@@ -17,9 +17,13 @@ from typing import Any
 
 import pytest
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-genai = pytest.importorskip("google.genai")
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+pytest.importorskip("google.genai")
+
+import anthropic
+import openai
+from google import genai
 
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.providers.anthropic_files import AnthropicFiles
@@ -270,7 +274,9 @@ def test_the_setting_is_read_from_the_configuration(tmp_path: Path) -> None:
     )
     binder = build_binder(settings)
     file_id = store_pdf(binder)
-    with pytest.raises(ProviderUploadForbidden, match="setting provider_uploads_denied lists 'acme'"):
+    with pytest.raises(
+        ProviderUploadForbidden, match="setting provider_uploads_denied lists 'acme'"
+    ):
         binder.start_new_run(ALICE).provide_file(file_id, "openai", "main")
 
 

@@ -16,9 +16,14 @@ from typing import Any
 import anyio
 import pytest
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-genai = pytest.importorskip("google.genai")
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+pytest.importorskip("google.genai")
+
+import anthropic
+import openai
+from google import genai
+
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("agents")
 

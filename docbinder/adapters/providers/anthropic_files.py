@@ -40,7 +40,11 @@ class AnthropicFiles:
     provider = Provider.ANTHROPIC
 
     def __init__(
-        self, client: anthropic.Anthropic, account: str = "default", *, expires_in: int | None = None
+        self,
+        client: anthropic.Anthropic,
+        account: str = "default",
+        *,
+        expires_in: int | None = None,
     ) -> None:
         self._client = client
         self.account = account
@@ -86,7 +90,10 @@ def _error(operation: str, err: anthropic.APIError) -> ProviderError:
 def content_block(ref: ProviderFileRef) -> DocumentBlockParam | ImageBlockParam:
     """The Messages block naming an uploaded file: ``image`` for images, else ``document``."""
     if is_image(ref.mime_type):
-        image: ImageBlockParam = {"type": "image", "source": {"type": "file", "file_id": ref.file_id}}
+        image: ImageBlockParam = {
+            "type": "image",
+            "source": {"type": "file", "file_id": ref.file_id},
+        }
         return image
     document: DocumentBlockParam = {
         "type": "document",
@@ -96,7 +103,9 @@ def content_block(ref: ProviderFileRef) -> DocumentBlockParam | ImageBlockParam:
     return document
 
 
-def inline_block(data: bytes, file_name: str, mime_type: str) -> DocumentBlockParam | ImageBlockParam:
+def inline_block(
+    data: bytes, file_name: str, mime_type: str
+) -> DocumentBlockParam | ImageBlockParam:
     """The block with the bytes inline: ``base64`` images and PDFs, ``text`` for ``text/plain``.
 
     Raises :class:`InvalidInput` for other types (Anthropic takes them only by file id).
@@ -119,7 +128,11 @@ def inline_block(data: bytes, file_name: str, mime_type: str) -> DocumentBlockPa
     if bare.startswith("text/"):
         text: DocumentBlockParam = {
             "type": "document",
-            "source": {"type": "text", "media_type": "text/plain", "data": data.decode("utf-8", "replace")},
+            "source": {
+                "type": "text",
+                "media_type": "text/plain",
+                "data": data.decode("utf-8", "replace"),
+            },
             "title": file_name,
         }
         return text

@@ -56,7 +56,9 @@ class OpenAIFiles:
             )
         except openai.APIError as err:
             raise _error("upload", err) from err
-        expires = None if answer.expires_at is None else datetime.fromtimestamp(answer.expires_at, UTC)
+        expires = (
+            None if answer.expires_at is None else datetime.fromtimestamp(answer.expires_at, UTC)
+        )
         return UploadedCopy(answer.id, None, expires)
 
     def exists(self, file_id: str) -> bool:
@@ -90,7 +92,11 @@ def _error(operation: str, err: openai.APIError) -> ProviderError:
 def content_part(ref: ProviderFileRef) -> ResponseInputFileParam | ResponseInputImageParam:
     """The Responses API input part naming an uploaded file: ``input_image`` for images, else ``input_file``."""
     if is_image(ref.mime_type):
-        image: ResponseInputImageParam = {"type": "input_image", "file_id": ref.file_id, "detail": "auto"}
+        image: ResponseInputImageParam = {
+            "type": "input_image",
+            "file_id": ref.file_id,
+            "detail": "auto",
+        }
         return image
     part: ResponseInputFileParam = {"type": "input_file", "file_id": ref.file_id}
     return part

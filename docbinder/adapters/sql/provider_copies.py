@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 

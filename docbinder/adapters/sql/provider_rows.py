@@ -37,12 +37,15 @@ def copy_row(copy: ProviderCopy) -> dict[str, Any]:
     }
 
 
-def copy_from_row(m: Mapping[str, Any]) -> ProviderCopy:
+def copy_from_row(m: Mapping[Any, Any]) -> ProviderCopy:
     """The :class:`ProviderCopy` of a row's mapping; :class:`StorageError` for a corrupt row."""
     try:
         return ProviderCopy(
             ProviderCopyKey(
-                m["sha256"], m["provider"], m["account"], Scope(m["mandate_id"], m["feature_instance_id"])
+                m["sha256"],
+                m["provider"],
+                m["account"],
+                Scope(m["mandate_id"], m["feature_instance_id"]),
             ),
             state=m["state"],
             claim=m["claim"],

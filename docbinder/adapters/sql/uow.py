@@ -54,9 +54,7 @@ class SqlUnitOfWork:
         self.versions: VersionRepository = SqlVersionRepository(self._session)
         self.audit: AuditRepository = SqlAuditRepository(self._session)
         self.retention: RetentionRepository = SqlRetentionRepository(self._session)
-        self.provider_copies: ProviderCopyRepository = SqlProviderCopyRepository(
-            self._session
-        )
+        self.provider_copies: ProviderCopyRepository = SqlProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 

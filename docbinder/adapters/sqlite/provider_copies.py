@@ -19,7 +19,9 @@ from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
 
 _COLUMNS = columns(provider_copies)
 _TIMES = ("claimed_at", "uploaded_at", "expires_at")
-_KEY = " AND ".join(f"{name} = ?" for name in ("sha256", "provider", "account", "mandate_id", "feature_key"))
+_KEY = " AND ".join(
+    f"{name} = ?" for name in ("sha256", "provider", "account", "mandate_id", "feature_key")
+)
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM provider_copies"
 _INSERT = (
     f"INSERT INTO provider_copies ({', '.join(_COLUMNS)}) VALUES ({placeholders(len(_COLUMNS))})"

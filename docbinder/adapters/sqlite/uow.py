@@ -67,9 +67,7 @@ class SqliteUnitOfWork:
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
         self.audit: AuditRepository = SqliteAuditRepository(self._session)
         self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
-        self.provider_copies: ProviderCopyRepository = SqliteProviderCopyRepository(
-            self._session
-        )
+        self.provider_copies: ProviderCopyRepository = SqliteProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 

@@ -86,7 +86,11 @@ class ProviderCopyCleaner:
     """Deletes provider copies after their FileItem was deleted, and retries what failed."""
 
     def __init__(
-        self, uow_factory: UnitOfWorkFactory, registry: ProviderRegistry, clock: Clock, ids: IdFactory
+        self,
+        uow_factory: UnitOfWorkFactory,
+        registry: ProviderRegistry,
+        clock: Clock,
+        ids: IdFactory,
     ) -> None:
         self._uow = uow_factory
         self._registry = registry
@@ -106,7 +110,10 @@ class ProviderCopyCleaner:
                 marked.append(copy)
                 continue
             again = attrs.evolve(
-                copy, state=CopyState.DELETING, claim=self._ids.new_id(), claimed_at=self._clock.now()
+                copy,
+                state=CopyState.DELETING,
+                claim=self._ids.new_id(),
+                claimed_at=self._clock.now(),
             )
             if uow.provider_copies.replace(copy.claim, again):
                 marked.append(again)

@@ -69,12 +69,12 @@ import attrs
 
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import is_committed, release_blob
-from docbinder.application.steps.provider_copies import CleanupReport, ProviderCopyCleaner
 from docbinder.application.steps.database_claim import (
     claim_for_destruction,
     cloned_message,
     read_claim,
 )
+from docbinder.application.steps.provider_copies import CleanupReport, ProviderCopyCleaner
 from docbinder.application.steps.store_registration import (
     LocationCheck,
     check_location,

@@ -33,7 +33,9 @@ DENY_SETTING = "provider_uploads_denied"
 
 def _tenant_names(scope: Scope) -> tuple[str, ...]:
     """How :data:`DENY_SETTING` may name ``scope``: its mandate, and ``mandate/feature-instance``."""
-    return (scope.mandate_id,) if scope.feature_instance_id is None else (scope.mandate_id, str(scope))
+    return (
+        (scope.mandate_id,) if scope.feature_instance_id is None else (scope.mandate_id, str(scope))
+    )
 
 
 @attrs.frozen
@@ -157,7 +159,8 @@ class ProvideFile:
         if there.state is CopyState.DELETING:
             # a deleted FileItem's copy of this content: finish its delete first
             self._cleaner.delete_one(there)
-            return self._attempt_after_delete(there)
+            self._check_deleted(there)
+            return None
         if there.state is CopyState.READY:
             assert there.file_id is not None
             if there.usable_at(now, timedelta(seconds=self._t.margin)) and (
@@ -171,7 +174,8 @@ class ProvideFile:
             return self._take_over(client, item, there, mine)
         return None
 
-    def _attempt_after_delete(self, there: ProviderCopy) -> None:
+    def _check_deleted(self, there: ProviderCopy) -> None:
+        """Raise :class:`ProviderError` if the copy waiting for its delete is still there unchanged."""
         with self._uow() as uow:
             still = uow.provider_copies.get(there.key)
         if still is not None and still.claim == there.claim:
@@ -189,7 +193,9 @@ class ProvideFile:
             uow.commit()
         return self._upload(client, item, mine) if taken else None
 
-    def _upload(self, client: ProviderFiles, item: FileItem, mine: ProviderCopy) -> ProviderFileRef | None:
+    def _upload(
+        self, client: ProviderFiles, item: FileItem, mine: ProviderCopy
+    ) -> ProviderFileRef | None:
         """Upload as the holder of ``mine``'s claim; ``None`` if the claim was lost meanwhile."""
         try:
             with self._blobs.open(item.blob_key) as reader:
