@@ -560,6 +560,7 @@ class UseCaseContainer:
             quotas=self.quotas,
             audit_log=self.audit_log,
             retention=self.retention,
+            providers=self.provider_registry,
         )
 
 

@@ -27,6 +27,7 @@ from docbinder.application.steps.auditing import AuditTrail
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.provider_copies import ProviderRegistry
 from docbinder.application.steps.results import NotAttached, format_tool_file_result
 from docbinder.application.steps.storing import StoredFile
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
@@ -385,6 +386,9 @@ class DocBinder(UseCases):
     (:class:`ManageQuotas`, B12), ``audit_log`` (:class:`AuditLog`, B11) and
     ``retention`` (:class:`ManageRetention`, B5). They take no principal, as
     ``collect_garbage``; a host offers them to its administrators only.
+    ``providers`` is the :class:`~docbinder.application.steps.provider_copies.ProviderRegistry`
+    of model-provider clients that ``provide_file``, ``delete_file`` and ``gc`` use (B22);
+    the composition root passes the one it built them over.
 
     :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
     ``resources`` are closed in reverse order, each once (any object with a
@@ -416,13 +420,14 @@ class DocBinder(UseCases):
         quotas: ManageQuotas | None = None,
         audit_log: AuditLog | None = None,
         retention: ManageRetention | None = None,
+        providers: ProviderRegistry | None = None,
     ) -> None:
         super().__init__(**attrs.asdict(use_cases, recurse=False))
         trail = AuditTrail(None, None, None)
         self.quotas = quotas or ManageQuotas(uow_factory, read_uow_factory)
         self.audit_log = audit_log or AuditLog(uow_factory, read_uow_factory, trail, clock)
         self.retention = retention or ManageRetention(uow_factory, read_uow_factory, clock, trail)
-        self.providers = self.provide_file.registry
+        self.providers = providers or ProviderRegistry()
         self.update_file = FileContentUpdates(
             self.get_file_for_update, self.append_file_content, self.replace_file_content
         )

@@ -91,11 +91,6 @@ class ProvideFile:
         self._t = timings
         self._sleep = sleep
 
-    @property
-    def registry(self) -> ProviderRegistry:
-        """The provider clients this use case uploads with (``binder.providers``)."""
-        return self._registry
-
     def __call__(
         self,
         principal: Principal,
