@@ -124,6 +124,24 @@ class ProviderServer:
         """``<url>/v1``: the OpenAI SDK's base URL."""
         return f"{self.url}/v1"
 
+    def openai_client(self) -> Any:
+        """An ``openai.OpenAI`` client pointed at this server (API key ``test``, no retries)."""
+        import openai
+
+        return openai.OpenAI(api_key="test", base_url=self.openai_base_url, max_retries=0)
+
+    def anthropic_client(self) -> Any:
+        """An ``anthropic.Anthropic`` client pointed at this server (API key ``test``, no retries)."""
+        import anthropic
+
+        return anthropic.Anthropic(api_key="test", base_url=self.url, max_retries=0)
+
+    def gemini_client(self) -> Any:
+        """A ``google.genai.Client`` (Gemini API) pointed at this server (API key ``test``)."""
+        from google import genai
+
+        return genai.Client(api_key="test", http_options={"base_url": self.url})
+
     # -- what tests look at -------------------------------------------------
 
     def uploads_of(self, provider: str) -> list[StoredFile]:
