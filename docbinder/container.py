@@ -496,7 +496,12 @@ class UseCaseContainer:
         )
         self.open_file_version = providers.Singleton(OpenFileVersion, blobs, access, self.gate)
         self.delete_file_versions = providers.Singleton(
-            DeleteFileVersions, units, blobs, access, self.list_file_versions
+            DeleteFileVersions,
+            units,
+            blobs,
+            access,
+            self.list_file_versions,
+            provider_copies=self.provider_cleaner,
         )
 
     def _build_link_use_cases(self) -> None:

@@ -345,3 +345,18 @@ def test_on_the_sqlite_default(tmp_path: Path, server: ProviderServer) -> None:
     binder.delete_file(ALICE, file_id)
     assert not any(server.holds(p, r.file_id) for p, r in refs.items())
     assert Scope("acme", "fi1") == ALICE.scope
+
+
+def test_deleting_file_versions_deletes_their_provider_copies(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    first = binder.versions.save(ALICE, "plan", b"%PDF-1.4 v0", mime_type="application/pdf")
+    second = binder.versions.save(ALICE, "plan", b"%PDF-1.4 v1", mime_type="application/pdf")
+    run = binder.start_new_run(ALICE)
+    refs = [run.provide_file(v.item.id, "anthropic", "main") for v in (first, second)]
+    assert all(server.holds("anthropic", r.file_id) for r in refs)
+    assert binder.versions.delete(ALICE, "plan") == 2
+    assert [server.holds("anthropic", r.file_id) for r in refs] == [False, False]
+    with store.unit_of_work() as uow:
+        assert uow.provider_copies.deleting(100) == []
+        assert uow.provider_copies.of_content(ALICE.scope, first.item.sha256) == []
