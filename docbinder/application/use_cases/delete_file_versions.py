@@ -6,8 +6,8 @@ import logging
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
-from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.domain.access import Action
