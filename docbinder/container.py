@@ -476,6 +476,7 @@ class UseCaseContainer:
             self.max_file_size,
             self.registration,
             hash_workers=self.hash_workers,
+            provider_copies=self.provider_cleaner,
         )
         self.get_file_for_update = providers.Singleton(GetFileForUpdate, self.units, self.access)
         self.append_file_content = providers.Singleton(

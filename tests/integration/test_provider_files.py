@@ -360,3 +360,16 @@ def test_deleting_file_versions_deletes_their_provider_copies(
     with store.unit_of_work() as uow:
         assert uow.provider_copies.deleting(100) == []
         assert uow.provider_copies.of_content(ALICE.scope, first.item.sha256) == []
+
+
+def test_replacing_the_content_deletes_the_old_contents_copies(
+    binder: DocBinder, server: ProviderServer
+) -> None:
+    run = binder.start_new_run(ALICE)
+    file_id = store_pdf(binder)
+    old = run.provide_file(file_id, "openai", "main")
+    binder.update_file.replace(ALICE, file_id, b"%PDF-1.4 revised\n%%EOF\n")
+    assert not server.holds("openai", old.file_id)
+    new = run.provide_file(file_id, "openai", "main")
+    assert new.uploaded and new.file_id != old.file_id
+    assert server.uploads_of("openai")[-1].data == b"%PDF-1.4 revised\n%%EOF\n"
