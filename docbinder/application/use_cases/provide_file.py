@@ -146,9 +146,12 @@ class ProvideFile:
         """One look at the key's row: a reference, or ``None`` to look again after a pause."""
         now = self._clock.now()
         mine = ProviderCopy(key, CopyState.UPLOADING, self._ids.new_id(), now, size=item.size)
-        with self._uow() as uow:
-            there = uow.provider_copies.claim(mine)
-            uow.commit()
+        with self._uow() as uow:  # the usual case, a recorded copy: one read, no write lock
+            there = uow.provider_copies.get(key)
+        if there is None:
+            with self._uow() as uow:
+                there = uow.provider_copies.claim(mine)
+                uow.commit()
         if there is None:
             return self._upload(client, item, mine)
         if there.state is CopyState.DELETING:
