@@ -411,6 +411,7 @@ class UseCaseContainer:
             self.clock,
             self.ids,
             denied=self.provider_uploads_denied,
+            audit=self.audit,
         )
         self.delete_file = providers.Singleton(
             DeleteFile,

@@ -373,3 +373,23 @@ def test_replacing_the_content_deletes_the_old_contents_copies(
     new = run.provide_file(file_id, "openai", "main")
     assert new.uploaded and new.file_id != old.file_id
     assert server.uploads_of("openai")[-1].data == b"%PDF-1.4 revised\n%%EOF\n"
+
+
+def test_uploads_and_refusals_are_audit_events(
+    store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer
+) -> None:
+    binder = make_binder(store, clock, server, audit=True, provider_uploads_denied=("globex",))
+    file_id = store_pdf(binder)
+    run = binder.start_new_run(ALICE)
+    ref = run.provide_file(file_id, "gemini", "main")
+    run.provide_file(file_id, "gemini", "main")  # reused: no second upload event
+    bob_file = store_pdf(binder, BOB)
+    with pytest.raises(ProviderUploadForbidden):
+        binder.start_new_run(BOB).provide_file(bob_file, "gemini", "main")
+    uploads = [e for e in binder.audit_log.list(file_id=file_id) if e.action == "provider_upload"]
+    assert [(e.principal, e.detail["providerFileId"], e.detail["provider"]) for e in uploads] == [
+        ("alice", ref.file_id, "gemini")
+    ]
+    refused = [e for e in binder.audit_log.list(file_id=bob_file) if e.action == "access_refused"]
+    assert [(e.principal, e.outcome) for e in refused] == [("bob", "provider_uploads_denied")]
+    assert binder.audit_log.verify().broken is None

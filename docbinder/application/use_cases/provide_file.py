@@ -9,8 +9,10 @@ from datetime import timedelta
 
 import attrs
 
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
+from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import ProviderError, ProviderUploadForbidden
 from docbinder.domain.model import FileItem, Principal, Scope
 from docbinder.domain.providers import (
@@ -79,7 +81,9 @@ class ProvideFile:
         denied: Iterable[str] = (),
         timings: ProviderTimings = ProviderTimings(),
         sleep: Callable[[float], None] = time.sleep,
+        audit: AuditTrail = DISABLED,
     ) -> None:
+        self._audit = audit
         self._uow = uow_factory
         self._blobs = blobs
         self._get = get_file
@@ -113,12 +117,25 @@ class ProvideFile:
         provider failed, or another caller's upload took longer than the wait).
         """
         item = self._get(principal, file_id)
-        self._check_allowed(item.scope, principal.scope)
+        try:
+            self._check_allowed(item.scope, principal.scope)
+        except ProviderUploadForbidden as refused:
+            if self._audit.enabled:
+                self._audit.refused(
+                    self._audit.event(
+                        AuditAction.ACCESS_REFUSED,
+                        principal,
+                        outcome="provider_uploads_denied",
+                        file_id=item.id,
+                        detail={"operation": "provide_file", "provider": str(provider)},
+                    )
+                )
+            raise
         client = self._registry.get(provider, account)
         key = ProviderCopyKey(item.sha256, client.provider, account, item.scope)
         deadline = time.monotonic() + self._t.wait
         while True:
-            ref = self._attempt(client, item, key, verify)
+            ref = self._attempt(principal, client, item, key, verify)
             if ref is not None:
                 return ref
             if time.monotonic() > deadline:
@@ -141,7 +158,12 @@ class ProvideFile:
                     )
 
     def _attempt(
-        self, client: ProviderFiles, item: FileItem, key: ProviderCopyKey, verify: bool
+        self,
+        principal: Principal,
+        client: ProviderFiles,
+        item: FileItem,
+        key: ProviderCopyKey,
+        verify: bool,
     ) -> ProviderFileRef | None:
         """One look at the key's row: a reference, or ``None`` to look again after a pause."""
         now = self._clock.now()
@@ -153,7 +175,7 @@ class ProvideFile:
                 there = uow.provider_copies.claim(mine)
                 uow.commit()
         if there is None:
-            return self._upload(client, item, mine)
+            return self._upload(principal, client, item, mine)
         if there.state is CopyState.DELETING:
             # a deleted FileItem's copy of this content: finish its delete first
             self._cleaner.delete_one(there)
@@ -166,10 +188,10 @@ class ProvideFile:
             ):
                 return _ref(there, item, uploaded=False)
             log.info("provider copy %s expired or gone: uploading again", there.file_id)
-            return self._take_over(client, item, there, mine)
+            return self._take_over(principal, client, item, there, mine)
         if (now - there.claimed_at).total_seconds() > self._t.stale_after:
             log.warning("taking over a stale upload claim of %s", key.provider.value)
-            return self._take_over(client, item, there, mine)
+            return self._take_over(principal, client, item, there, mine)
         return None
 
     def _check_deleted(self, there: ProviderCopy) -> None:
@@ -184,15 +206,20 @@ class ProvideFile:
             )
 
     def _take_over(
-        self, client: ProviderFiles, item: FileItem, there: ProviderCopy, mine: ProviderCopy
+        self,
+        principal: Principal,
+        client: ProviderFiles,
+        item: FileItem,
+        there: ProviderCopy,
+        mine: ProviderCopy,
     ) -> ProviderFileRef | None:
         with self._uow() as uow:
             taken = uow.provider_copies.replace(there.claim, mine)
             uow.commit()
-        return self._upload(client, item, mine) if taken else None
+        return self._upload(principal, client, item, mine) if taken else None
 
     def _upload(
-        self, client: ProviderFiles, item: FileItem, mine: ProviderCopy
+        self, principal: Principal, client: ProviderFiles, item: FileItem, mine: ProviderCopy
     ) -> ProviderFileRef | None:
         """Upload as the holder of ``mine``'s claim; ``None`` if the claim was lost meanwhile."""
         try:
@@ -215,6 +242,21 @@ class ProvideFile:
         )
         with self._uow() as uow:
             kept = uow.provider_copies.replace(mine.claim, ready)
+            if kept and self._audit.enabled:
+                self._audit.record(
+                    uow,
+                    self._audit.event(
+                        AuditAction.PROVIDER_UPLOAD,
+                        principal,
+                        file_id=item.id,
+                        detail={
+                            "provider": mine.key.provider.value,
+                            "account": mine.key.account,
+                            "providerFileId": uploaded.file_id,
+                            "size": len(data),
+                        },
+                    ),
+                )
             uow.commit()
         if not kept:
             # a delete marked the row, or a caller took the claim over: ours is an orphan
