@@ -119,7 +119,7 @@ class ProvideFile:
         item = self._get(principal, file_id)
         try:
             self._check_allowed(item.scope, principal.scope)
-        except ProviderUploadForbidden as refused:
+        except ProviderUploadForbidden:
             if self._audit.enabled:
                 self._audit.refused(
                     self._audit.event(
