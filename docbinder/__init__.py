@@ -56,6 +56,8 @@ if TYPE_CHECKING:
         MissingExtra,
         NoActiveWorkflow,
         NotFound,
+        ProviderError,
+        ProviderUploadForbidden,
         QuotaExceeded,
         SizeLimitExceeded,
         StorageError,
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
         VersionSeries,
     )
     from docbinder.domain.parsing import coerce_document_references
+    from docbinder.domain.providers import ProviderFileRef
     from docbinder.domain.references import (
         DocumentItemReference,
         DocumentListReference,
@@ -126,6 +129,9 @@ _EXPORTS: dict[str, str] = {
     "NotFound": "docbinder.domain.errors",
     "Principal": "docbinder.domain.model",
     "Provenance": "docbinder.domain.model",
+    "ProviderError": "docbinder.domain.errors",
+    "ProviderFileRef": "docbinder.domain.providers",
+    "ProviderUploadForbidden": "docbinder.domain.errors",
     "Quota": "docbinder.domain.governance",
     "QuotaExceeded": "docbinder.domain.errors",
     "ToolCall": "docbinder.application.provenance",
@@ -212,6 +218,9 @@ __all__ = [
     "PageCoverage",
     "Principal",
     "Provenance",
+    "ProviderError",
+    "ProviderFileRef",
+    "ProviderUploadForbidden",
     "Quota",
     "QuotaExceeded",
     "RejectedReference",

@@ -95,6 +95,7 @@ SETTING_NAMES = (
     "s3_connect_timeout",
     "s3_read_timeout",
     "s3_max_attempts",
+    "provider_uploads_denied",
     *EXTRACT_SETTINGS,
     *CALL_SETTINGS,
     *HTTP_SETTINGS,
@@ -236,6 +237,12 @@ class Settings:
     http_allowed_hosts: tuple[str, ...] = ()
     """More names the ``Host`` and ``Origin`` headers may give (comma-separated in the
     environment, a list in TOML).
+    """
+    provider_uploads_denied: tuple[str, ...] = ()
+    """Tenants whose files never go to a model provider's Files API (B22): mandate ids, or
+    ``mandate/feature-instance`` for one feature instance (comma-separated in the
+    environment, a list in TOML). ``run.provide_file`` refuses them with an error naming
+    this setting.
     """
     public_url: str | None = None
     """Where ``docbinder serve`` is reached (``https://files.example.com``): the base of signed
@@ -592,6 +599,25 @@ def _hosts(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
     return hosts
 
 
+_TENANT_ENTRY = re.compile(r"^[^\s/,]{1,128}(/[^\s/,]{1,128})?$")
+
+
+def _tenants(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
+    """Tenants: ``mandate`` or ``mandate/feature-instance``, comma-separated text or a list."""
+    entries = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
+        raise ConfigurationError(
+            f"{name} must be mandate ids or mandate/feature-instance pairs, got {raw!r} ({source})"
+        )
+    tenants = tuple(e.strip() for e in entries if e.strip())
+    bad = [t for t in tenants if not _TENANT_ENTRY.match(t)]
+    if bad:
+        raise ConfigurationError(
+            f"{name}: {bad[0]!r} is no mandate id or mandate/feature-instance pair ({source})"
+        )
+    return tenants
+
+
 def _algorithms(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
     """JWT algorithm names (RFC 7518): comma-separated text or a list; ``none`` is refused."""
     entries = raw.split(",") if isinstance(raw, str) else raw
@@ -640,6 +666,7 @@ _CONVERTERS: dict[str, Converter] = {
     "resolutions_per_workflow": _COUNT,
     "oidc_algorithms": _algorithms,
     "oidc_signer_grace": _wait_seconds,
+    "provider_uploads_denied": _tenants,
 }
 """The settings that are numbers or flags, in the order they are checked, with their converter."""
 

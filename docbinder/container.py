@@ -29,7 +29,7 @@ The budgets of the content extractor come from the ``extract_*`` settings
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from docbinder.application.steps.content_switch import ContentSwitch
 from docbinder.application.steps.extraction_cache import CachingExtractor
 from docbinder.application.steps.hashing import HashWorkers
 from docbinder.application.steps.link_events import LinkEvents
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.steps.resolution_record import ResolutionRecorder
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.storing import FileStorer
@@ -88,6 +89,7 @@ from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
+from docbinder.application.use_cases.provide_file import ProvideFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
 from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
@@ -318,7 +320,9 @@ class UseCaseContainer:
         link_max_expiry: Any = MAX_EXPIRY_SECONDS,
         audit: Any = False,
         audit_retention: Any = None,
+        provider_uploads_denied: Any = (),
     ) -> None:
+        self.provider_uploads_denied = _provider(provider_uploads_denied)
         self.audit_enabled = _provider(audit)
         self.audit_retention = _provider(audit_retention)
         self.uow_factory = _provider(uow_factory)
@@ -393,8 +397,30 @@ class UseCaseContainer:
         self.open_file = providers.Singleton(OpenFile, self.get_file, blobs, audit=self.audit)
         self.open_file_item = providers.Singleton(OpenFileItem, self.get_file, blobs)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
+        self.provider_registry = providers.Singleton(ProviderRegistry)
+        self.provider_cleaner = providers.Singleton(
+            ProviderCopyCleaner, units, self.provider_registry, self.clock, self.ids
+        )
+        self.provide_file = providers.Singleton(
+            ProvideFile,
+            units,
+            blobs,
+            self.get_file,
+            self.provider_registry,
+            self.provider_cleaner,
+            self.clock,
+            self.ids,
+            denied=self.provider_uploads_denied,
+            audit=self.audit,
+        )
         self.delete_file = providers.Singleton(
-            DeleteFile, units, blobs, access, self.get_file, audit=self.audit
+            DeleteFile,
+            units,
+            blobs,
+            access,
+            self.get_file,
+            audit=self.audit,
+            provider_copies=self.provider_cleaner,
         )
         self.count_file_references = providers.Singleton(CountFileReferences, units, self.get_file)
         self.persist_action_result = providers.Singleton(PersistActionResult, self.attach_file)
@@ -403,7 +429,13 @@ class UseCaseContainer:
             ManageRetention, units, read_units, self.clock, self.audit
         )
         self.collect_garbage = providers.Singleton(
-            CollectGarbage, units, blobs, self.clock, self.retention, audit=self.audit
+            CollectGarbage,
+            units,
+            blobs,
+            self.clock,
+            self.retention,
+            audit=self.audit,
+            provider_copies=self.provider_cleaner,
         )
         self.quotas = providers.Singleton(ManageQuotas, units, read_units)
         self.audit_log = providers.Singleton(
@@ -445,6 +477,7 @@ class UseCaseContainer:
             self.max_file_size,
             self.registration,
             hash_workers=self.hash_workers,
+            provider_copies=self.provider_cleaner,
         )
         self.get_file_for_update = providers.Singleton(GetFileForUpdate, self.units, self.access)
         self.append_file_content = providers.Singleton(
@@ -465,7 +498,12 @@ class UseCaseContainer:
         )
         self.open_file_version = providers.Singleton(OpenFileVersion, blobs, access, self.gate)
         self.delete_file_versions = providers.Singleton(
-            DeleteFileVersions, units, blobs, access, self.list_file_versions
+            DeleteFileVersions,
+            units,
+            blobs,
+            access,
+            self.list_file_versions,
+            provider_copies=self.provider_cleaner,
         )
 
     def _build_link_use_cases(self) -> None:
@@ -529,6 +567,7 @@ class UseCaseContainer:
             quotas=self.quotas,
             audit_log=self.audit_log,
             retention=self.retention,
+            providers=self.provider_registry,
         )
 
 
@@ -568,6 +607,7 @@ _BINDER_USE_CASES = (
     "redeem_link",
     "revoke_link",
     "list_resolutions",
+    "provide_file",
 )
 """The fields of the :class:`UseCases` bundle the :class:`DocBinder` is built over."""
 
@@ -596,6 +636,7 @@ def compose_binder(
     resolution_log: ResolutionLog | None = None,
     public_url: str | None = None,
     audit: bool = False,
+    provider_uploads_denied: Sequence[str] = (),
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -614,7 +655,9 @@ def compose_binder(
     ``resolution_log`` keeps recent resolutions for the inspector page (``None``:
     none kept); ``public_url`` is the base of links minted outside a request.
     With ``audit`` every write, read, resolution and refusal is recorded in the
-    metadata store's audit log (B11, ``binder.audit``).
+    metadata store's audit log (B11, ``binder.audit``). ``provider_uploads_denied``
+    lists the tenants (``mandate`` or ``mandate/feature-instance``) whose files
+    ``provide_file`` refuses to hand to model providers (B22).
     """
     use_cases = UseCaseContainer(
         uow_factory=uow_factory,
@@ -634,6 +677,7 @@ def compose_binder(
         resolution_log=resolution_log,
         public_url=public_url,
         audit=audit,
+        provider_uploads_denied=tuple(provider_uploads_denied),
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -712,6 +756,9 @@ class Container:
             link_max_expiry=providers.Callable(lambda s: s.link_max_expiry, self.settings),
             audit=providers.Callable(lambda s: s.audit, self.settings),
             audit_retention=providers.Callable(_retention, self.settings),
+            provider_uploads_denied=providers.Callable(
+                lambda s: s.provider_uploads_denied, self.settings
+            ),
         )
         self.binder = self.use_cases.binder
 

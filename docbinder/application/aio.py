@@ -60,6 +60,7 @@ from docbinder.domain.model import (
     Principal,
     Provenance,
 )
+from docbinder.domain.providers import ProviderFileRef
 from docbinder.ports.blobs import BlobReader
 
 T = TypeVar("T")
@@ -593,6 +594,14 @@ class AsyncRun:
     async def get_file(self, file_id: str) -> FileItem:
         """As :meth:`Run.get_file`; :class:`FileItemNotFound`."""
         return await self.binder.get_file(self.principal, file_id)
+
+    async def provide_file(
+        self, file_id: str, provider: str, account: str = "default", *, verify: bool = True
+    ) -> ProviderFileRef:
+        """As :meth:`Run.provide_file`, in a worker thread (the upload blocks)."""
+        return await self._run(
+            lambda: self.sync.provide_file(file_id, provider, account, verify=verify)
+        )
 
     async def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> AsyncChunks:
         """As :meth:`Run.open_file`, as :class:`AsyncChunks`; errors at the ``await``."""

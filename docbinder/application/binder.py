@@ -27,6 +27,7 @@ from docbinder.application.steps.auditing import AuditTrail
 from docbinder.application.steps.closing import CLOSED_MESSAGE
 from docbinder.application.steps.content_switch import FileUpdate
 from docbinder.application.steps.hashing import FileData
+from docbinder.application.steps.provider_copies import ProviderRegistry
 from docbinder.application.steps.results import NotAttached, format_tool_file_result
 from docbinder.application.steps.storing import StoredFile
 from docbinder.application.use_cases.advance_counters import AdvanceCounters
@@ -60,6 +61,7 @@ from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.application.use_cases.open_file_version import OpenFileVersion
 from docbinder.application.use_cases.persist_action_result import PersistActionResult
 from docbinder.application.use_cases.produce_file import ProduceFile
+from docbinder.application.use_cases.provide_file import ProvideFile
 from docbinder.application.use_cases.prune_extraction_cache import PruneExtractionCache
 from docbinder.application.use_cases.redeem_link import RedeemLink, RevokeLink
 from docbinder.application.use_cases.replace_file_content import ReplaceFileContent
@@ -79,6 +81,7 @@ from docbinder.domain.model import (
     Provenance,
     VersionSeries,
 )
+from docbinder.domain.providers import ProviderFileRef
 from docbinder.ports.authorizer import Authorizer
 from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.extractor import ContentExtractor, ExtractionCache
@@ -356,6 +359,7 @@ class UseCases:
     redeem_link: RedeemLink
     revoke_link: RevokeLink
     list_resolutions: ListResolutions
+    provide_file: ProvideFile
 
 
 class DocBinder(UseCases):
@@ -385,6 +389,9 @@ class DocBinder(UseCases):
     (:class:`ManageQuotas`, B12), ``audit_log`` (:class:`AuditLog`, B11) and
     ``retention`` (:class:`ManageRetention`, B5). They take no principal, as
     ``collect_garbage``; a host offers them to its administrators only.
+    ``providers`` is the :class:`~docbinder.application.steps.provider_copies.ProviderRegistry`
+    of model-provider clients that ``provide_file``, ``delete_file`` and ``gc`` use (B22);
+    the composition root passes the one it built them over.
 
     :meth:`close` (or leaving ``with binder:``) releases what the binder holds:
     ``resources`` are closed in reverse order, each once (any object with a
@@ -416,12 +423,14 @@ class DocBinder(UseCases):
         quotas: ManageQuotas | None = None,
         audit_log: AuditLog | None = None,
         retention: ManageRetention | None = None,
+        providers: ProviderRegistry | None = None,
     ) -> None:
         super().__init__(**attrs.asdict(use_cases, recurse=False))
         trail = AuditTrail(None, None, None)
         self.quotas = quotas or ManageQuotas(uow_factory, read_uow_factory)
         self.audit_log = audit_log or AuditLog(uow_factory, read_uow_factory, trail, clock)
         self.retention = retention or ManageRetention(uow_factory, read_uow_factory, clock, trail)
+        self.providers = providers or ProviderRegistry()
         self.update_file = FileContentUpdates(
             self.get_file_for_update, self.append_file_content, self.replace_file_content
         )
@@ -767,6 +776,17 @@ class Run:
     def get_file(self, file_id: str) -> FileItem:
         """A readable FileItem; :class:`FileItemNotFound` otherwise."""
         return self.binder.get_file(self.principal, file_id)
+
+    def provide_file(
+        self, file_id: str, provider: str, account: str = "default", *, verify: bool = True
+    ) -> ProviderFileRef:
+        """The file as a model provider knows it, uploaded at most once per content and tenant (B22).
+
+        ``provider`` is ``openai``, ``anthropic`` or ``gemini``; ``account`` the
+        name its client was registered under (``binder.providers.register``).
+        Errors as :class:`~docbinder.application.use_cases.provide_file.ProvideFile`.
+        """
+        return self.binder.provide_file(self.principal, file_id, provider, account, verify=verify)
 
     def open_file(self, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
         """A readable FileItem's bytes as a :class:`BlobReader`; use it in a ``with`` block.

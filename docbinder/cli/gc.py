@@ -173,6 +173,8 @@ def as_wire(found: Collection) -> dict[str, Any]:
         "storeMoved": report.store_moved,
         "locationChecked": report.location_checked,
         "committedBlobs": list(report.committed_blobs),
+        "providerCopiesDeleted": report.provider_copies_deleted,
+        "providerCopiesKept": report.provider_copies_kept,
     }
 
 
@@ -207,6 +209,13 @@ def _print_removed(found: Collection) -> None:
         )
         for file_id in report.expired_rows:
             out.print(f"  expired file {file_id}")
+    if report.provider_copies_deleted or report.provider_copies_kept:
+        done = "" if report.dry_run else f"deleted {report.provider_copies_deleted}, "
+        out.print(
+            f"copies of deleted FileItems at model providers: {done}"
+            f"{report.provider_copies_kept} still to delete (their provider is not registered "
+            "in this process or refused; a later run tries again)"
+        )
 
 
 def _print_marked(found: Collection) -> None:

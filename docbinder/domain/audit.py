@@ -39,6 +39,7 @@ class AuditAction(enum.StrEnum):
     DELETE = "delete"
     QUOTA_REFUSED = "quota_refused"
     ACCESS_REFUSED = "access_refused"
+    PROVIDER_UPLOAD = "provider_upload"
 
 
 def _check_detail(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

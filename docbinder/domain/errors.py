@@ -242,3 +242,29 @@ class BinderClosed(DocbinderError, RuntimeError):
     metadata store for every new unit of work. Closing releases connection
     pools and worker threads; nothing stored is affected.
     """
+
+
+class ProviderUploadForbidden(AccessDenied):
+    """A tenant's setting forbids handing its files to a model provider's Files API (B22).
+
+    ``setting`` names the setting that refused (``provider_uploads_denied``) and
+    ``scope`` the tenant (``mandate`` or ``mandate/feature-instance``) it lists.
+    """
+
+    def __init__(self, message: str, *, setting: str, scope: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.scope = scope
+
+
+class ProviderError(DocbinderError, OSError):
+    """A model provider's Files API failed or answered what its documentation does not describe (B22).
+
+    ``provider`` is ``openai``, ``anthropic`` or ``gemini``; ``status`` the HTTP
+    status when the provider answered one (``None`` for a connection failure).
+    """
+
+    def __init__(self, message: str, *, provider: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status = status

@@ -44,8 +44,9 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from docbinder.domain.errors import MissingExtra
+from docbinder.domain.errors import InvalidInput, MissingExtra
 from docbinder.domain.model import ContentKind
+from docbinder.domain.providers import Provider, ProviderFileRef
 from docbinder.integrations._rendering import artifact, data_url, image_parts, toolset_for
 from docbinder.toolset.specs import make_strict, strict_schema
 
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
-__all__ = ["docbinder_tools", "render_tool", "strict_parameters"]
+__all__ = ["docbinder_tools", "file_tool_output", "render_tool", "strict_parameters"]
 
 _FILE_MIME_TYPES = frozenset({"application/pdf"})
 """Binary documents sent as the SDK's file output (the Responses API reads PDFs)."""
@@ -160,3 +161,24 @@ def _render(outcome: ToolOutcome) -> Any:
     if not extra:
         return outcome.text
     return [ToolOutputText(text=outcome.text), *extra]
+
+
+def file_tool_output(ref: ProviderFileRef) -> ToolOutputFileContent | ToolOutputImage:
+    """A file ``run.provide_file`` handed to OpenAI, as the Agents SDK's own tool output (B22).
+
+    A function tool returns it (alone or in a list); the SDK sends it to the
+    model as ``input_image`` (images, ``detail="auto"``) or ``input_file`` with
+    the ``file_id``, so the bytes are not sent again. Raises :class:`InvalidInput`
+    for another provider's copy (OpenAI cannot read those ids).
+    """
+    if ref.provider is not Provider.OPENAI:
+        raise InvalidInput(
+            f"the OpenAI Agents SDK sends OpenAI file ids only; this copy is at {ref.provider.value}"
+        )
+    if ref.mime_type.split(";", 1)[0].strip().lower() in _IMAGE_TYPES:
+        return ToolOutputImage(file_id=ref.file_id, detail="auto")
+    return ToolOutputFileContent(file_id=ref.file_id, filename=ref.file_name)
+
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""What the Responses API reads as an image (its ``input_image`` types)."""

@@ -38,11 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 from docbinder.domain.errors import MissingExtra
 from docbinder.domain.model import ContentKind
+from docbinder.domain.providers import Provider, ProviderFileRef
 from docbinder.integrations._rendering import artifact, toolset_for
 
 try:
     from pydantic_ai.exceptions import ToolFailed
-    from pydantic_ai.messages import BinaryContent, ToolReturn
+    from pydantic_ai.messages import BinaryContent, ToolReturn, UploadedFile
     from pydantic_ai.tools import RunContext, Tool
     from pydantic_ai.toolsets import FunctionToolset
 except ModuleNotFoundError as exc:  # tested by simulating the missing package
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from docbinder.tools.images import ImageGenerator
     from docbinder.toolset import DocbinderToolset, ToolOutcome, ToolSpec
 
-__all__ = ["docbinder_toolset", "render_tool"]
+__all__ = ["docbinder_toolset", "render_tool", "uploaded_file"]
 
 _BINARY_MIME_TYPES = frozenset({"application/pdf"})
 """Binary documents passed to the model as binary content (models read PDFs)."""
@@ -124,3 +125,32 @@ def _render(outcome: ToolOutcome) -> ToolReturn:
     ]
     value: Any = [outcome.text, *binaries] if binaries else outcome.text
     return ToolReturn(return_value=value, metadata=artifact(outcome))
+
+
+_UPLOADED_PROVIDER_NAMES = {
+    Provider.OPENAI: "openai",
+    Provider.ANTHROPIC: "anthropic",
+    Provider.GEMINI: "google",
+}
+"""pydantic-ai's ``UploadedFile.provider_name`` for each provider docbinder hands files to."""
+
+
+def uploaded_file(ref: ProviderFileRef) -> UploadedFile:
+    """A file ``run.provide_file`` handed to a provider, as pydantic-ai's own ``UploadedFile`` (B22).
+
+    Put it in a user prompt (``agent.run(["Summarize", uploaded_file(ref)])``) or a
+    ``ToolReturn``'s content: pydantic-ai's model for that provider sends it as the
+    provider's native block (Anthropic ``document``/``image`` with a file source,
+    OpenAI ``input_file``/``input_image``, Gemini ``file_data``). For Gemini the
+    id is the file's URI, as pydantic-ai's ``GoogleModel`` expects.
+    """
+    file_id = ref.file_id
+    if ref.provider is Provider.GEMINI:
+        if ref.uri is None:
+            raise ValueError(f"Gemini copy {ref.file_id} has no URI recorded")
+        file_id = ref.uri
+    return UploadedFile(
+        file_id,
+        _UPLOADED_PROVIDER_NAMES[ref.provider],  # type: ignore[arg-type]
+        media_type=ref.mime_type,
+    )

@@ -12,9 +12,11 @@ Roles (ADR 0041):
 * quotas -- :class:`QuotaRepository`: limits per mandate / feature instance
   (feature row B12), whose usage :class:`FileRepository` keeps as it writes;
 * audit -- :class:`AuditRepository`: the hash-chained audit log (B11);
-* retention -- :class:`RetentionRepository`: retention policies and legal holds (B5).
+* retention -- :class:`RetentionRepository`: retention policies and legal holds (B5);
+* provider copies -- :class:`ProviderCopyRepository`: FileItems' copies in model
+  providers' Files APIs (B22).
 
-A :class:`UnitOfWork` offers all seven over one transaction. What a backend
+A :class:`UnitOfWork` offers all eight over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
 capability flag of the shipped contract suite (:class:`~docbinder.testing.MetadataContract`),
 which then skips those cases with the reason.
@@ -41,6 +43,7 @@ from docbinder.domain.model import (
     FileVersion,
     Scope,
 )
+from docbinder.domain.providers import ProviderCopy, ProviderCopyKey
 
 STORE_KEY_LENGTH = 49
 """Longest store identity :func:`store_location_key` keeps as it is (64-character names
@@ -566,11 +569,49 @@ class RetentionRepository(Protocol):
         ...
 
 
+class ProviderCopyRepository(Protocol):
+    """FileItems' copies in model providers' Files APIs, one row per :class:`ProviderCopyKey` (B22).
+
+    Every lookup names the whole key, tenant included: no method finds a copy
+    by the provider's file id alone, so a tenant never sees another tenant's
+    copy (ADR 0105). Changes are compare-and-sets on the row's claim token.
+    Errors: :class:`StorageError`.
+    """
+
+    def claim(self, copy: ProviderCopy) -> ProviderCopy | None:
+        """Insert ``copy`` under its key; ``None`` if inserted, else the row already there (unchanged).
+
+        Of concurrent callers for one key exactly one inserts (unique key);
+        the unit stays usable after losing.
+        """
+        ...
+
+    def get(self, key: ProviderCopyKey) -> ProviderCopy | None:
+        """The copy of exactly this key (content, provider, account, tenant), or ``None``."""
+        ...
+
+    def replace(self, expected_claim: str, copy: ProviderCopy) -> bool:
+        """Overwrite the row of ``copy.key`` if its claim is still ``expected_claim``; ``True`` if done."""
+        ...
+
+    def remove(self, key: ProviderCopyKey, expected_claim: str) -> bool:
+        """Delete the row of ``key`` if its claim is still ``expected_claim``; ``True`` if done."""
+        ...
+
+    def of_content(self, scope: Scope, sha256: str) -> builtins.list[ProviderCopy]:
+        """Every copy of this content in exactly this tenant, any provider and account."""
+        ...
+
+    def deleting(self, limit: int) -> builtins.list[ProviderCopy]:
+        """Up to ``limit`` copies in state ``deleting`` (oldest claim first), for ``gc`` to retry."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
     Used as a context manager: leaving the block without :meth:`commit` rolls
-    back everything done inside it. All seven repositories share the unit's
+    back everything done inside it. All eight repositories share the unit's
     transaction: what one writes, the others read.
     """
 
@@ -607,6 +648,11 @@ class UnitOfWork(Protocol):
     @property
     def retention(self) -> RetentionRepository:
         """Retention policies and legal holds of this unit (B5)."""
+        ...
+
+    @property
+    def provider_copies(self) -> ProviderCopyRepository:
+        """FileItems' copies at model providers of this unit (B22)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

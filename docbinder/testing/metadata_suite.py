@@ -74,6 +74,7 @@ from docbinder.domain.model import (
     VersionSeries,
     arguments_sha256,
 )
+from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory, store_location_key
 
 T = TypeVar("T")
@@ -2273,12 +2274,137 @@ class RetentionRepositoryContract(_MetadataSuite):
             assert u.retention.last_reads([read, unread]) == {read: BASE_TIME + timedelta(hours=2)}
 
 
+def _copy_key(scope: Scope | None = None, **changes: str) -> ProviderCopyKey:
+    fields = {"sha256": "ab" * 32, "provider": "openai", "account": "main"} | changes
+    return ProviderCopyKey(scope=scope or Scope(new_id("m")), **fields)
+
+
+class ProviderCopyRepositoryContract(_MetadataSuite):
+    """:class:`~docbinder.ports.metadata.ProviderCopyRepository`: copies at model providers (B22)."""
+
+    def test_a_key_is_claimed_once_and_round_trips(self, uow: Callable[[], UnitOfWork]) -> None:
+        key = _copy_key(Scope(new_id("m"), "fi"))
+        first = ProviderCopy(key, "uploading", "claim-1", BASE_TIME, size=42)
+        with uow() as u:
+            assert u.provider_copies.claim(first) is None
+            u.commit()
+        ready = attrs.evolve(
+            first,
+            state="ready",
+            file_id="file-abc",
+            uri="https://example.invalid/v1beta/files/abc",
+            uploaded_at=BASE_TIME + timedelta(seconds=1),
+            expires_at=BASE_TIME + timedelta(days=2),
+        )
+        with uow() as u:
+            # a second claim of the key loses and sees the row as it is; the unit goes on
+            assert u.provider_copies.claim(attrs.evolve(first, claim="claim-2")) == first
+            assert u.provider_copies.replace("claim-1", ready) is True
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.get(key) == ready
+
+    def test_every_lookup_is_tenant_scoped(self, uow: Callable[[], UnitOfWork]) -> None:
+        mandate = new_id("m")
+        key = _copy_key(Scope(mandate))
+        copy = ProviderCopy(key, "ready", "c", BASE_TIME, file_id="file-a")
+        with uow() as u:
+            u.provider_copies.claim(copy)
+            u.commit()
+        others = [
+            attrs.evolve(key, scope=Scope(new_id("m"))),  # another mandate
+            attrs.evolve(key, scope=Scope(mandate, "fi")),  # a feature instance of it
+            attrs.evolve(key, account="other"),
+            attrs.evolve(key, provider="anthropic"),
+            attrs.evolve(key, sha256="cd" * 32),
+        ]
+        with uow() as u:
+            assert u.provider_copies.get(key) == copy
+            assert [u.provider_copies.get(other) for other in others] == [None] * len(others)
+            assert u.provider_copies.of_content(Scope(mandate, "fi"), key.sha256) == []
+            assert u.provider_copies.of_content(Scope(mandate), key.sha256) == [copy]
+            for other in others:  # each one is a key of its own
+                assert u.provider_copies.claim(attrs.evolve(copy, key=other)) is None
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.get(key) == copy
+
+    def test_changes_are_compare_and_sets_on_the_claim(self, uow: Callable[[], UnitOfWork]) -> None:
+        key = _copy_key()
+        copy = ProviderCopy(key, "uploading", "mine", BASE_TIME)
+        with uow() as u:
+            u.provider_copies.claim(copy)
+            u.commit()
+        with uow() as u:
+            taken = attrs.evolve(copy, claim="theirs", claimed_at=BASE_TIME + timedelta(minutes=5))
+            assert u.provider_copies.replace("stale", taken) is False
+            assert u.provider_copies.replace("mine", taken) is True
+            assert u.provider_copies.remove(key, "mine") is False
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.get(key) == taken
+            assert u.provider_copies.remove(key, "theirs") is True
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.get(key) is None
+            assert u.provider_copies.remove(key, "theirs") is False
+
+    def test_an_uncommitted_claim_is_rolled_back(self, uow: Callable[[], UnitOfWork]) -> None:
+        key = _copy_key()
+        with uow() as u:
+            assert u.provider_copies.claim(ProviderCopy(key, "uploading", "c", BASE_TIME)) is None
+        with uow() as u:
+            assert u.provider_copies.get(key) is None
+
+    def test_deleting_lists_copies_to_delete_oldest_first(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        scope = Scope(new_id("m"))
+        rows = [
+            ProviderCopy(
+                _copy_key(scope, account=f"a{i}"),
+                "deleting" if i != 1 else "ready",
+                f"c{i}",
+                BASE_TIME - timedelta(minutes=i),
+                file_id=f"file-{i}",
+            )
+            for i in range(4)
+        ]
+        with uow() as u:
+            for row in rows:
+                u.provider_copies.claim(row)
+            u.commit()
+        with uow() as u:
+            mine = [c for c in u.provider_copies.deleting(1000) if c.key.scope == scope]
+            assert [c.key.account for c in mine] == ["a3", "a2", "a0"]
+            assert all(c.state is CopyState.DELETING for c in mine)
+            assert len(u.provider_copies.deleting(1)) == 1
+
+    def test_concurrent_claims_of_one_key_have_one_winner(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        self._needs_concurrency()
+        key = _copy_key()
+
+        def claim(i: int) -> str:
+            with uow() as u:
+                there = u.provider_copies.claim(ProviderCopy(key, "uploading", f"c{i}", BASE_TIME))
+                u.commit()
+            return f"c{i}" if there is None else f"lost to {there.claim}"
+
+        outcomes = at_once(claim)
+        winners = [o for o in outcomes if isinstance(o, str) and not o.startswith("lost")]
+        assert len(winners) == 1, outcomes
+        assert all(o == f"lost to {winners[0]}" for o in outcomes if o not in winners), outcomes
+
+
 class MetadataContract(
     FileRepositoryContract,
     ProvenanceContract,
     QuotaRepositoryContract,
     AuditRepositoryContract,
     RetentionRepositoryContract,
+    ProviderCopyRepositoryContract,
     WorkflowRepositoryContract,
     UnitOfWorkContract,
     VersionRepositoryContract,

@@ -272,6 +272,7 @@ def test_every_use_case_refuses_after_close_before_touching_storage(
         "redeem_link": lambda: binder.redeem_link("a.b"),
         "revoke_link": lambda: binder.revoke_link(U1, "a.b"),
         "list_resolutions": lambda: binder.list_resolutions(U1, messages[0].workflow_id),
+        "provide_file": lambda: binder.provide_file(U1, item.id, "openai"),
     }
     assert {name.split(".")[0] for name in calls} == USE_CASE_NAMES | {"update_file", "versions"}
     for name, call in calls.items():

@@ -46,6 +46,7 @@ from docbinder.domain.model import (
     Scope,
     duplicate_key,
 )
+from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
 from docbinder.ports.metadata import store_location_key
 
 LOCK_WAIT_SECONDS = 60.0
@@ -101,6 +102,8 @@ class MemoryMetadataStore:
         self.audit_head: tuple[int, str] | None = None
         self.policies: dict[Scope, RetentionPolicy] = {}
         self.holds: dict[tuple[HoldKind, str], LegalHold] = {}
+        self.provider_copies: dict[ProviderCopyKey, ProviderCopy] = {}
+        """FileItems' copies at model providers, by their key (B22)."""
         self.audit_anchor: tuple[int, str] | None = None
 
     def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
@@ -957,6 +960,71 @@ class MemoryRetentionRepository:
         return found
 
 
+class MemoryProviderCopyRepository:
+    """:class:`~docbinder.ports.metadata.ProviderCopyRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def _set(self, key: ProviderCopyKey, copy: ProviderCopy | None) -> None:
+        table = self._s.provider_copies
+        before = table.get(key)
+        if copy is None:
+            table.pop(key, None)
+        else:
+            table[key] = copy
+
+        def undo() -> None:
+            if before is None:
+                table.pop(key, None)
+            else:
+                table[key] = before
+
+        self._undo.push(undo)
+
+    def claim(self, copy: ProviderCopy) -> ProviderCopy | None:
+        with self._s.lock:
+            there = self._s.provider_copies.get(copy.key)
+            if there is None:
+                self._set(copy.key, copy)
+            return there
+
+    def get(self, key: ProviderCopyKey) -> ProviderCopy | None:
+        with self._s.lock:
+            return self._s.provider_copies.get(key)
+
+    def replace(self, expected_claim: str, copy: ProviderCopy) -> bool:
+        with self._s.lock:
+            there = self._s.provider_copies.get(copy.key)
+            if there is None or there.claim != expected_claim:
+                return False
+            self._set(copy.key, copy)
+            return True
+
+    def remove(self, key: ProviderCopyKey, expected_claim: str) -> bool:
+        with self._s.lock:
+            there = self._s.provider_copies.get(key)
+            if there is None or there.claim != expected_claim:
+                return False
+            self._set(key, None)
+            return True
+
+    def of_content(self, scope: Scope, sha256: str) -> builtins.list[ProviderCopy]:
+        with self._s.lock:
+            found = [
+                c
+                for k, c in self._s.provider_copies.items()
+                if k.scope == scope and k.sha256 == sha256
+            ]
+        return sorted(found, key=lambda c: (c.key.provider.value, c.key.account))
+
+    def deleting(self, limit: int) -> builtins.list[ProviderCopy]:
+        with self._s.lock:
+            found = [c for c in self._s.provider_copies.values() if c.state is CopyState.DELETING]
+        return sorted(found, key=lambda c: c.claimed_at)[:limit]
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -971,6 +1039,7 @@ class MemoryUnitOfWork:
         self.quotas = MemoryQuotaRepository(store, self._undo)
         self.audit = MemoryAuditRepository(store, self._undo)
         self.retention = MemoryRetentionRepository(store, self._undo)
+        self.provider_copies = MemoryProviderCopyRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

@@ -454,6 +454,36 @@ legal_holds = sa.Table(
 )
 """One row per :class:`~docbinder.domain.governance.LegalHold` (B5): a file or a workflow held."""
 
+provider_copies = sa.Table(
+    "provider_copies",
+    metadata,
+    sa.Column("sha256", sa.CHAR(64), nullable=False),
+    sa.Column("provider", sa.String(16), nullable=False),
+    _id("account", nullable=False),
+    _id("mandate_id", nullable=False),
+    _id("feature_key", nullable=False),
+    _id("feature_instance_id", nullable=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    _id("claim", nullable=False),
+    sa.Column("claimed_at", UtcDateTime(), nullable=False),
+    sa.Column("file_id", sa.String(1024), nullable=True),
+    sa.Column("uri", sa.String(1024), nullable=True),
+    sa.Column("uploaded_at", UtcDateTime(), nullable=True),
+    sa.Column("expires_at", UtcDateTime(), nullable=True),
+    sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint(
+        "sha256", "provider", "account", "mandate_id", "feature_key", name="pk_provider_copies"
+    ),
+    sa.Index("ix_provider_copies_state", "state", "claimed_at"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""One row per :class:`~docbinder.domain.providers.ProviderCopy` (B22, ADR 0105).
+
+The primary key is the whole :class:`~docbinder.domain.providers.ProviderCopyKey`
+(``feature_key`` as in ``quotas``): the row is the upload's lock, inserted by the
+one caller that uploads.
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -469,5 +499,6 @@ TABLES: tuple[sa.Table, ...] = (
     audit_events,
     retention_policies,
     legal_holds,
+    provider_copies,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

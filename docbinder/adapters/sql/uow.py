@@ -14,6 +14,7 @@ from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_aft
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
+from docbinder.adapters.sql.provider_copies import SqlProviderCopyRepository
 from docbinder.adapters.sql.quotas import SqlQuotaRepository
 from docbinder.adapters.sql.retention import SqlRetentionRepository
 from docbinder.adapters.sql.session import SqlSession
@@ -24,6 +25,7 @@ from docbinder.ports.metadata import (
     AuditRepository,
     FileRepository,
     MaintenanceRepository,
+    ProviderCopyRepository,
     QuotaRepository,
     RetentionRepository,
     VersionRepository,
@@ -52,6 +54,7 @@ class SqlUnitOfWork:
         self.versions: VersionRepository = SqlVersionRepository(self._session)
         self.audit: AuditRepository = SqlAuditRepository(self._session)
         self.retention: RetentionRepository = SqlRetentionRepository(self._session)
+        self.provider_copies: ProviderCopyRepository = SqlProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 

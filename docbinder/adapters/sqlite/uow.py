@@ -21,6 +21,7 @@ from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sqlite.audit import SqliteAuditRepository
 from docbinder.adapters.sqlite.files import SqliteFileRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
+from docbinder.adapters.sqlite.provider_copies import SqliteProviderCopyRepository
 from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
 from docbinder.adapters.sqlite.retention import SqliteRetentionRepository
 from docbinder.adapters.sqlite.session import SharedConnectionLock, SqliteSession
@@ -31,6 +32,7 @@ from docbinder.ports.metadata import (
     AuditRepository,
     FileRepository,
     MaintenanceRepository,
+    ProviderCopyRepository,
     QuotaRepository,
     RetentionRepository,
     VersionRepository,
@@ -65,6 +67,7 @@ class SqliteUnitOfWork:
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
         self.audit: AuditRepository = SqliteAuditRepository(self._session)
         self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
+        self.provider_copies: ProviderCopyRepository = SqliteProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 

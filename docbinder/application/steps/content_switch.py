@@ -33,6 +33,7 @@ import attrs
 from docbinder.application.steps.blob_rules import blob_key_for, confirm_committed, release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.domain.errors import (
@@ -42,6 +43,7 @@ from docbinder.domain.errors import (
     TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.providers import ProviderCopy
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import IdFactory
@@ -90,7 +92,9 @@ class ContentSwitch:
         max_size: int | None = None,
         registration: StoreRegistration | None = None,
         hash_workers: HashWorkers | None = None,
+        provider_copies: ProviderCopyCleaner | None = None,
     ) -> None:
+        self._copies = provider_copies
         self._uow = uow_factory
         self._blobs = blobs
         self._ids = ids
@@ -119,9 +123,11 @@ class ContentSwitch:
         committing = False
         database_id: str | None = None
         locations: dict[str, str] = {}
+        marked: list[ProviderCopy] = []
 
         def switch_unit() -> tuple[str | None, dict[str, str]]:
             nonlocal committing
+            marked.clear()
             try:
                 with self._uow() as uow:
                     try:
@@ -139,6 +145,9 @@ class ContentSwitch:
                             f"file {item.id} was changed by someone else meanwhile; "
                             "nothing was changed, try again"
                         ) from exc
+                    if self._copies is not None and updated.sha256 != item.sha256:
+                        # the old content's copies at model providers go with it (B22)
+                        marked.extend(self._copies.mark(uow, item))
                     found = uow.maintenance.database_id(), uow.maintenance.store_locations()
                     committing = True
                     uow.commit()
@@ -163,6 +172,8 @@ class ContentSwitch:
         # the old one; both outside the unit of work.
         confirm_committed(self._blobs, new_key)
         release_blob(self._blobs, item.blob_key, database_id, locations)
+        if marked and self._copies is not None:
+            self._copies.delete_marked(marked)
         log.info(
             "updated file %s (%s): %d -> %d bytes by user %s",
             item.id,

@@ -74,6 +74,7 @@ from docbinder.application.steps.database_claim import (
     cloned_message,
     read_claim,
 )
+from docbinder.application.steps.provider_copies import CleanupReport, ProviderCopyCleaner
 from docbinder.application.steps.store_registration import (
     LocationCheck,
     check_location,
@@ -198,6 +199,10 @@ class GcReport:
     location_checked: bool = False
     committed_blobs: tuple[str, ...] = ()
     expired_rows: tuple[str, ...] = ()
+    provider_copies_deleted: int = 0
+    """Copies at model providers of deleted FileItems deleted by this run (B22)."""
+    provider_copies_kept: int = 0
+    """Copies still to delete: their provider is not registered or refused (retried by the next run)."""
     """FileItems of this store past their retention period for longer than the grace
     period and not held (B5): removed, with their blob, as ``files rm --force`` does
     (listed only, in a dry run)."""
@@ -240,7 +245,9 @@ class CollectGarbage:
         clock: Clock,
         retention: ManageRetention | None = None,
         audit: AuditTrail = DISABLED,
+        provider_copies: ProviderCopyCleaner | None = None,
     ) -> None:
+        self._copies = provider_copies
         self._retention = retention
         self._audit = audit
         self._uow = uow_factory
@@ -349,6 +356,7 @@ class CollectGarbage:
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)
+        copies = self._delete_provider_copies(dry_run)
         return GcReport(
             orphan_blobs=tuple(scan.orphans if dry_run else removed_blobs),
             young_blobs=tuple(scan.young),
@@ -373,7 +381,18 @@ class CollectGarbage:
             location_checked=scan.location.confirmed,
             committed_blobs=tuple(scan.committed),
             expired_rows=tuple(expired_rows),
+            provider_copies_deleted=copies.deleted + copies.already_gone,
+            provider_copies_kept=copies.kept,
         )
+
+    def _delete_provider_copies(self, dry_run: bool) -> CleanupReport:
+        """Delete the provider copies of deleted FileItems still recorded (B22); a dry run counts them."""
+        if self._copies is None:
+            return CleanupReport()
+        if dry_run:
+            with self._uow() as uow:
+                return CleanupReport(kept=len(uow.provider_copies.deleting(1000)))
+        return self._copies.retry()
 
     def _expired(self, store_id: str | None, grace_seconds: float) -> list[ExpiredFile]:
         """The expired, unheld FileItems of the connected store, past the grace period (B5)."""
@@ -413,6 +432,8 @@ class CollectGarbage:
                             detail={"expiredAt": entry.expired_at.isoformat()},
                         ),
                     )
+                if self._copies is not None:
+                    self._copies.mark(uow, item)
                 database_id = uow.maintenance.database_id()
                 locations = uow.maintenance.store_locations()
                 uow.commit()
@@ -711,6 +732,8 @@ class CollectGarbage:
                     continue
                 if item.id in due_ids:
                     if uow.files.delete(item.id, if_blob_key=item.blob_key):
+                        if self._copies is not None:
+                            self._copies.mark(uow, item)
                         removed.append(item.id)
                         log.info("gc removed FileItem %s whose blob stayed missing", item.id)
                     continue

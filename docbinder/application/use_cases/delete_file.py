@@ -8,6 +8,7 @@ from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.access import Action
@@ -18,6 +19,7 @@ from docbinder.domain.errors import (
     FileStillReferenced,
 )
 from docbinder.domain.model import FileItem, Principal
+from docbinder.domain.providers import ProviderCopy
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 
@@ -36,7 +38,10 @@ class DeleteFile:
     those documents stay in their workflows and resolve as ``file_missing``
     (ADR 0012). The row is locked before the references are counted, so an
     attach of the file either commits first and is counted, or waits and then
-    fails with :class:`FileItemNotFound`.
+    fails with :class:`FileItemNotFound`. The copies of the file's content
+    that its tenant handed to model providers are marked in the same unit and
+    deleted at the providers after the commit; one that cannot be deleted
+    stays recorded for ``gc`` (B22, ADR 0107).
     """
 
     def __init__(
@@ -47,7 +52,9 @@ class DeleteFile:
         get_file: GetFile,
         *,
         audit: AuditTrail = DISABLED,
+        provider_copies: ProviderCopyCleaner | None = None,
     ) -> None:
+        self._copies = provider_copies
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
@@ -81,10 +88,12 @@ class DeleteFile:
                 )
             raise AccessDenied(f"user {principal.user_id} may not delete file {file_id}")
         claim_for_destruction(self._uow, self._blobs)
-        item, references, database_id, locations = run_again_if_aborted(
+        item, references, database_id, locations, copies = run_again_if_aborted(
             lambda: self._delete(principal, item, file_id, force), f"deleting file {item.id}"
         )
         release_blob(self._blobs, item.blob_key, database_id, locations)
+        if copies and self._copies is not None:
+            self._copies.delete_marked(copies)
         log.info(
             "deleted file %s (%s) by user %s%s",
             item.id,
@@ -96,8 +105,11 @@ class DeleteFile:
 
     def _delete(
         self, principal: Principal, item: FileItem, file_id: str, force: bool
-    ) -> tuple[FileItem, int, str | None, dict[str, str]]:
-        """The deleting unit: lock, count, delete, audit; ``(row, references, database id, locations)``."""
+    ) -> tuple[FileItem, int, str | None, dict[str, str], list[ProviderCopy]]:
+        """The deleting unit: lock, count, delete, audit, mark provider copies.
+
+        Returns ``(row, references, database id, locations, marked copies)``.
+        """
         with self._uow() as uow:
             locked = uow.files.lock(item.id)
             if locked is None:
@@ -117,7 +129,8 @@ class DeleteFile:
                         detail={"references": references, "force": force},
                     ),
                 )
+            copies = [] if self._copies is None else self._copies.mark(uow, locked)
             database_id = uow.maintenance.database_id()
             locations = uow.maintenance.store_locations()
             uow.commit()
-        return locked, references, database_id, locations
+        return locked, references, database_id, locations, copies

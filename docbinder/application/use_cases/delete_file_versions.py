@@ -7,11 +7,13 @@ import logging
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.domain.access import Action
 from docbinder.domain.errors import AccessDenied
 from docbinder.domain.model import Principal
+from docbinder.domain.providers import ProviderCopy
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 
@@ -34,7 +36,9 @@ class DeleteFileVersions:
         blobs: BlobStore,
         access: AccessPolicy,
         list_file_versions: ListFileVersions,
+        provider_copies: ProviderCopyCleaner | None = None,
     ) -> None:
+        self._copies = provider_copies
         self._uow = uow_factory
         self._blobs = blobs
         self._access = access
@@ -58,18 +62,24 @@ class DeleteFileVersions:
             return 0
         claim_for_destruction(self._uow, self._blobs)
 
-        def delete_unit() -> tuple[str | None, dict[str, str]]:
+        def delete_unit() -> tuple[str | None, dict[str, str], list[ProviderCopy]]:
+            marked: list[ProviderCopy] = []
             with self._uow() as uow:
                 for stored in versions:
                     uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
-                found = uow.maintenance.database_id(), uow.maintenance.store_locations()
+                    if self._copies is not None:
+                        marked.extend(self._copies.mark(uow, stored.item))
+                database_id = uow.maintenance.database_id()
+                locations = uow.maintenance.store_locations()
                 uow.commit()
-            return found
+            return database_id, locations, marked
 
-        database_id, locations = run_again_if_aborted(
+        database_id, locations, marked = run_again_if_aborted(
             delete_unit, f"deleting the versions of {name!r}"
         )
         for stored in versions:
             release_blob(self._blobs, stored.item.blob_key, database_id, locations)
+        if marked and self._copies is not None:
+            self._copies.delete_marked(marked)
         log.info("deleted %d version(s) of %r by user %s", len(versions), name, principal.user_id)
         return len(versions)

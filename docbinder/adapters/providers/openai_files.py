@@ -1,0 +1,114 @@
+"""OpenAI's Files API and Responses content parts through the ``openai`` SDK (B22).
+
+Files are uploaded with ``purpose="user_data"`` (``POST /v1/files``), optionally
+with ``expires_after`` (``anchor: created_at``, 3600 to 2592000 seconds); the
+answer's ``expires_at`` (Unix seconds) is recorded. Source of the shapes: the
+SDK's ``FileObject``, ``FileDeleted``, ``ResponseInputFileParam`` and
+``ResponseInputImageParam`` (OpenAI API reference, Files and Responses).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from docbinder.adapters.providers import is_image
+from docbinder.domain.errors import MissingExtra, ProviderError
+from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy
+
+if TYPE_CHECKING:
+    from openai.types.responses import ResponseInputFileParam, ResponseInputImageParam
+
+try:
+    import openai
+except ImportError as err:  # pragma: no cover - the extra is missing
+    raise MissingExtra("the OpenAI Files bridge", "providers", "openai") from err
+
+_NAME = Provider.OPENAI.value
+
+
+class OpenAIFiles:
+    """:class:`~docbinder.ports.providers.ProviderFiles` over an ``openai.OpenAI`` client.
+
+    ``account`` is the host's name for the client's API key (an id);
+    ``expires_after`` the seconds after which OpenAI deletes the upload
+    (``None``: kept until deleted).
+    """
+
+    provider = Provider.OPENAI
+
+    def __init__(
+        self, client: openai.OpenAI, account: str = "default", *, expires_after: int | None = None
+    ) -> None:
+        self._client = client
+        self.account = account
+        self._expires_after = expires_after
+
+    def upload(self, data: bytes, file_name: str, mime_type: str) -> UploadedCopy:
+        """``POST /v1/files``; raises :class:`ProviderError` on any API or connection error."""
+        extra: dict[str, Any] = {}
+        if self._expires_after is not None:
+            extra["expires_after"] = {"anchor": "created_at", "seconds": self._expires_after}
+        try:
+            answer = self._client.files.create(
+                file=(file_name, data, mime_type), purpose="user_data", **extra
+            )
+        except openai.APIError as err:
+            raise _error("upload", err) from err
+        expires = (
+            None if answer.expires_at is None else datetime.fromtimestamp(answer.expires_at, UTC)
+        )
+        return UploadedCopy(answer.id, None, expires)
+
+    def exists(self, file_id: str) -> bool:
+        """``GET /v1/files/{id}``: ``False`` on 404."""
+        try:
+            self._client.files.retrieve(file_id)
+        except openai.NotFoundError:
+            return False
+        except openai.APIError as err:
+            raise _error("retrieve", err) from err
+        return True
+
+    def delete(self, file_id: str) -> bool:
+        """``DELETE /v1/files/{id}``: ``False`` on 404 (already gone)."""
+        try:
+            answer = self._client.files.delete(file_id)
+        except openai.NotFoundError:
+            return False
+        except openai.APIError as err:
+            raise _error("delete", err) from err
+        if not answer.deleted:
+            raise ProviderError(f"OpenAI did not delete file {file_id}", provider=_NAME)
+        return True
+
+
+def _error(operation: str, err: openai.APIError) -> ProviderError:
+    status = getattr(err, "status_code", None)
+    return ProviderError(f"OpenAI file {operation} failed: {err}", provider=_NAME, status=status)
+
+
+def content_part(ref: ProviderFileRef) -> ResponseInputFileParam | ResponseInputImageParam:
+    """The Responses API input part naming an uploaded file: ``input_image`` for images, else ``input_file``."""
+    if is_image(ref.mime_type):
+        image: ResponseInputImageParam = {
+            "type": "input_image",
+            "file_id": ref.file_id,
+            "detail": "auto",
+        }
+        return image
+    part: ResponseInputFileParam = {"type": "input_file", "file_id": ref.file_id}
+    return part
+
+
+def inline_part(
+    data: bytes, file_name: str, mime_type: str
+) -> ResponseInputFileParam | ResponseInputImageParam:
+    """The same parts with the bytes inline: a base64 ``data:`` URL (``image_url`` or ``file_data``)."""
+    url = f"data:{mime_type};base64,{base64.b64encode(data).decode('ascii')}"
+    if is_image(mime_type):
+        image: ResponseInputImageParam = {"type": "input_image", "image_url": url, "detail": "auto"}
+        return image
+    part: ResponseInputFileParam = {"type": "input_file", "file_data": url, "filename": file_name}
+    return part

@@ -1,0 +1,162 @@
+"""Provider clients by provider and account, and the deletion of provider copies (B22).
+
+:class:`ProviderRegistry` holds the :class:`~docbinder.ports.providers.ProviderFiles`
+the host registered (``binder.providers.register(...)``). :class:`ProviderCopyCleaner`
+deletes the copies a deleted FileItem leaves at providers: the deleting unit
+marks them ``deleting`` (:meth:`ProviderCopyCleaner.mark`), and after its
+commit each is deleted at its provider and its row removed
+(:meth:`ProviderCopyCleaner.delete_marked`). A copy whose provider is not
+registered or whose delete fails keeps its row, and ``gc`` tries again
+(:meth:`ProviderCopyCleaner.retry`): a provider copy is never forgotten while
+the provider may still hold it (ADR 0107).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+import attrs
+
+from docbinder.domain.errors import ConfigurationError, InvalidInput, ProviderError
+from docbinder.domain.model import FileItem, is_valid_id
+from docbinder.domain.providers import CopyState, Provider, ProviderCopy
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.providers import ProviderFiles
+from docbinder.ports.system import Clock, IdFactory
+
+log = logging.getLogger(__name__)
+
+
+class ProviderRegistry:
+    """The provider clients of one binder, by ``(provider, account)``; thread-safe."""
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[Provider, str], ProviderFiles] = {}
+        self._lock = threading.Lock()
+
+    def register(self, files: ProviderFiles) -> None:
+        """Use ``files`` for its ``(provider, account)``, replacing an earlier one.
+
+        Raises :class:`InvalidInput` when its account is no id.
+        """
+        provider = Provider(files.provider)
+        if not is_valid_id(files.account):
+            raise InvalidInput("a provider account must be an id (1 to 128 printable characters)")
+        with self._lock:
+            self._clients[(provider, files.account)] = files
+
+    def find(self, provider: Provider | str, account: str) -> ProviderFiles | None:
+        """The client registered for ``provider`` and ``account``, or ``None``."""
+        with self._lock:
+            return self._clients.get((Provider(provider), account))
+
+    def get(self, provider: Provider | str, account: str) -> ProviderFiles:
+        """The client registered for ``provider`` and ``account``.
+
+        Raises :class:`ConfigurationError` naming ``binder.providers.register``
+        when there is none.
+        """
+        found = self.find(provider, account)
+        if found is None:
+            raise ConfigurationError(
+                f"no {Provider(provider).value} client is registered for account {account!r}; "
+                "register one with binder.providers.register(...)"
+            )
+        return found
+
+    def registered(self) -> list[tuple[Provider, str]]:
+        """Every registered ``(provider, account)``, sorted."""
+        with self._lock:
+            return sorted(self._clients, key=lambda k: (k[0].value, k[1]))
+
+
+@attrs.frozen
+class CleanupReport:
+    """What one pass of deleting provider copies did: counts of copies."""
+
+    deleted: int = 0
+    already_gone: int = 0
+    kept: int = 0
+    """Copies still recorded: their provider is not registered, or its delete failed."""
+
+
+class ProviderCopyCleaner:
+    """Deletes provider copies after their FileItem was deleted, and retries what failed."""
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        registry: ProviderRegistry,
+        clock: Clock,
+        ids: IdFactory,
+    ) -> None:
+        self._uow = uow_factory
+        self._registry = registry
+        self._clock = clock
+        self._ids = ids
+
+    def mark(self, uow: UnitOfWork, item: FileItem) -> list[ProviderCopy]:
+        """In the deleting unit ``uow``: mark every copy of ``item``'s content in its tenant ``deleting``.
+
+        Returns the marked copies (pass them to :meth:`delete_marked` after the commit).
+        A copy being uploaded is marked too: its uploader's compare-and-set then
+        fails and it deletes what it uploaded.
+        """
+        marked: list[ProviderCopy] = []
+        for copy in uow.provider_copies.of_content(item.scope, item.sha256):
+            if copy.state is CopyState.DELETING:
+                marked.append(copy)
+                continue
+            again = attrs.evolve(
+                copy,
+                state=CopyState.DELETING,
+                claim=self._ids.new_id(),
+                claimed_at=self._clock.now(),
+            )
+            if uow.provider_copies.replace(copy.claim, again):
+                marked.append(again)
+        return marked
+
+    def delete_marked(self, copies: Sequence[ProviderCopy]) -> CleanupReport:
+        """Delete each marked copy at its provider, then its row; failures keep the row (logged)."""
+        deleted = gone = kept = 0
+        for copy in copies:
+            outcome = self.delete_one(copy)
+            if outcome is None:
+                kept += 1
+            elif outcome:
+                deleted += 1
+            else:
+                gone += 1
+        return CleanupReport(deleted, gone, kept)
+
+    def delete_one(self, copy: ProviderCopy) -> bool | None:
+        """Delete one ``deleting`` copy: ``True`` deleted, ``False`` already gone, ``None`` kept for later."""
+        client = self._registry.find(copy.key.provider, copy.key.account)
+        if client is None:
+            log.warning(
+                "provider copy %s at %s (account %s) kept: no client registered for it",
+                copy.file_id,
+                copy.key.provider.value,
+                copy.key.account,
+            )
+            return None
+        existed = False
+        if copy.file_id is not None:
+            try:
+                existed = client.delete(copy.file_id)
+            except ProviderError as err:
+                log.warning("provider copy %s kept: the delete failed: %s", copy.file_id, err)
+                return None
+        with self._uow() as uow:
+            uow.provider_copies.remove(copy.key, copy.claim)
+            uow.commit()
+        return existed
+
+    def retry(self, limit: int = 1000) -> CleanupReport:
+        """Try again to delete up to ``limit`` copies still marked ``deleting`` (what ``gc`` runs)."""
+        with self._uow() as uow:
+            copies = uow.provider_copies.deleting(limit)
+        return self.delete_marked(copies)
