@@ -20,6 +20,7 @@ from docbinder.adapters.sql.engine import (
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sqlite.audit import SqliteAuditRepository
 from docbinder.adapters.sqlite.files import SqliteFileRepository
+from docbinder.adapters.sqlite.inline_blobs import SqliteInlineBlobRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
 from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
 from docbinder.adapters.sqlite.retention import SqliteRetentionRepository
@@ -30,6 +31,7 @@ from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageErr
 from docbinder.ports.metadata import (
     AuditRepository,
     FileRepository,
+    InlineBlobRepository,
     MaintenanceRepository,
     QuotaRepository,
     RetentionRepository,
@@ -66,6 +68,7 @@ class SqliteUnitOfWork:
         self.audit: AuditRepository = SqliteAuditRepository(self._session)
         self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
+        self.inline_blobs: InlineBlobRepository = SqliteInlineBlobRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqliteUnitOfWork:
