@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from docbinder.adapters.inline import InlineTierBlobStore
-
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
