@@ -88,7 +88,7 @@ from docbinder.domain.errors import (
     UnsafeOperation,
 )
 from docbinder.domain.model import FileItem
-from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
+from docbinder.ports.blobs import BlobStore, InliningBlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
@@ -201,6 +201,12 @@ class GcReport:
     """FileItems of this store past their retention period for longer than the grace
     period and not held (B5): removed, with their blob, as ``files rm --force`` does
     (listed only, in a dry run)."""
+    inline_blobs: int = 0
+    """Blobs kept in the metadata database (the inline tier, ADR 0110) after this run;
+    they are judged like every other blob (``orphan_blobs`` and ``committed_blobs`` may
+    name some)."""
+    inline_bytes: int = 0
+    """Their bytes in all."""
 
 
 @attrs.frozen
@@ -349,7 +355,12 @@ class CollectGarbage:
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)
+        inline_blobs, inline_bytes = (
+            self._blobs.inline_totals() if isinstance(self._blobs, InliningBlobStore) else (0, 0)
+        )
         return GcReport(
+            inline_blobs=inline_blobs,
+            inline_bytes=inline_bytes,
             orphan_blobs=tuple(scan.orphans if dry_run else removed_blobs),
             young_blobs=tuple(scan.young),
             orphan_rows=tuple(removed_rows),
