@@ -131,6 +131,10 @@ class InlineTierBlobStore:
         check_blob_key(key)
         return self._read(lambda blobs: blobs.stat(key)) is not None
 
+    def inline_keys(self) -> set[str]:
+        """The keys of every blob kept inline."""
+        return set(self._read(lambda blobs: blobs.keys()))
+
     def inline_totals(self) -> tuple[int, int]:
         """How many blobs are kept inline and their bytes in all."""
         return self._read(lambda blobs: blobs.totals())

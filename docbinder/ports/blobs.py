@@ -451,6 +451,10 @@ class InliningBlobStore(Protocol):
         """Whether the blob ``key`` is kept in the metadata database (no presigned URL reads it)."""
         ...
 
+    def inline_keys(self) -> set[str]:
+        """The keys of every blob kept inline."""
+        ...
+
     def inline_totals(self) -> tuple[int, int]:
         """How many blobs are kept inline and their bytes in all (``gc`` and ``doctor`` report them)."""
         ...

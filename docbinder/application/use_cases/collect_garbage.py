@@ -482,11 +482,17 @@ class CollectGarbage:
             i.blob_store for i in items if i.blob_store is not None and i.blob_store != store_id
         )
         # Rows of another identity whose blobs are here: this store's identity was
-        # deleted or replaced (a new one is made on the next write).
+        # deleted or replaced (a new one is made on the next write). Inline blobs live
+        # in the database, beside whatever store blob_url names (ADR 0110): they tell
+        # nothing of that store's identity.
+        inline = self._blobs.inline_keys() if isinstance(self._blobs, InliningBlobStore) else set()
         displaced = Counter(
             i.blob_store or ""
             for i in items
-            if i.blob_store is not None and i.blob_store != store_id and i.blob_key in own_keys
+            if i.blob_store is not None
+            and i.blob_store != store_id
+            and i.blob_key in own_keys
+            and i.blob_key not in inline
         )
         # Every row of every store protects its key: a key named anywhere is never an orphan.
         named = {item.blob_key for item in items}
