@@ -19,9 +19,9 @@ from docbinder.cli.checks import (
     Check,
     blob_probe,
     commit_records_check,
-    inline_check,
     configuration_check,
     database_checks,
+    inline_check,
     self_tests,
 )
 from docbinder.cli.common import JsonOpt, handles_errors
