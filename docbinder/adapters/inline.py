@@ -56,6 +56,10 @@ def check_inline_limit(limit: object) -> int:
 
 
 def _slices(data: bytes, chunk_size: int) -> Iterator[bytes]:
+    """``data`` in chunks of at most ``chunk_size`` bytes; itself, uncopied, when it fits one."""
+    if len(data) <= chunk_size:
+        yield data
+        return
     view = memoryview(data)
     for start in range(0, len(data), chunk_size):
         yield bytes(view[start : start + chunk_size])

@@ -240,3 +240,32 @@ def test_presigned_urls_are_refused_for_inline_blobs() -> None:
         presign("gh/ghsmall", expires_in=60, file_name="a", mime_type="x/y", disposition="a")
     assert presign("gh/ghlarge", expires_in=60, file_name="a", mime_type="x/y", disposition="a")
     assert calls == ["gh/ghlarge"]
+
+
+def test_content_updates_of_small_files_write_inline_in_the_switch(stack: Stack) -> None:
+    run = stack.binder.start_new_run(U1)
+    item = run.store_file("log.txt", b"one\n").item
+    appended = run.append_file(item.id, b"two\n").item
+    assert appended.blob_key != item.blob_key
+    assert _inline_keys(stack) == [appended.blob_key]  # the old inline blob was freed
+    assert stack.tier.is_committed(appended.blob_key)
+    assert run.read_file(item.id) == b"one\ntwo\n"
+    # Growing past the limit moves the content to the bulk store, and frees the inline row.
+    grown = run.replace_file(item.id, b"x" * (LIMIT + 1)).item
+    assert stack.bulk.puts == [grown.blob_key] and _inline_keys(stack) == []
+    shrunk = run.replace_file(item.id, b"small again").item
+    assert _inline_keys(stack) == [shrunk.blob_key] and list(stack.tier.keys()) == [
+        shrunk.blob_key
+    ]
+    assert stack.bulk.puts == [grown.blob_key]  # no bulk write for the small content
+
+
+def test_a_failed_switch_commit_leaves_no_inline_row(stack: Stack) -> None:
+    run = stack.binder.start_new_run(U1)
+    item = run.store_file("log.txt", b"one\n").item
+    stack.fail_commit = True
+    with pytest.raises(StorageError):
+        run.append_file(item.id, b"two\n")
+    stack.fail_commit = False
+    assert _inline_keys(stack) == [item.blob_key]
+    assert run.read_file(item.id) == b"one\n"

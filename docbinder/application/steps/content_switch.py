@@ -30,7 +30,12 @@ import logging
 
 import attrs
 
-from docbinder.application.steps.blob_rules import blob_key_for, confirm_committed, release_blob
+from docbinder.application.steps.blob_rules import (
+    blob_key_for,
+    confirm_committed,
+    release_blob,
+    write_or_hold,
+)
 from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
@@ -42,7 +47,7 @@ from docbinder.domain.errors import (
     TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
-from docbinder.ports.blobs import BlobStore
+from docbinder.ports.blobs import BlobStore, InliningBlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import IdFactory
 
@@ -108,7 +113,12 @@ class ContentSwitch:
             else self._blobs.identity(create=True)
         )
         stream = HashingStream(chunks, self._max_size, self._hash_workers)
-        self._blobs.put(new_key, stream)
+        inline = write_or_hold(self._blobs, new_key, stream)
+        origin = (
+            self._blobs.inline_origin(new_key)
+            if inline is not None and isinstance(self._blobs, InliningBlobStore)
+            else None
+        )
         updated = attrs.evolve(
             item,
             blob_key=new_key,
@@ -128,6 +138,10 @@ class ContentSwitch:
                         # Compare-and-set on the blob the caller's read named: of
                         # two concurrent updates, only one can win.
                         uow.files.update(updated, if_blob_key=item.blob_key)
+                        if inline is not None:  # the new bytes commit with the row (ADR 0110)
+                            uow.inline_blobs.put(
+                                new_key, inline, origin, updated.created_at, committed=True
+                            )
                     except DuplicateFileItem as exc:
                         raise Conflict(
                             f"the new content would make '{item.file_name}' a duplicate of "
@@ -151,17 +165,19 @@ class ContentSwitch:
             database_id, locations = run_again_if_aborted(switch_unit, f"updating file {item.id}")
         except Exception as exc:
             if not committing:
-                self._discard(new_key)
+                if inline is None:
+                    self._discard(new_key)
                 raise
-            if not self._commit_landed(item.id, new_key, exc):
+            if not self._commit_landed(item.id, new_key, exc, inline is not None):
                 raise
         except BaseException:
-            if not committing:
+            if not committing and inline is None:
                 self._discard(new_key)
             raise
         # The row names the new blob now: record that in the store (ADR 0031), then free
-        # the old one; both outside the unit of work.
-        confirm_committed(self._blobs, new_key)
+        # the old one; both outside the unit of work. An inline blob was recorded in it.
+        if inline is None:
+            confirm_committed(self._blobs, new_key)
         release_blob(self._blobs, item.blob_key, database_id, locations)
         log.info(
             "updated file %s (%s): %d -> %d bytes by user %s",
@@ -173,7 +189,9 @@ class ContentSwitch:
         )
         return FileUpdate(updated, item)
 
-    def _commit_landed(self, file_id: str, new_key: str, exc: Exception) -> bool:
+    def _commit_landed(
+        self, file_id: str, new_key: str, exc: Exception, inline: bool = False
+    ) -> bool:
         """After a failed commit: did the switch take effect anyway? Cleans up accordingly.
 
         A commit can become durable and still report a fault. The FileItem is
@@ -203,7 +221,8 @@ class ContentSwitch:
                 exc,
             )
             return True
-        self._discard(new_key)
+        if not inline:  # an inline blob went with the unit that did not commit
+            self._discard(new_key)
         return False
 
     def _discard(self, key: str) -> None:

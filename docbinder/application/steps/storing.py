@@ -13,7 +13,6 @@ builds one and hands it to all three.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -28,6 +27,7 @@ from docbinder.application.steps.blob_rules import (
     detect_mime_type,
     discard_blob,
     look_up_after_failed_commit,
+    write_or_hold,
 )
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
@@ -207,24 +207,11 @@ class FileStorer:
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
         stream = HashingStream(data, self._max_size, self._hash_workers)
-        blobs = self._blobs
-        limit = blobs.inline_limit if isinstance(blobs, InliningBlobStore) else 0
-        if limit <= 0:
-            blobs.put(key, stream)
+        inline = write_or_hold(self._blobs, key, stream)
+        if inline is None:
             return NewBlob(file_id, key, store_id, stream)
-        chunks = iter(stream)
-        head: list[bytes] = []
-        size = 0
-        for chunk in chunks:
-            head.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                break
-        else:
-            assert isinstance(blobs, InliningBlobStore)
-            return NewBlob(file_id, key, store_id, stream, b"".join(head), blobs.inline_origin(key))
-        blobs.put(key, itertools.chain(head, chunks))
-        return NewBlob(file_id, key, store_id, stream)
+        assert isinstance(self._blobs, InliningBlobStore)  # only such a store holds bytes back
+        return NewBlob(file_id, key, store_id, stream, inline, self._blobs.inline_origin(key))
 
     @staticmethod
     def write_inline(uow: UnitOfWork, blob: NewBlob, item: FileItem) -> None:
