@@ -254,9 +254,7 @@ def test_content_updates_of_small_files_write_inline_in_the_switch(stack: Stack)
     grown = run.replace_file(item.id, b"x" * (LIMIT + 1)).item
     assert stack.bulk.puts == [grown.blob_key] and _inline_keys(stack) == []
     shrunk = run.replace_file(item.id, b"small again").item
-    assert _inline_keys(stack) == [shrunk.blob_key] and list(stack.tier.keys()) == [
-        shrunk.blob_key
-    ]
+    assert _inline_keys(stack) == [shrunk.blob_key] and list(stack.tier.keys()) == [shrunk.blob_key]
     assert stack.bulk.puts == [grown.blob_key]  # no bulk write for the small content
 
 
