@@ -216,12 +216,24 @@ def look_up_after_failed_commit(
     return True, item
 
 
-def write_or_hold(blobs: BlobStore, key: str, chunks: Iterable[bytes]) -> bytes | None:
+def inlining(blobs: BlobStore) -> InliningBlobStore | None:
+    """``blobs`` when it keeps small blobs inline with a limit above 0 (ADR 0110), else ``None``.
+
+    Asked once when a use case is built: a protocol ``isinstance`` check is
+    too slow for every store.
+    """
+    if isinstance(blobs, InliningBlobStore) and blobs.inline_limit > 0:
+        return blobs
+    return None
+
+
+def write_or_hold(
+    blobs: BlobStore, key: str, chunks: Iterable[bytes], inline: InliningBlobStore | None
+) -> bytes | None:
     """Write ``chunks`` as the blob ``key``, or hold them when the store keeps them inline (ADR 0110).
 
-    With a store that has an inline tier
-    (:class:`~docbinder.ports.blobs.InliningBlobStore`, limit above 0) the
-    chunks are read up to its limit first: when they end there, nothing is
+    With ``inline`` (``blobs`` as :func:`inlining` gives it) the chunks are
+    read up to its limit first: when they end there, nothing is
     written and their bytes are returned, for the caller to write in the unit
     of work that records the FileItem naming ``key``
     (:attr:`~docbinder.ports.metadata.UnitOfWork.inline_blobs`). Otherwise
@@ -229,10 +241,10 @@ def write_or_hold(blobs: BlobStore, key: str, chunks: Iterable[bytes]) -> bytes 
     (:meth:`~docbinder.ports.blobs.BlobStore.put`) and ``None`` is returned.
     Errors as ``put``; an exception of the input propagates, nothing written.
     """
-    limit = blobs.inline_limit if isinstance(blobs, InliningBlobStore) else 0
-    if limit <= 0:
+    if inline is None:
         blobs.put(key, chunks)
         return None
+    limit = inline.inline_limit
     stream = iter(chunks)
     head: list[bytes] = []
     size = 0

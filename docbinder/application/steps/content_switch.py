@@ -33,6 +33,7 @@ import attrs
 from docbinder.application.steps.blob_rules import (
     blob_key_for,
     confirm_committed,
+    inlining,
     release_blob,
     write_or_hold,
 )
@@ -47,7 +48,7 @@ from docbinder.domain.errors import (
     TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
-from docbinder.ports.blobs import BlobStore, InliningBlobStore
+from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import IdFactory
 
@@ -98,6 +99,7 @@ class ContentSwitch:
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
+        self._inline = inlining(blobs)
         self._ids = ids
         self._max_size = max_size
         self._hash_workers = hash_workers
@@ -113,10 +115,10 @@ class ContentSwitch:
             else self._blobs.identity(create=True)
         )
         stream = HashingStream(chunks, self._max_size, self._hash_workers)
-        inline = write_or_hold(self._blobs, new_key, stream)
+        inline = write_or_hold(self._blobs, new_key, stream, self._inline)
         origin = (
-            self._blobs.inline_origin(new_key)
-            if inline is not None and isinstance(self._blobs, InliningBlobStore)
+            self._inline.inline_origin(new_key)
+            if inline is not None and self._inline is not None
             else None
         )
         updated = attrs.evolve(

@@ -26,6 +26,7 @@ from docbinder.application.steps.blob_rules import (
     confirm_committed,
     detect_mime_type,
     discard_blob,
+    inlining,
     look_up_after_failed_commit,
     write_or_hold,
 )
@@ -50,7 +51,7 @@ from docbinder.domain.model import (
     check_file_metadata,
     check_file_name,
 )
-from docbinder.ports.blobs import BlobStore, InliningBlobStore
+from docbinder.ports.blobs import BlobStore
 from docbinder.ports.extractor import MimeDetector
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock, IdFactory
@@ -167,6 +168,7 @@ class FileStorer:
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
+        self._inline = inlining(blobs)
         self._access = access
         self._clock = clock
         self._ids = ids
@@ -207,11 +209,11 @@ class FileStorer:
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
         stream = HashingStream(data, self._max_size, self._hash_workers)
-        inline = write_or_hold(self._blobs, key, stream)
-        if inline is None:
+        tier = self._inline
+        held = write_or_hold(self._blobs, key, stream, tier)
+        if held is None or tier is None:
             return NewBlob(file_id, key, store_id, stream)
-        assert isinstance(self._blobs, InliningBlobStore)  # only such a store holds bytes back
-        return NewBlob(file_id, key, store_id, stream, inline, self._blobs.inline_origin(key))
+        return NewBlob(file_id, key, store_id, stream, held, tier.inline_origin(key))
 
     @staticmethod
     def write_inline(uow: UnitOfWork, blob: NewBlob, item: FileItem) -> None:
