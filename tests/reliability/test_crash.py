@@ -247,7 +247,7 @@ def test_killed_before_the_commit_of_a_small_inline_file(tmp_path: Path) -> None
     assert files_under(store.root) == []
     dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
     assert dry["orphanBlobs"] == [] and dry["refusal"] is None
-    LEDGER.survived["sigkill.inline-before-commit"] += 1
+    LEDGER.survived["sigkill.before-commit"] += 1
 
 
 def test_a_small_inline_file_survives_once_produce_file_returned(tmp_path: Path) -> None:
@@ -272,4 +272,4 @@ def test_a_small_inline_file_survives_once_produce_file_returned(tmp_path: Path)
     done = _gc(database_url, store, tmp_path / "home", dry_run=False)
     assert done["orphanBlobs"] == [] and done["orphanRows"] == []
     assert tier.exists(item.blob_key)
-    LEDGER.survived["sigkill.inline-after-return"] += 1
+    LEDGER.survived["sigkill.after-return"] += 1
