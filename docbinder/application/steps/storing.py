@@ -188,9 +188,10 @@ class FileStorer:
         is read up to the store's limit first: when it ends there, nothing is
         written and the returned blob carries the bytes
         (:attr:`NewBlob.inline`) for :meth:`write_inline`; otherwise the bytes
-        read so far and the rest stream to the store as one blob. Raises :class:`AccessDenied` (before anything is
-        written), :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing
-        kept) and :class:`StorageError`.
+        read so far and the rest stream to the store as one blob. Raises
+        :class:`AccessDenied` (before anything is written),
+        :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing kept) and
+        :class:`StorageError`.
         """
         try:
             self._access.require_create(principal, ResourceKind.FILE, principal.scope)
