@@ -17,9 +17,9 @@ import pytest
 from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
-from docbinder.domain.errors import StorageError
+from docbinder.domain.errors import InvalidInput, StorageError
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobStore, Chunks
+from docbinder.ports.blobs import BlobStore, Chunks, LocatingBlobStore, PresigningBlobStore
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from tests.contract.sql_backends import SqlBackend
 from tests.wiring import BlobStoreWrapper, UnitOfWorkWrapper, wire_binder
@@ -267,3 +267,25 @@ def test_a_failed_switch_commit_leaves_no_inline_row(stack: Stack) -> None:
     stack.fail_commit = False
     assert _inline_keys(stack) == [item.blob_key]
     assert run.read_file(item.id) == b"one\n"
+
+
+@pytest.mark.parametrize("limit", [-1, (1 << 20) + 1, True, 1.5, "64"])
+def test_the_tier_refuses_a_limit_that_is_no_byte_count_up_to_1_mib(limit: object) -> None:
+    store = MemoryMetadataStore()
+    with pytest.raises(InvalidInput, match="inline_blob_limit"):
+        InlineTierBlobStore(MemoryBlobStore(), store.unit_of_work, limit=limit)  # type: ignore[arg-type]
+
+
+def test_the_tier_offers_the_bulk_stores_optional_parts_and_only_those() -> None:
+    store = MemoryMetadataStore()
+    bulk = MemoryBlobStore()
+    tier = InlineTierBlobStore(bulk, store.unit_of_work)
+    assert isinstance(tier, LocatingBlobStore)  # the memory store locates itself
+    assert tier.location(create=True) == bulk.location(create=False)
+    assert not isinstance(tier, PresigningBlobStore)  # memory has no presigned URLs
+    plain = InlineTierBlobStore(BlobStoreWrapper(bulk), store.unit_of_work)
+    assert not isinstance(plain, LocatingBlobStore)
+    with pytest.raises(AttributeError):
+        plain._hidden  # noqa: B018 - private names are never passed on
+    with pytest.raises(InvalidInput):
+        tier.is_inline("../escape")
