@@ -296,6 +296,26 @@ def test_doctor_passes_on_a_fresh_home(cli) -> None:  # type: ignore[no-untyped-
     assert all(c["status"] != "fail" for c in payload["checks"])  # type: ignore[index]
 
 
+def test_doctor_reports_the_inline_tier_and_probes_the_blob_store_itself(  # type: ignore[no-untyped-def]
+    cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("small")
+    _json(cli("--json", "attach", str(tmp_path / "a.txt")))
+    checks = {c["name"]: c for c in _json(cli("--json", "doctor"))["checks"]}  # type: ignore[index]
+    inline = checks["inline blobs"]
+    assert inline["status"] == "ok"
+    assert (
+        "files up to 65536 bytes" in inline["detail"] and "1 blob(s), 5 bytes" in inline["detail"]
+    )
+    assert checks["blob store writable"]["detail"].startswith("file://")
+    # The probe of the blob store went to the directory, not into the database, and left nothing.
+    assert [p.name for p in (home / "blobs").iterdir() if not p.name.startswith(".")] == []
+    monkeypatch.setenv("DOCBINDER_INLINE_BLOB_LIMIT", "0")
+    off = {c["name"]: c for c in _json(cli("--json", "doctor"))["checks"]}  # type: ignore[index]
+    assert "new files all go to the blob store" in off["inline blobs"]["detail"]
+    assert "1 blob(s)" in off["inline blobs"]["detail"]  # the file stored inline before
+
+
 def test_installed_entry_point_runs(home: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
     env["DOCBINDER_HOME"] = str(home)
