@@ -14,6 +14,9 @@ event loop, as an ADK ``Runner`` calls them:
   local disk, the shipped configuration (SQLite ``synchronous=FULL``, blobs
   ``fsync``-ed), each session-scoped version also attached to the session's
   workflow as a ChatDocument;
+* ``docbinder inline off``: the same with ``inline_blob_limit = 0``, every
+  blob a local-disk file as before the inline tier (ADR 0110), for the
+  before/after comparison in one run;
 * ``docbinder no fsync``: the same with ``os.fsync`` a no-op during its turns
   and ``PRAGMA synchronous=OFF``, the durability of ``FileArtifactService``
   (which never calls ``fsync``); labelled, not the shipped configuration.
@@ -55,6 +58,8 @@ SIZES = {"1 KiB": (benchlib.KiB, 200, 20), "10 MiB": (10 * benchlib.MiB, 10, 2)}
 """label -> (bytes, ops per run, ops per turn)."""
 NOSYNC = "docbinder no fsync"
 """Label of the side without fsync (not the shipped configuration)."""
+INLINE_OFF = "docbinder inline off"
+"""Label of the shipped configuration with ``inline_blob_limit = 0`` (before ADR 0110)."""
 FILL = 1000
 """Versions a name holds before the late saves are timed."""
 
@@ -64,8 +69,9 @@ def _services(tmp: Path) -> dict[str, Any]:
 
     from docbinder.integrations.adk import DocbinderArtifactService
 
-    def binder(home: Path) -> Any:
-        return benchlib.build(f"sqlite:///{home / 'docbinder.db'}", (home / "blobs").as_uri(), home)
+    def binder(home: Path, **settings: Any) -> Any:
+        db, blobs = f"sqlite:///{home / 'docbinder.db'}", (home / "blobs").as_uri()
+        return benchlib.build(db, blobs, home, **settings)
 
     unsynced = binder(tmp / "nosync")
     engine = benchlib.sql_engine(unsynced)
@@ -78,6 +84,9 @@ def _services(tmp: Path) -> dict[str, Any]:
     return {
         "file": FileArtifactService(tmp / "adk-files"),
         "docbinder": DocbinderArtifactService(binder(tmp / "db"), mandate_id="bench"),
+        INLINE_OFF: DocbinderArtifactService(
+            binder(tmp / "off", inline_blob_limit=0), mandate_id="bench"
+        ),
         NOSYNC: DocbinderArtifactService(unsynced, mandate_id="bench"),
     }
 
@@ -228,6 +237,15 @@ def main() -> int:
         ),
         f"docbinder / file, save at {FILL} versions (target >= 4)": ratio(
             f"docbinder at {FILL} versions", f"file at {FILL} versions"
+        ),
+        "docbinder / docbinder inline off, 1 KiB save+load (the inline tier's gain)": ratio(
+            "docbinder 1 KiB", f"{INLINE_OFF} 1 KiB"
+        ),
+        "docbinder inline off / file, 1 KiB save+load (before the inline tier)": ratio(
+            f"{INLINE_OFF} 1 KiB", "file 1 KiB"
+        ),
+        "docbinder inline off / file, 10 MiB save+load": ratio(
+            f"{INLINE_OFF} 10 MiB", "file 10 MiB"
         ),
         f"docbinder at {FILL} / docbinder at version 1 (target >= 0.8)": ratio(
             f"docbinder at {FILL} versions", "docbinder at version 1"

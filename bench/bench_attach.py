@@ -366,7 +366,31 @@ def run_bench(ops: int, runs: int, chunk: int, parent: str | None, what_if: bool
 
             return attach
 
-        sides: dict[str, Starter] = {"floor": floor_run, "docbinder": docbinder_run}
+        # The same path before the inline tier (ADR 0110): every blob a local-disk file.
+        off_home = tmp / "inline-off"
+        off_binder = benchlib.build(
+            f"sqlite:///{off_home / 'docbinder.db'}",
+            (off_home / "blobs").as_uri(),
+            off_home,
+            inline_blob_limit=0,
+        )
+
+        def inline_off_run() -> Attach:
+            run = off_binder.start_new_run(principal)
+
+            def attach(data: bytes) -> None:
+                name = next(names)
+                result = run.produce_file(name, data, verb="Wrote", label=f"writeFile:{name}")
+                if result.document_id is None or result.duplicate:
+                    raise SystemExit(f"docbinder attach failed for {name}")
+
+            return attach
+
+        sides: dict[str, Starter] = {
+            "floor": floor_run,
+            "docbinder": docbinder_run,
+            "docbinder inline off": inline_off_run,
+        }
         if what_if:
             sides.update(_what_if_sides(binder, principal, names))
 

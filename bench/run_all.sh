@@ -21,6 +21,7 @@ if [ -d /dev/shm ]; then
     # The same attach benchmark where fsync costs nothing: what remains is CPU.
     run bench_attach bench_attach_tmpfs --dir /dev/shm
 fi
+run bench_attach_s3 bench_attach_s3
 run bench_adk bench_adk
 run bench_adk_service bench_adk_service
 run bench_resolve bench_resolve

@@ -89,6 +89,7 @@ SETTING_NAMES = (
     "s3_checksums",
     "s3_content_md5",
     "max_file_size",
+    "inline_blob_limit",
     "audit",
     "audit_retention",
     "s3_whole_bucket",
@@ -174,6 +175,12 @@ class Settings:
     """
     max_file_size: int | None = None
     """Largest file stored, in bytes (``None``: unlimited)."""
+    inline_blob_limit: int = 65536
+    """Largest file whose bytes are kept in the metadata database, in bytes (at most 1 MiB):
+    stored in the transaction of its FileItem and ChatDocument, one commit, no blob-store
+    write (docs/storage.md). ``0``: every new file goes to the blob store; files kept inline
+    before stay readable.
+    """
     audit: bool = False
     """Keep the audit log (B11): every store, attach, read, resolution, delete and refusal is
     an event of a hash chain in the metadata store (``docbinder audit ls | verify``).
@@ -521,6 +528,24 @@ def _file_size(name: str, raw: Any, source: str | None) -> int:
     return size
 
 
+MAX_INLINE_LIMIT = 1 << 20
+"""Largest ``inline_blob_limit`` accepted, in bytes (1 MiB; the inline tier's own bound)."""
+
+
+def _inline_limit(name: str, raw: Any, source: str | None) -> int:
+    """``inline_blob_limit``: a whole number of bytes from 0 to 1 MiB (``0`` turns the tier off)."""
+    try:
+        size = int(raw) if not isinstance(raw, bool | float) else -1
+    except (TypeError, ValueError):
+        size = -1
+    if not 0 <= size <= MAX_INLINE_LIMIT:
+        raise ConfigurationError(
+            f"{name} must be a whole number of bytes from 0 to {MAX_INLINE_LIMIT}, "
+            f"got {raw!r} ({source})"
+        )
+    return size
+
+
 def _duration(name: str, raw: Any, source: str | None) -> float:
     """A positive duration: seconds, or text such as ``2s``, ``12h``, ``30d`` (:func:`parse_duration`)."""
     from docbinder.domain.governance import parse_duration
@@ -636,6 +661,7 @@ _COUNT = _whole("")
 
 _CONVERTERS: dict[str, Converter] = {
     "max_file_size": _file_size,
+    "inline_blob_limit": _inline_limit,
     "audit": _flag,
     "audit_retention": _duration,
     "s3_whole_bucket": _flag,

@@ -131,6 +131,21 @@ def _read_factory(metadata: Any) -> Any:
     return getattr(metadata, "read_unit_of_work", None) or metadata.unit_of_work
 
 
+def _inline_tier(bulk: BlobStore, metadata: Any, settings: Settings) -> BlobStore:
+    """``bulk`` under the inline tier of the metadata store (ADR 0110); ``bulk`` itself for a plug-in metadata store.
+
+    The tier is there also with ``inline_blob_limit = 0``: blobs kept inline
+    before stay readable and removable.
+    """
+    if settings.metadata_kind == "plugin":
+        return bulk  # a plug-in's units of work need not have inline_blobs
+    from docbinder.adapters.inline import InlineTierBlobStore
+
+    return InlineTierBlobStore(
+        bulk, metadata.unit_of_work, _read_factory(metadata), limit=settings.inline_blob_limit
+    )
+
+
 def _localdisk(settings: Settings) -> BlobStore:
     from docbinder.adapters.localdisk import LocalDiskBlobStore
 
@@ -700,7 +715,11 @@ class Container:
         self.clock = providers.Singleton(UtcClock)
         self.ids = providers.Singleton(UuidIdFactory)
         self.metadata = _metadata_selector(self.settings)
-        self.blobs = _blob_selector(self.settings)
+        self.bulk_blobs = _blob_selector(self.settings)
+        """The store the ``blob_url`` names; :attr:`blobs` adds the inline tier over it (ADR 0110)."""
+        self.blobs = providers.Singleton(
+            _inline_tier, self.bulk_blobs, self.metadata, self.settings
+        )
         self.authorizer = _authorizer_selector(self.settings)
         self.extractor = providers.Singleton(_extractor_from, self.settings)
         self.extraction_cache = providers.Selector(

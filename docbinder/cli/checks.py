@@ -97,8 +97,41 @@ PROBE = b"docbinder doctor probe"
 """The bytes the blob-store probe writes and reads back."""
 
 
+def inline_check(blobs: Any) -> Check | None:
+    """The inline tier (ADR 0110): a probe row written, read back and removed, and what it holds.
+
+    ``None`` for a store without the tier (a plug-in metadata store).
+    """
+    put_inline = getattr(blobs, "put_inline", None)
+    if put_inline is None:
+        return None
+    key = f"doctor/inline-probe-{uuid.uuid4()}"
+    try:
+        put_inline(key, PROBE, committed=False)
+        with blobs.open(key) as chunks:
+            data = b"".join(chunks)
+        blobs.delete(key)
+        count, size = blobs.inline_totals()
+    except DocbinderError as exc:
+        return Check("inline blobs", "fail", f"the metadata database's inline_blobs: {exc}")
+    if data != PROBE:
+        return Check("inline blobs", "fail", "the inline probe read back different bytes")
+    limit = blobs.inline_limit
+    where = (
+        f"files up to {limit} bytes are kept in the metadata database"
+        if limit
+        else "inline_blob_limit = 0: new files all go to the blob store"
+    )
+    return Check("inline blobs", "ok", f"{where}; it holds {count} blob(s), {size} bytes")
+
+
 def blob_probe(blobs: Any) -> Check:
-    """Write, read back and delete one object under ``doctor/``."""
+    """Write, read back and delete one object under ``doctor/`` in the blob store itself.
+
+    With the inline tier the probe goes to the bulk store underneath (a small
+    probe would otherwise land in the metadata database).
+    """
+    blobs = getattr(blobs, "bulk", blobs)
     key = f"doctor/probe-{uuid.uuid4()}"
     try:
         blobs.put(key, [PROBE])

@@ -21,6 +21,7 @@ from docbinder.cli.checks import (
     commit_records_check,
     configuration_check,
     database_checks,
+    inline_check,
     self_tests,
 )
 from docbinder.cli.common import JsonOpt, handles_errors
@@ -107,6 +108,9 @@ def _run_checks(state: State) -> list[Check]:
     records = commit_records_check(binder.blobs)
     if records is not None:
         checks.append(records)
+    inline = inline_check(binder.blobs)
+    if inline is not None:
+        checks.append(inline)
     from docbinder.cli.data_checks import data_checks
 
     checks.extend(data_checks(binder, state.principal))

@@ -175,6 +175,8 @@ def as_wire(found: Collection) -> dict[str, Any]:
         "committedBlobs": list(report.committed_blobs),
         "providerCopiesDeleted": report.provider_copies_deleted,
         "providerCopiesKept": report.provider_copies_kept,
+        "inlineBlobs": report.inline_blobs,
+        "inlineBytes": report.inline_bytes,
     }
 
 
@@ -184,6 +186,12 @@ def print_collection(found: Collection) -> None:
     _print_marked(found)
     _print_untouched(found)
     _print_warnings(found)
+    report = found.report
+    if report.inline_blobs:
+        out.print(
+            f"{report.inline_blobs} blob(s) ({report.inline_bytes} bytes) are kept in the "
+            "metadata database (inline_blob_limit, docs/storage.md), judged as every blob"
+        )
 
 
 def _print_removed(found: Collection) -> None:

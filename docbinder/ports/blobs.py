@@ -444,6 +444,41 @@ class LocatingBlobStore(Protocol):
 
 
 @runtime_checkable
+class InliningBlobStore(Protocol):
+    """The optional part of the blob-store port: small blobs written in the caller's transaction.
+
+    A store with an inline tier (ADR 0110) keeps every blob of at most
+    :attr:`inline_limit` bytes in the metadata database (its
+    :class:`~docbinder.ports.metadata.InlineBlobRepository`), so the code that
+    stores a file can write the bytes in the unit of work that records its
+    FileItem and ChatDocument: one commit, no blob without its row. Everything
+    else reads, lists, stats and deletes such blobs through the ordinary
+    :class:`BlobStore` methods.
+    """
+
+    @property
+    def inline_limit(self) -> int:
+        """Largest blob, in bytes, the store keeps inline; ``0`` when new blobs never go inline."""
+        ...
+
+    def inline_origin(self, key: str) -> str | None:
+        """The provenance mark a new inline blob ``key`` gets (:func:`blob_origin`); ``None`` without identity."""
+        ...
+
+    def is_inline(self, key: str) -> bool:
+        """Whether the blob ``key`` is kept in the metadata database (no presigned URL reads it)."""
+        ...
+
+    def inline_keys(self) -> set[str]:
+        """The keys of every blob kept inline."""
+        ...
+
+    def inline_totals(self) -> tuple[int, int]:
+        """How many blobs are kept inline and their bytes in all (``gc`` and ``doctor`` report them)."""
+        ...
+
+
+@runtime_checkable
 class PresigningBlobStore(Protocol):
     """The optional part of the blob-store port: a time-limited URL that reads one blob.
 

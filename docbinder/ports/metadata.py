@@ -15,6 +15,9 @@ Roles (ADR 0041):
 * retention -- :class:`RetentionRepository`: retention policies and legal holds (B5);
 * provider copies -- :class:`ProviderCopyRepository`: FileItems' copies in model
   providers' Files APIs (B22).
+* inline blobs -- :class:`InlineBlobRepository`: the bytes of small files kept in
+  the metadata database itself, written in the transaction of their FileItem
+  (ADR 0110).
 
 A :class:`UnitOfWork` offers all eight over one transaction. What a backend
 may lack (versions; units in several threads at once) it declares as a
@@ -30,6 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol
+
+import attrs
 
 from docbinder.domain.access import Resource
 from docbinder.domain.audit import AuditEvent
@@ -607,6 +612,65 @@ class ProviderCopyRepository(Protocol):
         ...
 
 
+@attrs.frozen
+class InlineBlobInfo:
+    """What :meth:`InlineBlobRepository.stat` tells of one inline blob.
+
+    ``size`` in bytes, ``modified_at`` (UTC) when it was written, ``origin``
+    its provenance mark (:func:`~docbinder.ports.blobs.blob_origin`, ``None``
+    when written before the store had an identity), ``committed`` whether a
+    FileItem naming it committed (ADR 0031; for a blob written in its
+    FileItem's own transaction, from the start).
+    """
+
+    size: int
+    modified_at: datetime
+    origin: str | None
+    committed: bool
+
+
+class InlineBlobRepository(Protocol):
+    """Blobs kept in the metadata database: table ``inline_blobs`` (ADR 0110).
+
+    The inline tier of the blob store
+    (:class:`~docbinder.adapters.inline.InlineTierBlobStore`) keeps blobs up to
+    its limit here, so a small file's bytes, its FileItem and its ChatDocument
+    commit in one transaction. Keys are blob keys
+    (:func:`~docbinder.ports.blobs.check_blob_key`; the callers check them).
+    Writes take effect with the unit's commit. Errors: :class:`StorageError`.
+    """
+
+    def put(
+        self, key: str, data: bytes, origin: str | None, at: datetime, *, committed: bool
+    ) -> None:
+        """Store ``data`` under ``key`` with its mark, time and commit record, replacing any."""
+        ...
+
+    def get(self, key: str) -> bytes | None:
+        """The bytes under ``key``, or ``None`` when no inline blob has that key."""
+        ...
+
+    def stat(self, key: str) -> InlineBlobInfo | None:
+        """Size, time, mark and commit record of the blob ``key``; ``None`` when absent."""
+        ...
+
+    def mark_committed(self, key: str) -> bool:
+        """Record that a FileItem naming ``key`` committed; ``False`` when no blob has that key."""
+        ...
+
+    def delete(self, key: str) -> bool:
+        """Remove the blob ``key``; whether one was there."""
+        ...
+
+    def keys(self) -> builtins.list[str]:
+        """Every key of the table, in no particular order."""
+        ...
+
+    def totals(self) -> tuple[int, int]:
+        """How many inline blobs there are and their bytes in all (``doctor``, ``gc``)."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over the repositories of every role.
 
@@ -653,6 +717,11 @@ class UnitOfWork(Protocol):
     @property
     def provider_copies(self) -> ProviderCopyRepository:
         """FileItems' copies at model providers of this unit (B22)."""
+        ...
+
+    @property
+    def inline_blobs(self) -> InlineBlobRepository:
+        """The inline blobs of this unit (ADR 0110)."""
         ...
 
     def __enter__(self) -> UnitOfWork: ...

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.memory import MemoryBlobStore
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.ports.blobs import BlobStore
 from docbinder.testing import BlobStoreContract
+from tests.contract.sql_backends import SqlBackend
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -204,3 +206,79 @@ class TestS3MultipartBlobStore(TestS3BlobStore):
         "multipart_chunksize": 5 << 20,
         "max_concurrency": 2,
     }
+
+
+# -- the inline tier (ADR 0110): small blobs in the metadata database, the rest in a bulk store
+
+
+class TestInlineTierOverMemory(BlobStoreContract):
+    """Memory metadata and a memory bulk store: blobs up to 64 KiB inline, the large one in bulk."""
+
+    locates_itself = True
+
+    @pytest.fixture
+    def store(self) -> BlobStore:
+        return InlineTierBlobStore(MemoryBlobStore(), MemoryMetadataStore().unit_of_work)
+
+
+class TestInlineTierSmallLimit(BlobStoreContract):
+    """A 100-byte limit: most blobs of the suite go to the bulk store, the tiny ones inline."""
+
+    locates_itself = True
+
+    @pytest.fixture
+    def store(self) -> BlobStore:
+        return InlineTierBlobStore(MemoryBlobStore(), MemoryMetadataStore().unit_of_work, limit=100)
+
+
+class TestInlineTierOff(BlobStoreContract):
+    """``inline_blob_limit = 0``: the tier writes nothing inline and is the bulk store."""
+
+    locates_itself = True
+
+    @pytest.fixture
+    def store(self) -> BlobStore:
+        return InlineTierBlobStore(MemoryBlobStore(), MemoryMetadataStore().unit_of_work, limit=0)
+
+
+class _InlineTierOverSql(BlobStoreContract):
+    """The inline tier in a SQL database over a local-disk bulk store (durable: ``reopen``)."""
+
+    durable = True
+    locates_itself = True
+
+    @pytest.fixture
+    def backend(self) -> SqlBackend:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def reopen(self, backend: SqlBackend, tmp_path: Path) -> Callable[[], BlobStore]:
+        backend.clean()
+        metadata = backend.store
+        return lambda: InlineTierBlobStore(
+            LocalDiskBlobStore(tmp_path / "blobs"),
+            metadata.unit_of_work,
+            metadata.read_unit_of_work,
+        )
+
+    @pytest.fixture
+    def store(self, reopen: Callable[[], BlobStore]) -> BlobStore:
+        return reopen()
+
+
+class TestInlineTierSqlite(_InlineTierOverSql):
+    @pytest.fixture
+    def backend(self, sqlite_backend: SqlBackend) -> SqlBackend:
+        return sqlite_backend
+
+
+class TestInlineTierPostgres(_InlineTierOverSql):
+    @pytest.fixture
+    def backend(self, postgresql_backend: SqlBackend) -> SqlBackend:
+        return postgresql_backend
+
+
+class TestInlineTierMariadb(_InlineTierOverSql):
+    @pytest.fixture
+    def backend(self, mariadb_backend: SqlBackend) -> SqlBackend:
+        return mariadb_backend

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
@@ -98,3 +99,56 @@ class TestSqliteS3Bridge(BridgeContract):
         return _factory(
             sqlite_backend.store.unit_of_work, s3_store, sqlite_backend.store.read_unit_of_work
         )
+
+
+# -- the same with the inline tier over the blob store (ADR 0110): small files in the database
+
+
+def _inline(
+    uow_factory: UnitOfWorkFactory, bulk: BlobStore, read: UnitOfWorkFactory | None = None
+) -> MakeBinder:
+    return _factory(uow_factory, InlineTierBlobStore(bulk, uow_factory, read), read)
+
+
+class TestMemoryInlineBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self) -> MakeBinder:
+        return _inline(MemoryMetadataStore().unit_of_work, MemoryBlobStore())
+
+
+class TestSqliteLocalDiskInlineBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, sqlite_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        sqlite_backend.clean()
+        store = sqlite_backend.store
+        return _inline(
+            store.unit_of_work, LocalDiskBlobStore(tmp_path / "b"), store.read_unit_of_work
+        )
+
+
+class TestPostgresLocalDiskInlineBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, postgresql_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        postgresql_backend.clean()
+        store = postgresql_backend.store
+        return _inline(
+            store.unit_of_work, LocalDiskBlobStore(tmp_path / "b"), store.read_unit_of_work
+        )
+
+
+class TestMariaDbLocalDiskInlineBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, mariadb_backend: SqlBackend, tmp_path: Path) -> MakeBinder:
+        mariadb_backend.clean()
+        store = mariadb_backend.store
+        return _inline(
+            store.unit_of_work, LocalDiskBlobStore(tmp_path / "b"), store.read_unit_of_work
+        )
+
+
+class TestSqliteS3InlineBridge(BridgeContract):
+    @pytest.fixture
+    def make_binder(self, sqlite_backend: SqlBackend, s3_store: BlobStore) -> MakeBinder:
+        sqlite_backend.clean()
+        store = sqlite_backend.store
+        return _inline(store.unit_of_work, s3_store, store.read_unit_of_work)

@@ -228,8 +228,12 @@ def test_demo_without_files_uses_the_samples(cli) -> None:  # type: ignore[no-un
     assert kinds["revenue-chart.png"] == ["image", *(["text"] if read_by_ocr else [])]
 
 
-def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_gc_finds_and_removes_an_orphan_blob(
+    cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     import sqlite3
+
+    monkeypatch.setenv("DOCBINDER_INLINE_BLOB_LIMIT", "0")  # the blobs are files on disk here
 
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(name[0] * 15)
@@ -257,12 +261,59 @@ def test_gc_finds_and_removes_an_orphan_blob(cli, home: Path, tmp_path: Path) ->
     assert len(_json(cli("--json", "files", "ls"))) == 1  # type: ignore[arg-type]
 
 
+def test_gc_finds_and_removes_an_orphan_inline_blob(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Small files live in the database (ADR 0110); an inline blob no FileItem names is
+    judged as any blob: committed once, it is kept and reported; a leftover past the grace
+    period is removed; the other file's inline blob stays."""
+    import sqlite3
+
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(name[0] * 15)
+        _json(cli("--json", "attach", str(tmp_path / name)))
+    with sqlite3.connect(home / "docbinder.db") as db:
+        [(key,)] = db.execute("select blob_key from file_items where file_name = 'b.txt'")
+        db.execute("delete from file_items where file_name = 'b.txt'")
+        db.execute("update inline_blobs set created_at = '2000-01-01 00:00:00.000000'")
+    assert not (home / "blobs" / key).exists()  # never a file on disk
+    recorded = _json(cli("--json", "gc", "--dry-run"))
+    assert recorded["orphanBlobs"] == [] and recorded["committedBlobs"] == [key]  # type: ignore[index]
+    assert recorded["inlineBlobs"] == 2  # type: ignore[index]
+    with sqlite3.connect(home / "docbinder.db") as db:
+        db.execute("update inline_blobs set committed = 0 where blob_key = ?", (key,))
+    dry = _json(cli("--json", "gc", "--dry-run"))
+    assert dry["orphanBlobs"] == [key] and dry["bytesFreed"] == 15  # type: ignore[index]
+    done = _json(cli("--json", "gc", "--apply"))
+    assert done["orphanBlobs"] == [key] and done["inlineBlobs"] == 1  # type: ignore[index]
+    [item] = _json(cli("--json", "files", "ls"))  # type: ignore[misc]
+    assert cli("files", "cat", item["id"]).stdout == "a" * 15
+
+
 def test_doctor_passes_on_a_fresh_home(cli) -> None:  # type: ignore[no-untyped-def]
     payload = _json(cli("--json", "doctor"))
     assert payload["ok"] is True  # type: ignore[index]
     names = [c["name"] for c in payload["checks"]]  # type: ignore[index]
     assert "blob store writable" in names and "authorizer" in names
     assert all(c["status"] != "fail" for c in payload["checks"])  # type: ignore[index]
+
+
+def test_doctor_reports_the_inline_tier_and_probes_the_blob_store_itself(  # type: ignore[no-untyped-def]
+    cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("small")
+    _json(cli("--json", "attach", str(tmp_path / "a.txt")))
+    checks = {c["name"]: c for c in _json(cli("--json", "doctor"))["checks"]}  # type: ignore[index]
+    inline = checks["inline blobs"]
+    assert inline["status"] == "ok"
+    assert (
+        "files up to 65536 bytes" in inline["detail"] and "1 blob(s), 5 bytes" in inline["detail"]
+    )
+    assert checks["blob store writable"]["detail"].startswith("file://")
+    # The probe of the blob store went to the directory, not into the database, and left nothing.
+    assert [p.name for p in (home / "blobs").iterdir() if not p.name.startswith(".")] == []
+    monkeypatch.setenv("DOCBINDER_INLINE_BLOB_LIMIT", "0")
+    off = {c["name"]: c for c in _json(cli("--json", "doctor"))["checks"]}  # type: ignore[index]
+    assert "new files all go to the blob store" in off["inline blobs"]["detail"]
+    assert "1 blob(s)" in off["inline blobs"]["detail"]  # the file stored inline before
 
 
 def test_installed_entry_point_runs(home: Path) -> None:

@@ -260,6 +260,34 @@ def test_with_s3_blobs_a_link_redirects_to_a_presigned_get(
         assert _redeem(live, link["url"]).json()["error"]["code"] == "deleted"
 
 
+@pytest.mark.s3
+def test_with_the_inline_tier_over_s3_a_small_file_streams_and_a_large_one_redirects(
+    s3_bucket: str, s3_endpoint: str
+) -> None:
+    """A small file's bytes are in the metadata database (ADR 0110): no presigned URL reads
+    them, so the signed link streams them; a file over the limit still redirects to S3."""
+    from docbinder.adapters.inline import InlineTierBlobStore
+    from docbinder.adapters.memory import MemoryMetadataStore
+    from docbinder.adapters.s3 import S3BlobStore
+
+    store = MemoryMetadataStore()
+    bulk = S3BlobStore(s3_bucket, "inline-links", endpoint_url=s3_endpoint)
+    tier = InlineTierBlobStore(bulk, store.unit_of_work, limit=1024)
+    binder = memory_binder(store=store, blobs=tier)
+    small, large = b"a,b\n1,2\n", b"x" * 5000
+    with live_app(binder) as live:
+        small_id = _file(live, small, name="small.csv")["fileId"]
+        large_id = _file(live, large, name="large.bin")["fileId"]
+        with httpx.Client(timeout=30, trust_env=False) as anonymous:
+            streamed = anonymous.get(_mint(live, small_id)["url"])
+            assert streamed.status_code == 200 and streamed.content == small
+            redirect = anonymous.get(_mint(live, large_id)["url"])
+            assert redirect.status_code == 307
+            assert redirect.headers["location"].startswith(s3_endpoint)
+            assert anonymous.get(redirect.headers["location"]).content == large
+    assert list(bulk.keys()) == [binder.get_file(ALICE, large_id).blob_key]
+
+
 def test_a_signer_the_token_file_no_longer_lists_cannot_be_redeemed_for() -> None:
     from docbinder.integrations.http import TokenIdentity
     from docbinder.integrations.mcp import BearerTokens, token_hash

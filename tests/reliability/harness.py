@@ -26,6 +26,7 @@ from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobReader, BlobStat, BlobStore, Chunks
 from docbinder.ports.metadata import (
     FileRepository,
+    InlineBlobRepository,
     MaintenanceRepository,
     UnitOfWork,
     UnitOfWorkFactory,
@@ -195,6 +196,9 @@ class FaultyUnitOfWork(UnitOfWorkWrapper):
         )
         self.maintenance: MaintenanceRepository = _RepositoryProxy(  # type: ignore[assignment]
             inner.maintenance, "maintenance", plan
+        )
+        self.inline_blobs: InlineBlobRepository = _RepositoryProxy(  # type: ignore[assignment]
+            inner.inline_blobs, "inline_blobs", plan
         )
 
     def commit(self) -> None:

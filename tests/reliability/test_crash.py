@@ -1,4 +1,4 @@
-"""A producer process killed with SIGKILL while storing a large file (SQLite + local disk).
+"""A producer process killed with SIGKILL while storing a file (SQLite + local disk).
 
 The child stores a 64 MiB file through docbinder and signals readiness at the
 chosen moment by writing a marker file, then waits; the parent kills it with
@@ -6,6 +6,12 @@ SIGKILL there. Two moments: between the blob write and the metadata commit
 (inside ``files.add``), and half-way through the blob write (the temp file is
 on disk, the rename has not happened). Afterwards no FileItem lacks its blob,
 and ``docbinder gc`` finds and removes what the killed process left.
+
+With the inline tier (ADR 0110) the child stores a 1 KiB file whose bytes go
+into the metadata database in the unit that records its FileItem: killed
+before that unit commits, nothing of the file is anywhere; killed once
+``produce_file`` returned, the file, its bytes and its ChatDocument are there
+and ``gc`` takes nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.sql import migrate
 from docbinder.adapters.sqlite import SqliteMetadata
@@ -35,6 +42,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
 
     from docbinder.adapters.extract import DefaultContentExtractor, SniffingMimeDetector
+    from docbinder.adapters.inline import InlineTierBlobStore
     from docbinder.adapters.localdisk import LocalDiskBlobStore
     from docbinder.adapters.rbac import RoleTableAuthorizer
     from docbinder.adapters.sqlite import SqliteMetadata
@@ -42,7 +50,7 @@ CHILD = textwrap.dedent(
     from docbinder.container import compose_binder
     from docbinder.domain.model import Principal
 
-    database_url, blob_root, marker, moment, size_mib = sys.argv[1:6]
+    database_url, blob_root, marker, moment, size_mib, inline_limit, size = sys.argv[1:8]
     metadata = SqliteMetadata.from_url(database_url)
 
     def ready_and_wait():
@@ -67,6 +75,7 @@ CHILD = textwrap.dedent(
             self.workflows = inner.workflows
             self.versions = inner.versions
             self.maintenance = inner.maintenance
+            self.inline_blobs = inner.inline_blobs
         def __enter__(self):
             self._inner.__enter__()
             return self
@@ -77,9 +86,15 @@ CHILD = textwrap.dedent(
         def rollback(self):
             self._inner.rollback()
 
+    units = lambda: Unit(metadata.unit_of_work())
+    blobs = LocalDiskBlobStore(blob_root)
+    if int(inline_limit):
+        blobs = InlineTierBlobStore(
+            blobs, metadata.unit_of_work, metadata.read_unit_of_work, limit=int(inline_limit)
+        )
     binder = compose_binder(
-        uow_factory=lambda: Unit(metadata.unit_of_work()),
-        blobs=LocalDiskBlobStore(blob_root),
+        uow_factory=units,
+        blobs=blobs,
         authorizer=RoleTableAuthorizer(),
         clock=UtcClock(),
         ids=UuidIdFactory(),
@@ -88,6 +103,9 @@ CHILD = textwrap.dedent(
     )
 
     def data():
+        if int(size):
+            yield bytes(range(256)) * (int(size) // 256)
+            return
         chunk = bytes(range(256)) * 4096  # 1 MiB
         for index in range(int(size_mib)):
             if moment == "mid-blob" and index == int(size_mib) // 2:
@@ -96,12 +114,16 @@ CHILD = textwrap.dedent(
 
     run = binder.start_new_run(Principal("u1", "m1", "f1"))
     run.produce_file("large.bin", data(), label="download:large.bin")
+    if moment == "after-return":
+        ready_and_wait()
     raise SystemExit("finished without being killed")
     """
 )
 
 
-def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, SqliteMetadata]:
+def _kill_at(
+    moment: str, tmp_path: Path, *, inline_limit: int = 0, size: int = 0
+) -> tuple[str, LocalDiskBlobStore, SqliteMetadata]:
     database_url = f"sqlite:///{tmp_path / 'docbinder.db'}"
     migrate(database_url)
     blob_root = tmp_path / "blobs"
@@ -119,6 +141,8 @@ def _kill_at(moment: str, tmp_path: Path) -> tuple[str, LocalDiskBlobStore, Sqli
             str(marker),
             moment,
             str(SIZE_MIB),
+            str(inline_limit),
+            str(size),
         ],
         cwd=tmp_path,
         env=env,
@@ -205,3 +229,47 @@ def test_killed_half_way_through_the_blob_write(tmp_path: Path) -> None:
     assert done["staleTempFiles"] == [str(temp)]
     assert files_under(store.root) == []
     LEDGER.survived["sigkill.mid-blob"] += 1
+
+
+def _tier(store: LocalDiskBlobStore, metadata: SqliteMetadata) -> InlineTierBlobStore:
+    return InlineTierBlobStore(store, metadata.unit_of_work, metadata.read_unit_of_work)
+
+
+def test_killed_before_the_commit_of_a_small_inline_file(tmp_path: Path) -> None:
+    database_url, store, metadata = _kill_at(
+        "before-commit", tmp_path, inline_limit=64 * 1024, size=1024
+    )
+    tier = _tier(store, metadata)
+    state = check_consistent(metadata.unit_of_work, tier)
+    # The bytes were to be written in the unit that was never committed: nowhere now.
+    assert state.items == () and state.keys == frozenset()
+    assert tier.inline_totals() == (0, 0)
+    assert files_under(store.root) == []
+    dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
+    assert dry["orphanBlobs"] == [] and dry["refusal"] is None
+    LEDGER.survived["sigkill.before-commit"] += 1
+
+
+def test_a_small_inline_file_survives_once_produce_file_returned(tmp_path: Path) -> None:
+    database_url, store, metadata = _kill_at(
+        "after-return", tmp_path, inline_limit=64 * 1024, size=1024
+    )
+    tier = _tier(store, metadata)
+    state = check_consistent(metadata.unit_of_work, tier)
+    [item] = state.items
+    assert state.keys == {item.blob_key}
+    assert tier.is_inline(item.blob_key) and tier.is_committed(item.blob_key)
+    with tier.open(item.blob_key) as chunks:
+        assert b"".join(chunks) == bytes(range(256)) * 4
+    assert files_under(store.root) == []  # no blob file: one commit held the bytes
+    with metadata.unit_of_work() as uow:
+        [workflow] = uow.workflows.list_workflows("m1")
+        [message] = uow.workflows.list_messages(workflow.id)
+        assert [d.file_id for d in message.documents] == [item.id]
+    # gc, dry run and applied, keeps the inline blob its FileItem names.
+    dry = _gc(database_url, store, tmp_path / "home", dry_run=True)
+    assert dry["orphanBlobs"] == [] and dry["orphanRows"] == []
+    done = _gc(database_url, store, tmp_path / "home", dry_run=False)
+    assert done["orphanBlobs"] == [] and done["orphanRows"] == []
+    assert tier.exists(item.blob_key)
+    LEDGER.survived["sigkill.after-return"] += 1

@@ -33,7 +33,7 @@ from docbinder.config import Settings
 from docbinder.container import build_binder
 from docbinder.domain.errors import DatabaseCloned, StorageError
 from docbinder.domain.model import Principal
-from tests.reliability.harness import error_lines, invoke_cli
+from tests.reliability.harness import error_lines, files_under, invoke_cli
 
 OLD = (1_000_000_000, 1_000_000_000)  # an mtime far outside any grace period
 NO_GRACE = ("--grace", "0", "--below-grace-floor")
@@ -75,6 +75,14 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
+    """The CLI with the inline tier off: these files' bytes are in the blob store, whose
+    guards are under test (the inline tier has its own tests at the end)."""
+    return Cli(tmp_path / "home", {"DOCBINDER_INLINE_BLOB_LIMIT": "0"})
+
+
+@pytest.fixture
+def inline_cli(tmp_path: Path) -> Cli:
+    """The CLI with the shipped inline tier: small files' bytes in the metadata database."""
     return Cli(tmp_path / "home")
 
 
@@ -154,6 +162,7 @@ class Store:
             self.bucket = request.getfixturevalue("s3_bucket")
             endpoint = request.getfixturevalue("s3_endpoint")
             cli.env = {
+                **cli.env,
                 "DOCBINDER_BLOB_URL": f"s3://{self.bucket}/blobs",
                 "DOCBINDER_S3_ENDPOINT_URL": endpoint,
             }
@@ -927,3 +936,43 @@ def test_concurrent_deletes_of_one_database_never_take_it_for_a_clone(
     assert files == {ids[n]: f"c {n} more".encode() for n in range(1, 16, 2)}
     checks = {c["name"]: c for c in cli.json("doctor")["checks"]}
     assert checks["database claim in the blob store"]["status"] == "ok"
+
+
+# -- the inline tier (ADR 0110): small files' bytes live in the metadata database
+
+
+def test_gc_with_a_mistyped_blob_url_keeps_an_inline_file(inline_cli: Cli, tmp_path: Path) -> None:
+    cli = inline_cli
+    workflow = cli.ok("workflow", "new").stdout.strip()
+    file_id = _attach(cli, tmp_path, "a.txt", b"x\n", workflow)
+    wrong = tmp_path / "wrong" / "place"
+    dry = cli.ok("--blob-url", wrong.as_uri(), "gc")
+    assert "blob_url" in dry.stderr  # the inline blob is no evidence for the wrong store
+    applied = cli("--blob-url", wrong.as_uri(), "gc", "--apply")
+    assert applied.exit_code == 1 and "blob_url" in applied.stderr
+    forced = cli.json("--blob-url", wrong.as_uri(), "gc", "--apply", "--force")
+    assert forced["orphanRows"] == [] and forced["orphanBlobs"] == []
+    assert not wrong.exists()
+    assert cli.files() == {file_id: b"x\n"}
+    assert cli.json("gc")["inlineBlobs"] == 1
+
+
+def test_gc_of_another_database_never_reaches_inline_files(inline_cli: Cli, tmp_path: Path) -> None:
+    cli = inline_cli
+    kept = _attach(cli, tmp_path, "a.txt", b"a")
+    other_db = f"sqlite:///{tmp_path / 'other.db'}"
+    cli.ok("--database-url", other_db, "migrate")
+    done = cli.json("--database-url", other_db, "gc", "--apply", "--force", *NO_GRACE)
+    assert done["orphanBlobs"] == [] and done["inlineBlobs"] == 0
+    assert cli.files() == {kept: b"a"}
+    # The blob store holds no file of it: the bytes are in the database with their row.
+    assert files_under(tmp_path / "home" / "blobs") == []
+
+
+def test_files_rm_removes_the_inline_bytes(inline_cli: Cli, tmp_path: Path) -> None:
+    cli = inline_cli
+    file_id = _attach(cli, tmp_path, "a.txt", b"gone soon")
+    assert cli.json("gc")["inlineBlobs"] == 1
+    cli.ok("files", "rm", file_id, "--force")
+    report = cli.json("gc")
+    assert report["inlineBlobs"] == 0 and report["orphanBlobs"] == []

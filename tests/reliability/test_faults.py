@@ -31,6 +31,7 @@ import pytest
 
 import docbinder.adapters.localdisk.durable as durable_module
 import docbinder.adapters.localdisk.tree as tree_module
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.s3 import S3BlobStore
 from docbinder.application import DocBinder
@@ -156,6 +157,10 @@ def _url(backend: SqlBackend) -> str:
 
 @pytest.fixture
 def local_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    return _local_rig(sqlite_db, tmp_path, monkeypatch)
+
+
+def _local_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
     sqlite_db.clean()
     plan = FaultPlan()
     store = LocalDiskBlobStore(tmp_path / "blobs")
@@ -183,6 +188,24 @@ def local_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyP
         cli_env={},
         large=4 * 128 * 1024,
         extra_leftovers=lambda: [str(p) for p in store.stale_temp_files(0)],
+    )
+
+
+@pytest.fixture
+def local_inline_rig(sqlite_db: SqlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """SQLite + local disk with the shipped inline tier (ADR 0110) over the faulty store."""
+    rig = _local_rig(sqlite_db, tmp_path, monkeypatch)
+    units, read_units = sqlite_db.store.unit_of_work, sqlite_db.store.read_unit_of_work
+    assert isinstance(rig.binder.blobs, FaultyBlobStore)
+    # The tier's own reads use plain units: the scenarios count the units of the use case.
+    tier = InlineTierBlobStore(rig.binder.blobs, units, read_units)
+    binder = make_binder(faulty_factory(units, rig.plan), tier)
+    binder.store_file.registration.ensure()
+    return attrs.evolve(
+        rig,
+        name="localdisk+sqlite+inline",
+        binder=binder,
+        blobs=InlineTierBlobStore(rig.blobs, units, read_units),
     )
 
 
@@ -491,8 +514,32 @@ S3_ONLY: list[Scenario] = [
     ),
 ]
 
+
+def _inline(scenario: Scenario) -> Scenario | None:
+    """``scenario`` with the inline tier on: a small file's bytes go with its unit of work.
+
+    Faults of the blob stage need a file over the limit (the large payload); a
+    duplicate stored again writes no blob to fail on, so those are left out;
+    every other leftover blob disappears (an inline blob is written in the
+    unit that records its FileItem, and goes when that unit does not commit).
+    """
+    blob_stage = any(f.point.startswith(("blob.", "disk.")) for f in scenario.faults)
+    if scenario.payload == "large":
+        return scenario
+    if blob_stage:
+        return None if scenario.stage == "duplicate" else attrs.evolve(scenario, payload="large")
+    return attrs.evolve(scenario, leftovers=0)
+
+
+INLINE = [
+    *(s for s in map(_inline, COMMON + LOCAL_ONLY) if s is not None),
+    # The inline write fails inside the unit: nothing was committed, nothing to check.
+    Scenario("inline-write-fails", (Fault("inline_blobs.put"),), Expect.ERROR),
+]
+
 CASES = [
     *(pytest.param("local_rig", s, id=f"localdisk+sqlite-{s.id}") for s in COMMON + LOCAL_ONLY),
+    *(pytest.param("local_inline_rig", s, id=f"localdisk+sqlite+inline-{s.id}") for s in INLINE),
     *(pytest.param("s3_rig", s, id=f"s3+postgresql-{s.id}") for s in COMMON + S3_ONLY),
 ]
 

@@ -38,7 +38,9 @@ U1 = Principal("u1", "m1", "f1", roles=("member",))
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home")
+    """The CLI with the inline tier off: the files' bytes are in the copies of the blob store
+    these tests make (small files kept in the database do not move with a store)."""
+    return Cli(tmp_path / "home", {"DOCBINDER_INLINE_BLOB_LIMIT": "0"})
 
 
 @pytest.fixture(params=["localdisk", "s3"])

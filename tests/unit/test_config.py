@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.adapters.localdisk import LocalDiskBlobStore
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.rbac import RoleTableAuthorizer
@@ -90,7 +91,10 @@ def test_selector_picks_adapters_from_urls(tmp_path: Path) -> None:
         )
     )
     assert isinstance(memory.metadata(), MemoryMetadataStore)
-    assert isinstance(memory.blobs(), MemoryBlobStore)
+    tier = memory.blobs()
+    assert isinstance(tier, InlineTierBlobStore)
+    assert isinstance(tier.bulk, MemoryBlobStore)
+    assert tier.inline_limit == 65536  # the default: small files in the metadata database
     assert isinstance(memory.authorizer(), RoleTableAuthorizer)
     disk = build_container(
         Settings.load(
@@ -98,8 +102,27 @@ def test_selector_picks_adapters_from_urls(tmp_path: Path) -> None:
         )
     )
     store = disk.blobs()
-    assert isinstance(store, LocalDiskBlobStore)
-    assert store.root == tmp_path / "b"
+    assert isinstance(store, InlineTierBlobStore)
+    assert isinstance(store.bulk, LocalDiskBlobStore)
+    assert store.bulk.root == tmp_path / "b"
+    off = build_container(
+        Settings.load(
+            {"database_url": "memory://", "blob_url": "memory://", "inline_blob_limit": "0"},
+            environ={},
+        )
+    )
+    assert off.blobs().inline_limit == 0
+
+
+@pytest.mark.parametrize("raw", ["-1", "1048577", "64k", "1.5", True])
+def test_inline_blob_limit_refuses_what_is_no_byte_count_up_to_1_mib(raw: object) -> None:
+    with pytest.raises(ConfigurationError, match="inline_blob_limit must be a whole number"):
+        Settings.load({"inline_blob_limit": raw}, environ={})
+
+
+def test_inline_blob_limit_from_the_environment() -> None:
+    settings = Settings.load(environ={"DOCBINDER_INLINE_BLOB_LIMIT": "1048576"})
+    assert settings.inline_blob_limit == 1 << 20
 
 
 def test_memory_binder_runs_the_bridge(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ from docbinder.domain.model import (
     duplicate_key,
 )
 from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
-from docbinder.ports.metadata import store_location_key
+from docbinder.ports.metadata import InlineBlobInfo, store_location_key
 
 LOCK_WAIT_SECONDS = 60.0
 """How long a memory unit waits for another unit's FileItem lock (seconds) before
@@ -96,6 +96,8 @@ class MemoryMetadataStore:
         self.latest_number: dict[str, int] = {}
         self.space_names: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.quotas: dict[Scope, Quota] = {}
+        self.inline: dict[str, _Inline] = {}
+        """Inline blobs by key (ADR 0110)."""
         """Quotas by their exact scope, with their usage (B12)."""
         self.audit: list[AuditEvent] = []
         """The audit log, by ``seq`` (B11)."""
@@ -1025,6 +1027,81 @@ class MemoryProviderCopyRepository:
         return sorted(found, key=lambda c: c.claimed_at)[:limit]
 
 
+@attrs.frozen
+class _Inline:
+    data: bytes
+    origin: str | None
+    at: datetime
+    committed: bool
+
+
+class MemoryInlineBlobRepository:
+    """:class:`~docbinder.ports.metadata.InlineBlobRepository` over a :class:`MemoryMetadataStore`."""
+
+    def __init__(self, store: MemoryMetadataStore, undo: _Undo) -> None:
+        self._s = store
+        self._undo = undo
+
+    def _set(self, key: str, value: _Inline | None) -> None:
+        """Set (``None``: remove) the blob ``key``, pushing the undo (caller holds the lock)."""
+        table = self._s.inline
+        old = table.get(key)
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+
+        def undo() -> None:
+            if old is None:
+                table.pop(key, None)
+            else:
+                table[key] = old
+
+        self._undo.push(undo)
+
+    def put(
+        self, key: str, data: bytes, origin: str | None, at: datetime, *, committed: bool
+    ) -> None:
+        with self._s.lock:
+            self._set(key, _Inline(bytes(data), origin, at, committed))
+
+    def get(self, key: str) -> bytes | None:
+        with self._s.lock:
+            found = self._s.inline.get(key)
+        return None if found is None else found.data
+
+    def stat(self, key: str) -> InlineBlobInfo | None:
+        with self._s.lock:
+            found = self._s.inline.get(key)
+        if found is None:
+            return None
+        return InlineBlobInfo(len(found.data), found.at, found.origin, found.committed)
+
+    def mark_committed(self, key: str) -> bool:
+        with self._s.lock:
+            found = self._s.inline.get(key)
+            if found is None:
+                return False
+            if not found.committed:
+                self._set(key, attrs.evolve(found, committed=True))
+            return True
+
+    def delete(self, key: str) -> bool:
+        with self._s.lock:
+            if key not in self._s.inline:
+                return False
+            self._set(key, None)
+            return True
+
+    def keys(self) -> builtins.list[str]:
+        with self._s.lock:
+            return list(self._s.inline)
+
+    def totals(self) -> tuple[int, int]:
+        with self._s.lock:
+            return len(self._s.inline), sum(len(v.data) for v in self._s.inline.values())
+
+
 class MemoryUnitOfWork:
     """A unit of work over a :class:`MemoryMetadataStore`; rolls back unless committed."""
 
@@ -1040,6 +1117,7 @@ class MemoryUnitOfWork:
         self.audit = MemoryAuditRepository(store, self._undo)
         self.retention = MemoryRetentionRepository(store, self._undo)
         self.provider_copies = MemoryProviderCopyRepository(store, self._undo)
+        self.inline_blobs = MemoryInlineBlobRepository(store, self._undo)
 
     def __enter__(self) -> MemoryUnitOfWork:
         return self

@@ -484,6 +484,26 @@ The primary key is the whole :class:`~docbinder.domain.providers.ProviderCopyKey
 one caller that uploads.
 """
 
+inline_blobs = sa.Table(
+    "inline_blobs",
+    metadata,
+    sa.Column("blob_key", sa.String(255), nullable=False),
+    sa.Column("data", long_binary(), nullable=False),
+    sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.Column("origin", sa.String(255), nullable=True),
+    sa.Column("committed", sa.SmallInteger(), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint("blob_key", name="pk_inline_blobs"),
+    **MYSQL_TABLE_OPTIONS,
+)
+"""The inline tier of the blob store (ADR 0110): blobs up to ``inline_blob_limit`` bytes.
+
+``data`` holds the bytes (``size`` of them), ``origin`` the provenance mark,
+``committed`` 1 once a FileItem naming the blob committed (ADR 0031; a file's
+own store sets it in the transaction that inserts the row), ``created_at``
+when it was written (the blob's modification time, for ``gc``'s grace period).
+"""
+
 TABLES: tuple[sa.Table, ...] = (
     file_items,
     workflows,
@@ -500,5 +520,6 @@ TABLES: tuple[sa.Table, ...] = (
     retention_policies,
     legal_holds,
     provider_copies,
+    inline_blobs,
 )
 """Every table, parents before children (the order to create; reverse it to delete)."""

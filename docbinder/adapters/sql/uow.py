@@ -13,6 +13,7 @@ from docbinder.adapters.sql.audit import SqlAuditRepository
 from docbinder.adapters.sql.engine import create_engine_from_url, reset_pool_after_fork
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sql.files import SqlFileRepository
+from docbinder.adapters.sql.inline_blobs import SqlInlineBlobRepository
 from docbinder.adapters.sql.maintenance import SqlMaintenanceRepository
 from docbinder.adapters.sql.provider_copies import SqlProviderCopyRepository
 from docbinder.adapters.sql.quotas import SqlQuotaRepository
@@ -24,6 +25,7 @@ from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageErr
 from docbinder.ports.metadata import (
     AuditRepository,
     FileRepository,
+    InlineBlobRepository,
     MaintenanceRepository,
     ProviderCopyRepository,
     QuotaRepository,
@@ -56,6 +58,7 @@ class SqlUnitOfWork:
         self.retention: RetentionRepository = SqlRetentionRepository(self._session)
         self.provider_copies: ProviderCopyRepository = SqlProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqlQuotaRepository(self._session)
+        self.inline_blobs: InlineBlobRepository = SqlInlineBlobRepository(self._session)
         self.maintenance: MaintenanceRepository = SqlMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqlUnitOfWork:

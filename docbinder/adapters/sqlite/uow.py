@@ -20,6 +20,7 @@ from docbinder.adapters.sql.engine import (
 from docbinder.adapters.sql.errors import storage_error
 from docbinder.adapters.sqlite.audit import SqliteAuditRepository
 from docbinder.adapters.sqlite.files import SqliteFileRepository
+from docbinder.adapters.sqlite.inline_blobs import SqliteInlineBlobRepository
 from docbinder.adapters.sqlite.maintenance import SqliteMaintenanceRepository
 from docbinder.adapters.sqlite.provider_copies import SqliteProviderCopyRepository
 from docbinder.adapters.sqlite.quotas import SqliteQuotaRepository
@@ -31,6 +32,7 @@ from docbinder.domain.errors import BinderClosed, ConfigurationError, StorageErr
 from docbinder.ports.metadata import (
     AuditRepository,
     FileRepository,
+    InlineBlobRepository,
     MaintenanceRepository,
     ProviderCopyRepository,
     QuotaRepository,
@@ -69,6 +71,7 @@ class SqliteUnitOfWork:
         self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
         self.provider_copies: ProviderCopyRepository = SqliteProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
+        self.inline_blobs: InlineBlobRepository = SqliteInlineBlobRepository(self._session)
         self.maintenance: MaintenanceRepository = SqliteMaintenanceRepository(self._session)
 
     def __enter__(self) -> SqliteUnitOfWork:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import mimetypes
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from docbinder.domain.errors import BlobMissing, DocbinderError
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import (
     BlobStore,
+    InliningBlobStore,
     LocatingBlobStore,
     check_blob_key,
     location_fingerprint,
@@ -212,3 +214,46 @@ def look_up_after_failed_commit(
             fault,
         )
     return True, item
+
+
+def inlining(blobs: BlobStore) -> InliningBlobStore | None:
+    """``blobs`` when it keeps small blobs inline with a limit above 0 (ADR 0110), else ``None``.
+
+    Asked once when a use case is built: a protocol ``isinstance`` check is
+    too slow for every store.
+    """
+    if isinstance(blobs, InliningBlobStore) and blobs.inline_limit > 0:
+        return blobs
+    return None
+
+
+def write_or_hold(
+    blobs: BlobStore, key: str, chunks: Iterable[bytes], inline: InliningBlobStore | None
+) -> bytes | None:
+    """Write ``chunks`` as the blob ``key``, or hold them when the store keeps them inline (ADR 0110).
+
+    With ``inline`` (``blobs`` as :func:`inlining` gives it) the chunks are
+    read up to its limit first: when they end there, nothing is
+    written and their bytes are returned, for the caller to write in the unit
+    of work that records the FileItem naming ``key``
+    (:attr:`~docbinder.ports.metadata.UnitOfWork.inline_blobs`). Otherwise
+    the chunks read so far and the rest stream to the store as one blob
+    (:meth:`~docbinder.ports.blobs.BlobStore.put`) and ``None`` is returned.
+    Errors as ``put``; an exception of the input propagates, nothing written.
+    """
+    if inline is None:
+        blobs.put(key, chunks)
+        return None
+    limit = inline.inline_limit
+    stream = iter(chunks)
+    head: list[bytes] = []
+    size = 0
+    for chunk in stream:
+        head.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            break
+    else:
+        return b"".join(head)
+    blobs.put(key, itertools.chain(head, stream))
+    return None

@@ -30,7 +30,13 @@ import logging
 
 import attrs
 
-from docbinder.application.steps.blob_rules import blob_key_for, confirm_committed, release_blob
+from docbinder.application.steps.blob_rules import (
+    blob_key_for,
+    confirm_committed,
+    inlining,
+    release_blob,
+    write_or_hold,
+)
 from docbinder.application.steps.database_claim import claim_for_destruction
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner
@@ -97,6 +103,7 @@ class ContentSwitch:
         self._copies = provider_copies
         self._uow = uow_factory
         self._blobs = blobs
+        self._inline = inlining(blobs)
         self._ids = ids
         self._max_size = max_size
         self._hash_workers = hash_workers
@@ -112,7 +119,12 @@ class ContentSwitch:
             else self._blobs.identity(create=True)
         )
         stream = HashingStream(chunks, self._max_size, self._hash_workers)
-        self._blobs.put(new_key, stream)
+        inline = write_or_hold(self._blobs, new_key, stream, self._inline)
+        origin = (
+            self._inline.inline_origin(new_key)
+            if inline is not None and self._inline is not None
+            else None
+        )
         updated = attrs.evolve(
             item,
             blob_key=new_key,
@@ -134,6 +146,10 @@ class ContentSwitch:
                         # Compare-and-set on the blob the caller's read named: of
                         # two concurrent updates, only one can win.
                         uow.files.update(updated, if_blob_key=item.blob_key)
+                        if inline is not None:  # the new bytes commit with the row (ADR 0110)
+                            uow.inline_blobs.put(
+                                new_key, inline, origin, updated.created_at, committed=True
+                            )
                     except DuplicateFileItem as exc:
                         raise Conflict(
                             f"the new content would make '{item.file_name}' a duplicate of "
@@ -160,17 +176,19 @@ class ContentSwitch:
             database_id, locations = run_again_if_aborted(switch_unit, f"updating file {item.id}")
         except Exception as exc:
             if not committing:
-                self._discard(new_key)
+                if inline is None:
+                    self._discard(new_key)
                 raise
-            if not self._commit_landed(item.id, new_key, exc):
+            if not self._commit_landed(item.id, new_key, exc, inline is not None):
                 raise
         except BaseException:
-            if not committing:
+            if not committing and inline is None:
                 self._discard(new_key)
             raise
         # The row names the new blob now: record that in the store (ADR 0031), then free
-        # the old one; both outside the unit of work.
-        confirm_committed(self._blobs, new_key)
+        # the old one; both outside the unit of work. An inline blob was recorded in it.
+        if inline is None:
+            confirm_committed(self._blobs, new_key)
         release_blob(self._blobs, item.blob_key, database_id, locations)
         if marked and self._copies is not None:
             self._copies.delete_marked(marked)
@@ -184,7 +202,9 @@ class ContentSwitch:
         )
         return FileUpdate(updated, item)
 
-    def _commit_landed(self, file_id: str, new_key: str, exc: Exception) -> bool:
+    def _commit_landed(
+        self, file_id: str, new_key: str, exc: Exception, inline: bool = False
+    ) -> bool:
         """After a failed commit: did the switch take effect anyway? Cleans up accordingly.
 
         A commit can become durable and still report a fault. The FileItem is
@@ -214,7 +234,8 @@ class ContentSwitch:
                 exc,
             )
             return True
-        self._discard(new_key)
+        if not inline:  # an inline blob went with the unit that did not commit
+            self._discard(new_key)
         return False
 
     def _discard(self, key: str) -> None:

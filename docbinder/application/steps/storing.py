@@ -26,7 +26,9 @@ from docbinder.application.steps.blob_rules import (
     confirm_committed,
     detect_mime_type,
     discard_blob,
+    inlining,
     look_up_after_failed_commit,
+    write_or_hold,
 )
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
@@ -102,13 +104,19 @@ class NewBlob:
     ``file_id`` is the id the FileItem gets, ``key`` the blob's key in the
     store, ``store_id`` the store's identity (``None`` when it keeps none),
     ``stream`` the :class:`HashingStream` it was written from (size in bytes,
-    SHA-256, head for MIME sniffing).
+    SHA-256, head for MIME sniffing). ``inline`` holds the bytes of a blob the
+    store keeps inline (ADR 0110): nothing was written yet, and
+    :meth:`FileStorer.write_inline` writes it in the unit of work that inserts
+    the FileItem; ``origin`` is its provenance mark. ``None`` for a blob the
+    store already holds.
     """
 
     file_id: str
     key: str
     store_id: str | None
     stream: HashingStream
+    inline: bytes | None = None
+    origin: str | None = None
 
 
 class FileStorer:
@@ -160,6 +168,7 @@ class FileStorer:
     ) -> None:
         self._uow = uow_factory
         self._blobs = blobs
+        self._inline = inlining(blobs)
         self._access = access
         self._clock = clock
         self._ids = ids
@@ -174,9 +183,15 @@ class FileStorer:
         """Check ``principal``'s ``create`` right, then write ``data`` as the blob of a new file id.
 
         The blob is durable when this returns (:meth:`BlobStore.put`); nothing
-        names it yet. Raises :class:`AccessDenied` (before anything is
-        written), :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing
-        kept) and :class:`StorageError`.
+        names it yet. With a store that keeps small blobs inline
+        (:class:`~docbinder.ports.blobs.InliningBlobStore`, ADR 0110) the input
+        is read up to the store's limit first: when it ends there, nothing is
+        written and the returned blob carries the bytes
+        (:attr:`NewBlob.inline`) for :meth:`write_inline`; otherwise the bytes
+        read so far and the rest stream to the store as one blob. Raises
+        :class:`AccessDenied` (before anything is written),
+        :class:`SizeLimitExceeded` (over ``max_size`` bytes; nothing kept) and
+        :class:`StorageError`.
         """
         try:
             self._access.require_create(principal, ResourceKind.FILE, principal.scope)
@@ -195,8 +210,34 @@ class FileStorer:
         key = blob_key_for(file_id)
         store_id = self.registration.ensure()
         stream = HashingStream(data, self._max_size, self._hash_workers)
-        self._blobs.put(key, stream)
-        return NewBlob(file_id, key, store_id, stream)
+        tier = self._inline
+        held = write_or_hold(self._blobs, key, stream, tier)
+        if held is None or tier is None:
+            return NewBlob(file_id, key, store_id, stream)
+        return NewBlob(file_id, key, store_id, stream, held, tier.inline_origin(key))
+
+    @staticmethod
+    def write_inline(uow: UnitOfWork, blob: NewBlob, item: FileItem) -> None:
+        """Write ``blob``'s inline bytes in ``uow``, recorded as committed with ``item``; nothing for a stored blob.
+
+        Call it in the unit that inserts ``item`` (the FileItem naming the
+        blob), before its commit: the bytes and the row commit together or
+        not at all (ADR 0110).
+        """
+        if blob.inline is not None:
+            uow.inline_blobs.put(
+                blob.key, blob.inline, blob.origin, item.created_at, committed=True
+            )
+
+    def confirm_new(self, blob: NewBlob) -> None:
+        """:meth:`confirm_committed` for a blob the store holds; an inline one was recorded in its unit."""
+        if blob.inline is None:
+            self.confirm_committed(blob.key)
+
+    def discard_new(self, blob: NewBlob) -> None:
+        """:meth:`discard_blob` for a blob the store holds; an inline one went with its unit's rollback."""
+        if blob.inline is None:
+            self.discard_blob(blob.key)
 
     def new_item(
         self,
@@ -282,7 +323,7 @@ class FileStorer:
         try:
             item = self.new_item(principal, blob, file_name, mime_type, folder, tags, provenance)
             recorded = run_again_if_aborted(
-                lambda: self._record_once(principal, item, then, pending),
+                lambda: self._record_once(principal, item, blob, then, pending),
                 f"storing {file_name!r}",
             )
         except WorkNotCommitted:
@@ -303,36 +344,39 @@ class FileStorer:
                     )
                 )
             if pending.item is not None:
-                recovered = self._after_failed_commit(pending.item, exc)
+                recovered = self._after_failed_commit(pending.item, blob, exc)
                 if recovered is not None:
-                    self.confirm_committed(key)
+                    self.confirm_new(blob)
                     return recovered, pending.result
                 raise
-            self.discard_blob(key)
+            self.discard_new(blob)
             raise
         except BaseException:
             if pending.item is not None:
                 # Interrupted while committing: the row may exist, so the blob stays.
-                log.warning("orphan blob left for gc: %s (commit interrupted)", key)
+                if blob.inline is None:
+                    log.warning("orphan blob left for gc: %s (commit interrupted)", key)
                 raise
-            self.discard_blob(key)
+            self.discard_new(blob)
             raise
         if not recorded[0].duplicate:
             # The FileItem naming the new blob committed: record it in the store, after
-            # the unit of work ended (ADR 0031). A reused duplicate wrote no kept blob.
-            self.confirm_committed(key)
+            # the unit of work ended (ADR 0031). A reused duplicate wrote no kept blob;
+            # an inline blob was recorded in the unit itself (ADR 0110).
+            self.confirm_new(blob)
         return recorded
 
     def _record_once(
         self,
         principal: Principal,
         item: FileItem,
+        blob: NewBlob,
         then: Callable[[UnitOfWork, FileItem], T] | None,
         pending: _Pending[T],
     ) -> tuple[StoredFile, T | None]:
         """:meth:`_record`; a unit the database aborted (a deadlock) committed nothing: forget it."""
         try:
-            return self._record(principal, item, then, pending)
+            return self._record(principal, item, blob, then, pending)
         except TransactionAborted:
             pending.item, pending.result = None, None
             raise
@@ -341,6 +385,7 @@ class FileStorer:
         self,
         principal: Principal,
         item: FileItem,
+        blob: NewBlob,
         then: Callable[[UnitOfWork, FileItem], T] | None,
         pending: _Pending[T],
     ) -> tuple[StoredFile, T | None]:
@@ -356,14 +401,18 @@ class FileStorer:
             # unit waits on the blob store), and a second unit reuses the
             # chosen duplicate or stores the fresh copy.
             with self._uow() as uow:
-                if attempt == 0 and self._insert(uow, item, True, then, pending, keep_unit=True):
+                if attempt == 0 and self._insert(
+                    uow, item, blob, True, then, pending, keep_unit=True
+                ):
                     return self._stored(item), pending.result
                 candidates = uow.files.find_duplicates(
                     sha, file_name, principal.user_id, principal.scope
                 )
                 # After a lost race for the duplicate key whose winner is gone
                 # again, store outside duplicate detection.
-                if not candidates and not self._insert(uow, item, not lost_race, then, pending):
+                if not candidates and not self._insert(
+                    uow, item, blob, not lost_race, then, pending
+                ):
                     lost_race = True
                     continue
             if candidates:
@@ -373,7 +422,7 @@ class FileStorer:
                     if check.item is not None:
                         reused = self._reuse(uow, principal, check.item, key, then)
                     elif not self._insert(
-                        uow, item, not lost_race and not check.key_taken, then, pending
+                        uow, item, blob, not lost_race and not check.key_taken, then, pending
                     ):
                         lost_race = True
                         continue
@@ -382,7 +431,7 @@ class FileStorer:
                         continue  # the candidate was deleted or changed: look again
                     # The commit proved the candidate is there: only now does the fresh
                     # copy go (outside the transaction, like every blob-store call).
-                    self.discard_blob(key)
+                    self.discard_new(blob)
                     return reused
             return self._stored(item), pending.result
         raise StorageError(
@@ -408,6 +457,7 @@ class FileStorer:
         self,
         uow: UnitOfWork,
         item: FileItem,
+        blob: NewBlob,
         deduplicate: bool,
         then: Callable[[UnitOfWork, FileItem], T] | None,
         pending: _Pending[T],
@@ -429,6 +479,7 @@ class FileStorer:
             if not keep_unit:
                 uow.rollback()
             return False
+        self.write_inline(uow, blob, item)
         if self.audit.enabled:
             self.audit.record(uow, self._store_event(item, "ok"))
         if then is not None:
@@ -490,7 +541,9 @@ class FileStorer:
             raise WorkNotCommitted(duplicate, exc) from exc
         return duplicate, result
 
-    def _after_failed_commit(self, item: FileItem, exc: Exception) -> StoredFile | None:
+    def _after_failed_commit(
+        self, item: FileItem, blob: NewBlob, exc: Exception
+    ) -> StoredFile | None:
         """What a failed commit means for the blob, which was written first.
 
         :func:`~docbinder.application.steps.blob_rules.look_up_after_failed_commit`:
@@ -501,5 +554,5 @@ class FileStorer:
         if stored is not None:
             return StoredFile(stored, duplicate=False)
         if known:
-            self.discard_blob(item.blob_key)
+            self.discard_new(blob)
         return None

@@ -89,7 +89,7 @@ from docbinder.domain.errors import (
     UnsafeOperation,
 )
 from docbinder.domain.model import FileItem
-from docbinder.ports.blobs import BlobStore, is_own_key, read_origin
+from docbinder.ports.blobs import BlobStore, InliningBlobStore, is_own_key, read_origin
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
@@ -206,6 +206,12 @@ class GcReport:
     """FileItems of this store past their retention period for longer than the grace
     period and not held (B5): removed, with their blob, as ``files rm --force`` does
     (listed only, in a dry run)."""
+    inline_blobs: int = 0
+    """Blobs kept in the metadata database (the inline tier, ADR 0110) after this run;
+    they are judged like every other blob (``orphan_blobs`` and ``committed_blobs`` may
+    name some)."""
+    inline_bytes: int = 0
+    """Their bytes in all."""
 
 
 @attrs.frozen
@@ -357,7 +363,12 @@ class CollectGarbage:
             removed_rows, marked = self._sweep(scan, missing, due)
             removed_blobs = self._remove_blobs(scan.orphans)
         copies = self._delete_provider_copies(dry_run)
+        inline_blobs, inline_bytes = (
+            self._blobs.inline_totals() if isinstance(self._blobs, InliningBlobStore) else (0, 0)
+        )
         return GcReport(
+            inline_blobs=inline_blobs,
+            inline_bytes=inline_bytes,
             orphan_blobs=tuple(scan.orphans if dry_run else removed_blobs),
             young_blobs=tuple(scan.young),
             orphan_rows=tuple(removed_rows),
@@ -492,11 +503,17 @@ class CollectGarbage:
             i.blob_store for i in items if i.blob_store is not None and i.blob_store != store_id
         )
         # Rows of another identity whose blobs are here: this store's identity was
-        # deleted or replaced (a new one is made on the next write).
+        # deleted or replaced (a new one is made on the next write). Inline blobs live
+        # in the database, beside whatever store blob_url names (ADR 0110): they tell
+        # nothing of that store's identity.
+        inline = self._blobs.inline_keys() if isinstance(self._blobs, InliningBlobStore) else set()
         displaced = Counter(
             i.blob_store or ""
             for i in items
-            if i.blob_store is not None and i.blob_store != store_id and i.blob_key in own_keys
+            if i.blob_store is not None
+            and i.blob_store != store_id
+            and i.blob_key in own_keys
+            and i.blob_key not in inline
         )
         # Every row of every store protects its key: a key named anywhere is never an orphan.
         named = {item.blob_key for item in items}

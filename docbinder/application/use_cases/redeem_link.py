@@ -14,7 +14,7 @@ from docbinder.application.use_cases.open_file_item import Span, open_span
 from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
 from docbinder.domain.model import FileItem, Principal
-from docbinder.ports.blobs import BlobReader, BlobStore, PresigningBlobStore
+from docbinder.ports.blobs import BlobReader, BlobStore, InliningBlobStore, PresigningBlobStore
 from docbinder.ports.links import LinkLedger
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
@@ -166,6 +166,8 @@ class RedeemLink:
         """
         if not isinstance(self._blobs, PresigningBlobStore):
             return None
+        if isinstance(self._blobs, InliningBlobStore) and self._blobs.is_inline(item.blob_key):
+            return None  # kept in the metadata database: streamed (ADR 0110)
         remaining = int((claims.expires_at - self._clock.now()).total_seconds())
         return self._blobs.presigned_get(
             item.blob_key,

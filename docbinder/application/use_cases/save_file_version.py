@@ -122,6 +122,7 @@ class SaveFileVersion:
                     number = 0 if latest is None else latest.version + 1
                     version = FileVersion(file_id, series, number, user_metadata, host_data)
                     uow.files.add(item, deduplicate=False)
+                    storer.write_inline(uow, blob, item)
                     try:
                         uow.versions.add_version(version)
                     except VersionTaken:
@@ -131,7 +132,7 @@ class SaveFileVersion:
                     result = then(uow, stored) if then is not None else None
                     committing = True
                     uow.commit()
-                storer.confirm_committed(key)  # after the commit, outside the unit (ADR 0031)
+                storer.confirm_new(blob)  # after the commit, outside the unit (ADR 0031)
                 log.info(
                     "saved version %d of %r (file %s, %d bytes) for user %s in scope %s",
                     number,
@@ -150,15 +151,16 @@ class SaveFileVersion:
             if committing:
                 known, found = storer.look_up_after_failed_commit(file_id, key, exc)
                 if found is not None:
-                    storer.confirm_committed(key)
+                    storer.confirm_new(blob)
                     return stored, result
                 if not known:
                     raise  # unknown: the blob stays for gc
-            storer.discard_blob(key)
+            storer.discard_new(blob)
             raise
         except BaseException:
             if committing:
-                log.warning("orphan blob left for gc: %s (commit interrupted)", key)
+                if blob.inline is None:
+                    log.warning("orphan blob left for gc: %s (commit interrupted)", key)
             else:
-                storer.discard_blob(key)
+                storer.discard_new(blob)
             raise
