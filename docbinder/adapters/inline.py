@@ -29,7 +29,9 @@ from docbinder.ports.blobs import (
     Chunks,
     blob_origin,
     check_blob_key,
+    check_range,
     iter_chunks,
+    open_blob_range,
 )
 from docbinder.ports.metadata import InlineBlobRepository, UnitOfWorkFactory
 
@@ -198,6 +200,22 @@ class InlineTierBlobStore:
         if data is not None:
             return ChunkReader(_slices(data, chunk_size))
         return self._bulk.open(key, chunk_size)
+
+    def open_range(
+        self, key: str, offset: int, length: int, chunk_size: int = 1 << 20
+    ) -> BlobReader:
+        """Bytes ``offset`` to ``offset + length - 1`` of the blob, inline or in the bulk store.
+
+        See :meth:`~docbinder.ports.blobs.BlobStore.open_range`: an inline blob is
+        cut from its row (at most :attr:`inline_limit` bytes), a bulk one read as
+        the bulk store reads ranges (:func:`~docbinder.ports.blobs.open_blob_range`).
+        """
+        check_blob_key(key)
+        check_range(offset, length, chunk_size)
+        data = self._read(lambda blobs: blobs.get(key))
+        if data is not None:
+            return ChunkReader(_slices(data[offset : offset + length], chunk_size))
+        return open_blob_range(self._bulk, key, offset, length, chunk_size)
 
     def stat(self, key: str) -> BlobStat:
         """Size, time and mark of the blob; :class:`BlobMissing` if neither tier has it."""

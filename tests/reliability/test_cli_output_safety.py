@@ -127,8 +127,7 @@ def test_clean_escapes_exactly_what_can_spoof(raw: str, shown: str) -> None:
     [
         (
             ["files", "ls", "--limit", "abc"],
-            "error: Invalid value for '--limit': Input should be a valid integer, "
-            "unable to parse string as an integer",
+            "error: Invalid value for '--limit': 'abc' is not a valid int.",
         ),
         (["nosuch"], "error: No such command 'nosuch'."),
         (

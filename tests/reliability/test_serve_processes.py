@@ -65,14 +65,16 @@ def test_a_one_time_link_and_a_revocation_hold_across_processes(
     first, second = (s.url for s in servers)
     with httpx.Client(timeout=60, trust_env=False) as http:
         workflow = http.post(f"{first}/v1/workflows").json()["id"]
+        # Larger than the inline limit (64 KiB): the blob is in S3, so a link redirects there.
+        shared = b"shared\n" * 10_000
         file_id = http.post(
-            f"{first}/v1/workflows/{workflow}/files?name=a.txt", content=b"shared"
+            f"{first}/v1/workflows/{workflow}/files?name=a.txt", content=shared
         ).json()["fileId"]
         once = http.post(f"{first}/v1/files/{file_id}/links", json={"expiresIn": 60, "once": True})
         token = once.json()["url"].rpartition("/v1/links/")[2]
         answers = [http.get(f"{url}/v1/links/{token}") for url in (second, first, second)]
         assert [a.status_code for a in answers] == [307, 410, 410]  # S3: a presigned GET
-        assert http.get(answers[0].headers["location"]).content == b"shared"
+        assert http.get(answers[0].headers["location"]).content == shared
         assert answers[1].json()["error"]["code"] == "used"
         plain = http.post(f"{second}/v1/files/{file_id}/links", json={"expiresIn": 60}).json()
         token = plain["url"].rpartition("/v1/links/")[2]
@@ -80,3 +82,10 @@ def test_a_one_time_link_and_a_revocation_hold_across_processes(
         http.post(f"{first}/v1/links/revoke", json={"url": plain["url"]}).raise_for_status()
         refused = http.get(f"{second}/v1/links/{token}")
         assert (refused.status_code, refused.json()["error"]["code"]) == (410, "revoked")
+        # A small file lives in the metadata database (inline tier): its link streams it.
+        small_id = http.post(
+            f"{first}/v1/workflows/{workflow}/files?name=b.txt", content=b"small"
+        ).json()["fileId"]
+        small = http.post(f"{first}/v1/files/{small_id}/links", json={"expiresIn": 60}).json()
+        streamed = http.get(f"{second}/v1/links/{small['url'].rpartition('/v1/links/')[2]}")
+        assert (streamed.status_code, streamed.content) == (200, b"small")

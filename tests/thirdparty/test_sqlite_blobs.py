@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from docbinder.adapters.inline import InlineTierBlobStore
 from docbinder.application import DocBinder
 from docbinder.container import build_binder
 from docbinder.domain.errors import ConfigurationError
@@ -116,12 +117,16 @@ class TestSqliteBlobBridge(BridgeContract):
 
 def test_the_container_loads_the_store_by_its_url_scheme(registered: None, tmp_path: Path) -> None:
     binder = build_binder(database_url="memory://", blob_url=f"{SCHEME}://{tmp_path}/b.db")
-    assert isinstance(binder.blobs, SqliteBlobStoreWithRecords)
-    assert binder.blobs.path == tmp_path / "b.db"
+    # Small files go to the inline tier over the plug-in store, larger ones into it.
+    assert isinstance(binder.blobs, InlineTierBlobStore)
+    bulk = binder.blobs.bulk
+    assert isinstance(bulk, SqliteBlobStoreWithRecords)
+    assert bulk.path == tmp_path / "b.db"
     run = binder.start_new_run(Principal("u1", "m1", roles=("member",)))
-    produced = run.produce_file("a.txt", b"kept in SQLite")
-    assert b"".join(binder.blobs.open(produced.item.blob_key)) == b"kept in SQLite"
-    assert [p.text for p in run.get_content(produced.reference).parts] == ["kept in SQLite"]
+    text = "kept in SQLite " * 5_000  # larger than the inline limit (64 KiB)
+    produced = run.produce_file("a.txt", text.encode())
+    assert b"".join(bulk.open(produced.item.blob_key)) == text.encode()
+    assert [p.text for p in run.get_content(produced.reference).parts] == [text]
 
 
 def test_without_the_distribution_the_scheme_names_the_entry_point_group(tmp_path: Path) -> None:
