@@ -24,10 +24,19 @@ _COLUMNS = columns(audit_events)
 
 
 class SqliteAuditRepository:
-    """The audit log; see the port for the contract."""
+    """The audit log; see the port for the contract.
+
+    The head is read once per transaction and kept here: the writing unit
+    holds the database's write lock, so no other writer moves it meanwhile.
+    The head row is written once, when the unit commits
+    (:meth:`before_commit`), however many appends the transaction made (a
+    produced file makes two: ``store`` and ``attach``).
+    """
 
     def __init__(self, session: SqliteSession) -> None:
         self._session = session
+        self._head: tuple[int, str] | None = None  # the transaction's head, once read
+        self._moved = False  # whether the head row must be written at commit
 
     def _mark(self, name: str) -> tuple[int, str] | None:
         with translating():
@@ -45,7 +54,9 @@ class SqliteAuditRepository:
     def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
         if not events:
             return []
-        head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
+        head = self._head
+        if head is None:
+            head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
         seq, prev = head
         stored: list[AuditEvent] = []
         for event in events:
@@ -60,8 +71,19 @@ class SqliteAuditRepository:
 
         with translating(), session.undoable(undo):
             session.executemany(_CODEC.insert_sql, [_CODEC.values(event_row(e)) for e in stored])
-            self._set_mark(HEAD, (seq, prev))
+        self._head, self._moved = (seq, prev), True
         return stored
+
+    def before_commit(self) -> None:
+        """Write the head row the transaction's appends moved (the unit calls it just before ``COMMIT``)."""
+        if self._moved:
+            assert self._head is not None
+            self._set_mark(HEAD, self._head)
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the kept head (the transaction ended: another writer may append next)."""
+        self._head, self._moved = None, False
 
     def events(
         self,
@@ -91,6 +113,8 @@ class SqliteAuditRepository:
         return [load_event(_CODEC.mapping(row)) for row in rows]
 
     def head(self) -> tuple[int, str] | None:
+        if self._moved:
+            return self._head
         return self._mark(HEAD)
 
     def anchor(self) -> tuple[int, str] | None:
