@@ -1870,6 +1870,7 @@ class ProvenanceContract(_MetadataSuite):
                 run_id=new_id("run"),
                 workflow_id=new_id("wf"),
                 model="gpt-4.1-mini",
+                message_id=new_id("msg"),
                 parents=parents,
             )
         )
