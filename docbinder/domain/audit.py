@@ -10,7 +10,6 @@ chain at that event, and :func:`verify_chain` names the first one.
 
 from __future__ import annotations
 
-import copy
 import enum
 import hashlib
 import json
@@ -88,9 +87,12 @@ class AuditEvent:
 
     def chained(self, seq: int, prev_hash: str) -> AuditEvent:
         """This event as the ``seq``-th of its chain after an event whose hash is ``prev_hash``."""
-        # A shallow copy: the fields were converted and checked when this event was made.
-        placed = copy.copy(self)
-        object.__setattr__(placed, "seq", seq)  # the copy is not shared yet
+        # A copy made slot by slot: the fields were converted and checked when this
+        # event was made, and the copy is not shared before its hash is set.
+        placed = object.__new__(AuditEvent)
+        for name in _FIELDS:
+            object.__setattr__(placed, name, getattr(self, name))
+        object.__setattr__(placed, "seq", seq)
         object.__setattr__(placed, "prev_hash", prev_hash)
         object.__setattr__(placed, "hash", event_hash(placed))
         return placed
@@ -117,6 +119,9 @@ class AuditEvent:
             "detail": dict(self.detail),
             "prevHash": self.prev_hash,
         }
+
+
+_FIELDS = tuple(a.name for a in attrs.fields(AuditEvent))
 
 
 def canonical_event_bytes(event: AuditEvent) -> bytes:

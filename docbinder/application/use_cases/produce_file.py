@@ -104,12 +104,15 @@ class ProduceFile:
             refused = exc
         failures: list[tuple[str, Exception]] = []
 
+        # The message is inserted after the FileItem in the same unit; its id was made
+        # when the attach was prepared.
         recorded = provenance_for(
-            provenance, run_id=ctx.run_id, workflow_id=ctx.workflow_id, parents=ctx.read_files
+            provenance,
+            run_id=ctx.run_id,
+            workflow_id=ctx.workflow_id,
+            parents=ctx.read_files,
+            message_id=prepared.message_id if prepared is not None else None,
         )
-        if prepared is not None and recorded.message_id is None:
-            # The message is inserted after the FileItem in the same unit; its id is made now.
-            recorded = attrs.evolve(recorded, message_id=prepared.message_id)
 
         def attach(uow: UnitOfWork, item: FileItem) -> ChatMessage | None:
             if prepared is None:
