@@ -110,11 +110,14 @@ def provenance_for(
     run_id: str | None,
     workflow_id: str | None,
     parents: tuple[str, ...],
+    message_id: str | None = None,
 ) -> Provenance:
     """The provenance a run records: ``declared`` (or the bound tool call) completed with the run's facts.
 
-    Fields ``declared`` sets win; the run's id, its workflow and the files it
-    read (the last :data:`MAX_PROVENANCE_PARENTS`) fill those it left empty.
+    Fields ``declared`` sets win; the run's id, its workflow, the message
+    that will attach the file (``message_id``, when the attach was prepared)
+    and the files it read (the last :data:`MAX_PROVENANCE_PARENTS`) fill
+    those it left empty.
     """
     base = declared
     if base is None:
@@ -134,5 +137,6 @@ def provenance_for(
         base,
         run_id=base.run_id if base.run_id is not None else run_id,
         workflow_id=base.workflow_id if base.workflow_id is not None else workflow_id,
+        message_id=base.message_id if base.message_id is not None else message_id,
         parents=base.parents or parents[-MAX_PROVENANCE_PARENTS:],
     )

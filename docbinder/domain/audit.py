@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -19,7 +20,12 @@ from typing import Any
 import attrs
 
 from docbinder.domain.errors import InvalidInput
-from docbinder.domain.model import canonical_json
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+# The encoder :func:`docbinder.domain.model.canonical_json` builds on every call, built once:
+# the same bytes for the same value.
 
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of the first event of a chain that was never pruned."""
@@ -82,12 +88,24 @@ class AuditEvent:
 
     def chained(self, seq: int, prev_hash: str) -> AuditEvent:
         """This event as the ``seq``-th of its chain after an event whose hash is ``prev_hash``."""
-        placed = attrs.evolve(self, seq=seq, prev_hash=prev_hash, hash="")
-        object.__setattr__(placed, "hash", event_hash(placed))  # the copy is not shared yet
+        # A copy made slot by slot: the fields were converted and checked when this
+        # event was made, and the copy is not shared before its hash is set.
+        placed = object.__new__(AuditEvent)
+        for name in _FIELDS:
+            object.__setattr__(placed, name, getattr(self, name))
+        object.__setattr__(placed, "seq", seq)
+        object.__setattr__(placed, "prev_hash", prev_hash)
+        object.__setattr__(placed, "hash", event_hash(placed))
         return placed
 
     def wire(self) -> dict[str, Any]:
         """The event as JSON (camelCase keys, ISO 8601 time), as ``audit ls --json`` and the export give it."""
+        data = self._unhashed()
+        data["hash"] = self.hash
+        return data
+
+    def _unhashed(self) -> dict[str, Any]:
+        """:meth:`wire` without ``hash``: what the hash covers."""
         return {
             "seq": self.seq,
             "id": self.id,
@@ -101,15 +119,19 @@ class AuditEvent:
             "workflowId": self.workflow_id,
             "detail": dict(self.detail),
             "prevHash": self.prev_hash,
-            "hash": self.hash,
         }
 
 
+_FIELDS = tuple(a.name for a in attrs.fields(AuditEvent))
+
+
 def canonical_event_bytes(event: AuditEvent) -> bytes:
-    """The bytes an event's hash covers: canonical JSON of every field but ``hash`` (``prevHash`` included)."""
-    data = event.wire()
-    del data["hash"]
-    return canonical_json(data)
+    """The bytes an event's hash covers: canonical JSON of every field but ``hash`` (``prevHash`` included).
+
+    The JSON of :func:`docbinder.domain.model.canonical_json`: sorted keys, no
+    spaces, non-ASCII kept as UTF-8.
+    """
+    return _CANONICAL.encode(event._unhashed()).encode("utf-8", "surrogatepass")
 
 
 def event_hash(event: AuditEvent) -> str:

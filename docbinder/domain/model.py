@@ -445,8 +445,10 @@ class Provenance:
     (``None`` when it gives none); ``args_sha256`` the SHA-256 hex of the
     call's arguments in :func:`canonical_json` (:func:`arguments_sha256`; the
     arguments are never stored); ``run_id`` the agent run; ``workflow_id`` the
-    workflow the run was bound to; ``parents`` the ids of the files the run
-    had read before producing this one, in the order first read (at most
+    workflow the run was bound to; ``message_id`` the ChatMessage that
+    attached the file when it was produced (``None``: stored without an
+    attach, or the attach did not happen); ``parents`` the ids of the files
+    the run (ADR 0094) had read before producing this one, in the order first read (at most
     :data:`MAX_PROVENANCE_PARENTS`). For a file harvested from a sandbox or
     code-execution container (:mod:`docbinder.harvest`), ``sandbox_id`` names
     the sandbox (a container id, a code executor, an output directory) and
@@ -462,6 +464,7 @@ class Provenance:
     run_id: str | None = attrs.field(default=None, validator=_check_provenance_text)
     workflow_id: str | None = attrs.field(default=None, validator=_check_optional_id)
     model: str | None = attrs.field(default=None, validator=_check_provenance_text)
+    message_id: str | None = attrs.field(default=None, validator=_check_optional_id)
     parents: tuple[str, ...] = attrs.field(
         default=(), converter=_to_tuple, validator=_check_parents
     )

@@ -573,6 +573,30 @@ class RetentionRepository(Protocol):
         """When each file was last read, as the audit log recorded it (``read_bytes``/``read_content``)."""
         ...
 
+    def policy_mandates(self) -> builtins.list[str]:
+        """The ids of the mandates that have at least one policy, sorted."""
+        ...
+
+    def expired_files(
+        self,
+        policy: RetentionPolicy,
+        born_before: datetime,
+        *,
+        other_features: Sequence[str] = (),
+    ) -> builtins.list[FileItem]:
+        """The FileItems ``policy`` governs whose period started at or before ``born_before``, oldest first.
+
+        ``born_before`` is the moment minus the policy's ``max_age``. The
+        files are those of the policy's feature instance, or for a mandate's
+        policy the mandate's files outside ``other_features`` (the feature
+        instances with a policy of their own). ``created`` basis: created at
+        or before ``born_before``; ``last_read``: that, and no read event
+        (``read_bytes``/``read_content``) after it. One indexed query (the
+        ``(mandate_id, created_at)`` index; ADR 0097): only the expired rows
+        are returned, not the mandate's other files. Holds are not applied.
+        """
+        ...
+
 
 class ProviderCopyRepository(Protocol):
     """FileItems' copies in model providers' Files APIs, one row per :class:`ProviderCopyKey` (B22).

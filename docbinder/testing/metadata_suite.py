@@ -1872,6 +1872,7 @@ class ProvenanceContract(_MetadataSuite):
                 run_id=new_id("run"),
                 workflow_id=new_id("wf"),
                 model="gpt-4.1-mini",
+                message_id=new_id("msg"),
                 parents=parents,
             )
         )
@@ -2272,6 +2273,68 @@ class RetentionRepositoryContract(_MetadataSuite):
             u.commit()
         with uow() as u:
             assert u.retention.last_reads([read, unread]) == {read: BASE_TIME + timedelta(hours=2)}
+
+    def test_expired_files_are_the_old_files_a_policy_governs(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        mandate = new_id("m")
+        day = timedelta(days=1)
+
+        def file(age_days: int, feature: str | None = None) -> FileItem:
+            return make_file(
+                scope=Scope(mandate, feature),
+                created_at=BASE_TIME - age_days * day,
+                sha256=f"{age_days:02d}{feature or ''}".encode().hex().ljust(64, "0")[:64],
+            )
+
+        old, young, older = file(10), file(1), file(20)
+        old_fi, young_fi = file(10, "fi"), file(3, "fi")
+        old_other = file(10, "other")
+        elsewhere = make_file(scope=Scope(new_id("m")), created_at=BASE_TIME - 30 * day)
+        self.store_files(uow, old, young, older, old_fi, young_fi, old_other, elsewhere)
+        whole = RetentionPolicy(Scope(mandate), 5 * day)
+        feature = RetentionPolicy(Scope(mandate, "fi"), 2 * day)
+        with uow() as u:
+            u.retention.set_policy(whole)
+            u.retention.set_policy(feature)
+            u.commit()
+        with uow() as u:
+            assert mandate in u.retention.policy_mandates()
+            assert elsewhere.scope.mandate_id not in u.retention.policy_mandates()
+            got = u.retention.expired_files(whole, BASE_TIME - whole.max_age, other_features=["fi"])
+            assert {f.id for f in got} == {older.id, old.id, old_other.id}
+            assert got[0] == older  # whole FileItems, oldest first
+            got_fi = u.retention.expired_files(feature, BASE_TIME - feature.max_age)
+            assert [f.id for f in got_fi] == [old_fi.id, young_fi.id]
+            everything = u.retention.expired_files(whole, BASE_TIME - whole.max_age)
+            assert {f.id for f in everything} == {older.id, old.id, old_other.id, old_fi.id}
+
+    def test_expired_files_from_the_last_read_skip_files_read_since(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        mandate = new_id("m")
+        day = timedelta(days=1)
+        read_lately, read_long_ago, never_read = (
+            make_file(scope=Scope(mandate), created_at=BASE_TIME - 10 * day, sha256=c * 64)
+            for c in "abc"
+        )
+        self.store_files(uow, read_lately, read_long_ago, never_read)
+        policy = RetentionPolicy(Scope(mandate), 5 * day, "last_read")
+        with uow() as u:
+            u.retention.set_policy(policy)
+            u.audit.append(
+                [
+                    AuditEvent(new_id("e"), BASE_TIME - day, "read_bytes", file_id=read_lately.id),
+                    AuditEvent(new_id("e"), BASE_TIME - day, "attach", file_id=never_read.id),
+                    AuditEvent(
+                        new_id("e"), BASE_TIME - 8 * day, "read_content", file_id=read_long_ago.id
+                    ),
+                ]
+            )
+            u.commit()
+        with uow() as u:
+            got = u.retention.expired_files(policy, BASE_TIME - policy.max_age)
+        assert {f.id for f in got} == {read_long_ago.id, never_read.id}
 
 
 def _copy_key(scope: Scope | None = None, **changes: str) -> ProviderCopyKey:

@@ -243,6 +243,10 @@ _OUT_PROVENANCE: Final = _closed(
         },
         "runId": {**_NULLABLE_TEXT, "description": "The agent run that produced the file."},
         "workflowId": {**_NULLABLE_TEXT, "description": "The workflow that run was bound to."},
+        "messageId": {
+            **_NULLABLE_TEXT,
+            "description": "The ChatMessage that attached the file when it was produced.",
+        },
         "model": {**_NULLABLE_TEXT, "description": "The model's name, when the host gave it."},
         "parents": {
             "type": "array",

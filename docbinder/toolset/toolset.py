@@ -827,6 +827,8 @@ def provenance_lines(item: FileItem) -> list[str]:
         lines.append(f"arguments SHA-256: {p.args_sha256}")
     if p.run_id:
         lines.append(f"run: {printable(p.run_id)}")
+    if p.message_id:
+        lines.append(f"message: {p.message_id}")
     if p.parents:
         lines.append(f"made from file(s): {', '.join(p.parents)}")
     if p.sandbox_id or p.source_path:
@@ -1169,6 +1171,7 @@ def provenance_wire(item: FileItem) -> dict[str, Any]:
         "argsSha256": p.args_sha256,
         "runId": p.run_id,
         "workflowId": p.workflow_id,
+        "messageId": p.message_id,
         "model": p.model,
         "parents": list(p.parents),
         "sandboxId": p.sandbox_id,

@@ -132,9 +132,21 @@ def test_files_show_json_carries_the_provenance_attach_declared(cli: Any, tmp_pa
     assert provenance["model"] == "gpt-4.1"
     assert provenance["parents"] == [plain["fileId"]]
     assert provenance["argsSha256"] is None and provenance["workflowId"] is None
+    assert provenance["messageId"] is None  # stored without a workflow: no message
     assert provenance["runId"]
     first = _json(cli("files", "show", plain["fileId"], "--json"))["provenance"]
     assert first["tool"] == "docbinder attach" and first["parents"] == []
+
+
+def test_files_show_json_names_the_message_an_attach_made(cli: Any, tmp_path: Path) -> None:
+    f = tmp_path / "report.txt"
+    f.write_text("quarterly")
+    wf = _json(cli("workflow", "new", "--json"))["id"]
+    stored = _json(cli("attach", str(f), "--workflow", wf, "--json"))
+    shown = _json(cli("files", "show", stored["fileId"], "--json"))["provenance"]
+    messages = _json(cli("workflow", "show", wf, "--json"))["messages"]
+    [message] = [m for m in messages if stored["fileId"] in {d["fileId"] for d in m["documents"]}]
+    assert shown["messageId"] == message["id"] and shown["workflowId"] == wf
 
 
 def test_audit_ls_export_verify_and_a_tampered_log(

@@ -1222,10 +1222,13 @@ def test_provenance_names_the_request_and_shows_in_structured_content(
         "argsSha256": chart_item.provenance.args_sha256,
         "runId": chart_item.provenance.run_id,
         "workflowId": workflow.id,
+        "messageId": second.id,
         "model": None,
         "parents": [source_item.id],
         "sandboxId": None,
         "sourcePath": None,
     }
+    assert source_item.provenance.message_id == first.id
     Draft202012Validator(OUTPUT_SCHEMAS["get_file_info"]).validate(info.structured_content)
     assert f"made from file(s): {source_item.id}" in first_text(info)
+    assert f"message: {second.id}" in first_text(info)

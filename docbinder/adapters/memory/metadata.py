@@ -36,7 +36,14 @@ from docbinder.domain.errors import (
     VersionTaken,
     WorkflowNotFound,
 )
-from docbinder.domain.governance import HoldKind, LegalHold, Quota, RetentionPolicy, quota_scopes
+from docbinder.domain.governance import (
+    HoldKind,
+    LegalHold,
+    Quota,
+    RetentionBasis,
+    RetentionPolicy,
+    quota_scopes,
+)
 from docbinder.domain.model import (
     ChatDocument,
     ChatMessage,
@@ -960,6 +967,35 @@ class MemoryRetentionRepository:
                 ):
                     found[e.file_id] = e.at
         return found
+
+    def policy_mandates(self) -> builtins.list[str]:
+        with self._s.lock:
+            return sorted({scope.mandate_id for scope in self._s.policies})
+
+    def expired_files(
+        self,
+        policy: RetentionPolicy,
+        born_before: datetime,
+        *,
+        other_features: Sequence[str] = (),
+    ) -> builtins.list[FileItem]:
+        scope, others = policy.scope, set(other_features)
+        with self._s.lock:
+            found = [
+                f
+                for f in self._s.files.values()
+                if f.scope.mandate_id == scope.mandate_id
+                and f.created_at <= born_before
+                and (
+                    f.scope.feature_instance_id == scope.feature_instance_id
+                    if scope.feature_instance_id is not None
+                    else f.scope.feature_instance_id not in others
+                )
+            ]
+        if policy.basis is RetentionBasis.LAST_READ and found:
+            reads = self.last_reads([f.id for f in found])
+            found = [f for f in found if f.id not in reads or reads[f.id] <= born_before]
+        return sorted(found, key=lambda f: (f.created_at, f.id))
 
 
 class MemoryProviderCopyRepository:

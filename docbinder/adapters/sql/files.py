@@ -43,13 +43,15 @@ class SqlFileRepository:
             if deduplicate
             else None
         )
-        held = held_quotas(self._session, item.scope)
-        for quota in held:
-            quota.check_add(item.size)
         with translating():
             try:
                 with self._session.begin_nested():
+                    # The row first, then the quotas (ADR 0096): a `quota set` counting the
+                    # scope waits for this insert, or this unit reads the quota it wrote.
                     PREPARED_INSERT_FILE.execute(self._session, row)
+                    held = held_quotas(self._session, item.scope)
+                    for quota in held:
+                        quota.check_add(item.size)  # QuotaExceeded takes the insert back
                     if held:
                         charge(self._session, item.scope, item.size, 1)
             except sa_exc.IntegrityError as err:
@@ -90,9 +92,6 @@ class SqlFileRepository:
                 sa.select(file_items.c.size).where(file_items.c.id == item.id)
             ).first()
         growth = 0 if before is None else item.size - int(before[0])
-        if growth:
-            for quota in held_quotas(self._session, item.scope):
-                quota.check_add(growth, 0)
         values = to_row(item)
         del values["id"]
         new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
@@ -107,14 +106,20 @@ class SqlFileRepository:
             try:
                 with self._session.begin_nested():
                     result = self._session.execute(stmt)
+                    changed = rowcount(result)
+                    if changed and growth:
+                        # As in add: the row first, then the quotas (ADR 0096).
+                        held = held_quotas(self._session, item.scope)
+                        for quota in held:
+                            quota.check_add(growth, 0)  # QuotaExceeded takes the update back
+                        if held:
+                            charge(self._session, item.scope, growth, 0)
             except sa_exc.IntegrityError as err:
                 raise integrity_error(err, file_items) from err
-        if rowcount(result) == 0:
+        if changed == 0:
             if if_blob_key is not None and self.get(item.id) is not None:
                 raise Conflict(f"FileItem {item.id} no longer names blob {if_blob_key}")
             raise FileItemNotFound(f"no FileItem {item.id}")
-        if growth:
-            charge(self._session, item.scope, growth, 0)
 
     def delete(self, file_id: str, *, if_blob_key: str | None = None) -> bool:
         stmt = sa.delete(file_items).where(file_items.c.id == file_id)

@@ -5,20 +5,27 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
 from docbinder.adapters.sql.errors import translating
-from docbinder.adapters.sql.queries import IN_CHUNK, rowcount
-from docbinder.adapters.sql.schema import audit_events, legal_holds, retention_policies
+from docbinder.adapters.sql.queries import IN_CHUNK, load, rowcount
+from docbinder.adapters.sql.schema import (
+    audit_events,
+    file_items,
+    legal_holds,
+    retention_policies,
+)
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.domain.errors import StorageError
-from docbinder.domain.governance import HoldKind, LegalHold, RetentionPolicy
-from docbinder.domain.model import Scope
+from docbinder.domain.governance import HoldKind, LegalHold, RetentionBasis, RetentionPolicy
+from docbinder.domain.model import FileItem, Scope
 
 _P = retention_policies.c
 _H = legal_holds.c
 _A = audit_events.c
+_F = file_items.c
 READ_ACTIONS = ("read_bytes", "read_content")
 
 
@@ -140,3 +147,48 @@ class SqlRetentionRepository:
                 ).all()
             found.update({row[0]: row[1] for row in rows})
         return found
+
+    def policy_mandates(self) -> builtins.list[str]:
+        with translating():
+            rows = self._session.execute(
+                sa.select(_P.mandate_id).distinct().order_by(_P.mandate_id)
+            ).all()
+        return [row[0] for row in rows]
+
+    def expired_files(
+        self,
+        policy: RetentionPolicy,
+        born_before: datetime,
+        *,
+        other_features: Sequence[str] = (),
+    ) -> builtins.list[FileItem]:
+        with translating():
+            rows = self._session.execute(
+                expired_statement(policy, born_before, other_features)
+            ).all()
+        return [load(row, FileItem) for row in rows]
+
+
+def expired_statement(
+    policy: RetentionPolicy, born_before: datetime, other_features: Sequence[str]
+) -> sa.Select[Any]:
+    """The query of :meth:`SqlRetentionRepository.expired_files`: a range of ``(mandate_id, created_at)`` (ADR 0097)."""
+    scope = policy.scope
+    stmt = sa.select(file_items).where(
+        _F.mandate_id == scope.mandate_id, _F.created_at <= born_before
+    )
+    if scope.feature_instance_id is not None:
+        stmt = stmt.where(_F.feature_instance_id == scope.feature_instance_id)
+    elif other_features:
+        others = list(dict.fromkeys(other_features))
+        stmt = stmt.where(
+            sa.or_(_F.feature_instance_id.is_(None), _F.feature_instance_id.not_in(others))
+        )
+    if policy.basis is RetentionBasis.LAST_READ:
+        read_since = (
+            sa.select(_A.seq)
+            .where(_A.file_id == _F.id, _A.action.in_(READ_ACTIONS), _A.at > born_before)
+            .exists()
+        )
+        stmt = stmt.where(~read_since)
+    return stmt.order_by(_F.created_at, _F.id)

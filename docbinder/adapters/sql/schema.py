@@ -415,8 +415,6 @@ audit_events = sa.Table(
     sa.Column("hash", sa.CHAR(64), nullable=False),
     sa.PrimaryKeyConstraint("seq", name="pk_audit_events"),
     sa.Index("ix_audit_events_file", "file_id", "seq"),
-    sa.Index("ix_audit_events_principal", "principal", "seq"),
-    sa.Index("ix_audit_events_at", "at"),
     **MYSQL_TABLE_OPTIONS,
 )
 """One row per :class:`~docbinder.domain.audit.AuditEvent`, in chain order (B11, ADR 0092).
@@ -424,7 +422,10 @@ audit_events = sa.Table(
 ``seq`` is the event's place in the store's one chain; the head (``seq`` and
 hash of the newest event) is the ``docbinder_meta`` row ``audit_head``, locked
 by every append, so appends are serialized and the chain has no forks.
-``audit_anchor`` holds the last event pruned by the log's retention.
+``audit_anchor`` holds the last event pruned by the log's retention. The
+only secondary index is by file (``audit ls --file``, retention's last
+reads): each event is written in the transaction of the write it records,
+and every index is one more B-tree that write updates (ADR 0095).
 """
 
 retention_policies = sa.Table(

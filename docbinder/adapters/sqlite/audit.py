@@ -24,10 +24,20 @@ _COLUMNS = columns(audit_events)
 
 
 class SqliteAuditRepository:
-    """The audit log; see the port for the contract."""
+    """The audit log; see the port for the contract.
+
+    The head is read once per transaction and kept here: the writing unit
+    holds the database's write lock, so no other writer moves it meanwhile.
+    Appended events are chained at once and written, with the head row, in
+    one batch just before the unit commits (:meth:`before_commit`), however
+    many appends the transaction made (a produced file makes two: ``store``
+    and ``attach``); a read of the log in the same unit writes them first.
+    """
 
     def __init__(self, session: SqliteSession) -> None:
         self._session = session
+        self._head: tuple[int, str] | None = None  # the transaction's head, once read
+        self._rows: list[tuple[Any, ...]] = []  # chained events not yet written
 
     def _mark(self, name: str) -> tuple[int, str] | None:
         with translating():
@@ -45,7 +55,9 @@ class SqliteAuditRepository:
     def append(self, events: Sequence[AuditEvent]) -> builtins.list[AuditEvent]:
         if not events:
             return []
-        head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
+        head = self._head
+        if head is None:
+            head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
         seq, prev = head
         stored: list[AuditEvent] = []
         for event in events:
@@ -53,15 +65,33 @@ class SqliteAuditRepository:
             chained = event.chained(seq, prev)
             stored.append(chained)
             prev = chained.hash
-        session = self._session
+        self._rows.extend(_CODEC.values(event_row(e)) for e in stored)
+        self._head = (seq, prev)
+        return stored
+
+    def _write(self) -> None:
+        """Insert the chained events not yet written and move the head row past them."""
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        assert self._head is not None
+        session, first = self._session, rows[0][0]
 
         def undo() -> None:
-            session.rowcount("DELETE FROM audit_events WHERE seq > ?", (head[0],))
+            session.rowcount("DELETE FROM audit_events WHERE seq >= ?", (first,))
 
         with translating(), session.undoable(undo):
-            session.executemany(_CODEC.insert_sql, [_CODEC.values(event_row(e)) for e in stored])
-            self._set_mark(HEAD, (seq, prev))
-        return stored
+            session.executemany(_CODEC.insert_sql, rows)
+            self._set_mark(HEAD, self._head)
+
+    def before_commit(self) -> None:
+        """Write what the transaction appended (the unit calls it just before ``COMMIT``)."""
+        self._write()
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the kept head and unwritten events (the transaction ended: another writer may append next)."""
+        self._head, self._rows = None, []
 
     def events(
         self,
@@ -72,6 +102,7 @@ class SqliteAuditRepository:
         after_seq: int = 0,
         limit: int | None = None,
     ) -> builtins.list[AuditEvent]:
+        self._write()
         where = ["seq > ?"]
         params: list[Any] = [after_seq]
         if file_id is not None:
@@ -91,12 +122,15 @@ class SqliteAuditRepository:
         return [load_event(_CODEC.mapping(row)) for row in rows]
 
     def head(self) -> tuple[int, str] | None:
+        self._write()
         return self._mark(HEAD)
 
     def anchor(self) -> tuple[int, str] | None:
+        self._write()
         return self._mark(ANCHOR)
 
     def prune(self, before: datetime) -> int:
+        self._write()
         with translating():
             row = self._session.one(
                 "SELECT MAX(seq) FROM audit_events WHERE at < ?", (sqlite_utc_text(before),)

@@ -7,14 +7,19 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from docbinder.adapters.sql.schema import sqlite_utc_text
-from docbinder.adapters.sqlite.rows import placeholders, utc_from_text
+from docbinder.adapters.sql.schema import file_items, sqlite_utc_text
+from docbinder.adapters.sqlite.files import load_file
+from docbinder.adapters.sqlite.rows import placeholders, select_sql, utc_from_text
 from docbinder.adapters.sqlite.session import SqliteSession, translating
 from docbinder.domain.errors import StorageError
-from docbinder.domain.governance import HoldKind, LegalHold, RetentionPolicy
-from docbinder.domain.model import Scope
+from docbinder.domain.governance import HoldKind, LegalHold, RetentionBasis, RetentionPolicy
+from docbinder.domain.model import FileItem, Scope
 
 IN_CHUNK = 500
+_NOT_READ_SINCE = (
+    " AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.file_id = file_items.id"
+    " AND a.action IN ('read_bytes', 'read_content') AND a.at > ?)"
+)
 
 
 class SqliteRetentionRepository:
@@ -132,3 +137,45 @@ class SqliteRetentionRepository:
                 )
             found.update({row[0]: utc_from_text(row[1]) for row in rows})
         return found
+
+    def policy_mandates(self) -> builtins.list[str]:
+        with translating():
+            rows = self._session.all(
+                "SELECT DISTINCT mandate_id FROM retention_policies ORDER BY mandate_id"
+            )
+        return [row[0] for row in rows]
+
+    def expired_files(
+        self,
+        policy: RetentionPolicy,
+        born_before: datetime,
+        *,
+        other_features: Sequence[str] = (),
+    ) -> builtins.list[FileItem]:
+        sql, params = expired_query(policy, born_before, other_features)
+        with translating():
+            rows = self._session.all(sql, params)
+        return [load_file(row) for row in rows]
+
+
+def expired_query(
+    policy: RetentionPolicy, born_before: datetime, other_features: Sequence[str]
+) -> tuple[str, list[Any]]:
+    """The SQL text and parameters of :meth:`SqliteRetentionRepository.expired_files` (ADR 0097)."""
+    scope, cutoff = policy.scope, sqlite_utc_text(born_before)
+    where = "WHERE mandate_id = ? AND created_at <= ?"
+    params: list[Any] = [scope.mandate_id, cutoff]
+    if scope.feature_instance_id is not None:
+        where += " AND feature_instance_id = ?"
+        params.append(scope.feature_instance_id)
+    elif other_features:
+        others = list(dict.fromkeys(other_features))
+        where += (
+            " AND (feature_instance_id IS NULL OR feature_instance_id NOT IN "
+            f"({placeholders(len(others))}))"
+        )
+        params.extend(others)
+    if policy.basis is RetentionBasis.LAST_READ:
+        where += _NOT_READ_SINCE
+        params.append(cutoff)
+    return select_sql(file_items, where + " ORDER BY created_at, id"), params

@@ -67,7 +67,8 @@ class SqliteUnitOfWork:
         self.files: FileRepository = SqliteFileRepository(self._session)
         self.workflows: WorkflowRepository = SqliteWorkflowRepository(self._session)
         self.versions: VersionRepository = SqliteVersionRepository(self._session)
-        self.audit: AuditRepository = SqliteAuditRepository(self._session)
+        self._audit = SqliteAuditRepository(self._session)
+        self.audit: AuditRepository = self._audit
         self.retention: RetentionRepository = SqliteRetentionRepository(self._session)
         self.provider_copies: ProviderCopyRepository = SqliteProviderCopyRepository(self._session)
         self.quotas: QuotaRepository = SqliteQuotaRepository(self._session)
@@ -103,6 +104,7 @@ class SqliteUnitOfWork:
         if not session.checked_out:
             return
         try:
+            self._audit.before_commit()
             session.commit()
         except StorageError:
             self._discard()
@@ -113,6 +115,7 @@ class SqliteUnitOfWork:
 
     def rollback(self) -> None:
         """Roll back everything since the last commit."""
+        self._audit.forget()
         if not self._session.checked_out:
             return
         try:
@@ -122,6 +125,7 @@ class SqliteUnitOfWork:
             raise storage_error(err) from err
 
     def _discard(self) -> None:
+        self._audit.forget()
         with contextlib.suppress(sqlite3.Error, sa_exc.SQLAlchemyError):
             self._session.close()
 

@@ -133,7 +133,9 @@ class AttachFile:
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
-        return PreparedAttach(self, ctx, workflow, clean_label(label), user_message, role)
+        return PreparedAttach(
+            self, ctx, workflow, clean_label(label), user_message, role, self._ids.new_id()
+        )
 
     def _stored_rows(
         self, uow: UnitOfWork, ctx: RunContext, items: Sequence[FileItem]
@@ -169,7 +171,7 @@ class AttachFile:
         message = ChatMessage.attaching(
             prepared.workflow,  # its id only: the stored counters replace its numbers
             items,
-            message_id=self._ids.new_id(),
+            message_id=prepared.message_id,
             document_ids=[self._ids.new_id() for _ in items],
             label=prepared.label,
             published_at=self._clock.now(),
@@ -226,6 +228,10 @@ class AttachFile:
 class PreparedAttach:
     """An attach :meth:`AttachFile.prepare` checked: run, workflow, clean label, text, role.
 
+    ``message_id`` is the id the ChatMessage will have, made at prepare time so
+    that a file produced in the same unit can name its message in its
+    provenance before the message is inserted (B9).
+
     :meth:`commit` finishes it in a unit of work of its own; a use case with
     its own unit calls :meth:`add` inside it and :meth:`finish` after its
     commit.
@@ -237,6 +243,7 @@ class PreparedAttach:
     label: str
     user_message: str
     role: str
+    message_id: str
 
     def add(self, uow: UnitOfWork, items: Sequence[FileItem]) -> ChatMessage:
         """Add one ChatMessage with a ChatDocument per item inside ``uow``; no commit.

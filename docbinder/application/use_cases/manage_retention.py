@@ -131,25 +131,32 @@ class ManageRetention:
         """Every FileItem that expired at least ``grace`` before ``now`` and that no hold names.
 
         A file held through a workflow is one any held workflow's document
-        points at. Scans every FileItem of the mandates that have a policy.
+        points at. Reads, per policy, only the files it lets expire (one
+        indexed query each, :meth:`~docbinder.ports.metadata.RetentionRepository.expired_files`;
+        ADR 0097), never a mandate's other files.
         """
         moment = (now or self._clock.now()) - grace
         found: list[ExpiredFile] = []
         with self._read_uow() as uow:
-            files = list(uow.maintenance.iter_files())
-            by_mandate: dict[str, list[RetentionPolicy]] = {}
-            for mandate in {f.scope.mandate_id for f in files}:
-                by_mandate[mandate] = uow.retention.policies(mandate)
-            candidates = [f for f in files if by_mandate.get(f.scope.mandate_id)]
-            reads = uow.retention.last_reads([f.id for f in candidates]) if candidates else {}
             due: list[ExpiredFile] = []
-            for item in candidates:
-                policy = policy_for(item.scope, by_mandate[item.scope.mandate_id])
-                if policy is None:
-                    continue
-                ends = policy.expires_at(item.created_at, reads.get(item.id))
-                if ends <= moment:
-                    due.append(ExpiredFile(item, ends))
+            for mandate in uow.retention.policy_mandates():
+                policies = uow.retention.policies(mandate)
+                own = [p.scope.feature_instance_id for p in policies]
+                features = [f for f in own if f is not None]
+                for policy in policies:
+                    others = features if policy.scope.feature_instance_id is None else []
+                    items = uow.retention.expired_files(
+                        policy, moment - policy.max_age, other_features=others
+                    )
+                    reads = (
+                        uow.retention.last_reads([i.id for i in items])
+                        if items and policy.basis is RetentionBasis.LAST_READ
+                        else {}
+                    )
+                    due.extend(
+                        ExpiredFile(i, policy.expires_at(i.created_at, reads.get(i.id)))
+                        for i in items
+                    )
             if not due:
                 return []
             held = uow.retention.held([e.item.id for e in due], [])
@@ -159,10 +166,14 @@ class ManageRetention:
                 for h in uow.retention.holds(mandate)
                 if h.kind is HoldKind.WORKFLOW
             }
+            due_ids = [e.item.id for e in due]
             held_by_workflow = {
-                d.file_id
-                for d in uow.maintenance.iter_documents()
-                if d.workflow_id in held_workflows
+                file_id
+                for workflow_id in sorted(held_workflows)
+                for file_id, documents in uow.workflows.documents_by_files(
+                    workflow_id, due_ids
+                ).items()
+                if documents
             }
             found = [e for e in due if e.item.id not in held and e.item.id not in held_by_workflow]
         return found

@@ -83,7 +83,9 @@ class ProduceFile:
         The new FileItem records ``provenance`` (else the tool call bound with
         :func:`~docbinder.application.provenance.tool_call`), completed with
         the run's id, workflow and the files it read
-        (:func:`~docbinder.application.provenance.provenance_for`).
+        (:func:`~docbinder.application.provenance.provenance_for`), and the id
+        of the ChatMessage that attaches it (``None`` when the attach did not
+        happen; a reused duplicate keeps the provenance of its first producer).
 
         Raises what :meth:`~docbinder.application.steps.storing.FileStorer.store`
         raises (:class:`InvalidInput`, also for a ``user_message`` that breaks
@@ -102,6 +104,16 @@ class ProduceFile:
             refused = exc
         failures: list[tuple[str, Exception]] = []
 
+        # The message is inserted after the FileItem in the same unit; its id was made
+        # when the attach was prepared.
+        recorded = provenance_for(
+            provenance,
+            run_id=ctx.run_id,
+            workflow_id=ctx.workflow_id,
+            parents=ctx.read_files,
+            message_id=prepared.message_id if prepared is not None else None,
+        )
+
         def attach(uow: UnitOfWork, item: FileItem) -> ChatMessage | None:
             if prepared is None:
                 return None
@@ -113,6 +125,10 @@ class ProduceFile:
                 raise
             except Exception as exc:  # the store goes on; the cause is logged below
                 failures.append((item.id, exc))
+                if item.provenance.message_id == prepared.message_id:
+                    # The new FileItem names a message that will not exist: take it back.
+                    unnamed = attrs.evolve(item.provenance, message_id=None)
+                    uow.files.update(attrs.evolve(item, provenance=unnamed))
                 return None
 
         try:
@@ -122,17 +138,17 @@ class ProduceFile:
                 data,
                 attach,
                 mime_type=mime_type,
-                provenance=provenance_for(
-                    provenance,
-                    run_id=ctx.run_id,
-                    workflow_id=ctx.workflow_id,
-                    parents=ctx.read_files,
-                ),
+                provenance=recorded,
             )
         except WorkNotCommitted as exc:
             # A duplicate was found; only the attach failed to commit.
             stored, message = exc.stored, None
             failures.append((stored.item.id, exc))
+        if message is None and prepared is not None:
+            item = stored.item
+            if item.provenance.message_id == prepared.message_id:
+                unnamed = attrs.evolve(item.provenance, message_id=None)
+                stored = attrs.evolve(stored, item=attrs.evolve(item, provenance=unnamed))
         not_attached: NotAttached | None = None
         if refused is not None:
             not_attached = log_attach_failure(stored.item.id, refused)

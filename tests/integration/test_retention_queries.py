@@ -1,0 +1,120 @@
+"""Listing expired files reads the expired rows through an index, not every FileItem of a mandate (B5).
+
+ADR 0097: per retention policy one query over the ``(mandate_id,
+created_at)`` index of ``file_items`` (plus, from the last read, a
+``NOT EXISTS`` over the audit log's index by file). The statements
+``ManageRetention.expired`` sends are captured (``statements_sent``) and
+explained on the same database (``query_plan``): a walk of the whole table
+fails here, and so would the old scan of every FileItem in id order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import attrs
+import pytest
+
+from docbinder.adapters.memory import MemoryBlobStore
+from docbinder.domain.model import Principal, Scope
+from tests.contract.sql_backends import (
+    SQL_BACKENDS,
+    SqlBackend,
+    binder_over,
+    provision,
+    query_plan,
+    statements_sent,
+)
+
+ALICE = Principal("alice", "m1")
+BOB = Principal("bob", "m1", "fi")
+
+
+@pytest.fixture(params=SQL_BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlBackend]:
+    with provision(request.param, tmp_path) as db:
+        yield db
+
+
+def _age(backend: SqlBackend, file_ids: list[str], days: int) -> None:
+    """Move the creation of these files ``days`` into the past (as if stored then)."""
+    import sqlalchemy as sa
+
+    from docbinder.adapters.sql.schema import file_items
+
+    with backend.engine.begin() as conn:
+        for file_id in file_ids:
+            created = conn.execute(
+                sa.select(file_items.c.created_at).where(file_items.c.id == file_id)
+            ).scalar_one()
+            conn.execute(
+                sa.update(file_items)
+                .where(file_items.c.id == file_id)
+                .values(created_at=created - timedelta(days=days))
+            )
+
+
+@pytest.mark.parametrize("basis", ["created", "last_read"])
+def test_expired_files_are_read_through_the_mandate_created_index(
+    backend: SqlBackend, basis: str
+) -> None:
+    binder = binder_over(backend.store, MemoryBlobStore(), audit=True)
+    try:
+        run = binder.start_new_run(ALICE)
+        old = [run.store_file(f"old{n}.txt", f"old {n}".encode()).item for n in range(3)]
+        for n in range(20):  # young files of the same mandate: the query must not read them
+            run.store_file(f"new{n}.txt", f"new {n}".encode())
+        old_fi = binder.start_new_run(BOB).store_file("fi.txt", b"feature").item
+        _age(backend, [f.id for f in [*old, old_fi]], 40)
+        binder.retention.set(Scope("m1"), timedelta(days=30), basis)
+        binder.retention.set(Scope("m1", "fi"), timedelta(days=60), basis)
+        found: list[object] = []
+        statements = [
+            (sql, params)
+            for sql, params in statements_sent(
+                backend.engine, lambda: found.extend(binder.retention.expired())
+            )
+            if "file_items" in sql
+        ]
+        # Only the mandate's old files: the feature instance keeps its own for 60 days.
+        assert sorted(e.item.id for e in found) == sorted(f.id for f in old)  # type: ignore[attr-defined]
+        expired_at = {e.item.id: e.expired_at for e in found}  # type: ignore[attr-defined]
+        assert all(
+            expired_at[f.id] <= binder.get_file(ALICE, f.id).created_at + timedelta(days=30)
+            for f in old
+        )
+        assert len(statements) == 2, statements  # one per policy
+        for statement, params in statements:
+            plan = query_plan(backend, statement, params)
+            if backend.name == "sqlite":
+                assert "SCAN file_items" not in plan, (statement, plan)
+                assert "ix_file_items_mandate_created" in plan, (statement, plan)
+            elif backend.name == "postgresql":
+                assert "Seq Scan on file_items" not in plan, (statement, plan)
+                assert "ix_file_items_mandate_created" in plan, (statement, plan)
+            else:
+                [row] = [p for p in plan.split(" | ") if "table=file_items" in p]
+                assert "ix_file_items_mandate_created" in row, (statement, plan)
+    finally:
+        binder.close()
+
+
+def test_a_file_read_within_the_period_is_not_expired_from_the_last_read(
+    backend: SqlBackend,
+) -> None:
+    binder = binder_over(backend.store, MemoryBlobStore(), audit=True)
+    try:
+        run = binder.start_new_run(ALICE)
+        kept = run.produce_file("kept.txt", b"read lately", label="kept")
+        gone = run.produce_file("gone.txt", b"never read", label="gone")
+        _age(backend, [kept.item.id, gone.item.id], 40)
+        assert run.get_content([f"docItem:{kept.document_id}"]).documents
+        binder.audit_log.flush()
+        binder.retention.set(Scope("m1"), timedelta(days=30), "last_read")
+        expired = binder.retention.expired()
+        assert [e.item.id for e in expired] == [gone.item.id]
+        assert attrs.has(type(expired[0]))
+    finally:
+        binder.close()
