@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import attrs
 
@@ -284,7 +284,7 @@ class Settings:
     oidc_feature_instance_claim: str = "feature_instance"
     """The JWT claim that is the feature instance (optional in a token)."""
     oidc_roles_claim: str = "roles"
-    """The JWT claim with the roles (a list or a space-separated string; default ``member``)."""
+    """The JWT claim with the roles (a list or a space-separated string); a token without it has no roles and may do nothing."""
     oidc_signer_grace: float = 0.0
     """Seconds a link minted under an OIDC sign-in keeps working after the signer's latest
     token with the same roles expired (0: only while the signer holds such a token)."""
@@ -400,9 +400,9 @@ class Settings:
         Read as SQLAlchemy reads SQLite URLs (its "SQLite" dialect page:
         ``sqlite:///relative.db``, ``sqlite:////absolute.db``, a driver after
         ``+``, a query after ``?``, the path percent-decoded), without importing
-        SQLAlchemy; a test compares the two. ``None`` too for ``sqlite://``,
-        ``:memory:``, an empty path and a ``file:`` URI (``uri=true``), whose
-        file this cannot name.
+        SQLAlchemy; a test compares the two. With ``uri=true`` the database is a
+        ``file:`` URI (SQLite's "URI Filenames") and its path is the file. ``None``
+        for ``sqlite://``, ``:memory:`` and an empty path.
         """
         scheme, sep, rest = self.database_url.partition("://")
         if not sep or scheme.split("+")[0].lower() != "sqlite":
@@ -410,7 +410,15 @@ class Settings:
         location, _, query = rest.partition("?")
         _host, slash, database = location.partition("/")
         database = unquote(database)
-        if not slash or not database or database == ":memory:" or "uri=true" in query.lower():
+        if "uri=true" in query.lower().split("&"):
+            # sqlite3 opens ``file:<path>`` URIs (SQLite's "URI Filenames"); the file is its path
+            if not database.startswith("file:"):
+                return None
+            database = unquote(database[len("file:") :].partition("?")[0])
+            if database.startswith("//"):  # file://host/path: SQLite takes only an empty host
+                database = database[2:].partition("/")[2]
+                database = "/" + database if database else ""
+        if not slash or not database or database == ":memory:":
             return None
         return Path(database)
 
@@ -476,7 +484,8 @@ def _embedded_defaults(values: dict[str, Any], sources: dict[str, str]) -> None:
             "its database and blobs in a directory; give --home / DOCBINDER_HOME a directory"
         )
     if "database_url" not in values:
-        values["database_url"] = f"sqlite:///{home / 'docbinder.db'}"
+        # Quoted: a home whose path holds ``?`` or ``%`` names its own file, not a query.
+        values["database_url"] = f"sqlite:///{quote(str(home / 'docbinder.db'))}"
         sources["database_url"] = "default (embedded SQLite)"
     if "blob_url" not in values:
         values["blob_url"] = (home / "blobs").as_uri()
@@ -624,7 +633,9 @@ def _hosts(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
     return hosts
 
 
-_TENANT_ENTRY = re.compile(r"^[^\s/,]{1,128}(/[^\s/,]{1,128})?$")
+_TENANT_ENTRY = re.compile(r"^[^\s/,;|]{1,128}(/[^\s/,;|]{1,128})?$")
+"""One tenant of a list setting: ``;`` and ``|`` are refused as the separators they
+usually are (a deny list that names no tenant by a typo would deny nothing)."""
 
 
 def _tenants(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
@@ -638,7 +649,8 @@ def _tenants(name: str, raw: Any, source: str | None) -> tuple[str, ...]:
     bad = [t for t in tenants if not _TENANT_ENTRY.match(t)]
     if bad:
         raise ConfigurationError(
-            f"{name}: {bad[0]!r} is no mandate id or mandate/feature-instance pair ({source})"
+            f"{name}: {bad[0]!r} is no mandate id or mandate/feature-instance pair; "
+            f"separate tenants with commas ({source})"
         )
     return tenants
 

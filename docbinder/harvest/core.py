@@ -21,6 +21,7 @@ import attrs
 
 from docbinder.application.binder import Run, ToolFileResult
 from docbinder.application.provenance import current_tool_call
+from docbinder.application.steps.results import printable
 from docbinder.domain.errors import BinderClosed, DocbinderError, InvalidInput, StorageError
 from docbinder.domain.model import MAX_PROVENANCE_TEXT, Provenance, check_file_name
 from docbinder.harvest.sources import (
@@ -105,16 +106,18 @@ class HarvestReport:
     @property
     def text(self) -> str:
         """A tool-result text: one line per file (harvested, already held, refused)."""
+        # Names, paths and reasons come from the sandbox: every character that could
+        # break or fake a line (U+2028, controls, bidi marks) is shown as an escape.
         lines = [
-            f"Harvested {len(self.harvested)} file(s) from sandbox {self.sandbox_id}"
+            f"Harvested {len(self.harvested)} file(s) from sandbox {printable(self.sandbox_id)}"
             f" ({len(self.held)} unchanged, {len(self.refused)} refused)"
         ]
         for f in self.harvested:
-            lines.append(f"  {f.path} -> {f.reference or 'not in the workflow'}")
+            lines.append(f"  {printable(f.path)} -> {f.reference or 'not in the workflow'}")
         for h in self.held:
-            lines.append(f"  {h.path} -> {h.reference} (unchanged)")
+            lines.append(f"  {printable(h.path)} -> {h.reference} (unchanged)")
         for r in self.refused:
-            lines.append(f"  {r.path}: refused, {r.reason}")
+            lines.append(f"  {printable(r.path)}: refused, {printable(r.reason)}")
         return "\n".join(lines)
 
 

@@ -72,6 +72,8 @@ def rewrite_links(
     ``/work/outputs/x.csv``); two candidates are ambiguous and the path is
     left alone (listed in ``unknown``).
 
+    A path inside another URL or its query (``https://host/?d=(/mnt/data/x)``) is
+    left as it is and listed in ``unknown``: a link put there would reach that host.
     A bare path becomes ``docItem:<id>``; a Markdown link or image target
     becomes the download link when ``run`` is given, ``with_links`` is true
     and the binder mints links (link keys and ``public_url`` set), else the
@@ -91,7 +93,7 @@ def rewrite_links(
         end = match.start() + len(trimmed)
         path = match.group("sandbox") or match.group("absolute") or match.group("relative")
         path = path[: len(path) - (len(raw) - len(trimmed))]
-        reference = _lookup(index, path)
+        reference = None if _inside_another_url(text, match.start()) else _lookup(index, path)
         if reference is None:
             unknown.append(trimmed)
             continue
@@ -111,6 +113,19 @@ def rewrite_links(
         rewritten.append(Rewritten(trimmed, reference, url))
     out.append(text[position:])
     return RewriteResult("".join(out), tuple(rewritten), tuple(unknown))
+
+
+def _inside_another_url(text: str, start: int) -> bool:
+    """Whether the path at ``start`` stands inside another URL or its query (left as it is).
+
+    The word the path is part of (up to the whitespace before it) holding ``://``, ``?``,
+    ``=`` or ``&`` before the path means the path is data of another link
+    (``![](https://host/pixel?d=(/mnt/data/x))``): a download link put there would be
+    sent to that host.
+    """
+    word_start = max(text.rfind(space, 0, start) for space in " \t\r\n") + 1
+    before = text[word_start:start]
+    return any(mark in before for mark in ("://", "?", "=", "&"))
 
 
 def _normal(path: str) -> str:

@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import unicodedata
+import uuid
 
 import attrs
 
@@ -184,12 +185,16 @@ def _write(
             return "something that is not a regular file has that name"
         if not overwrite:
             return "a file of that name is already in the directory (overwrite not asked)"
-    temporary = f".{name[:200]}.{os.getpid()}.partial" if existing is not None else name
+    # A short temporary name of its own: a name near the 255-byte limit leaves no room
+    # for a prefix and a suffix.
+    temporary = f".materialize-{uuid.uuid4().hex}.partial" if existing is not None else name
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(temporary, flags, 0o644, dir_fd=dir_fd)
     except FileExistsError:
         return "a file of that name is already in the directory"
+    except OSError as exc:
+        return f"cannot be written: {exc.strerror or exc}"
     digest = hashlib.sha256()
     count = 0
     ok = False

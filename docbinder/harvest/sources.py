@@ -93,7 +93,8 @@ class LocalOutputDir:
 
     What is never offered (each a :class:`SkippedOutput` with its reason):
     symbolic links (never followed, wherever they point), anything that is not
-    a regular file (FIFOs, sockets, devices), names with control characters,
+    a regular file (FIFOs, sockets, devices), files with several names (hard
+    links: one may lie outside ``root``), names with control characters,
     files that cannot be opened. Files are opened relative to their
     directory's descriptor with ``O_NOFOLLOW``, so a directory swapped for a
     link while walking cannot lead outside ``root``. A file whose size or
@@ -165,6 +166,10 @@ class LocalOutputDir:
                     os.close(sub_fd)
             elif not stat.S_ISREG(st.st_mode):
                 yield SkippedOutput(shown, "not a regular file")
+            elif st.st_nlink > 1:
+                # A hard link may name a file outside the directory: which of its names
+                # the sandbox wrote cannot be told, so none is taken.
+                yield SkippedOutput(shown, f"has {st.st_nlink} names (hard links)")
             else:
                 count[0] += 1
                 if count[0] > self.max_files:
@@ -185,7 +190,11 @@ def _opener(dir_fd: int, name: str, seen: os.stat_result) -> Callable[[], Binary
         except OSError as exc:
             raise OutputUnreadable(f"cannot be read: {exc.strerror}") from exc
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino)
+            or st.st_nlink > 1
+        ):
             os.close(fd)
             raise OutputUnreadable("replaced while being harvested")
         return os.fdopen(fd, "rb")
@@ -197,7 +206,9 @@ class ChunkStream(io.RawIOBase):
     """A read-only binary file object over an iterator of byte chunks (a download's body).
 
     ``on_close`` runs once when the stream is closed (it releases the HTTP
-    response). Used by the provider sources, whose SDKs hand out chunk
+    response). An error of the iterator that is not an :class:`OSError` (an HTTP
+    client's, when the connection closes before the body is whole) is
+    :class:`OutputUnreadable`: that file is refused, the harvest goes on. Used by the provider sources, whose SDKs hand out chunk
     iterators rather than file objects.
     """
 
@@ -218,6 +229,10 @@ class ChunkStream(io.RawIOBase):
                 self._pending = next(self._chunks)
             except StopIteration:
                 return 0
+            except OSError:
+                raise
+            except Exception as exc:  # the SDK's own errors (httpx): the body broke off
+                raise OutputUnreadable(f"the download broke off: {exc}") from exc
         view = memoryview(buffer).cast("B")
         count = min(len(view), len(self._pending))
         view[:count] = self._pending[:count]

@@ -153,6 +153,7 @@ def test_links_out_of_the_directory_special_files_and_bad_names_are_refused(
     (out / "leak.txt").symlink_to(secret)
     (out / "dirlink").symlink_to(outside_dir, target_is_directory=True)
     (out / "inside-link.txt").symlink_to(out / "ok.txt")
+    os.link(secret, out / "hardlink.txt")  # a second name of a file outside the directory
     os.mkfifo(out / "pipe")
     (out / "bad\x07name.txt").write_text("bell")
     (out / "big.bin").write_bytes(b"x" * 2048)
@@ -171,13 +172,14 @@ def test_links_out_of_the_directory_special_files_and_bad_names_are_refused(
     assert reasons["/mnt/data/leak.txt"] == "symbolic link: not followed"
     assert reasons["/mnt/data/dirlink"] == "symbolic link: not followed"
     assert reasons["/mnt/data/inside-link.txt"] == "symbolic link: not followed"
+    assert reasons["/mnt/data/hardlink.txt"] == "has 2 names (hard links)"
     assert reasons["/mnt/data/pipe"] == "not a regular file"
     assert reasons["/mnt/data/bad\\x07name.txt"] == "name has control characters"
     assert reasons["/mnt/data/big.bin"].startswith("2048 bytes, larger than max_file_size")
     if os.geteuid() != 0:
         assert reasons["/mnt/data/locked.txt"].startswith("cannot be read")
     stored = {i.file_name for i in run.list_files()}
-    assert "secret.txt" not in stored and "inner.txt" not in stored and "leak.txt" not in stored
+    assert not stored & {"secret.txt", "inner.txt", "leak.txt", "hardlink.txt"}
 
 
 def test_a_file_still_being_written_is_refused_and_harvested_once_it_settled(
@@ -325,6 +327,17 @@ def test_materialize_refuses_unsafe_names_overwrites_budget_and_other_tenants(
     assert (inbox / "ok.csv").read_text() == "ok.csv\n"
     assert again.refused[0].reason == "something that is not a regular file has that name"
     assert not (tmp_path / "target.csv").exists()
+    # a name of 255 bytes is overwritten too; the files after it are written
+    long = "\u20ac" * 85  # 85 x 3 bytes of UTF-8: the longest name the file system takes
+    (inbox / long).write_text("old")
+    refs_long = [
+        run.produce_file(long, b"new\n").reference,
+        run.produce_file("after.csv", b"a\n").reference,
+    ]
+    third = materialize(run, refs_long, inbox, overwrite=True)
+    assert sorted(w.name for w in third.written) == sorted([long, "after.csv"])
+    assert (inbox / long).read_text() == "new\n"
+    assert not [n for n in os.listdir(inbox) if n.endswith(".partial")]
 
 
 @pytest.mark.parametrize(

@@ -158,6 +158,8 @@ def test_revoked_used_deleted_changed_and_unreadable_links_say_why(
     assert _redeem(live, revoked["url"]).json()["error"]["code"] == "revoked"
 
     once = _mint(live, stored["fileId"], once=True)
+    with httpx.Client(timeout=30, trust_env=False) as previewer:  # a mail scanner's HEAD
+        assert previewer.head(once["url"]).status_code == 200
     assert _redeem(live, once["url"]).status_code == 200
     used = _redeem(live, once["url"])
     assert (used.status_code, used.json()["error"]["code"]) == (410, "used")

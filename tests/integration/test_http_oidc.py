@@ -112,6 +112,10 @@ def test_claims_become_the_principal_and_bad_tokens_are_refused(
         for why, bad in refused.items():
             response = live.client.post("/v1/workflows", headers={"Authorization": f"Bearer {bad}"})
             assert response.status_code == 401, why
+        # Without the roles claim a token signs in with no roles, so it may not write.
+        no_roles = token(signing_key, groups=None)
+        denied = live.client.post("/v1/workflows", headers={"Authorization": f"Bearer {no_roles}"})
+        assert denied.status_code == 403, denied.text
 
 
 def test_an_issuer_without_keys_is_a_configuration_error(tmp_path: Path) -> None:

@@ -26,6 +26,19 @@ def test_embedded_default_lives_under_home(tmp_path: Path) -> None:
     assert settings.sources["database_url"] == "default (embedded SQLite)"
 
 
+@pytest.mark.parametrize("name", ["proj?a", "h%41", "with space", "x#y"])
+def test_a_home_whose_path_looks_like_url_syntax_keeps_its_own_database(
+    tmp_path: Path, name: str
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    home = tmp_path / name
+    settings = Settings.load({"home": str(home)}, environ={})
+    assert settings.sqlite_file == home / "docbinder.db"
+    assert make_url(settings.database_url).database == str(home / "docbinder.db")
+    assert settings.blob_root == home / "blobs"
+
+
 def test_argument_beats_environment_beats_file(tmp_path: Path) -> None:
     config = tmp_path / "docbinder.toml"
     config.write_text(
@@ -470,7 +483,6 @@ def test_audit_settings_read_flags_and_durations() -> None:
         "sqlite://",
         "sqlite:///",
         "sqlite:///:memory:",
-        "sqlite:///file:x.db?uri=true",
         "postgresql+psycopg://u@127.0.0.1/db",
         "mysql+pymysql://root@127.0.0.1/test",
     ],
@@ -484,7 +496,26 @@ def test_sqlite_file_reads_a_url_as_sqlalchemy_does(url: str) -> None:
         if parsed.get_backend_name() == "sqlite"
         and parsed.database
         and parsed.database != ":memory:"
-        and parsed.query.get("uri") != "true"
         else None
     )
     assert Settings.load({"database_url": url}).sqlite_file == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "file"),
+    [
+        ("sqlite:///file:x.db?uri=true", "x.db"),
+        ("sqlite:///file:/tmp/d/x.db?mode=rwc&uri=true", "/tmp/d/x.db"),
+        ("sqlite:///file:a%20b.db?uri=true", "a b.db"),
+        ("sqlite:///file::memory:?uri=true", None),
+    ],
+)
+def test_sqlite_file_of_a_file_uri_is_its_path(url: str, file: str | None) -> None:
+    expected = None if file is None else Path(file)
+    assert Settings.load({"database_url": url}).sqlite_file == expected
+
+
+@pytest.mark.parametrize("raw", ["acme;globex/legal", "acme|globex", "acme globex"])
+def test_a_deny_list_with_another_separator_is_refused(raw: str) -> None:
+    with pytest.raises(ConfigurationError, match="separate tenants with commas"):
+        Settings.load({"provider_uploads_denied": raw})

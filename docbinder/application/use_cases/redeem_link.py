@@ -78,6 +78,7 @@ class RedeemLink:
         chunk_size: int = 1 << 20,
         signer_known: Callable[[Principal], bool | None] | None = None,
         span: Span | None = None,
+        spend: bool = True,
     ) -> RedeemedLink:
         """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
 
@@ -92,6 +93,8 @@ class RedeemLink:
         ``None``: cannot tell). ``span`` (the file -> ``(offset, length)`` or
         ``None``) names the bytes the reader gives, read with a ranged read
         (:class:`~docbinder.application.use_cases.open_file_item.OpenFileItem`).
+        ``spend=False`` checks a one-time link without using it up (an HTTP ``HEAD``,
+        which link previewers and mail scanners send before a person opens it).
         :class:`ConfigurationError` when no key is
         configured; :class:`BinderClosed` after the binder's ``close()``.
         """
@@ -102,7 +105,7 @@ class RedeemLink:
         claims: LinkClaims | None = None
         try:
             claims = verify_link(token, self.keys, now=self._clock.now())
-            item = self._check(claims, audience, signer_known)
+            item = self._check(claims, audience, signer_known, spend)
         except LinkRefused as refused:
             seen = refused.claims or claims
             self._events.record(
@@ -136,6 +139,7 @@ class RedeemLink:
         claims: LinkClaims,
         audience: str | None,
         signer_known: Callable[[Principal], bool | None] | None,
+        spend: bool = True,
     ) -> FileItem:
         if claims.audience is not None and audience != claims.audience:
             raise LinkRefused(LinkRefusal.WRONG_AUDIENCE, claims)
@@ -155,7 +159,7 @@ class RedeemLink:
             raise LinkRefused(LinkRefusal.SIGNER_CANNOT_READ, claims)
         if item.sha256 != claims.sha256:
             raise LinkRefused(LinkRefusal.CHANGED, claims)
-        if claims.once and not self._ledger.use_once(claims.link_id, claims.expires_at):
+        if claims.once and spend and not self._ledger.use_once(claims.link_id, claims.expires_at):
             raise LinkRefused(LinkRefusal.USED, claims)
         return item
 

@@ -311,6 +311,7 @@ class HttpApi:
                 disposition=disposition,
                 signer_known=self.identity.known,
                 span=span,
+                spend=request.method != "HEAD",  # a previewer's HEAD leaves a one-time link
             )
         )
         if redeemed.presigned_url is not None:

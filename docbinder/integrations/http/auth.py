@@ -247,7 +247,9 @@ class OidcIdentity:
         user = claims.get(s.oidc_user_claim)
         mandate = claims.get(s.oidc_mandate_claim)
         feature = claims.get(s.oidc_feature_instance_claim)
-        roles: Any = claims.get(s.oidc_roles_claim, ["member"])
+        # No roles claim grants nothing: a mistyped claim name or a user without groups
+        # must not become a member who may write.
+        roles: Any = claims.get(s.oidc_roles_claim, [])
         if isinstance(roles, str):
             roles = roles.split()
         if not isinstance(user, str) or not isinstance(mandate, str):

@@ -185,6 +185,17 @@ async def stream_parts(
         await anyio.to_thread.run_sync(reader.close)
 
 
+_HUGE_POSITION = 10**19
+"""Beyond any blob's size (bytes): what a longer run of digits stands for."""
+
+
+def _position(digits: str) -> int:
+    """A byte position or length written as ASCII digits; a number of more than 19 digits
+    (beyond 2**63, and beyond what ``int()`` reads past 4,300 digits) is :data:`_HUGE_POSITION`."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 19 else _HUGE_POSITION
+
+
 def parse_range(header: str | None, size: int) -> tuple[int, int] | bool | None:
     """The one byte range ``(first, last)`` (inclusive) that ``header`` asks of ``size`` bytes.
 
@@ -200,12 +211,12 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | bool | None:
     if not first_text and not last_text:
         return None
     if not first_text:  # a suffix: the last N bytes
-        length = int(last_text)
+        length = _position(last_text)
         if length == 0 or size == 0:
             return False
         return max(size - length, 0), size - 1
-    first = int(first_text)
-    last = int(last_text) if last_text else size - 1
+    first = _position(first_text)
+    last = _position(last_text) if last_text else size - 1
     if last_text and last < first:
         return None  # invalid: ignored, the whole file is sent
     if first >= size:
