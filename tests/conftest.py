@@ -8,7 +8,9 @@ while hiding a backend.
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -84,3 +86,19 @@ def ocr_ready() -> None:
         problem = DefaultContentExtractor().ocr_problem(fmt)
         if problem is not None:
             backend_unavailable("ocr", problem)
+
+
+@pytest.fixture(autouse=True)
+def _docbinder_logger_as_found() -> Iterator[None]:
+    """The ``docbinder`` logger after each test as before it.
+
+    A command run in-process configures it (its own handler, ``propagate = False``);
+    left so, later tests in the same worker would no longer see its records in
+    ``caplog``.
+    """
+    logger = logging.getLogger("docbinder")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.setLevel(saved[1])
+    logger.propagate = saved[2]

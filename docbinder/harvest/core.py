@@ -136,8 +136,8 @@ def harvest(
     For each :class:`~docbinder.harvest.sources.OutputFile`: the bytes are
     read once (hashed with SHA-256 while spooled, at most ``max_file_size``
     bytes, default the binder's ``max_file_size``); if the workflow already
-    holds a ChatDocument of a FileItem with that SHA-256 whose
-    ``provenance.source_path`` is this path, the file is :class:`HeldFile`;
+    holds a ChatDocument of that file name whose FileItem has that SHA-256
+    (however those bytes were stored first), the file is :class:`HeldFile`;
     otherwise it goes through :meth:`Run.produce_file` (verb ``Harvested``,
     label ``label_prefix + name``), whose duplicate rule reuses a FileItem
     with the same bytes and name (SPEC C2).
@@ -216,7 +216,7 @@ def _one(
         return spooled
     spool, sha256 = spooled
     with spool:
-        known = held_index.find(entry.name, path, sha256)
+        known = held_index.find(entry.name, sha256)
         if known is not None:
             return HeldFile(path, known[0], known[1])
         spool.seek(0)
@@ -234,7 +234,7 @@ def _one(
         except DocbinderError as exc:
             return Refused(path, f"not stored: {exc}")
     if result.document_id is not None:
-        held_index.add(entry.name, path, sha256, result.document_id, result.item.id)
+        held_index.add(entry.name, sha256, result.document_id, result.item.id)
     return HarvestedFile(path, result)
 
 
@@ -307,11 +307,16 @@ def _fstat(stream: BinaryIO) -> os.stat_result | None:
 
 
 class _HeldIndex:
-    """Which (path, SHA-256) the run's workflow already holds, read lazily per file name."""
+    """Which (file name, SHA-256) the run's workflow already holds, read lazily per file name.
+
+    A document of the same name and bytes is the harvested file, whichever path or
+    tool stored those bytes first: a reused FileItem keeps its first producer's
+    provenance, so its ``source_path`` cannot tell.
+    """
 
     def __init__(self, run: Run) -> None:
         self._run = run
-        self._by_name: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
+        self._by_name: dict[str, dict[str, tuple[str, str]]] = {}
         self._documents: list[tuple[str, str, str]] | None = None
 
     def _all(self) -> list[tuple[str, str, str]]:
@@ -325,8 +330,8 @@ class _HeldIndex:
             )
         return self._documents
 
-    def find(self, name: str, path: str, sha256: str) -> tuple[str, str] | None:
-        """``(docItem reference, file id)`` of a document holding these bytes under ``path``."""
+    def find(self, name: str, sha256: str) -> tuple[str, str] | None:
+        """``(docItem reference, file id)`` of a document holding these bytes under ``name``."""
         known = self._by_name.get(name)
         if known is None:
             known = {}
@@ -337,14 +342,10 @@ class _HeldIndex:
                     item = self._run.get_file(file_id)
                 except DocbinderError:
                     continue  # deleted or no longer readable: not held
-                if item.provenance.source_path is not None:
-                    known[(item.provenance.source_path, item.sha256)] = (
-                        f"docItem:{document_id}",
-                        item.id,
-                    )
+                known.setdefault(item.sha256, (f"docItem:{document_id}", item.id))
             self._by_name[name] = known
-        return known.get((path, sha256))
+        return known.get(sha256)
 
-    def add(self, name: str, path: str, sha256: str, document_id: str, file_id: str) -> None:
-        self.find(name, path, sha256)
-        self._by_name[name][(path, sha256)] = (f"docItem:{document_id}", file_id)
+    def add(self, name: str, sha256: str, document_id: str, file_id: str) -> None:
+        self.find(name, sha256)
+        self._by_name[name][sha256] = (f"docItem:{document_id}", file_id)

@@ -433,6 +433,8 @@ class Session:
         command = self.prepare(block.text)
         if block.language == "console":
             command = "\n".join(_transcript(block.text)[0])
+            if block.directive("installed") is not None:
+                command = _without_install_steps(command)
             command = self.prepare(command)
         log = self.directory / f"background_{block.line}.log"
         with log.open("w", encoding="utf-8") as sink:

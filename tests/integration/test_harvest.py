@@ -125,6 +125,24 @@ def test_only_new_or_changed_files_are_attached_again(binder: DocBinder, tmp_pat
     assert [d.file_name for d in documents] == ["chart.png", "totals.csv", "totals.csv"]
 
 
+def test_bytes_stored_before_by_another_tool_or_mount_are_held_after_one_harvest(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "t.csv").write_text("a,b\n1,2\n")
+    attached = binder.start_new_run(ALICE).produce_file("t.csv", (out / "t.csv").read_bytes())
+    run = binder.start_new_run(ALICE)
+    first = harvest(run, LocalOutputDir(out, mount="/mnt/data"))
+    assert [f.result.item.id for f in first.harvested] == [attached.item.id]  # reused
+    for mount in ("/mnt/data", "/mnt/other", None):
+        again = harvest(run, LocalOutputDir(out, mount=mount))
+        assert again.harvested == () and [h.reference for h in again.held] == [
+            first.harvested[0].reference
+        ], mount
+    assert len([d for m in run.messages() for d in m.documents]) == 1
+
+
 def test_the_same_bytes_under_the_same_name_reuse_one_file_item(
     binder: DocBinder, tmp_path: Path
 ) -> None:
@@ -134,9 +152,13 @@ def test_the_same_bytes_under_the_same_name_reuse_one_file_item(
     (b / "x.csv").write_bytes(b"k,v\n1,2\n")
     run = binder.start_new_run(ALICE)
     one = harvest(run, LocalOutputDir(a)).harvested[0]
-    two = harvest(run, LocalOutputDir(b)).harvested[0]
+    other = binder.start_new_run(ALICE)
+    two = harvest(other, LocalOutputDir(b)).harvested[0]
     assert two.result.duplicate and two.result.item.id == one.result.item.id
-    assert two.reference != one.reference  # a path not held before gets its own ChatDocument
+    assert two.reference != one.reference  # a workflow of its own: a ChatDocument of its own
+    # in the first workflow the same name and bytes from another directory are held already
+    again = harvest(run, LocalOutputDir(b))
+    assert again.harvested == () and list(again.references.values()) == [one.reference]
 
 
 def test_links_out_of_the_directory_special_files_and_bad_names_are_refused(
