@@ -9,7 +9,9 @@ inverse. Rows of the SQL adapter use their own snake_case converter
 
 from __future__ import annotations
 
+import ast
 import base64
+import json
 import re
 from datetime import datetime
 from typing import Any, TypeVar
@@ -157,3 +159,31 @@ def to_wire(obj: Any) -> Any:
 def from_wire(data: Any, cls: type[T]) -> T:
     """Structure camelCase JSON data into ``cls``; raises ``cattrs`` errors on bad data."""
     return wire_converter.structure(data, cls)
+
+
+def reference_value(reference: str) -> Any:
+    """A rejected input's ``raw`` form (a bounded Python repr) as the JSON value it stands for.
+
+    ``"'bogus'"`` -> ``"bogus"``, ``"{'id': ''}"`` -> ``{"id": ""}``, ``"None"`` -> ``null``;
+    anything that is no complete literal (a cut ``...`` form, a canonical reference)
+    stays the text it is.
+    """
+    if not reference or reference[0] not in "'\"[{(-0123456789NTFb":
+        return reference
+    try:
+        value = ast.literal_eval(reference)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return reference
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return reference
+    return value
+
+
+def rejected_input_as_json(entry: dict[str, Any]) -> dict[str, Any]:
+    """A wire ``UnresolvedReference`` whose ``reason`` is ``rejected_input`` with its
+    ``reference`` as the JSON value the caller sent (:func:`reference_value`); others as they are."""
+    if entry.get("reason") == "rejected_input" and isinstance(entry.get("reference"), str):
+        return {**entry, "reference": reference_value(entry["reference"])}
+    return entry

@@ -11,7 +11,6 @@ and lone surrogates. Styling is added only with :func:`styled` around cleaned te
 
 from __future__ import annotations
 
-import ast
 import base64
 import json
 import logging
@@ -140,33 +139,13 @@ def _json_safe(text: str) -> str:
     return "".join(parts)
 
 
-def reference_value(reference: str) -> Any:
-    """A rejected input's ``raw`` form (a bounded Python repr) as the JSON value it stands for.
-
-    ``"'bogus'"`` -> ``"bogus"``, ``"{'id': ''}"`` -> ``{"id": ""}``, ``"None"`` -> ``null``;
-    anything that is no complete literal (a cut ``...`` form, a canonical reference)
-    stays the text it is.
-    """
-    if not reference or reference[0] not in "'\"[{(-0123456789NTFb":
-        return reference
-    try:
-        value = ast.literal_eval(reference)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return reference
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return reference
-    return value
-
-
 def _json_references(value: Any) -> Any:
-    """Unresolved entries' ``reference`` values as JSON values (:func:`reference_value`)."""
+    """Unresolved entries' ``reference`` values as JSON values (:func:`~docbinder.serialization.reference_value`)."""
     if isinstance(value, dict):
         result = {k: _json_references(v) for k, v in value.items()}
-        if result.get("reason") == "rejected_input" and isinstance(result.get("reference"), str):
-            result["reference"] = reference_value(result["reference"])
-        return result
+        from docbinder.serialization import rejected_input_as_json
+
+        return rejected_input_as_json(result)
     if isinstance(value, list):
         return [_json_references(v) for v in value]
     return value

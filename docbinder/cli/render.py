@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from docbinder.cli.output import clean, out, reference_value, styled
+from docbinder.cli.output import clean, out, styled
 from docbinder.domain.model import ContentKind, ContentPart
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def _print_unresolved(miss: UnresolvedReference) -> None:
     line = styled("unresolved", "yellow")
     shown = miss.reference
     if miss.reason.value == "rejected_input":
+        from docbinder.serialization import reference_value
+
         shown = json.dumps(reference_value(miss.reference), ensure_ascii=False)
     line.append(" " + clean(f"{shown}: {miss.reason.value} - {miss.message}"))
     out.print(line)

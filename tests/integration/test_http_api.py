@@ -206,6 +206,14 @@ def test_resolve_reads_a_sloppy_document_list_and_says_why_a_miss_missed(
         ("docItem:does-not-exist", "not_in_workflow")
     ]
     assert [s["reference"] for s in body["suggestions"]] == [stored["documentRef"]]
+    # What was no reference comes back as the JSON value it was sent as, not as a repr.
+    junk = client.post(
+        f"/v1/workflows/{workflow}/resolve",
+        json={"documentList": ["spec.pdf", 42, None, {"name": "x"}]},
+        headers=auth("alice"),
+    ).json()
+    rejected = [u["reference"] for u in junk["unresolved"] if u["reason"] == "rejected_input"]
+    assert "spec.pdf" in rejected and 42 in rejected and {"name": "x"} in rejected
     with_content = client.post(
         f"/v1/workflows/{workflow}/resolve?content=true",
         json={"documentList": {"documents": [{"id": stored["documentId"]}]}},
@@ -214,7 +222,7 @@ def test_resolve_reads_a_sloppy_document_list_and_says_why_a_miss_missed(
     (doc,) = with_content["content"]
     assert "The plan is simple." in json.dumps(doc)
     # The resolution was recorded for the inspector page.
-    (last, _) = binder.list_resolutions(ALICE, workflow)  # type: ignore[attr-defined]
+    (last, _junk, _first) = binder.list_resolutions(ALICE, workflow)  # type: ignore[attr-defined]
     assert last.resolved == (f"docItem:{stored['documentId']}",)
 
 

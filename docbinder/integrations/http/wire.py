@@ -11,7 +11,7 @@ from typing import Any
 from docbinder.application.use_cases.resolve_document_list import Resolution
 from docbinder.domain.model import ChatDocument, ChatMessage, ChatWorkflow, FileItem
 from docbinder.domain.resolutions import ResolutionRecord
-from docbinder.serialization import to_wire
+from docbinder.serialization import rejected_input_as_json, to_wire
 
 
 def file_json(item: FileItem) -> dict[str, Any]:
@@ -65,7 +65,8 @@ def resolution_json(resolution: Resolution) -> dict[str, Any]:
             }
             for d in resolution.documents
         ],
-        "unresolved": [to_wire(u) for u in resolution.unresolved],
+        # A rejected input comes back as the JSON value it was sent as, as the CLI's --json does.
+        "unresolved": [rejected_input_as_json(to_wire(u)) for u in resolution.unresolved],
         "suggestions": [to_wire(s) for s in resolution.suggestions],
     }
 
