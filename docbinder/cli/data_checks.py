@@ -124,8 +124,13 @@ def blob_presence_check(blobs: Any, snapshot: Snapshot, view: StoreView) -> Chec
         )
     name = "every FileItem has its blob"
     if not missing:
+        is_inline = getattr(blobs, "is_inline", None)
+        inline = sum(1 for i in view.mine if is_inline(i.blob_key)) if is_inline else 0
+        where = f" or the metadata database ({inline} of them, inline_blob_limit)" if inline else ""
         return Check(
-            name, "ok", f"{len(view.mine)} FileItems, every blob present in {view.url}{elsewhere}"
+            name,
+            "ok",
+            f"{len(view.mine)} FileItems, every blob present in {view.url}{where}{elsewhere}",
         )
     # A wrong blob_url produces exactly this state: name the setting, never a removal.
     return Check(

@@ -190,7 +190,8 @@ def print_collection(found: Collection) -> None:
     if report.inline_blobs:
         out.print(
             f"{report.inline_blobs} blob(s) ({report.inline_bytes} bytes) are kept in the "
-            "metadata database (inline_blob_limit, docs/storage.md), judged as every blob"
+            "metadata database (inline_blob_limit, docs/storage.md); gc treats them as the "
+            "blob store's"
         )
 
 

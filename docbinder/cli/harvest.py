@@ -9,7 +9,7 @@ import typer
 
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.inputs import read_stdin_text
-from docbinder.cli.output import emit_json, fail, out
+from docbinder.cli.output import emit_json, err, fail, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import AccessDenied, InvalidInput
 
@@ -135,3 +135,9 @@ def materialize(
     if report.refused:
         fail(f"{len(report.refused)} reference(s) not written")
         raise typer.Exit(1)
+    if not report.written:
+        err.print(
+            "note: nothing to materialize: the documentList holds no references",
+            markup=False,
+            highlight=False,
+        )

@@ -47,7 +47,8 @@ def workflow_show(workflow_id: str, json_flag: JsonOpt = False) -> None:
 
 
 def _shown_with_deleted(wf: ChatWorkflow, messages: list[ChatMessage], deleted: set[str]) -> Any:
-    """The workflow's wire form with its messages, each document marked ``fileDeleted``."""
+    """The workflow's wire form with its messages, each document with its ``documentRef``
+    (``docItem:<id>``, as the HTTP API names it) and marked ``fileDeleted``."""
     import attrs
 
     from docbinder.serialization import to_wire
@@ -55,6 +56,7 @@ def _shown_with_deleted(wf: ChatWorkflow, messages: list[ChatMessage], deleted: 
     shown = to_wire(attrs.evolve(wf, messages=tuple(messages)))
     for msg in shown["messages"]:
         for doc in msg["documents"]:
+            doc["documentRef"] = f"docItem:{doc['id']}"
             doc["fileDeleted"] = doc["fileId"] in deleted
     return shown
 

@@ -696,6 +696,9 @@ def test_files_rm_of_a_referenced_file_needs_force_and_workflow_show_marks_it(
     assert "[file deleted: resolves as file_missing]" in shown
     [message] = cli.json("workflow", "show", workflow)["messages"]
     assert [d["fileDeleted"] for d in message["documents"]] == [True]
+    assert [d["documentRef"] for d in message["documents"]] == [
+        f"docItem:{d['id']}" for d in message["documents"]
+    ]
     resolved = cli("--json", "resolve", "-w", workflow, f"file:{file_id}")
     assert resolved.exit_code == 1
 
