@@ -207,7 +207,14 @@ def test_serve_with_oidc_mounts_mcp_behind_the_same_jwts(tmp_path: Path) -> None
     env = serve_env(oidc_issuer=issuer, oidc_jwks=str(jwks), oidc_audience="docbinder")
     now = int(time.time())
     token = jwt.encode(
-        {"iss": issuer, "aud": "docbinder", "sub": "carol", "mandate": "acme", "exp": now + 300},
+        {
+            "iss": issuer,
+            "aud": "docbinder",
+            "sub": "carol",
+            "mandate": "acme",
+            "roles": ["member"],
+            "exp": now + 300,
+        },
         key,
         "RS256",
         headers={"kid": "k"},
