@@ -66,11 +66,9 @@ class OutputSource(Protocol):
     @property
     def sandbox_id(self) -> str:
         """The sandbox's name or id (single-line text, at most 255 characters)."""
-        ...
 
     def outputs(self) -> Iterable[OutputFile | SkippedOutput]:
         """Every output file, plus what was seen and not offered (with the reason)."""
-        ...
 
 
 _CONTROL = {chr(c) for c in range(0x20)} | {chr(0x7F)} | {chr(c) for c in range(0x80, 0xA0)}

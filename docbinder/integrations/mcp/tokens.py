@@ -48,15 +48,12 @@ class PrincipalTokens(Protocol):
     @property
     def principals(self) -> tuple[Principal, ...] | None:
         """Every principal a token can map to, or ``None`` when nobody is listed (OIDC)."""
-        ...
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The SDK's access token for a valid bearer token, else ``None``."""
-        ...
 
     def principal_for(self, access_token: AccessToken) -> Principal | None:
         """The principal of an access token :meth:`verify_token` gave, else ``None``."""
-        ...
 
 
 def token_hash(token: str) -> str:
