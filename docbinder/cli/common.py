@@ -57,6 +57,10 @@ def handles_errors(func: F) -> F:
                 " could not be encoded); give it as UTF-8 text"
             )
             raise typer.Exit(2) from None
+        finally:
+            # Closing the connections lets SQLite fold its write-ahead log into the
+            # database file, so a plain copy of docbinder.db holds what was stored.
+            STATE.close_binder()
 
     return wrapper  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ error) loads and builds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,16 @@ class State:
             return None
         path = self.settings.sqlite_file
         return path if path is not None and not path.exists() else None
+
+    def close_binder(self) -> None:
+        """Close the binder if one was built (its pools, threads, clients); the next use builds anew.
+
+        Errors while closing are not the command's: they are dropped.
+        """
+        binder, self._binder = self._binder, None
+        if binder is not None and not binder.closed:
+            with contextlib.suppress(Exception):
+                binder.close()
 
     def flush_audit(self) -> None:
         """Append the audit events the binder still holds (reads are collected in batches)."""

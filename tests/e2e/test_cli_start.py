@@ -238,3 +238,16 @@ def test_the_help_lists_the_commands_in_their_order() -> None:
     ]
     positions = [shown.index(f"│ {name} ") for name in order]
     assert all(a < b for a, b in pairwise(positions))
+
+
+def test_a_command_leaves_the_database_file_whole_for_a_plain_copy(tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    home = tmp_path / "home"
+    _imported("workflow", "new", home=home)
+    assert not (home / "docbinder.db-wal").exists()  # the log was folded into the file
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(home / "docbinder.db", copy)  # the database file alone, as cp would
+    with sqlite3.connect(copy) as conn:
+        assert conn.execute("SELECT count(*) FROM workflows").fetchone() == (1,)
