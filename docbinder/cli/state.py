@@ -101,7 +101,20 @@ class State:
             self._binder.audit_log.flush()
 
     def start_run(self, workflow: str | None) -> Run:
-        """A run of the CLI identity, bound to ``workflow`` (``None``: no workflow)."""
+        """A run of the CLI identity, bound to ``workflow`` (``None``: no workflow).
+
+        A ``workflow`` named while the embedded database does not exist yet is
+        :class:`~docbinder.domain.errors.WorkflowNotFound` naming the file looked for,
+        and nothing is created (a mistyped ``--home``, ADR 0063).
+        """
+        missing = self.nothing_stored() if workflow is not None else None
+        if missing is not None:
+            from docbinder.domain.errors import WorkflowNotFound
+
+            raise WorkflowNotFound(
+                f"workflow {workflow} not found: no database at {missing} yet "
+                "(--home, DOCBINDER_HOME or DOCBINDER_DATABASE_URL choose it)"
+            )
         return self.binder().start_run(self.principal, workflow)
 
     def wants_json(self, flag: bool) -> bool:

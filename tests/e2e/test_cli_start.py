@@ -251,3 +251,24 @@ def test_a_command_leaves_the_database_file_whole_for_a_plain_copy(tmp_path: Pat
     shutil.copyfile(home / "docbinder.db", copy)  # the database file alone, as cp would
     with sqlite3.connect(copy) as conn:
         assert conn.execute("SELECT count(*) FROM workflows").fetchone() == (1,)
+
+
+def test_a_workflow_named_on_a_home_without_a_database_is_not_found_and_nothing_is_made(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "mistyped"
+    note = tmp_path / "note.md"
+    note.write_text("hello")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCBINDER_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "docbinder", "--home", str(home), "attach", str(note), "-w", "wf-1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert f"workflow wf-1 not found: no database at {home / 'docbinder.db'} yet" in done.stderr
+    assert not home.exists()
