@@ -160,6 +160,11 @@ def test_revoked_used_deleted_changed_and_unreadable_links_say_why(
     once = _mint(live, stored["fileId"], once=True)
     with httpx.Client(timeout=30, trust_env=False) as previewer:  # a mail scanner's HEAD
         assert previewer.head(once["url"]).status_code == 200
+        # answers that send no bytes leave the link unused too: 304 and 416
+        etag = f'"{stored["sha256"]}"'
+        assert previewer.get(once["url"], headers={"if-none-match": etag}).status_code == 304
+        beyond = previewer.get(once["url"], headers={"range": "bytes=999999-"})
+        assert beyond.status_code == 416
     assert _redeem(live, once["url"]).status_code == 200
     used = _redeem(live, once["url"])
     assert (used.status_code, used.json()["error"]["code"]) == (410, "used")

@@ -78,7 +78,7 @@ class RedeemLink:
         chunk_size: int = 1 << 20,
         signer_known: Callable[[Principal], bool | None] | None = None,
         span: Span | None = None,
-        spend: bool = True,
+        spend: bool | Callable[[FileItem], bool] = True,
     ) -> RedeemedLink:
         """The link's file if ``token`` passes every check; :class:`LinkRefused` otherwise.
 
@@ -94,7 +94,10 @@ class RedeemLink:
         ``None``) names the bytes the reader gives, read with a ranged read
         (:class:`~docbinder.application.use_cases.open_file_item.OpenFileItem`).
         ``spend=False`` checks a one-time link without using it up (an HTTP ``HEAD``,
-        which link previewers and mail scanners send before a person opens it).
+        which link previewers and mail scanners send before a person opens it); a
+        callable decides from the FileItem once it is read (an HTTP answer that sends
+        no bytes, ``304`` or ``416``, leaves the link unused:
+        :func:`docbinder.integrations.http.content.sends_bytes`).
         :class:`ConfigurationError` when no key is
         configured; :class:`BinderClosed` after the binder's ``close()``.
         """
@@ -139,7 +142,7 @@ class RedeemLink:
         claims: LinkClaims,
         audience: str | None,
         signer_known: Callable[[Principal], bool | None] | None,
-        spend: bool = True,
+        spend: bool | Callable[[FileItem], bool] = True,
     ) -> FileItem:
         if claims.audience is not None and audience != claims.audience:
             raise LinkRefused(LinkRefusal.WRONG_AUDIENCE, claims)
@@ -159,7 +162,9 @@ class RedeemLink:
             raise LinkRefused(LinkRefusal.SIGNER_CANNOT_READ, claims)
         if item.sha256 != claims.sha256:
             raise LinkRefused(LinkRefusal.CHANGED, claims)
-        if claims.once and spend and not self._ledger.use_once(claims.link_id, claims.expires_at):
+        if not claims.once or not (spend(item) if callable(spend) else spend):
+            return item
+        if not self._ledger.use_once(claims.link_id, claims.expires_at):
             raise LinkRefused(LinkRefusal.USED, claims)
         return item
 

@@ -311,7 +311,12 @@ class HttpApi:
                 disposition=disposition,
                 signer_known=self.identity.known,
                 span=span,
-                spend=request.method != "HEAD",  # a previewer's HEAD leaves a one-time link
+                # HEAD (a previewer's), 304 and 416 send no bytes: a one-time link stays unused
+                spend=content.sends_bytes(
+                    request.headers.get("range"),
+                    request.headers.get("if-none-match"),
+                    head=request.method == "HEAD",
+                ),
             )
         )
         if redeemed.presigned_url is not None:

@@ -126,17 +126,35 @@ def byte_span(
     ``multipart/byteranges`` read in one pass); ``None`` (all of it) for ``200``.
     """
 
+    sends = sends_bytes(range_header, if_none_match, head=head)
+
     def span(item: FileItem) -> tuple[int, int] | None:
-        if head or none_match(if_none_match, item):
+        if not sends(item):
             return 0, 0
         wanted = parse_ranges(range_header, item.size)
-        if wanted is None:
+        if not isinstance(wanted, list):
             return None
-        if not isinstance(wanted, list):  # unsatisfiable: 416
-            return 0, 0
         return wanted[0][0], wanted[-1][1] - wanted[0][0] + 1
 
     return span
+
+
+def sends_bytes(
+    range_header: str | None, if_none_match: str | None, *, head: bool = False
+) -> Callable[[FileItem], bool]:
+    """Whether the answer to these request headers sends any of a FileItem's bytes.
+
+    ``False`` for ``HEAD``, for ``304 Not Modified`` (``If-None-Match`` matches) and
+    for ``416 Range Not Satisfiable`` (RFC 9110 sections 13.1.2 and 14.1.2); such an
+    answer does not use up a one-time link.
+    """
+
+    def sends(item: FileItem) -> bool:
+        if head or none_match(if_none_match, item):
+            return False
+        return parse_ranges(range_header, item.size) is not False
+
+    return sends
 
 
 async def stream_parts(
