@@ -143,3 +143,42 @@ def test_the_limits_come_from_the_settings() -> None:
     assert HttpLimits() == HttpLimits.from_settings(
         Settings.load(environ={"DOCBINDER_HOME": "/nonexistent-docbinder-home"})
     )
+
+
+def test_unlisted_principals_give_their_place_back_once_idle() -> None:
+    """OIDC lists nobody: a principal's session manager is retired once idle, not kept forever."""
+    from docbinder.integrations.mcp.http_sessions import PrincipalSessions
+
+    people = {name: Principal(name, "m-oidc", None, roles=("member",)) for name in "abc"}
+    limits = HttpLimits(sessions_per_principal=2, session_idle_timeout=0.4)
+    server = DocbinderMcpServer(make_memory_binder(), ALICE)
+    sessions = PrincipalSessions(
+        server.server,
+        None,
+        lambda scope: people.get(dict(scope["headers"]).get(b"x-user", b"").decode()),
+        limits,
+        most_principals=2,
+    )
+
+    async def scenario() -> list[int]:
+        statuses: list[int] = []
+        transport = httpx.ASGITransport(app=sessions)
+        async with (
+            sessions.run(),
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
+        ):
+
+            async def initialize(user: str) -> int:
+                headers = {**ACCEPT, "x-user": user}
+                answer = await client.post("/mcp", json=INITIALIZE, headers=headers)
+                return answer.status_code
+
+            statuses += [await initialize("a"), await initialize("b")]
+            statuses.append(await initialize("c"))  # two principals are active: no room
+            statuses.append(await initialize("a"))  # a known principal keeps its manager
+            await anyio.sleep(0.6)  # a's and b's sessions end idle; so do their managers
+            statuses += [await initialize("c"), await initialize("b")]
+            statuses.append(await initialize("a"))  # c and b are active now
+        return statuses
+
+    assert anyio.run(scenario) == [200, 200, 503, 200, 200, 200, 503]

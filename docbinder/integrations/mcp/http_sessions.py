@@ -13,11 +13,19 @@ protocol revision go through the same manager, which keeps nothing for them.
 A session id belongs to the manager of the principal that opened it: presented
 with another principal's token it is answered ``404 Session not found`` (the SDK
 checks the credential inside one manager as well).
+
+When the issuer lists nobody (OIDC), a principal's manager starts with its first
+request and is retired once it has had no request in flight for
+``session_idle_timeout`` seconds: by then the SDK has ended each of its sessions for
+the same idleness, so nothing open is lost. Retiring happens when another principal's
+manager starts, so a process holds the managers of recently active principals, at
+most ``most_principals``; beyond that a new principal is answered ``503``.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -36,6 +44,7 @@ log = logging.getLogger(__name__)
 
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _UNKNOWN = b"unknown principal\n"
+_FULL = b"too many principals have MCP sessions in this process; try again later\n"
 
 MOST_PRINCIPALS = 10_000
 """Most principals with a session manager in one process when the issuer lists nobody (OIDC)."""
@@ -72,6 +81,9 @@ class PrincipalSessions:
         self._listed = principals is not None
         self._most = most_principals
         self._managers = {principal: self._manager() for principal in principals or ()}
+        self._busy: dict[Principal, int] = {}
+        self._last_used: dict[Principal, float] = {}
+        self._stops: dict[Principal, anyio.Event] = {}
         self._group: anyio.abc.TaskGroup | None = None
         self._stopping: anyio.Event | None = None
         self._starting: anyio.Lock | None = None
@@ -102,11 +114,30 @@ class PrincipalSessions:
                     yield
                 finally:
                     stopping.set()
+                    for stop in self._stops.values():
+                        stop.set()
                     self._group = None
+
+    def _retire_idle(self) -> None:
+        """Stop the managers of unlisted principals idle for ``session_idle_timeout`` seconds.
+
+        Idle: no request in flight since then (a session's open event stream is a
+        request in flight). Runs without yielding to the event loop, so no request
+        can take a manager this retires.
+        """
+        if self._listed:
+            return
+        since = time.monotonic() - self.limits.session_idle_timeout
+        for principal in [
+            p for p, used in self._last_used.items() if used < since and not self._busy.get(p)
+        ]:
+            del self._managers[principal], self._last_used[principal]
+            self._busy.pop(principal, None)
+            self._stops.pop(principal).set()
 
     async def _manager_of(self, principal: Principal) -> StreamableHTTPSessionManager | None:
         """The running manager of ``principal``; started now for an unlisted one (``None``:
-        not allowed, or :data:`MOST_PRINCIPALS` are running)."""
+        not allowed, or ``most_principals`` are running)."""
         manager = self._managers.get(principal)
         if manager is not None or self._listed:
             return manager
@@ -116,6 +147,7 @@ class PrincipalSessions:
             manager = self._managers.get(principal)
             if manager is not None:
                 return manager
+            self._retire_idle()
             if self._group is None or len(self._managers) >= self._most:
                 log.warning(
                     "refused an MCP request of user %s of mandate %s: %d principals have "
@@ -126,36 +158,57 @@ class PrincipalSessions:
                 )
                 return None
             manager = self._manager()
-            await self._group.start(self._hold, manager)
+            stop = anyio.Event()
+            await self._group.start(self._hold, manager, stop)
             self._managers[principal] = manager
+            self._stops[principal] = stop
+            self._last_used[principal] = time.monotonic()
             return manager
 
     async def _hold(
         self,
         manager: StreamableHTTPSessionManager,
+        stop: anyio.Event,
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        stopping = self._stopping
-        assert stopping is not None
         async with manager.run():
             task_status.started()
-            await stopping.wait()
+            await stop.wait()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         principal = self._principal_of(scope)
         manager = None if principal is None else await self._manager_of(principal)
         if manager is None:
+            full = principal is not None and not self._listed
             await send(
                 {
                     "type": "http.response.start",
-                    "status": 401,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+                    "status": 503 if full else 401,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8")]
+                    + ([(b"retry-after", b"60")] if full else []),
                 }
             )
-            await send({"type": "http.response.body", "body": _UNKNOWN})
+            await send({"type": "http.response.body", "body": _FULL if full else _UNKNOWN})
             return
         assert principal is not None
+        # counted before the first await: a manager with a request in flight is not retired
+        self._busy[principal] = self._busy.get(principal, 0) + 1
+        try:
+            await self._handle(principal, manager, scope, receive, send)
+        finally:
+            self._busy[principal] -= 1
+            if principal in self._last_used:
+                self._last_used[principal] = time.monotonic()
+
+    async def _handle(
+        self,
+        principal: Principal,
+        manager: StreamableHTTPSessionManager,
+        scope: Any,
+        receive: Any,
+        send: Any,
+    ) -> None:
         if any(key == _SESSION_HEADER for key, _ in scope.get("headers", ())):
             await manager.handle_request(scope, receive, send)
             return
