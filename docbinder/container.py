@@ -220,6 +220,13 @@ def _recorder(resolutions: ResolutionLog | None, clock: Clock) -> ResolutionReco
 
 
 def _sql_link_ledger(metadata: Any) -> Any:
+    """The link ledger on the metadata store's own path: ``sqlite3`` for SQLite (ADR 0122)."""
+    from docbinder.adapters.sqlite import SqliteMetadata
+
+    if isinstance(metadata, SqliteMetadata):
+        from docbinder.adapters.sqlite.links import SqliteLinkLedger
+
+        return SqliteLinkLedger(metadata.session)
     from docbinder.adapters.sql.links import SqlLinkLedger
 
     return SqlLinkLedger(metadata.engine)

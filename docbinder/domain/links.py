@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-import hashlib
 import hmac
 import json
 import re
@@ -181,7 +180,7 @@ class LinkKeys:
 
     def mac(self, kid: str, payload: str) -> bytes:
         """HMAC-SHA256 of ``payload`` under key ``kid`` (:class:`KeyError` for an unknown id)."""
-        return hmac.new(self.keys[kid], payload.encode("ascii"), hashlib.sha256).digest()
+        return hmac.digest(self.keys[kid], payload.encode("ascii"), "sha256")
 
 
 @attrs.frozen

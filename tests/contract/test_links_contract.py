@@ -6,6 +6,8 @@ import pytest
 
 from docbinder.adapters.memory.links import MemoryLinkLedger, MemoryResolutionLog
 from docbinder.adapters.sql.links import SqlLinkLedger, SqlResolutionLog
+from docbinder.adapters.sqlite import SqliteMetadata
+from docbinder.adapters.sqlite.links import SqliteLinkLedger
 from docbinder.testing.links_suite import (
     LinkLedgerContract,
     MakeLedger,
@@ -38,9 +40,30 @@ def _log(backend: SqlBackend) -> MakeLog:
 
 
 class TestSqliteLinkLedger(LinkLedgerContract):
+    """SQLite's ledger is the SQLite adapter's own, on ``sqlite3`` (ADR 0122)."""
+
     @pytest.fixture
     def make_ledger(self, sqlite_backend: SqlBackend) -> MakeLedger:
-        return _ledger(sqlite_backend)
+        sqlite_backend.clean()
+        return lambda: SqliteLinkLedger(SqliteMetadata(sqlite_backend.engine).session)
+
+
+def test_sqlite_marks_read_the_same_through_sqlalchemy(sqlite_backend: SqlBackend) -> None:
+    """The rows the ``sqlite3`` ledger writes are the rows SQLAlchemy's reads (same text format)."""
+    from datetime import UTC, datetime, timedelta
+
+    sqlite_backend.clean()
+    own = SqliteLinkLedger(SqliteMetadata(sqlite_backend.engine).session)
+    core = SqlLinkLedger(sqlite_backend.engine)
+    until = datetime(2031, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+    own.vouch("ab12", "cd34", until)
+    assert core.vouched_until("ab12", "cd34") == until
+    assert own.revoke("ef56", until) and core.is_revoked("ef56")
+    assert not core.revoke("ef56", until)  # the same row, seen by both
+    core.vouch("ab12", "cd34", until + timedelta(days=1))
+    assert own.vouched_until("ab12", "cd34") == until + timedelta(days=1)
+    assert own.prune(until + timedelta(seconds=1)) == 1  # the revocation; the vouch lives on
+    assert not core.is_revoked("ef56")
 
 
 class TestSqliteResolutionLog(ResolutionLogContract):

@@ -30,7 +30,8 @@ _USED = "used"
 _VOUCHED = "vouched"
 
 
-def _check_hex(value: str, most: int, name: str) -> None:
+def check_hex(value: str, most: int, name: str) -> None:
+    """:class:`ValueError` naming ``name`` unless ``value`` is 1 to ``most`` lowercase hex digits."""
     if not (0 < len(value) <= most) or value.strip("0123456789abcdef"):
         raise ValueError(f"{name} must be 1 to {most} lowercase hex digits")
 
@@ -90,8 +91,8 @@ class SqlLinkLedger:
         moved to ``until`` where it expires earlier, and inserted when it is not there (a
         second process inserting it at the same moment makes this one try once more).
         """
-        _check_hex(holder, 31, "holder")
-        _check_hex(signer, 32, "signer")
+        check_hex(holder, 31, "holder")
+        check_hex(signer, 32, "signer")
         mark = f"{holder}.{signer}"
         table = link_marks
         this = (table.c.link_id == mark) & (table.c.kind == _VOUCHED)

@@ -201,6 +201,17 @@ class SqliteMetadata:
         self._require_open()
         return SqliteUnitOfWork(self._engine, READER_BEGIN, self._shared)
 
+    def session(self, write: bool) -> SqliteSession:
+        """A connection and transaction of its own, for an adapter beside the units of work.
+
+        ``write`` begins it with ``BEGIN IMMEDIATE``, else ``BEGIN DEFERRED``; the
+        caller closes it (:meth:`SqliteSession.close`). The link ledger uses it
+        (:class:`~docbinder.adapters.sqlite.links.SqliteLinkLedger`).
+        :class:`~docbinder.domain.errors.BinderClosed` after :meth:`close`.
+        """
+        self._require_open()
+        return SqliteSession(self._engine, WRITER_BEGIN if write else READER_BEGIN, self._shared)
+
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""
         self._engine.dispose()

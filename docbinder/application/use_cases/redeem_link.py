@@ -65,6 +65,9 @@ class RedeemLink:
         self._uow = uow_factory
         self._access = access
         self._blobs = blobs
+        # Decided once: an isinstance check against a runtime protocol walks its members.
+        self._presigner = blobs if isinstance(blobs, PresigningBlobStore) else None
+        self._inliner = blobs if isinstance(blobs, InliningBlobStore) else None
         self._ledger = self.ledger = ledger
         self._clock = clock
         self.keys = keys
@@ -173,12 +176,13 @@ class RedeemLink:
 
         Valid until the link expires (at least 1 second, at most 7 days).
         """
-        if not isinstance(self._blobs, PresigningBlobStore):
+        presigner = self._presigner
+        if presigner is None:
             return None
-        if isinstance(self._blobs, InliningBlobStore) and self._blobs.is_inline(item.blob_key):
+        if self._inliner is not None and self._inliner.is_inline(item.blob_key):
             return None  # kept in the metadata database: streamed (ADR 0110)
         remaining = int((claims.expires_at - self._clock.now()).total_seconds())
-        return self._blobs.presigned_get(
+        return presigner.presigned_get(
             item.blob_key,
             expires_in=min(max(remaining, 1), 604800),
             file_name=item.file_name,
