@@ -159,3 +159,16 @@ def test_an_output_block_must_follow_its_block(tmp_path: Path) -> None:
     page.write_text('Text.\n\n```text title="Output"\nx\n```\n', encoding="utf-8")
     with pytest.raises(AssertionError, match="must directly follow"):
         parse(page)
+
+
+def test_a_directive_quoted_in_the_prose_is_text(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Write `<!-- examples: free-port N -->` for a page and ``<!-- example: skip REASON -->``\n"
+        "before a block.\n\n<!-- example: file a.toml -->\n```toml\nx = 1\n```\n",
+        encoding="utf-8",
+    )
+    document = parse(page)
+    assert document.settings == []
+    assert [b.directives for b in document.blocks] == [["file a.toml"]]
+
