@@ -172,3 +172,49 @@ def test_a_directive_quoted_in_the_prose_is_text(tmp_path: Path) -> None:
     assert document.settings == []
     assert [b.directives for b in document.blocks] == [["file a.toml"]]
 
+
+# -- blocks that show the code's own text -----------------------------------------------------
+
+
+def test_the_command_synopsis_of_the_cli_guide_names_real_commands_and_options() -> None:
+    """Each line of the synopsis names commands and options the CLI has; every command is on one."""
+    from scripts.docs_reference import _commands
+
+    [synopsis] = [b for b in parse(DOCS / "guides" / "cli.md").blocks if b.language == "text"]
+    assert synopsis.directive("tested-by") == "tests/docs/test_site.py"
+    commands = dict(_commands())
+    root_options = {o for p in commands["docbinder"].params for o in (*p.opts, *p.secondary_opts)}
+    named: set[str] = set()
+    for line in synopsis.text.splitlines():
+        words = line.split()
+        assert words[0] == "docbinder", line
+        path = "docbinder"
+        for word in words[1:]:
+            if f"{path} {word}" not in commands:
+                break
+            path = f"{path} {word}"
+        parent = path.rsplit(" ", 1)[0] if path != "docbinder" else path
+        targets = {path} | {
+            f"{parent} {after}"
+            for bar, after in zip(words, words[1:], strict=False)
+            if bar == "|" and f"{parent} {after}" in commands
+        }
+        named |= targets
+        options = root_options | {
+            o for t in targets for p in commands[t].params for o in (*p.opts, *p.secondary_opts)
+        }
+        for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
+            assert option in options, (line, option)
+    leaves = {n for n, c in commands.items() if not hasattr(c, "list_commands")}
+    assert leaves <= named, sorted(leaves - named)
+
+
+def test_the_casbin_page_shows_the_shipped_row_shape_and_matcher() -> None:
+    page = DOCS / "casbin.md"
+    model = (ROOT / "docbinder" / "adapters" / "rbac" / "model.conf").read_text(encoding="utf-8")
+    shown = [b for b in parse(page).blocks if b.directive("tested-by") == "tests/docs/test_site.py"]
+    assert [b.language for b in shown] == ["", "ini"]
+    row, matcher = (b.text.strip() for b in shown)
+    assert f"#   {row}\n" in model  # the model's own comment on a row
+    assert "p = " + row.removeprefix("p, ") in model  # its policy definition
+    assert "[matchers]\n" + matcher + "\n" in model
