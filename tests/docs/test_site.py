@@ -56,6 +56,18 @@ def test_the_quick_start_is_two_commands_each_with_what_it_prints() -> None:
     assert test_command in getting_started
 
 
+def test_the_readme_says_what_the_test_command_touches_and_how_long_it_took() -> None:
+    section = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    sql = (ROOT / "tests" / "contract" / "sql_backends.py").read_text(encoding="utf-8")
+    for server in ("postgres@127.0.0.1:5432/test", "root@127.0.0.1:3306"):
+        assert f"`{server}`" in section and f"://{server}" in conftest, server  # the tests' defaults
+    assert "`docbinder_t_<hex>`" in section and 'f"docbinder_t_{' in sql
+    assert "dropped" in section and "127.0.0.1" in section
+    assert re.search(r"on 2 cores took \d+ min \d+ s", section)
+    assert "(docs/contributing.md#the-test-command)" in section
+
+
 def test_the_readme_has_three_next_commands_that_work_as_typed() -> None:
     section = README.read_text(encoding="utf-8").split("## Next", 1)[1].split("\n## ", 1)[0]
     [block] = [b for b in parse(README).blocks if b.language == "console" and b.text in section]
