@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -60,8 +61,8 @@ def test_the_readme_says_what_the_test_command_touches_and_how_long_it_took() ->
     section = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0]
     conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
     sql = (ROOT / "tests" / "contract" / "sql_backends.py").read_text(encoding="utf-8")
-    for server in ("postgres@127.0.0.1:5432/test", "root@127.0.0.1:3306"):
-        assert f"`{server}`" in section and f"://{server}" in conftest, server  # the tests' defaults
+    for server in ("postgres@127.0.0.1:5432/test", "root@127.0.0.1:3306"):  # the tests' defaults
+        assert f"`{server}`" in section and f"://{server}" in conftest, server
     assert "`docbinder_t_<hex>`" in section and 'f"docbinder_t_{' in sql
     assert "dropped" in section and "127.0.0.1" in section
     assert re.search(r"on 2 cores took \d+ min \d+ s", section)
@@ -208,7 +209,7 @@ def test_the_command_synopsis_of_the_cli_guide_names_real_commands_and_options()
         parent = path.rsplit(" ", 1)[0] if path != "docbinder" else path
         targets = {path} | {
             f"{parent} {after}"
-            for bar, after in zip(words, words[1:], strict=False)
+            for bar, after in itertools.pairwise(words)
             if bar == "|" and f"{parent} {after}" in commands
         }
         named |= targets
