@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from pathlib import Path
@@ -222,12 +223,39 @@ def test_the_command_synopsis_of_the_cli_guide_names_real_commands_and_options()
     assert leaves <= named, sorted(leaves - named)
 
 
+def _members(cls: ast.ClassDef) -> list[tuple[str, list[str], str, str]]:
+    """Each method of ``cls``: name, decorators, arguments and return annotation, as source."""
+    return [
+        (
+            f.name,
+            [ast.unparse(d) for d in f.decorator_list],
+            ast.unparse(f.args),
+            ast.unparse(f.returns),
+        )
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef) and f.returns is not None
+    ]
+
+
+def test_the_casbin_page_shows_the_authorizer_port_as_declared() -> None:
+    [shown] = [b for b in parse(DOCS / "casbin.md").blocks if b.language == "python"][:1]
+    assert shown.directive("tested-by") == "tests/docs/test_site.py"
+    source = (ROOT / "docbinder" / "ports" / "authorizer.py").read_text(encoding="utf-8")
+    [declared] = [
+        n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Authorizer"
+    ]
+    [page] = ast.parse(shown.text).body
+    assert isinstance(page, ast.ClassDef) and page.name == declared.name
+    assert [ast.unparse(b) for b in page.bases] == [ast.unparse(b) for b in declared.bases]
+    assert _members(page) == _members(declared) != []
+
+
 def test_the_casbin_page_shows_the_shipped_row_shape_and_matcher() -> None:
     page = DOCS / "casbin.md"
     model = (ROOT / "docbinder" / "adapters" / "rbac" / "model.conf").read_text(encoding="utf-8")
     shown = [b for b in parse(page).blocks if b.directive("tested-by") == "tests/docs/test_site.py"]
-    assert [b.language for b in shown] == ["", "ini"]
-    row, matcher = (b.text.strip() for b in shown)
+    assert [b.language for b in shown] == ["python", "", "ini"]
+    row, matcher = (b.text.strip() for b in shown[1:])
     assert f"#   {row}\n" in model  # the model's own comment on a row
     assert "p = " + row.removeprefix("p, ") in model  # its policy definition
     assert "[matchers]\n" + matcher + "\n" in model
