@@ -88,6 +88,28 @@ def test_the_readme_links_every_guide() -> None:
         assert f"(docs/{page}.md)" in text, page
 
 
+def _heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_of_the_readme_reaches_a_file_and_heading_of_the_clone() -> None:
+    """``mkdocs build --strict`` checks the site's links; the README is read on GitHub instead."""
+    links = re.findall(r"\]\(([^)\s]+)\)", README.read_text(encoding="utf-8"))
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(local) > 20
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.exists(), link
+        if anchor:
+            prose = re.sub(
+                r"^```.*?^```", "", target.read_text(encoding="utf-8"), flags=re.M | re.S
+            )
+            headings = re.findall(r"^#+ (.*)$", prose, re.M)
+            assert anchor in {_heading_anchor(h) for h in headings}, link
+
+
 # -- every page -----------------------------------------------------------------------------
 
 
