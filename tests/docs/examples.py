@@ -19,7 +19,8 @@ lines aside) with three allowances: ``...`` inside a line matches any text on th
 line; a line that is only ``...`` matches any number of lines; a UUID matches any UUID,
 and the same UUID shown twice must be the same UUID both times.
 
-Directives are HTML comments (neither GitHub nor MkDocs shows them). Before a block:
+Directives are HTML comments (neither GitHub nor MkDocs shows them); one quoted in a
+code span of the prose is text, not a directive. Before a block:
 
 - ``<!-- example: skip REASON -->``: not run (a fragment, or the test command itself).
 - ``<!-- example: file NAME -->``: the block is written to ``NAME`` instead of run.
@@ -77,6 +78,8 @@ _FENCE = re.compile(
     re.M | re.S,
 )
 _DIRECTIVE = re.compile(r"<!--\s*(?P<scope>examples?):\s*(?P<text>.*?)\s*-->", re.S)
+_INLINE_CODE = re.compile(r"``[^\n]+?``|`[^`\n]+`")
+"""Code spans of prose: a directive quoted in one (as the contributing page does) is text."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -139,7 +142,7 @@ def parse(path: Path) -> Document:
     for match in _FENCE.finditer(text):
         gap = text[position : match.start()]
         directives = []
-        for d in _DIRECTIVE.finditer(gap):
+        for d in _DIRECTIVE.finditer(_INLINE_CODE.sub("", gap)):
             (settings if d["scope"] == "examples" else directives).append(d["text"])
         info = match["info"].strip()
         body = _dedent(match["body"], match["indent"])

@@ -10,8 +10,12 @@ is checked to be this code, so the documentation runs with these tests.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +29,7 @@ from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobStore
 from docbinder.testing import BlobStoreContract, BridgeContract
 from docbinder.testing.bridge_suite import MakeBinder
+from tests.docs.examples import parse
 from tests.thirdparty import sqlite_blobs
 from tests.thirdparty.sqlite_blobs import (
     SCHEME,
@@ -174,3 +179,40 @@ def test_the_code_docs_backends_shows_is_the_code_these_tests_run(opening: str) 
     [block] = [b for b in shown if b.startswith(opening)]
     source = Path(sqlite_blobs.__file__).read_text(encoding="utf-8")
     assert block in source, f"docs/backends.md shows code that is not in {sqlite_blobs.__file__}"
+
+
+def test_the_test_module_docs_backends_shows_passes_in_a_project_of_its_own(tmp_path: Path) -> None:
+    """The page's test classes, as written, run by pytest beside a copy of the store.
+
+    The copy is the package ``thirdparty`` the page imports; its distribution is
+    registered with the entry point of the page's ``pyproject.toml`` block.
+    """
+    blocks = parse(BACKENDS_DOC).blocks
+    [tests] = [b.text for b in blocks if b.directive("tested-by") and "BlobStoreContract" in b.text]
+    [registration] = [b.text for b in blocks if b.language == "toml" and "sqliteblob" in b.text]
+    points = tomllib.loads(registration)["project"]["entry-points"]["docbinder.blob_stores"]
+    package = tmp_path / "thirdparty"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copy(sqlite_blobs.__file__, package / "sqlite_blobs.py")
+    dist_info = tmp_path / "site" / "docbinder_sqliteblob-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: docbinder-sqliteblob\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[docbinder.blob_stores]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()),
+        encoding="utf-8",
+    )
+    (tmp_path / "test_sqlite_blobs.py").write_text(tests, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_sqlite_blobs.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(tmp_path / "site")])},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"^\d+ passed", done.stdout.splitlines()[-1]), done.stdout[-500:]
