@@ -6,6 +6,7 @@ Needs the ``mcp`` extra; the integration is imported only when the command runs.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -67,6 +68,7 @@ def mcp(
     from docbinder.integrations.mcp import BearerTokens, DocbinderMcpServer, check_http_host
 
     _check_transport(transport, tokens, port)
+    _log_warnings()
     sources = _data_sources(source or [])
     generator = _image_generator(image_url, image_model)
     token_map = BearerTokens.load(tokens) if tokens is not None else None
@@ -79,7 +81,7 @@ def mcp(
     )
     if workflow is not None and token_map is None:
         STATE.binder().get_workflow(STATE.principal, workflow)  # fail now, not at the first call
-    about = _about(workflow, token_map)
+    about = _about(workflow, token_map, transport)
     if transport == "stdio":
         err.print(f"docbinder MCP server on stdio {about}", markup=False)
         _exit_on_interrupt()
@@ -129,12 +131,28 @@ def _image_generator(image_url: str | None, image_model: str) -> Any:
     )
 
 
-def _about(workflow: str | None, token_map: Any) -> str:
+def _log_warnings() -> None:
+    """Show warnings on stderr, a server's log, unless ``-v`` already shows more.
+
+    The other commands show errors only by default. A server answers a storage
+    fault with a fixed sentence that says the cause is in the server log
+    (:func:`docbinder.toolset.public_message`); those causes, and the refused
+    hosts, sessions and connections of the HTTP faces, are logged as warnings.
+    """
+    root = logging.getLogger("docbinder")
+    if root.getEffectiveLevel() > logging.WARNING:
+        root.setLevel(logging.WARNING)
+
+
+def _about(workflow: str | None, token_map: Any, transport: str = "stdio") -> str:
     """Who the server acts as, which stores it serves and the workflow: its first log line.
 
     MCP clients start the server with a few environment variables only, so the
     store it serves may not be the one the user's shell gives the CLI: the first
-    line of its log (stderr, which clients keep) names it.
+    line of its log (stderr, which clients keep) names it. Without ``workflow``
+    the line says where workflows come from on ``transport`` (ADR 0054): over
+    stdio the process is one conversation; over HTTP each handshake session is
+    one, and each sessionless producing call without handle starts a workflow.
     """
     store = f"metadata {masked_url(STATE.settings.database_url)}, blobs {STATE.binder().blobs.url}"
     who = (
@@ -142,7 +160,12 @@ def _about(workflow: str | None, token_map: Any) -> str:
         if token_map
         else f"user {STATE.principal.user_id} of mandate {STATE.principal.mandate_id}"
     )
-    about = f"as {who}; {store}; workflow: {workflow or 'a new one per session'}"
+    default = (
+        "a new one at the first producing call"
+        if transport == "stdio"
+        else "a new one per session, and per sessionless producing call without `workflow`"
+    )
+    about = f"as {who}; {store}; workflow: {workflow or default}"
     from docbinder.toolset import unavailable_tools
 
     left_out = unavailable_tools()
@@ -211,6 +234,7 @@ def serve(
         raise InvalidInput(f"--port must be from 1 to 65535, got {port}")
     if not 1 <= workers <= 64:
         raise InvalidInput(f"--workers must be from 1 to 64, got {workers}")
+    _log_warnings()
     settings = STATE.settings
     if tokens is not None and settings.oidc_issuer:
         raise InvalidInput("give --tokens or oidc_issuer, not both")

@@ -286,7 +286,7 @@ class DocbinderToolset:
                 with tool_call(call), consuming.tool_read_call(self.run):
                     outcome = handler(checked)
             except DocbinderError as exc:
-                if isinstance(exc, StorageError | UnsafeOperation):
+                if isinstance(exc, StorageError | UnsafeOperation | BlobMissing):
                     log.warning("tool %s failed: %s", name, exc)
                 else:
                     log.info("tool %s failed: %s", name, exc)
@@ -395,13 +395,13 @@ class DocbinderToolset:
         if workflow_id is None:
             notice = f"To list a workflow's documents, {self.no_workflow_hint}."
             reachable = (
-                "stored files stay reachable by file id (list_files). "
+                "; stored files stay reachable by file id (list_files)"
                 if self.file_scope is FileScope.PRINCIPAL
                 else ""
             )
             return ToolOutcome(
-                "No workflow is active in this run, so there are no documents to list; "
-                f"{reachable}{notice}",
+                "No workflow is active in this run, so there are no documents to list"
+                f"{reachable}. {notice}",
                 structured={"documents": [], "truncated": False, "notice": notice},
             )
         documents = workflow_documents(self.run)

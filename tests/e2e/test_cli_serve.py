@@ -248,3 +248,28 @@ def test_serve_with_oidc_mounts_mcp_behind_the_same_jwts(tmp_path: Path) -> None
         assert refused.status_code == 401
     finally:
         server.stop()
+
+
+def test_a_storage_fault_is_in_the_serve_log_and_not_in_the_answer(tmp_path: Path) -> None:
+    """The answer to a missing blob names no store location; the server's log has the cause
+    at the default verbosity (the answer's sentence sends an operator there)."""
+    home = tmp_path / "home"
+    server = ServeProcess(home, serve_env(), "--no-mcp")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+            workflow = client.post("/v1/workflows").json()["id"]
+            large = b"".join(
+                b"row %d of a report beyond the inline tier\n" % n for n in range(3000)
+            )
+            stored = client.post(f"/v1/workflows/{workflow}/files?name=big.txt", content=large)
+            file_id = stored.json()["fileId"]
+            [blob] = (home / "blobs").glob(f"*/{file_id}")
+            blob.unlink()
+            answer = client.get(f"/v1/files/{file_id}/content")
+        log = server.stderr_text()
+    finally:
+        server.stop()
+    assert answer.status_code == 503
+    assert answer.json()["error"]["code"] == "blob_missing"
+    assert str(home) not in answer.text and "file://" not in answer.text
+    assert any("HTTP request failed" in line and file_id in line for line in log.splitlines()), log

@@ -140,15 +140,19 @@ class HttpServer:
                     pytest.fail("the MCP server did not start listening")
                 time.sleep(0.1)
 
-    def stop(self) -> None:
+    def stop(self) -> str:
+        """Stop the server; what it wrote on stderr, its log."""
         self.process.terminate()
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        log = ""
         if self.process.stderr is not None:
+            log = self.process.stderr.read().decode("utf-8", "replace")
             self.process.stderr.close()
+        return log
 
 
 @pytest.fixture
@@ -440,7 +444,7 @@ def test_stdio_server_with_an_empty_environment_serves_the_store_named_by_home(
     assert log.read_text(encoding="utf-8").splitlines()[0] == (
         "docbinder MCP server on stdio as user alice of mandate acme; "
         f"metadata sqlite:///{store / 'docbinder.db'}, blobs {(store / 'blobs').as_uri()}; "
-        "workflow: a new one per session"
+        "workflow: a new one at the first producing call"
     )
     # Without the option the same client reaches the platform default under HOME: not the
     # store the shell's CLI wrote to.
@@ -660,6 +664,49 @@ def test_http_sessionless_conversations_stay_apart(http_server: HttpServer) -> N
     assert "1 document(s)" in bravo_list and "bravo.md" in bravo_list
     assert "(not_in_workflow)" in ok(seen["a reads bravo"])
     assert seen["resources"] == []
+
+
+def test_http_storage_faults_are_in_the_server_log_and_not_in_the_answers(home: Path) -> None:
+    """A missing blob answers the client with a fixed sentence; the server's log (stderr, at
+    the default verbosity) has the cause. The first log line says where workflows come from."""
+    server = HttpServer(home)
+    blobs = home / "blobs"
+    content = "".join(f"row {n} of a report too large for the inline tier\n" for n in range(2000))
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with Client(server.url) as client:
+            written = await client.call_tool("write_file", {"name": "big.txt", "content": content})
+            [file] = written.structured_content["files"]
+            handle = written.structured_content["workflow"]
+            [blob] = blobs.glob(f"*/{file['fileId']}")  # the local disk store's file of the blob
+            blob.unlink()
+            seen["read_file"] = await client.call_tool(
+                "read_file", {"file_id": file["fileId"], "workflow": handle}
+            )
+            [link] = [c for c in written.content if c.type == "resource_link"]
+            with pytest.raises(MCPError) as missing:
+                await client.read_resource(link.uri)
+            seen["resource"] = str(missing.value)
+            seen["file id"] = file["fileId"]
+        return seen
+
+    try:
+        seen = anyio.run(main)
+    finally:
+        log = server.stop()
+    answers = [text(seen["read_file"]), seen["resource"]]
+    for answer in answers:
+        assert "the stored bytes of this file are missing" in answer
+        assert str(blobs) not in answer and blobs.as_uri() not in answer
+    assert seen["read_file"].is_error
+    lines = log.splitlines()
+    assert lines[0].endswith(
+        "workflow: a new one per session, and per sessionless producing call without `workflow`"
+    )
+    faults = [line for line in lines[1:] if "failed" in line and seen["file id"] in line]
+    assert any("tool read_file failed" in line for line in faults), log
+    assert any("MCP request failed" in line for line in faults), log
 
 
 def test_non_loopback_host_without_tokens_is_refused(home: Path) -> None:

@@ -11,6 +11,7 @@ and token handling.
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import os
 import re
@@ -32,6 +33,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import TextResourceContents
 
 from docbinder.application import DocBinder, Run
 from docbinder.domain.errors import ConfigurationError, StorageError
@@ -45,13 +47,15 @@ from docbinder.integrations.mcp import (
     token_hash,
 )
 from docbinder.tools import TaskResult, persist_task_result
+from docbinder.tools.datasources import LocalDirectorySource
+from docbinder.tools.images import GeneratedImage
 from docbinder.toolset import (
     ERROR_SCHEMA,
     HANDLE_SENTENCE,
     OUTPUT_SCHEMAS,
     file_info_text,
 )
-from tests.integration.shapes import CALLS, CHARTJS, check_stored
+from tests.integration.shapes import CALLS, CHARTJS, PNG_URI, check_stored
 from tests.unit.conftest import make_memory_binder
 from tests.unit.test_tools_fixtures import ALICE, png_bytes
 
@@ -168,6 +172,11 @@ def test_one_workflow_per_process_shared_by_its_calls(binder: DocBinder, mode: s
 
     before, written, listed = run_client(server, mode, body)
     assert workflow_of(before) is None  # a consuming call starts no workflow
+    assert first_text(before) == (
+        "No workflow is active in this run, so there are no documents to list. To list a "
+        "workflow's documents, pass the `workflow` id you got from the call that produced the "
+        "file (the `workflow:` line of its answer) as the `workflow` argument."
+    )
     assert binder.list_workflows(ALICE)[0].id == workflow_of(written) == workflow_of(listed)
     [workflow] = binder.list_workflows(ALICE)
     ref = DOC_REF.search(first_text(written))
@@ -605,6 +614,104 @@ def test_a_producing_result_carries_text_link_and_structure(binder: DocBinder, m
         assert (read.ttl_ms, read.cache_scope) == (24 * 60 * 60 * 1000, "private")
 
 
+class _Painter:
+    """An image generator for the tests: ``n`` small PNGs of different colours."""
+
+    def generate(self, prompt: str, *, n: int = 1, size: str = "512x512") -> list[GeneratedImage]:
+        return [GeneratedImage(png_bytes(color=(10 * k, 90, 160))) for k in range(n)]
+
+
+PRODUCING_CALLS: tuple[tuple[str, dict[str, Any], int], ...] = (
+    ("write_file", {"name": "notes.md", "content": "# N\nalpha"}, 1),
+    ("write_file", {"name": "p.png", "content": PNG_URI}, 1),
+    ("render_document", {"markdown": "# Plan\n\nShip.", "name": "plan", "formats": "pdf, html"}, 2),
+    ("create_chart", {"spec": CHARTJS, "name": "sales.png"}, 1),
+    ("download_from_data_source", {"service": "inbox", "path": "rows.csv"}, 1),
+    ("generate_image", {"prompt": "a square", "n": 2}, 2),
+)
+"""Every producing tool, with the number of files its call stores."""
+
+
+@pytest.mark.parametrize(
+    "transport", ["in-process legacy", "in-process auto", "http auto", "http legacy"]
+)
+def test_every_producing_tool_links_each_file_and_each_link_reads_back(
+    binder: DocBinder, tmp_path: Path, transport: str
+) -> None:
+    """Each producing result validates against its ``outputSchema`` and has one ``resource_link``
+    per stored file, whose ``resources/read`` gives that file's bytes; over HTTP the links are
+    read by a second client of the same principal (another conversation, no handle)."""
+    (tmp_path / "rows.csv").write_bytes(b"region,total\nnorth,10\n")
+    server = DocbinderMcpServer(
+        binder,
+        ALICE,
+        data_sources={"inbox": LocalDirectorySource(tmp_path)},
+        image_generator=_Painter(),
+    )
+    kind, mode = transport.split()
+
+    async def produce(client: Client) -> list[tuple[str, Any]]:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        produced = []
+        for tool, arguments, _count in PRODUCING_CALLS:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, (tool, first_text(result))
+            check_result(schemas, tool, result)
+            produced.append((tool, result))
+        return produced
+
+    async def read_back(client: Client, produced: list[tuple[str, Any]]) -> list[list[Any]]:
+        return [
+            [(await client.read_resource(link.uri)).contents[0] for link in links(result)]
+            for _tool, result in produced
+        ]
+
+    if kind == "in-process":
+
+        async def both(client: Client) -> tuple[Any, Any]:
+            produced = await produce(client)
+            return produced, await read_back(client, produced)
+
+        produced, contents = run_client(server, mode, both)
+    else:
+        live = LiveHttp(server)
+        try:
+
+            async def apart(writer: Client, reader: Client) -> tuple[Any, Any]:
+                produced = await produce(writer)
+                return produced, await read_back(reader, produced)
+
+            produced, contents = over(live, apart, mode, mode)
+        finally:
+            live.stop()
+
+    for (tool, result), read, (_, _, count) in zip(
+        produced, contents, PRODUCING_CALLS, strict=True
+    ):
+        workflow = workflow_of(result)
+        files = result.structured_content["files"]
+        assert len(files) == len(links(result)) == len(read) == count, tool
+        for file, link, content in zip(files, links(result), read, strict=True):
+            document_id = file["documentRef"].removeprefix("docItem:")
+            assert str(link.uri) == f"docbinder://documents/{document_id}?workflow={workflow}"
+            assert (link.name, link.mime_type, link.size) == (
+                file["name"],
+                file["mimeType"],
+                file["size"],
+            ), tool
+            assert link.annotations is not None and link.annotations.audience == [
+                "user",
+                "assistant",
+            ]
+            data = (
+                content.text.encode()
+                if isinstance(content, TextResourceContents)
+                else base64.b64decode(content.blob)
+            )
+            assert hashlib.sha256(data).hexdigest() == file["sha256"], (tool, file["name"])
+            assert content.mime_type == file["mimeType"]
+
+
 # -- workflow handles --------------------------------------------------------------------------
 
 
@@ -680,6 +787,44 @@ def test_sessionless_conversations_never_share_a_workflow(http: LiveHttp) -> Non
     assert workflow_of(seen["joined"]) == handle_a
     names = [d["name"] for d in seen["a_list2"].structured_content["documents"]]
     assert names == ["d.md", "alpha.md"]
+
+
+def test_sessionless_resource_lists_are_the_same_for_every_connection(binder: DocBinder) -> None:
+    """On the sessionless revision ``resources/list`` does not vary per connection: every
+    client of a principal gets the documents of the configured workflow, whatever workflow its
+    own calls work in; a legacy session lists its conversation's."""
+    run, _task = _task_result(binder)
+    configured = run.context.workflow_id
+    live = LiveHttp(DocbinderMcpServer(binder, ALICE, workflow_id=configured))
+    try:
+
+        async def body(a: Client, b: Client, legacy: Client) -> dict[str, Any]:
+            seen: dict[str, Any] = {"before": await a.list_resources()}
+            other = binder.start_new_run(ALICE).context.workflow_id
+            # b works in another workflow by its handle; a and legacy write in the configured one
+            seen["b wrote"] = await b.call_tool(
+                "write_file", {"name": "b.md", "content": "b", "workflow": other}
+            )
+            seen["a wrote"] = await a.call_tool("write_file", {"name": "a.md", "content": "a"})
+            seen["legacy joins"] = await legacy.call_tool("list_documents", {"workflow": other})
+            seen["lists"] = [await c.list_resources() for c in (a, b)]
+            seen["legacy list"] = await legacy.list_resources()
+            return seen
+
+        seen = over(live, body, "auto", "auto", "legacy")
+    finally:
+        live.stop()
+    assert workflow_of(seen["a wrote"]) == configured
+    other = workflow_of(seen["b wrote"])
+    assert other not in (None, configured)
+    names = [r.name for r in seen["before"].resources]
+    assert sorted(names) == ["notes.md", "p.png", "rows.csv"]
+    first, second = seen["lists"]
+    assert first.resources == second.resources
+    assert {r.name for r in first.resources} == {*names, "a.md"}
+    assert all(str(r.uri).endswith(f"?workflow={configured}") for r in first.resources)
+    assert first.cache_scope == second.cache_scope == "private"
+    assert [r.name for r in seen["legacy list"].resources] == ["b.md"]  # its session's workflow
 
 
 async def file_tool_answers(client: Client, file_id: str, handle: str | None) -> dict[str, Any]:

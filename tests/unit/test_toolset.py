@@ -413,7 +413,12 @@ def test_without_workflow_files_are_stored_but_not_referenced(binder: DocBinder)
     toolset = DocbinderToolset(binder.start_run(ALICE))
     written = ok(toolset.call("write_file", {"name": "a.txt", "content": "a"}))
     assert "docItem:" not in written.text and written.document_ids == ()
-    assert ok(toolset.call("list_documents", {})).text.startswith("No workflow is active")
+    assert ok(toolset.call("list_documents", {})).text == (
+        "No workflow is active in this run, so there are no documents to list; stored files "
+        "stay reachable by file id (list_files). To list a workflow's documents, bind a "
+        "workflow: `docbinder mcp --workflow ID`, in Python "
+        "`DocBinder.start_run(principal, workflow_id)`."
+    )
     read = ok(toolset.call("read_documents", {"documentList": [written.file_ids[0]]}))
     assert "(no_active_workflow)" in read.text
 

@@ -78,6 +78,7 @@ from docbinder.application.binder import DocBinder
 from docbinder.application.cancelling import run_sync_cancellable
 from docbinder.application.steps.results import printable
 from docbinder.domain.errors import (
+    BlobMissing,
     ConfigurationError,
     DocbinderError,
     InvalidInput,
@@ -190,7 +191,7 @@ def _one_line(message: str) -> str:
 
 def _public(exc: DocbinderError) -> str:
     """``exc`` for a client, one line, without storage internals; the full error is logged."""
-    if isinstance(exc, StorageError | UnsafeOperation):
+    if isinstance(exc, StorageError | UnsafeOperation | BlobMissing):
         log.warning("MCP request failed: %s", exc)
     else:
         log.info("MCP request failed: %s", exc)
