@@ -159,3 +159,29 @@ def test_an_output_block_must_follow_its_block(tmp_path: Path) -> None:
     page.write_text('Text.\n\n```text title="Output"\nx\n```\n', encoding="utf-8")
     with pytest.raises(AssertionError, match="must directly follow"):
         parse(page)
+
+
+def test_the_formats_table_shows_ocr_and_coverage_and_the_readme_says_so() -> None:
+    """Scans and images: which rows are read by OCR, how it is marked, and the page coverage."""
+    import attrs
+
+    from docbinder.domain.model import ContentPart, PageCoverage
+
+    page = (DOCS / "formats.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
+    scanned = rows["PDF, scanned (pages without a text layer)"]
+    images = rows["images (PNG, JPEG, TIFF, WebP, BMP, GIF)"]
+    for row in (scanned, images):
+        assert "OCR" in row and "Tesseract" in row and "`coverage`" in row, row
+    marks = [f.name for f in attrs.fields(ContentPart) if f.name.startswith("ocr")]
+    assert sorted(marks) == ["ocr", "ocr_confidence", "ocr_engine"]
+    assert "`ocr=True`" in scanned and all(f"`{m}`" in scanned for m in marks[1:])
+    assert "`coverage`" in rows["PDF"]
+    for field in attrs.fields(PageCoverage):  # every count the coverage paragraph names
+        assert f"`{field.name}`" in page, field.name
+    [link] = [
+        line
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if "(docs/formats.md)" in line
+    ]
+    assert "OCR" in link and "coverage" in link
