@@ -488,6 +488,22 @@ def test_a_tiff_with_more_pages_than_the_page_limit_stops_there() -> None:
 
 
 @pytest.mark.usefixtures("ocr_ready")
+def test_a_tiff_whose_second_page_is_a_pixel_bomb_stops_before_decoding_it() -> None:
+    """The pixel cap holds for every page of a multi-page TIFF, not only the first one."""
+    cover = documents.scanned_page(("Cover page", "Delivery note 7")).resize((600, 800))
+    bomb = Image.new("L", (9_000, 9_000), 255)  # 81 MP, just over the cap; 100 KB on disk
+    out = io.BytesIO()
+    cover.save(out, "TIFF", save_all=True, append_images=[bomb, cover], compression="tiff_lzw")
+    image, text = convert(out.getvalue(), "fax.tiff")
+    assert image.kind is ContentKind.IMAGE and image.data == out.getvalue()
+    assert "Delivery note 7" in words(text.text) and text.position == "page 1"
+    assert image.coverage == text.coverage == PageCoverage(3, ocr=1, unread=2)
+    assert text.truncated and text.truncated_reason == (
+        "page 2 is 9000 x 9000 pixels, more than the 80000000 pixels read by OCR"
+    )
+
+
+@pytest.mark.usefixtures("ocr_ready")
 def test_a_scan_on_the_largest_pdf_page_is_rendered_within_the_pixel_cap() -> None:
     from pypdf import PdfReader, PdfWriter
 

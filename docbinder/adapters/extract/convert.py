@@ -395,7 +395,9 @@ def image(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Itera
 
     Decoded with Pillow (orientation from EXIF applied, grayscale); an image
     over :data:`MAX_IMAGE_PIXELS` pixels is refused unread, one over
-    :data:`MAX_OCR_PIXELS` scaled down. Frames of other formats (animated
+    :data:`MAX_OCR_PIXELS` scaled down; a later TIFF page over
+    :data:`MAX_IMAGE_PIXELS` stops the reading there (it and the pages after it
+    are unread, the reason says why). Frames of other formats (animated
     GIF, WebP, PNG) are not pages: only the first is read. Without ``ocr``
     raises :class:`ConversionRefused`.
     """
@@ -426,7 +428,17 @@ def image(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Itera
             if budget.out_of_time():
                 yield Section("", position, budget.time_reason(), pages=pages)
                 return
-            picture.seek(number - 1)
+            picture.seek(number - 1)  # reads the page's header only, not its pixels
+            frame_width, frame_height = picture.size
+            if frame_width * frame_height > MAX_IMAGE_PIXELS:  # each page, not only the first
+                yield Section(
+                    "",
+                    position,
+                    f"page {number} is {frame_width} x {frame_height} pixels, more than the "
+                    f"{MAX_IMAGE_PIXELS} pixels read by OCR",
+                    pages=pages,
+                )
+                return
             frame = ImageOps.exif_transpose(picture) if number == 1 else picture
             gray = frame.convert("L")
             factor = math.ceil(math.sqrt(gray.width * gray.height / MAX_OCR_PIXELS))
