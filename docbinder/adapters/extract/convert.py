@@ -27,9 +27,11 @@ reported as password-protected (ADR 0064, ADR 0065).
 
 ZIP-based packages (Office Open XML, OpenDocument, EPUB) are checked before
 conversion: the sum of the members' declared uncompressed sizes (PKWARE
-APPNOTE §4.4.9; Python's :mod:`zipfile` never inflates a member past its
-declared size) must stay within ``Limits.max_decoded_bytes``, so a zip bomb
-is refused without being inflated.
+APPNOTE §4.4.9) must stay within ``Limits.max_decoded_bytes``, so a zip bomb
+that declares its size is refused without being inflated; and no deflated
+member may inflate to more than it declares (counted in 1 MiB steps, see
+:func:`check_zip`), because :meth:`zipfile.ZipFile.read` inflates a member's
+whole data in memory before cutting it to the declared size.
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ import math
 import posixpath
 import re
 import shutil
+import struct
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import attrs
 
@@ -183,10 +187,22 @@ def _cut(sections: Iterator[Section], budget: _Budget, unit: str, total: int) ->
 
 
 def check_zip(path: str, limits: Limits) -> None:
-    """Refuse a ZIP package whose declared uncompressed size or member count is too big.
+    """Refuse a ZIP package that is too big, by its declared sizes and by its real ones.
 
-    Raises :class:`ConversionRefused` naming the sizes; :class:`zipfile.BadZipFile`
-    for a file that is no ZIP archive.
+    The member count and the declared uncompressed total are checked first
+    (the central directory: cheap). Then every deflated member is inflated
+    once, counting its bytes up to its declared size plus one
+    (:func:`_inflated_size`): a member that inflates to more than it declares
+    is refused, because ``zipfile.ZipFile.read`` (which python-pptx,
+    python-docx and this module's package copies call) inflates a member's
+    whole compressed data in memory before cutting it to the declared size, so
+    a header that says 100 bytes over a member of 1 GiB would cost 1 GiB. So
+    the real total never exceeds the declared one, which is within
+    ``max_decoded_bytes``. Encrypted members and methods other than stored
+    and deflated (which office programs do not write) are taken at their
+    declared size. Raises :class:`ConversionRefused` naming the sizes;
+    :class:`zipfile.BadZipFile` for a file that is no ZIP archive or a member
+    whose data does not inflate.
     """
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
@@ -198,6 +214,57 @@ def check_zip(path: str, limits: Limits) -> None:
             f"the package inflates to {total} bytes, more than the limit of "
             f"{limits.max_decoded_bytes} decoded bytes (zip bomb?)"
         )
+    with open(path, "rb") as handle:
+        for info in infos:
+            if info.compress_type != zipfile.ZIP_DEFLATED or info.flag_bits & 0x1:
+                continue
+            if _inflated_size(handle, info, info.file_size) > info.file_size:
+                raise ConversionRefused(
+                    f"the package's member {info.filename!r} inflates to more than the "
+                    f"{info.file_size} bytes it declares (zip bomb?)"
+                )
+
+
+_LOCAL_HEADER: Final = struct.Struct("<4s22xHH")
+"""A ZIP local file header up to its name (PKWARE APPNOTE.TXT 4.3.7): signature, then the
+name and extra field lengths at offsets 26 and 28."""
+
+
+def _inflated_size(handle: BinaryIO, info: zipfile.ZipInfo, limit: int) -> int:
+    """How many bytes the deflated member ``info`` inflates to, counted up to ``limit`` + 1.
+
+    Reads the member's compressed bytes (``info.compress_size``, from the
+    central directory) after its local header in 64 KiB pieces and inflates
+    them (raw DEFLATE, RFC 1951) at most 1 MiB at a time, so memory stays
+    small whatever the member claims. Raises :class:`zipfile.BadZipFile` when
+    the local header is missing or the data is not DEFLATE.
+    """
+    handle.seek(info.header_offset)
+    header = handle.read(_LOCAL_HEADER.size)
+    if len(header) < _LOCAL_HEADER.size:
+        raise zipfile.BadZipFile(f"the local header of {info.filename!r} is cut off")
+    signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+    if signature != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"no local header where {info.filename!r} should start")
+    handle.seek(name_length + extra_length, 1)
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    left = info.compress_size
+    total = 0
+    data = b""
+    try:
+        while total <= limit and not inflater.eof:
+            if not data:
+                if left <= 0:
+                    break
+                data = handle.read(min(left, 1 << 16))
+                if not data:
+                    break
+                left -= len(data)
+            total += len(inflater.decompress(data, 1 << 20))
+            data = inflater.unconsumed_tail
+    except zlib.error as exc:
+        raise zipfile.BadZipFile(f"{info.filename!r} does not inflate: {exc}") from exc
+    return total
 
 
 # -- PDF ------------------------------------------------------------------------------------
