@@ -544,6 +544,32 @@ def test_a_zip_that_claims_to_be_a_spreadsheet_says_what_it_is() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("extension", "label"),
+    [("xlsx", "Excel workbook"), ("pptx", "PowerPoint deck"), ("docx", "Word document")],
+)
+def test_a_zip_whose_first_entries_do_not_tell_gets_the_same_answer(
+    extension: str, label: str
+) -> None:
+    """Random members past the sniffed head: the name decides the type, the converter the note."""
+    import random
+    import zipfile
+
+    noise = random.Random(30)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for number in range(5):
+            archive.writestr(f"data/{number:03}.bin", noise.randbytes(20_000))
+    name = f"report.{extension}"
+    (part,) = convert(out.getvalue(), name)
+    assert part.kind is ContentKind.BINARY and part.mime_type != "application/zip"
+    assert part.note == (
+        f"the file's name (.{extension}) says {label}, but its bytes are "
+        "application/zip, not that format; it was not converted"
+    )
+    assert not part.truncated
+
+
 def _forged_size(package: bytes, member: str, padding: int) -> bytes:
     """``package`` with ``member`` grown by ``padding`` spaces while its headers keep its old size.
 

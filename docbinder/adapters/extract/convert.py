@@ -128,6 +128,13 @@ class DocumentProtected(Exception):
     """The document opens only with a password it was not given; the message says so."""
 
 
+class NotThatFormat(Exception):
+    """The bytes are not the format the converter reads (a plain ZIP archive named ``.xlsx``).
+
+    The message is the MIME type the bytes are (``application/zip``).
+    """
+
+
 class _Budget:
     """Counts characters and sections against :class:`Limits`."""
 
@@ -186,8 +193,14 @@ def _cut(sections: Iterator[Section], budget: _Budget, unit: str, total: int) ->
         yield pending
 
 
-def check_zip(path: str, limits: Limits) -> None:
+def check_zip(path: str, limits: Limits, parts: str | None = None) -> None:
     """Refuse a ZIP package that is too big, by its declared sizes and by its real ones.
+
+    ``parts`` (``"xl/"``, ``"ppt/"``, ``"word/"``) is the folder that holds an Office
+    Open XML package's parts of that kind: an archive with no member under it is
+    no such package (the MIME detection trusted the name because the first
+    entries did not tell) and raises :class:`NotThatFormat` before the sizes
+    are checked, as the detection would have said had it seen every entry.
 
     The member count and the declared uncompressed total are checked first
     (the central directory: cheap). Then every deflated member is inflated
@@ -208,6 +221,8 @@ def check_zip(path: str, limits: Limits) -> None:
         infos = archive.infolist()
     if len(infos) > MAX_ZIP_MEMBERS:
         raise ConversionRefused(f"the package has {len(infos)} members (limit {MAX_ZIP_MEMBERS})")
+    if parts is not None and not any(info.filename.startswith(parts) for info in infos):
+        raise NotThatFormat("application/zip")
     total = sum(info.file_size for info in infos)
     if total > limits.max_decoded_bytes:
         raise ConversionRefused(
@@ -554,7 +569,7 @@ def docx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     document is read again block by block with python-docx
     (:func:`docx_by_block`).
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "word/")
     budget = _Budget(limits)
     try:
         markdown = _markitdown("DocxConverter", path, ".docx")
@@ -634,7 +649,7 @@ def pptx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     (:func:`pptx_by_slide`): what cannot be read becomes a placeholder and the
     section's ``note`` says what failed.
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "ppt/")
     try:
         markdown = _markitdown("PptxConverter", path, ".pptx")
     except MissingExtra:
@@ -1035,7 +1050,7 @@ def xlsx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     they are stored (openpyxl's ``reset_dimensions``), neither cut at nor
     padded to the declared size.
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "xl/")
     try:
         from openpyxl import load_workbook
     except ImportError as exc:

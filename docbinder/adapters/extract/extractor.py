@@ -1076,6 +1076,10 @@ class DefaultContentExtractor:
             note = f"{label} text needs the extract extra: {outcome.message}"
         elif outcome.status == "protected":
             note = f"{outcome.message}; no text was extracted"
+        elif outcome.status == "not_that_format":
+            note = _misnamed_note(item, ContentKind.BINARY, str(outcome.message)) or (
+                f"the {label}'s bytes are {outcome.message}, not that format; it was not converted"
+            )
         elif outcome.status == "done":
             if nothing is not None:
                 note = f"the {label} has no extractable text: {nothing}"
@@ -1149,8 +1153,12 @@ class DefaultContentExtractor:
         return [picture, *texts]
 
 
-def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
-    """For a binary part whose name claims a format that is converted: what the bytes are."""
+def _misnamed_note(item: FileItem, kind: ContentKind, actual: str | None = None) -> str | None:
+    """For a binary part whose name claims a format that is converted: what the bytes are.
+
+    ``actual`` is the MIME type the bytes are, when the converter found it out
+    (a ZIP archive without the package's parts); else the FileItem's type.
+    """
     if kind is not ContentKind.BINARY:
         return None
     extension = item.file_name.rsplit(".", 1)[-1].lower() if "." in item.file_name else ""
@@ -1160,7 +1168,7 @@ def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
     label = FORMAT_LABELS.get(claimed, claimed)
     return (
         f"the file's name (.{extension}) says {label}, but its bytes are "
-        f"{mime_essence(item.mime_type)}, not that format; it was not converted"
+        f"{actual or mime_essence(item.mime_type)}, not that format; it was not converted"
     )
 
 
