@@ -92,7 +92,7 @@ DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 DEFAULT_QUEUE_SECONDS: Final = 10.0
 """Default seconds a document waits for a free converter process before it is refused."""
 
-EXTRACTOR_REVISION: Final = 5
+EXTRACTOR_REVISION: Final = 6
 """Bumped whenever this module changes what it returns for the same bytes (cache key)."""
 
 DEFAULT_OCR: Final = TesseractRecognizer()
@@ -263,11 +263,14 @@ class _DecodedText:
     def __iter__(self) -> Iterator[str]:
         chunks = iter(self._stream)
         head = b""
+        whole = True  # the stream ended within the head, unless the loop breaks
         for chunk in chunks:
             head += chunk
             if len(head) >= DETECT_BYTES:
+                whole = False
                 break
-        self.encoding = choose_encoding(head, self._mime_type)
+        whole = whole and not self._stream.over_limit
+        self.encoding = choose_encoding(head, self._mime_type, whole=whole)
         decoder = codecs.getincrementaldecoder(self.encoding.codec)(errors="replace")
         if head:
             yield decoder.decode(head)
