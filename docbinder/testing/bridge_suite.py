@@ -29,6 +29,7 @@ import threading
 import unicodedata
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import ClassVar
 
 import attrs
@@ -50,6 +51,7 @@ from docbinder.domain.errors import (
 from docbinder.domain.model import (
     DEFAULT_LABEL,
     EMPTY_SHA256,
+    ChatMessage,
     ContentKind,
     FileItem,
     Principal,
@@ -634,6 +636,53 @@ class BridgeContract:
             assert [d.document.id for d in resolution.documents] == [first.document_id]
         again = binder.start_run(u1, run.context.workflow_id).resolve(f"docList:{second.label}")
         assert [d.document.id for d in again.documents] == [second.document_id]
+
+    def test_labels_stored_in_both_spellings_match_exactly_and_a_third_is_refused(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        # Messages written before labels were kept composed (or by another writer of the
+        # store) may hold a decomposed label, and both spellings of one name side by side.
+        nfc = unicodedata.normalize("NFC", "writeFile:Kostenschätzung Résumé.csv")
+        nfd = unicodedata.normalize("NFD", nfc)
+        half = unicodedata.normalize("NFD", nfc[:20]) + nfc[20:]  # ä decomposed, é composed
+        assert len({nfc, nfd, half}) == 3
+        run = binder.start_new_run(u1)
+        assert run.workflow is not None
+        only_nfd = binder.start_new_run(u1)
+        assert only_nfd.workflow is not None
+        rows = [(run, nfc), (run, nfd), (only_nfd, nfd)]
+        items = [
+            target.store_file(f"{n}.csv", label.encode()).item
+            for n, (target, label) in enumerate(rows)
+        ]
+        stored: dict[str, str] = {}
+        with binder.uow_factory() as uow:
+            for (target, label), item in zip(rows, items, strict=True):
+                assert target.workflow is not None
+                message = ChatMessage.attaching(
+                    target.workflow,
+                    [item],
+                    message_id=str(uuid.uuid4()),
+                    document_ids=[str(uuid.uuid4())],
+                    label=label,
+                    published_at=datetime.now(UTC),
+                )
+                kept = uow.workflows.add_message(message)
+                stored[f"{target.workflow.id}:{label}"] = kept.documents[0].id
+            uow.commit()
+        for label in (nfc, nfd):  # the exact spelling wins over its look-alike
+            found = run.resolve(f"docList:{label}")
+            assert [d.document.id for d in found.documents] == [
+                stored[f"{run.workflow.id}:{label}"]
+            ]
+        refused = run.resolve(f"docList:{half}")
+        assert refused.documents == ()
+        [miss] = refused.unresolved
+        assert miss.reason is UnresolvedReason.AMBIGUOUS_NAME
+        assert ascii(nfc) in miss.message and ascii(nfd) in miss.message
+        # one decomposed label alone is found by the spelling every keyboard produces
+        alone = only_nfd.resolve(f"docList:{nfc}")
+        assert [d.document.id for d in alone.documents] == [stored[f"{only_nfd.workflow.id}:{nfd}"]]
 
     def test_reference_from_another_workflow_is_not_resolved(
         self, binder: DocBinder, u1: Principal

@@ -308,3 +308,29 @@ def test_the_casbin_page_shows_the_shipped_row_shape_and_matcher() -> None:
     assert f"#   {row}\n" in model  # the model's own comment on a row
     assert "p = " + row.removeprefix("p, ") in model  # its policy definition
     assert "[matchers]\n" + matcher + "\n" in model
+
+
+def test_the_formats_table_shows_ocr_and_coverage_and_the_readme_says_so() -> None:
+    """Scans and images: which rows are read by OCR, how it is marked, and the page coverage."""
+    import attrs
+
+    from docbinder.domain.model import ContentPart, PageCoverage
+
+    page = (DOCS / "formats.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
+    scanned = rows["PDF, scanned (pages without a text layer)"]
+    images = rows["images (PNG, JPEG, TIFF, WebP, BMP, GIF)"]
+    for row in (scanned, images):
+        assert "OCR" in row and "Tesseract" in row and "`coverage`" in row, row
+    marks = [f.name for f in attrs.fields(ContentPart) if f.name.startswith("ocr")]
+    assert sorted(marks) == ["ocr", "ocr_confidence", "ocr_engine"]
+    assert "`ocr=True`" in scanned and all(f"`{m}`" in scanned for m in marks[1:])
+    assert "`coverage`" in rows["PDF"]
+    for field in attrs.fields(PageCoverage):  # every count the coverage paragraph names
+        assert f"`{field.name}`" in page, field.name
+    [link] = [
+        line
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if "(docs/formats.md)" in line
+    ]
+    assert "OCR" in link and "coverage" in link

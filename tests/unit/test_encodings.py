@@ -193,3 +193,38 @@ def test_alphabet_fit_prefers_one_language_for_the_whole_text() -> None:
     assert alphabet_fit("plain ASCII only") is None
     assert alphabet_fit("产品名称") == 1.0
     assert alphabet_fit("한국어漢字") == 0.0  # Hangul and Han in one word: no alphabet holds both
+
+
+ENDS_IN_A_LEAD_BYTE = ["café", "Olé", "Prix du café", "canapé", "koń", "Ça coûte très cher, olé"]
+
+
+@pytest.mark.parametrize("text", ENDS_IN_A_LEAD_BYTE)
+def test_a_whole_legacy_file_ending_in_an_accented_letter_is_not_utf8_cut_short(
+    text: str,
+) -> None:
+    """``café`` in Windows-1252 ends in 0xE9, a UTF-8 lead byte: in a whole file nothing was cut."""
+    codec = "cp1250" if "ń" in text else "cp1252"
+    data = text.encode(codec)
+    document, item = make_item("note.txt", "text/plain", len(data))
+    (part,) = DefaultContentExtractor().extract(document.id, item, chunked(data))
+    assert "\ufffd" not in (part.text or "")
+    assert part.encoding_guessed and part.encoding in {"cp1252", "cp1250"}
+    if codec == "cp1252":
+        assert part.text == text
+    # a sample that is only the head of a longer file may end in the middle of a character
+    assert choose_encoding(b"caf\xe9").codec == "utf-8"
+    assert choose_encoding(b"caf\xe9", whole=True).codec == "cp1252"
+    head = "Grüße aus Köln ".encode() * 10 + "é".encode()[:1]
+    assert choose_encoding(head).codec == choose_encoding(head, whole=True).codec == "utf-8"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Łódź", "Čeština", "Ţară şi pâine", "Čćžšđ, hvala", "Zażółć gęślą jaźń"],
+)
+def test_short_central_european_text_is_scored_as_windows_1250_too(text: str) -> None:
+    """Read as Cyrillic CP1125, GB18030, CP1006 or CP932 when only the detector's picks were scored."""
+    data = text.encode("cp1250")
+    decision = choose_encoding(data)
+    assert data.decode(decision.codec) == text, decision
+    assert decision.guessed

@@ -6,8 +6,10 @@ with Pillow and saved the way "scan to PDF" saves them; nothing binary is checke
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -488,6 +490,22 @@ def test_a_tiff_with_more_pages_than_the_page_limit_stops_there() -> None:
 
 
 @pytest.mark.usefixtures("ocr_ready")
+def test_a_tiff_whose_second_page_is_a_pixel_bomb_stops_before_decoding_it() -> None:
+    """The pixel cap holds for every page of a multi-page TIFF, not only the first one."""
+    cover = documents.scanned_page(("Cover page", "Delivery note 7")).resize((600, 800))
+    bomb = Image.new("L", (9_000, 9_000), 255)  # 81 MP, just over the cap; 100 KB on disk
+    out = io.BytesIO()
+    cover.save(out, "TIFF", save_all=True, append_images=[bomb, cover], compression="tiff_lzw")
+    image, text = convert(out.getvalue(), "fax.tiff")
+    assert image.kind is ContentKind.IMAGE and image.data == out.getvalue()
+    assert "Delivery note 7" in words(text.text) and text.position == "page 1"
+    assert image.coverage == text.coverage == PageCoverage(3, ocr=1, unread=2)
+    assert text.truncated and text.truncated_reason == (
+        "page 2 is 9000 x 9000 pixels, more than the 80000000 pixels read by OCR"
+    )
+
+
+@pytest.mark.usefixtures("ocr_ready")
 def test_a_scan_on_the_largest_pdf_page_is_rendered_within_the_pixel_cap() -> None:
     from pypdf import PdfReader, PdfWriter
 
@@ -524,6 +542,94 @@ def test_a_zip_that_claims_to_be_a_spreadsheet_says_what_it_is() -> None:
         "the file's name (.xlsx) says Excel workbook, but its bytes are application/zip, "
         "not that format; it was not converted"
     )
+
+
+@pytest.mark.parametrize(
+    ("extension", "label"),
+    [("xlsx", "Excel workbook"), ("pptx", "PowerPoint deck"), ("docx", "Word document")],
+)
+def test_a_zip_whose_first_entries_do_not_tell_gets_the_same_answer(
+    extension: str, label: str
+) -> None:
+    """Random members past the sniffed head: the name decides the type, the converter the note."""
+    import random
+    import zipfile
+
+    noise = random.Random(30)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for number in range(5):
+            archive.writestr(f"data/{number:03}.bin", noise.randbytes(20_000))
+    name = f"report.{extension}"
+    (part,) = convert(out.getvalue(), name)
+    assert part.kind is ContentKind.BINARY and part.mime_type != "application/zip"
+    assert part.note == (
+        f"the file's name (.{extension}) says {label}, but its bytes are "
+        "application/zip, not that format; it was not converted"
+    )
+    assert not part.truncated
+
+
+def _forged_size(package: bytes, member: str, padding: int) -> bytes:
+    """``package`` with ``member`` grown by ``padding`` spaces while its headers keep its old size.
+
+    Both the local header and the central directory (PKWARE APPNOTE.TXT 4.3.7, 4.3.12)
+    declare the size the member had before; the CRC is the grown member's.
+    """
+    import struct
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source:
+        declared = source.getinfo(member).file_size
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+            for info in source.infolist():
+                body = source.read(info)
+                if info.filename == member:
+                    body = body + b" " * padding
+                target.writestr(info.filename, body)
+    real = struct.pack("<I", declared + padding)
+    data = out.getvalue()
+    assert data.count(real) == 2  # the local header and the central directory entry
+    return data.replace(real, struct.pack("<I", declared))
+
+
+@pytest.mark.parametrize(
+    ("name", "package", "member"),
+    [
+        ("forged.xlsx", documents.xlsx_with_dimension("A1:B10"), "xl/worksheets/sheet1.xml"),
+        ("forged.pptx", documents.pptx_with_broken_chart(), "ppt/slides/slide1.xml"),
+    ],
+)
+def test_a_member_that_inflates_past_its_declared_size_is_refused_before_any_reader(
+    name: str, package: bytes, member: str
+) -> None:
+    """A zip bomb behind a small declared size: ``ZipFile.read`` would inflate all of it."""
+    data = _forged_size(package, member, 40_000_017)  # 40 MB of spaces, about 40 KB deflated
+    assert len(data) < 200_000
+    (part,) = convert(data, name)
+    assert part.kind is ContentKind.BINARY and part.data == data
+    assert part.note is not None and f"member '{member}' inflates to more than" in part.note
+    assert part.truncated  # refused before reading, like a bomb that declares its size
+
+
+def test_honest_packages_pass_the_inflation_check() -> None:
+    from docbinder.adapters.extract.convert import Limits, check_zip
+
+    limits = Limits(max_text_chars=1, max_pages=1, max_decoded_bytes=10_000_000, deadline=0.0)
+    for package in (documents.xlsx_bytes(), documents.pptx_bytes(), documents.docx_bytes()):
+        with tempfile_with(package) as path:
+            check_zip(path, limits)  # raises when a member inflates past its declared size
+
+
+@contextlib.contextmanager
+def tempfile_with(data: bytes) -> Iterator[str]:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".zip") as handle:
+        handle.write(data)
+        handle.flush()
+        yield handle.name
 
 
 def test_without_the_aes_library_the_note_names_the_extract_extra(

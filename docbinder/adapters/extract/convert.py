@@ -27,9 +27,11 @@ reported as password-protected (ADR 0064, ADR 0065).
 
 ZIP-based packages (Office Open XML, OpenDocument, EPUB) are checked before
 conversion: the sum of the members' declared uncompressed sizes (PKWARE
-APPNOTE §4.4.9; Python's :mod:`zipfile` never inflates a member past its
-declared size) must stay within ``Limits.max_decoded_bytes``, so a zip bomb
-is refused without being inflated.
+APPNOTE §4.4.9) must stay within ``Limits.max_decoded_bytes``, so a zip bomb
+that declares its size is refused without being inflated; and no deflated
+member may inflate to more than it declares (counted in 1 MiB steps, see
+:func:`check_zip`), because :meth:`zipfile.ZipFile.read` inflates a member's
+whole data in memory before cutting it to the declared size.
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ import math
 import posixpath
 import re
 import shutil
+import struct
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import attrs
 
@@ -124,6 +128,13 @@ class DocumentProtected(Exception):
     """The document opens only with a password it was not given; the message says so."""
 
 
+class NotThatFormat(Exception):
+    """The bytes are not the format the converter reads (a plain ZIP archive named ``.xlsx``).
+
+    The message is the MIME type the bytes are (``application/zip``).
+    """
+
+
 class _Budget:
     """Counts characters and sections against :class:`Limits`."""
 
@@ -182,22 +193,93 @@ def _cut(sections: Iterator[Section], budget: _Budget, unit: str, total: int) ->
         yield pending
 
 
-def check_zip(path: str, limits: Limits) -> None:
-    """Refuse a ZIP package whose declared uncompressed size or member count is too big.
+def check_zip(path: str, limits: Limits, parts: str | None = None) -> None:
+    """Refuse a ZIP package that is too big, by its declared sizes and by its real ones.
 
-    Raises :class:`ConversionRefused` naming the sizes; :class:`zipfile.BadZipFile`
-    for a file that is no ZIP archive.
+    ``parts`` (``"xl/"``, ``"ppt/"``, ``"word/"``) is the folder that holds an Office
+    Open XML package's parts of that kind: an archive with no member under it is
+    no such package (the MIME detection trusted the name because the first
+    entries did not tell) and raises :class:`NotThatFormat` before the sizes
+    are checked, as the detection would have said had it seen every entry.
+
+    The member count and the declared uncompressed total are checked first
+    (the central directory: cheap). Then every deflated member is inflated
+    once, counting its bytes up to its declared size plus one
+    (:func:`_inflated_size`): a member that inflates to more than it declares
+    is refused, because ``zipfile.ZipFile.read`` (which python-pptx,
+    python-docx and this module's package copies call) inflates a member's
+    whole compressed data in memory before cutting it to the declared size, so
+    a header that says 100 bytes over a member of 1 GiB would cost 1 GiB. So
+    the real total never exceeds the declared one, which is within
+    ``max_decoded_bytes``. Encrypted members and methods other than stored
+    and deflated (which office programs do not write) are taken at their
+    declared size. Raises :class:`ConversionRefused` naming the sizes;
+    :class:`zipfile.BadZipFile` for a file that is no ZIP archive or a member
+    whose data does not inflate.
     """
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
     if len(infos) > MAX_ZIP_MEMBERS:
         raise ConversionRefused(f"the package has {len(infos)} members (limit {MAX_ZIP_MEMBERS})")
+    if parts is not None and not any(info.filename.startswith(parts) for info in infos):
+        raise NotThatFormat("application/zip")
     total = sum(info.file_size for info in infos)
     if total > limits.max_decoded_bytes:
         raise ConversionRefused(
             f"the package inflates to {total} bytes, more than the limit of "
             f"{limits.max_decoded_bytes} decoded bytes (zip bomb?)"
         )
+    with open(path, "rb") as handle:
+        for info in infos:
+            if info.compress_type != zipfile.ZIP_DEFLATED or info.flag_bits & 0x1:
+                continue
+            if _inflated_size(handle, info, info.file_size) > info.file_size:
+                raise ConversionRefused(
+                    f"the package's member {info.filename!r} inflates to more than the "
+                    f"{info.file_size} bytes it declares (zip bomb?)"
+                )
+
+
+_LOCAL_HEADER: Final = struct.Struct("<4s22xHH")
+"""A ZIP local file header up to its name (PKWARE APPNOTE.TXT 4.3.7): signature, then the
+name and extra field lengths at offsets 26 and 28."""
+
+
+def _inflated_size(handle: BinaryIO, info: zipfile.ZipInfo, limit: int) -> int:
+    """How many bytes the deflated member ``info`` inflates to, counted up to ``limit`` + 1.
+
+    Reads the member's compressed bytes (``info.compress_size``, from the
+    central directory) after its local header in 64 KiB pieces and inflates
+    them (raw DEFLATE, RFC 1951) at most 1 MiB at a time, so memory stays
+    small whatever the member claims. Raises :class:`zipfile.BadZipFile` when
+    the local header is missing or the data is not DEFLATE.
+    """
+    handle.seek(info.header_offset)
+    header = handle.read(_LOCAL_HEADER.size)
+    if len(header) < _LOCAL_HEADER.size:
+        raise zipfile.BadZipFile(f"the local header of {info.filename!r} is cut off")
+    signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+    if signature != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"no local header where {info.filename!r} should start")
+    handle.seek(name_length + extra_length, 1)
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    left = info.compress_size
+    total = 0
+    data = b""
+    try:
+        while total <= limit and not inflater.eof:
+            if not data:
+                if left <= 0:
+                    break
+                data = handle.read(min(left, 1 << 16))
+                if not data:
+                    break
+                left -= len(data)
+            total += len(inflater.decompress(data, 1 << 20))
+            data = inflater.unconsumed_tail
+    except zlib.error as exc:
+        raise zipfile.BadZipFile(f"{info.filename!r} does not inflate: {exc}") from exc
+    return total
 
 
 # -- PDF ------------------------------------------------------------------------------------
@@ -395,7 +477,9 @@ def image(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Itera
 
     Decoded with Pillow (orientation from EXIF applied, grayscale); an image
     over :data:`MAX_IMAGE_PIXELS` pixels is refused unread, one over
-    :data:`MAX_OCR_PIXELS` scaled down. Frames of other formats (animated
+    :data:`MAX_OCR_PIXELS` scaled down; a later TIFF page over
+    :data:`MAX_IMAGE_PIXELS` stops the reading there (it and the pages after it
+    are unread, the reason says why). Frames of other formats (animated
     GIF, WebP, PNG) are not pages: only the first is read. Without ``ocr``
     raises :class:`ConversionRefused`.
     """
@@ -426,7 +510,17 @@ def image(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Itera
             if budget.out_of_time():
                 yield Section("", position, budget.time_reason(), pages=pages)
                 return
-            picture.seek(number - 1)
+            picture.seek(number - 1)  # reads the page's header only, not its pixels
+            frame_width, frame_height = picture.size
+            if frame_width * frame_height > MAX_IMAGE_PIXELS:  # each page, not only the first
+                yield Section(
+                    "",
+                    position,
+                    f"page {number} is {frame_width} x {frame_height} pixels, more than the "
+                    f"{MAX_IMAGE_PIXELS} pixels read by OCR",
+                    pages=pages,
+                )
+                return
             frame = ImageOps.exif_transpose(picture) if number == 1 else picture
             gray = frame.convert("L")
             factor = math.ceil(math.sqrt(gray.width * gray.height / MAX_OCR_PIXELS))
@@ -475,7 +569,7 @@ def docx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     document is read again block by block with python-docx
     (:func:`docx_by_block`).
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "word/")
     budget = _Budget(limits)
     try:
         markdown = _markitdown("DocxConverter", path, ".docx")
@@ -555,7 +649,7 @@ def pptx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     (:func:`pptx_by_slide`): what cannot be read becomes a placeholder and the
     section's ``note`` says what failed.
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "ppt/")
     try:
         markdown = _markitdown("PptxConverter", path, ".pptx")
     except MissingExtra:
@@ -956,7 +1050,7 @@ def xlsx(path: str, limits: Limits, ocr: TextRecognizer | None = None) -> Iterat
     they are stored (openpyxl's ``reset_dimensions``), neither cut at nor
     padded to the declared size.
     """
-    check_zip(path, limits)
+    check_zip(path, limits, "xl/")
     try:
         from openpyxl import load_workbook
     except ImportError as exc:

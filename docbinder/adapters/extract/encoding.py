@@ -7,7 +7,9 @@ Order of evidence (after the WHATWG Encoding Standard's "BOM sniff" rule, §6
 2. the producer's **declared charset** (``text/csv; charset=GBK``), if Python
    knows the codec;
 3. **UTF-8**, when the sample is valid UTF-8 (pure ASCII included; a
-   multi-byte sequence cut at the end of the sample is allowed), or UTF-8
+   multi-byte sequence cut at the end of the sample is allowed when the
+   sample is not the whole file: ``caf\\xe9``, Windows-1252's ``café``, is no
+   UTF-8 cut short), or UTF-8
    with a few stray invalid bytes among many valid multi-byte sequences;
 4. for 8-bit text (no C0 control bytes other than whitespace and ESC; other
    bytes are read as UTF-8 with U+FFFD), **detection**: ``charset-normalizer``
@@ -48,6 +50,11 @@ DETECT_BYTES: Final = 64 * 1024
 FALLBACK: Final = "cp1252"
 """The codec used when nothing else decides (Windows-1252)."""
 
+ALWAYS_SCORED: Final = (FALLBACK, "cp1250")
+"""Code pages scored whatever the detector proposes, in the order ties go: Windows-1252,
+then Windows-1250 (Central European), which the detector leaves out for short samples
+(``Łódź`` came back as Cyrillic CP1125, ``Čeština`` as GB18030)."""
+
 _CHARSET_RE = re.compile(
     r";\s*charset\s*=\s*\"?([A-Za-z0-9][A-Za-z0-9!#$%&'+^_`{}~.-]{0,39})", re.IGNORECASE
 )
@@ -85,15 +92,16 @@ def declared_charset(mime_type: str | None) -> str | None:
     return label
 
 
-def _is_utf8(sample: bytes) -> bool:
+def _is_utf8(sample: bytes, whole: bool = False) -> bool:
     """Valid UTF-8, or UTF-8 with stray bad bytes: at least 4 valid non-ASCII characters per error.
 
     Text in a legacy 8-bit or double-byte encoding almost never forms valid
     UTF-8 multi-byte sequences, so a few invalid bytes among many valid
-    sequences mean damaged UTF-8, not another encoding.
+    sequences mean damaged UTF-8, not another encoding. A sequence cut at the
+    end counts as valid unless ``whole`` says the sample is the whole file.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text = decoder.decode(sample, final=False)
+    text = decoder.decode(sample, final=whole)
     errors = text.count("\ufffd")
     if not errors:
         return True
@@ -262,9 +270,12 @@ def _detect(sample: bytes) -> str | None:
     candidates: list[tuple[float, int, str]] = []
     fits: dict[str, float | None] = {}
     words: dict[str, tuple[int, int]] = {}
-    for rank, codec in enumerate([FALLBACK, *proposed]):
-        if rank and codecs.lookup(codec).name == codecs.lookup(FALLBACK).name:
+    seen: set[str] = set()
+    for rank, codec in enumerate([*ALWAYS_SCORED, *proposed]):
+        name = codecs.lookup(codec).name
+        if name in seen:
             continue
+        seen.add(name)
         text = _decodes(scored, codec)
         if text is None:
             continue
@@ -288,12 +299,16 @@ def detection_available() -> bool:
     return True
 
 
-def choose_encoding(sample: bytes, declared: str | None = None) -> TextEncoding:
+def choose_encoding(
+    sample: bytes, declared: str | None = None, *, whole: bool = False
+) -> TextEncoding:
     """Decide how to decode a text file from its leading bytes and its declared MIME type.
 
-    ``sample`` holds up to :data:`DETECT_BYTES` leading bytes; ``declared`` is
-    the FileItem's MIME type, which may carry a ``charset`` parameter. See the
-    module documentation for the order of evidence. Never raises.
+    ``sample`` holds up to :data:`DETECT_BYTES` leading bytes; ``whole`` says
+    it is the whole file (so a UTF-8 lead byte at its end was not cut off: the
+    file ends there); ``declared`` is the FileItem's MIME type, which may carry
+    a ``charset`` parameter. See the module documentation for the order of
+    evidence. Never raises.
     """
     for bom, name in BYTE_ORDER_MARKS:
         if sample.startswith(bom):
@@ -301,7 +316,7 @@ def choose_encoding(sample: bytes, declared: str | None = None) -> TextEncoding:
     charset = declared_charset(declared)
     if charset is not None:
         return TextEncoding(charset, False, "declared")
-    if _is_utf8(sample) or text_encoding(sample) != "latin-1":
+    if _is_utf8(sample, whole) or text_encoding(sample, whole=whole) != "latin-1":
         # Valid UTF-8; or bytes with control characters, which are no legacy text either:
         # read as UTF-8 with U+FFFD for the bad bytes.
         return TextEncoding("utf-8", False, "utf-8")

@@ -92,7 +92,7 @@ DEFAULT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 DEFAULT_QUEUE_SECONDS: Final = 10.0
 """Default seconds a document waits for a free converter process before it is refused."""
 
-EXTRACTOR_REVISION: Final = 5
+EXTRACTOR_REVISION: Final = 6
 """Bumped whenever this module changes what it returns for the same bytes (cache key)."""
 
 DEFAULT_OCR: Final = TesseractRecognizer()
@@ -263,11 +263,14 @@ class _DecodedText:
     def __iter__(self) -> Iterator[str]:
         chunks = iter(self._stream)
         head = b""
+        whole = True  # the stream ended within the head, unless the loop breaks
         for chunk in chunks:
             head += chunk
             if len(head) >= DETECT_BYTES:
+                whole = False
                 break
-        self.encoding = choose_encoding(head, self._mime_type)
+        whole = whole and not self._stream.over_limit
+        self.encoding = choose_encoding(head, self._mime_type, whole=whole)
         decoder = codecs.getincrementaldecoder(self.encoding.codec)(errors="replace")
         if head:
             yield decoder.decode(head)
@@ -1076,6 +1079,10 @@ class DefaultContentExtractor:
             note = f"{label} text needs the extract extra: {outcome.message}"
         elif outcome.status == "protected":
             note = f"{outcome.message}; no text was extracted"
+        elif outcome.status == "not_that_format":
+            note = _misnamed_note(item, ContentKind.BINARY, str(outcome.message)) or (
+                f"the {label}'s bytes are {outcome.message}, not that format; it was not converted"
+            )
         elif outcome.status == "done":
             if nothing is not None:
                 note = f"the {label} has no extractable text: {nothing}"
@@ -1149,8 +1156,12 @@ class DefaultContentExtractor:
         return [picture, *texts]
 
 
-def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
-    """For a binary part whose name claims a format that is converted: what the bytes are."""
+def _misnamed_note(item: FileItem, kind: ContentKind, actual: str | None = None) -> str | None:
+    """For a binary part whose name claims a format that is converted: what the bytes are.
+
+    ``actual`` is the MIME type the bytes are, when the converter found it out
+    (a ZIP archive without the package's parts); else the FileItem's type.
+    """
     if kind is not ContentKind.BINARY:
         return None
     extension = item.file_name.rsplit(".", 1)[-1].lower() if "." in item.file_name else ""
@@ -1160,7 +1171,7 @@ def _misnamed_note(item: FileItem, kind: ContentKind) -> str | None:
     label = FORMAT_LABELS.get(claimed, claimed)
     return (
         f"the file's name (.{extension}) says {label}, but its bytes are "
-        f"{mime_essence(item.mime_type)}, not that format; it was not converted"
+        f"{actual or mime_essence(item.mime_type)}, not that format; it was not converted"
     )
 
 

@@ -44,6 +44,7 @@ from docbinder.adapters.extract.convert import (
     ConversionRefused,
     DocumentProtected,
     Limits,
+    NotThatFormat,
     Section,
 )
 from docbinder.domain.errors import InvalidInput, MissingExtra
@@ -172,7 +173,8 @@ class Outcome:
 
     ``status`` is ``"done"``, ``"missing_extra"``, ``"refused"`` (a limit
     broken before converting, e.g. a zip bomb), ``"protected"`` (the document
-    needs a password), ``"failed"`` (the converter raised), ``"timeout"``
+    needs a password), ``"not_that_format"`` (the bytes are another format,
+    ``message`` is its MIME type), ``"failed"`` (the converter raised), ``"timeout"``
     (killed at the deadline), ``"crashed"`` (the child died: a signal,
     ``RLIMIT_AS``/``RLIMIT_CPU``), ``"busy"`` (no converter process was free
     in time, nothing ran) or ``"cancelled"`` (the caller went away; the child
@@ -223,6 +225,8 @@ def _convert(
         send("refused", str(exc))
     except DocumentProtected as exc:
         send("protected", str(exc))
+    except NotThatFormat as exc:
+        send("not_that_format", str(exc))
     except MemoryError:
         send("failed", "the converter ran out of memory")
     except Exception as exc:

@@ -173,14 +173,16 @@ def file_extension(file_name: str) -> str:
     return ext.lower()
 
 
-def text_encoding(head: bytes) -> str | None:
+def text_encoding(head: bytes, *, whole: bool = False) -> str | None:
     """Name the encoding in which ``head`` looks like text, or ``None`` for binary data.
 
     A byte order mark (UTF-8, UTF-16, UTF-32) decides the encoding; without
     one the head must contain no NUL byte and either be valid UTF-8 (a
-    multi-byte sequence cut at the end of the head is allowed) or contain no
-    C0 control bytes other than whitespace and ESC (8-bit text, reported as
-    ``"latin-1"``). Text decoded from a BOM must not contain NUL characters.
+    multi-byte sequence cut at the end of the head is allowed, unless
+    ``whole`` says the head is the whole file: then nothing was cut) or
+    contain no C0 control bytes other than whitespace and ESC (8-bit text,
+    reported as ``"latin-1"``). Text decoded from a BOM must not contain NUL
+    characters.
     """
     for bom, codec in BYTE_ORDER_MARKS:
         if head.startswith(bom):
@@ -192,7 +194,7 @@ def text_encoding(head: bytes) -> str | None:
     if b"\x00" in head:
         return None
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=whole)
     except UnicodeDecodeError:
         pass
     else:
