@@ -233,6 +233,13 @@ def _sql_link_ledger(metadata: Any) -> Any:
 
 
 def _sql_resolution_log(metadata: Any, settings: Settings) -> Any:
+    """The resolution log on the metadata store's own path: ``sqlite3`` for SQLite (ADR 0122)."""
+    from docbinder.adapters.sqlite import SqliteMetadata
+
+    if isinstance(metadata, SqliteMetadata):
+        from docbinder.adapters.sqlite.resolutions import SqliteResolutionLog
+
+        return SqliteResolutionLog(metadata.session, settings.resolutions_per_workflow)
     from docbinder.adapters.sql.links import SqlResolutionLog
 
     return SqlResolutionLog(metadata.engine, settings.resolutions_per_workflow)

@@ -135,6 +135,38 @@ class CacheInBinderContract(ExtractionCacheContract):
         assert [u.reason for u in denied.unresolved] != []
         assert all(u.reason is not UnresolvedReason.STORAGE_FAULT for u in denied.unresolved)
 
+    def test_text_that_is_never_converted_is_not_looked_up(
+        self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        """Plain text, Markdown, CSV and JSON are read directly: no cache read, no cache write."""
+        cache = make_cache()
+        asked: list[str] = []
+        real_get, real_put = cache.get, cache.put
+
+        def get(sha256: str, version: str) -> bytes | None:
+            asked.append(f"get {sha256[:8]}")
+            return real_get(sha256, version)
+
+        def put(sha256: str, version: str, payload: bytes) -> None:
+            asked.append(f"put {sha256[:8]}")
+            real_put(sha256, version, payload)
+
+        cache.get, cache.put = get, put  # type: ignore[method-assign]
+        binder = wire_binder(uow_factory, MemoryBlobStore(), extraction_cache=cache)
+        run = binder.start_new_run(U1)
+        for name, data in (
+            ("n.txt", b"plain"),
+            ("n.md", b"# Note"),
+            ("n.csv", b"a,b\n1,2\n"),
+            ("n.json", b'{"a": 1}'),
+        ):
+            (part,) = run.get_content([run.produce_file(name, data).reference]).parts
+            assert part.text and part.kind is ContentKind.TEXT
+        assert asked == []
+        deck = run.produce_file("deck.pptx", documents.pptx_bytes(slides=1))
+        run.get_content([deck.reference])
+        assert [a.split()[0] for a in asked] == ["get", "put"]  # a converted type is cached
+
     def test_a_hit_does_not_open_the_blob(
         self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
     ) -> None:

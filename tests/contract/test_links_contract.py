@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from docbinder.adapters.memory.links import MemoryLinkLedger, MemoryResolutionLog
 from docbinder.adapters.sql.links import SqlLinkLedger, SqlResolutionLog
 from docbinder.adapters.sqlite import SqliteMetadata
 from docbinder.adapters.sqlite.links import SqliteLinkLedger
+from docbinder.adapters.sqlite.resolutions import SqliteResolutionLog
 from docbinder.testing.links_suite import (
     LinkLedgerContract,
     MakeLedger,
@@ -67,9 +70,32 @@ def test_sqlite_marks_read_the_same_through_sqlalchemy(sqlite_backend: SqlBacken
 
 
 class TestSqliteResolutionLog(ResolutionLogContract):
+    """SQLite's resolution log is the SQLite adapter's own, on ``sqlite3`` (ADR 0122)."""
+
     @pytest.fixture
     def make_log(self, sqlite_backend: SqlBackend) -> MakeLog:
-        return _log(sqlite_backend)
+        sqlite_backend.clean()
+        meta = SqliteMetadata(sqlite_backend.engine)
+        return lambda per_workflow: SqliteResolutionLog(meta.session, per_workflow)
+
+
+def test_an_unsynced_session_leaves_the_connection_at_its_own_level(tmp_path: Path) -> None:
+    """The resolution log commits with ``synchronous = NORMAL``; the next unit syncs again."""
+    from docbinder.adapters.sql import create_engine_from_url
+
+    engine = create_engine_from_url(f"sqlite:///{tmp_path / 'm.db'}", pool_size=1)
+    meta = SqliteMetadata(engine)
+    session = meta.session(True, synced=False)
+    try:
+        session.execute("CREATE TABLE t (x INTEGER)").close()
+        session.execute("INSERT INTO t VALUES (1)").close()
+        assert session.one("PRAGMA synchronous") == (1,)  # NORMAL while it holds the connection
+        session.commit()
+    finally:
+        session.close()
+    with meta.unit_of_work() as uow:  # the pool's one connection, back at SQLite's FULL
+        assert uow._session.one("PRAGMA synchronous") == (2,)
+        assert uow._session.one("SELECT count(*) FROM t") == (1,)
 
 
 @pytest.mark.postgres

@@ -584,6 +584,18 @@ class DefaultContentExtractor:
             problem = renderer_problem()
         return problem
 
+    def may_cache(self, item: FileItem) -> bool:
+        """Whether any extraction of ``item`` can be kept by a cache: its type is converted.
+
+        Converted documents (:data:`FORMATS`), HTML and the image types OCR reads;
+        plain text, JSON, CSV and unknown bytes are read directly each time and never
+        stored, so :class:`~docbinder.application.steps.extraction_cache.CachingExtractor`
+        does not look them up (:meth:`cacheable` and every verdict of
+        :meth:`extract_with_verdict` are within this).
+        """
+        essence = mime_essence(item.mime_type)
+        return essence in FORMATS or essence in _HTML_TYPES or essence in OCR_IMAGE_TYPES
+
     def cacheable(self, item: FileItem, parts: list[ContentPart]) -> bool:
         """Whether ``parts`` may be cached for ``item``'s bytes under :attr:`version`.
 

@@ -12,6 +12,7 @@ gave nothing. ADR 0064 records the choice of engine.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -66,9 +67,8 @@ class TesseractRecognizer:
     @property
     def engine(self) -> str:
         """``tesseract (tesserocr <version>) <languages>``, or ``tesseract (not installed)``."""
-        try:
-            binding = distribution_version("tesserocr")
-        except PackageNotFoundError:
+        binding = _binding_version()
+        if binding is None:
             return "tesseract (not installed)"
         return f"tesseract (tesserocr {binding}) {self.languages}"
 
@@ -138,6 +138,16 @@ class _TesseractSession:
             confidence=None if confidence is None or confidence < 0 else confidence / 100,
             complete=complete,
         )
+
+
+@functools.cache
+def _binding_version() -> str | None:
+    """The installed ``tesserocr`` version (``None``: not installed), read once per process
+    like the converter libraries' versions of the extraction cache key."""
+    try:
+        return distribution_version("tesserocr")
+    except PackageNotFoundError:
+        return None
 
 
 def _tidy(text: str) -> str:

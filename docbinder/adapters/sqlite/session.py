@@ -108,16 +108,42 @@ class SqliteSession:
     DEFERRED``), ``shared`` the :class:`SharedConnectionLock` of an engine
     with one connection for all units (``sqlite://``), else ``None``. Not
     thread-safe, like the unit that owns it.
+
+    ``synced=False`` commits without waiting for the disk (``PRAGMA synchronous =
+    NORMAL`` while the session holds the connection), for records a power cut may
+    lose but never corrupt (the resolution log): in WAL mode such a commit is
+    atomic, and durable once any later commit syncs the log (SQLite's documentation
+    of ``PRAGMA synchronous``). :meth:`close` gives the connection its own level
+    back; a connection where that fails is discarded, never returned to the pool
+    with weaker durability for the units after it.
     """
 
-    __slots__ = ("_began", "_begin_sql", "_conn", "_engine", "_fairy", "_held", "_shared", "lost")
+    __slots__ = (
+        "_began",
+        "_begin_sql",
+        "_conn",
+        "_engine",
+        "_fairy",
+        "_held",
+        "_level",
+        "_shared",
+        "_synced",
+        "lost",
+    )
 
     def __init__(
-        self, engine: Engine, begin_sql: str, shared: SharedConnectionLock | None = None
+        self,
+        engine: Engine,
+        begin_sql: str,
+        shared: SharedConnectionLock | None = None,
+        *,
+        synced: bool = True,
     ) -> None:
         self._engine = engine
         self._begin_sql = begin_sql
         self._shared = shared
+        self._synced = synced
+        self._level: int | None = None
         self._held = False
         self._fairy: PoolProxiedConnection | None = None
         self._conn: sqlite3.Connection | None = None
@@ -159,6 +185,10 @@ class SqliteSession:
                 raise StorageError("the SQLite engine gave no sqlite3 connection")
             self._conn = conn
         if not self._began:
+            if not self._synced and self._level is None:  # outside a transaction, as SQLite needs
+                row = conn.execute("PRAGMA synchronous").fetchone()
+                self._level = int(row[0]) if row is not None else 2
+                conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(self._begin_sql)
             self._began = True
         elif not conn.in_transaction:
@@ -280,6 +310,13 @@ class SqliteSession:
                     pass  # a connection that cannot roll back is closed by the pool's reset
         finally:
             try:
+                level, self._level = self._level, None
+                if level is not None and conn is not None and fairy is not None:
+                    try:
+                        conn.execute(f"PRAGMA synchronous = {level}")
+                    except BaseException:
+                        fairy.invalidate()  # closed, not pooled: no unit gets its level
+                        raise
                 if fairy is not None:
                     fairy.close()
             finally:

@@ -201,16 +201,19 @@ class SqliteMetadata:
         self._require_open()
         return SqliteUnitOfWork(self._engine, READER_BEGIN, self._shared)
 
-    def session(self, write: bool) -> SqliteSession:
+    def session(self, write: bool, *, synced: bool = True) -> SqliteSession:
         """A connection and transaction of its own, for an adapter beside the units of work.
 
-        ``write`` begins it with ``BEGIN IMMEDIATE``, else ``BEGIN DEFERRED``; the
-        caller closes it (:meth:`SqliteSession.close`). The link ledger uses it
-        (:class:`~docbinder.adapters.sqlite.links.SqliteLinkLedger`).
+        ``write`` begins it with ``BEGIN IMMEDIATE``, else ``BEGIN DEFERRED``;
+        ``synced=False`` commits without waiting for the disk (see
+        :class:`SqliteSession`). The caller closes it (:meth:`SqliteSession.close`).
+        The link ledger and the resolution log use it
+        (:mod:`docbinder.adapters.sqlite.links`, :mod:`docbinder.adapters.sqlite.resolutions`).
         :class:`~docbinder.domain.errors.BinderClosed` after :meth:`close`.
         """
         self._require_open()
-        return SqliteSession(self._engine, WRITER_BEGIN if write else READER_BEGIN, self._shared)
+        begin = WRITER_BEGIN if write else READER_BEGIN
+        return SqliteSession(self._engine, begin, self._shared, synced=synced)
 
     def dispose(self) -> None:
         """Close the pooled connections (units in progress keep theirs)."""

@@ -187,7 +187,8 @@ class CachingExtractor:
     """A :class:`~docbinder.ports.extractor.ContentExtractor` that consults an extraction cache.
 
     The inner extractor must have a ``version`` string attribute, else every
-    call goes straight through. What is stored is the inner extractor's call:
+    call goes straight through; so do the items its optional ``may_cache(item)``
+    refuses (types it never lets a cache keep). What is stored is the inner extractor's call:
     its ``extract_with_verdict`` (an :class:`~docbinder.ports.extractor.Extraction`:
     complete, partial, fallback or nothing), else its ``cacheable(item, parts)``
     method, else results whose parts carry no ``data`` (other than an image
@@ -220,7 +221,14 @@ class CachingExtractor:
     def extract(
         self, document_id: str, item: FileItem, chunks: Iterator[bytes]
     ) -> list[ContentPart]:
-        """Cached parts for ``item.sha256`` (the stream is then closed unread), else extract."""
+        """Cached parts for ``item.sha256`` (the stream is then closed unread), else extract.
+
+        An inner extractor with a ``may_cache(item)`` method that answers ``False``
+        is called directly: the cache is neither asked nor written.
+        """
+        may_cache = getattr(self.inner, "may_cache", None)
+        if callable(may_cache) and not may_cache(item):
+            return self.inner.extract(document_id, item, chunks)
         version = self.key()
         if version is None:
             return self.inner.extract(document_id, item, chunks)
