@@ -92,6 +92,7 @@ def _run_checks(state: State) -> list[Check]:
     except DocbinderError as exc:
         return [Check("configuration", "fail", str(exc))]
     checks = [configuration_check(settings)]
+    missing = state.nothing_stored()  # before the storage checks create the database
     checks.extend(_storage_checks(settings))
     if _failed(checks):
         return checks
@@ -99,6 +100,16 @@ def _run_checks(state: State) -> list[Check]:
         binder = state.binder(prepare=False)
     except DocbinderError as exc:
         return [*checks, Check("wiring", "fail", str(exc))]
+    if missing is not None:  # a mistyped --home looks like a new, empty store: say which it is
+        checks.append(
+            Check(
+                "new store",
+                "warn",
+                f"there was no database at {missing}; it is created now and holds nothing "
+                "(if a store was expected here, check --home, DOCBINDER_HOME or "
+                "DOCBINDER_DATABASE_URL)",
+            )
+        )
     checks.append(
         Check("authorizer", "ok", f"{binder.authorizer.name} ({type(binder.authorizer).__name__})")
     )

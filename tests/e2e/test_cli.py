@@ -294,6 +294,10 @@ def test_doctor_passes_on_a_fresh_home(cli) -> None:  # type: ignore[no-untyped-
     names = [c["name"] for c in payload["checks"]]  # type: ignore[index]
     assert "blob store writable" in names and "authorizer" in names
     assert all(c["status"] != "fail" for c in payload["checks"])  # type: ignore[index]
+    [new] = [c for c in payload["checks"] if c["name"] == "new store"]  # type: ignore[index]
+    assert new["status"] == "warn" and "--home" in new["detail"]
+    again = _json(cli("--json", "doctor"))  # the store exists now: nothing to warn of
+    assert "new store" not in [c["name"] for c in again["checks"]]  # type: ignore[index]
 
 
 def test_doctor_reports_the_inline_tier_and_probes_the_blob_store_itself(  # type: ignore[no-untyped-def]
