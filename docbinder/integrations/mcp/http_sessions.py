@@ -13,6 +13,14 @@ protocol revision go through the same manager, which keeps nothing for them.
 A session id belongs to the manager of the principal that opened it: presented
 with another principal's token it is answered ``404 Session not found`` (the SDK
 checks the credential inside one manager as well).
+
+A request of a legacy session is handled by the session's own task, not by the
+HTTP request that carried it, so the SDK goes on with a ``tools/call`` whose client
+closed the connection. :func:`client_gone` therefore marks each request's ASGI scope
+with an event that is set when the ASGI server reports ``http.disconnect`` (the SDK's
+event stream listens for it while the call runs); the tool handler watches it
+(ADR 0070). With no event store configured, an answer whose connection closed can
+never be delivered, so stopping the work loses nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -36,6 +44,9 @@ log = logging.getLogger(__name__)
 
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _UNKNOWN = b"unknown principal\n"
+
+CLIENT_GONE: Final = "docbinder.client_gone"
+"""ASGI scope key of the :class:`anyio.Event` set when the request's client disconnects."""
 
 MOST_PRINCIPALS = 10_000
 """Most principals with a session manager in one process when the issuer lists nobody (OIDC)."""
@@ -156,6 +167,7 @@ class PrincipalSessions:
             await send({"type": "http.response.body", "body": _UNKNOWN})
             return
         assert principal is not None
+        receive = _watching_disconnect(scope, receive)
         if any(key == _SESSION_HEADER for key, _ in scope.get("headers", ())):
             await manager.handle_request(scope, receive, send)
             return
@@ -174,3 +186,30 @@ class PrincipalSessions:
             await send(message)
 
         await manager.handle_request(scope, receive, watched)
+
+
+def _watching_disconnect(scope: Any, receive: Any) -> Any:
+    """``receive`` that sets the event at ``scope[CLIENT_GONE]`` when it passes ``http.disconnect``."""
+    gone = anyio.Event()
+    scope[CLIENT_GONE] = gone
+
+    async def watched() -> Any:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            gone.set()
+        return message
+
+    return watched
+
+
+def client_gone(request: Any) -> anyio.Event | None:
+    """The event set when the HTTP client of ``request`` (a Starlette request) disconnects.
+
+    ``None`` for a request that did not come through :class:`PrincipalSessions`
+    (stdio, an in-process client).
+    """
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return None
+    gone = scope.get(CLIENT_GONE)
+    return gone if isinstance(gone, anyio.Event) else None
