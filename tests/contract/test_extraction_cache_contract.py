@@ -355,6 +355,16 @@ class CacheInBinderContract(ExtractionCacheContract):
         outcome = read_documents_outcome(content)
         assert len([p for p in outcome.parts if p.kind is ContentKind.IMAGE]) == 1
         assert f"[same content as {first.reference}, shown once above]" in outcome.text
+        # Each header gives the file's size, not the 0 bytes of a document without parts.
+        assert {d["size"] for d in outcome.structured["documents"]} == {len(picture)}
+        assert f"'scan-149.png' (image/png, {len(picture)} bytes," in outcome.text
+        # One reference 150 times is one document, read once (here: from the cache).
+        again = run.get_content([refs[7]] * 150)
+        assert [d.reference for d in again.documents] == [refs[7]]
+        assert [len(p.data or b"") for p in again.parts if p.kind is ContentKind.IMAGE] == [
+            len(picture)
+        ]
+        assert extractor.calls == ["scan-0.png"]
 
 
 class TestMemoryExtractionCache(CacheInBinderContract):

@@ -224,6 +224,17 @@ def test_documents_past_the_call_byte_budget_are_not_read_with_the_reason() -> N
     assert len(reasons) == 2
     outcome = DocbinderToolset(run).call("read_documents", {"documentList": refs})
     assert outcome.structured["unresolved"][0]["reason"] == "not_read"
+    # Every reference was good: the answer does not tell the model the workflow has no
+    # readable documents (it said "Valid references: none (... no readable documents)").
+    assert "Valid references" not in outcome.text, outcome.text
+    assert "no readable documents" not in outcome.text
+    assert outcome.structured["validReferences"] == []
+    # A reference that is wrong still gets the line, beside the documents not read.
+    mixed = DocbinderToolset(run).call("read_documents", {"documentList": [*refs, "docItem:x"]})
+    lines = mixed.text.splitlines()
+    assert "Unresolved: docItem:x (not_in_workflow)" in mixed.text
+    assert lines[-1].startswith("Valid references"), mixed.text
+    assert refs[0] in lines[-1]
 
 
 def test_documents_past_the_call_part_budget_are_not_read() -> None:
