@@ -20,6 +20,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryExtractionCache, Me
 from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
 from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.domain.model import ContentKind, ContentPart, FileItem, PageCoverage, Principal
+from docbinder.domain.reading import scope_key
 from docbinder.ports.extractor import Extraction
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.testing.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache
@@ -333,6 +334,27 @@ class CacheInBinderContract(ExtractionCacheContract):
         assert extractor.calls == ["page.html", "page.html"]
         consuming.read_file(other, theirs.id)
         assert extractor.calls == ["page.html", "page.html"]
+
+    def test_one_user_id_in_two_feature_instances_has_two_scopes(
+        self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        # Feature instances hide their data from each other, also from the same user id
+        # (an ADK app's "user" is not another app's): a first read in the second instance
+        # converts, so its time tells nothing of what the first one read.
+        extractor = CountingExtractor()
+        binder = wire_binder(
+            uow_factory, MemoryBlobStore(), extractor=extractor, extraction_cache=make_cache()
+        )
+        data = documents.html_page("per-instance")
+        for instance in ("app-a", "app-b", None):
+            principal = Principal("user", "adk", instance, roles=("member",))
+            run = binder.start_new_run(principal)
+            ref = run.produce_file("page.html", data).reference
+            run.get_content([ref])
+            run.get_content([ref])  # ...and a second read in one instance is a hit
+        assert extractor.calls == ["page.html"] * 3
+        assert scope_key("adk", "user") != scope_key("adk", "user", "app-a")
+        assert scope_key("adk", "user", "app-a") != scope_key("adk", "user", "app-b")
 
     # -- issue 31, kind 2: the same bytes referenced many times are read once ----------------
     def test_the_same_image_referenced_150_times_is_read_once(
