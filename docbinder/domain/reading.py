@@ -205,7 +205,23 @@ class ReadCall:
         return None
 
     def over_budget(self, size: int, parts: int) -> str | None:
-        """Why a document of ``size`` bytes in ``parts`` parts does not fit what is left, or ``None``."""
+        """Why a document of ``size`` bytes in ``parts`` parts does not fit what is left, or ``None``.
+
+        A document that alone exceeds a limit is told so, with the setting: another
+        call would not return it either.
+        """
+        if size > self.limits.max_bytes:
+            return (
+                f"not returned: its content ({size} bytes) is more than any call may return "
+                f"under the limit of {self.limits.max_bytes} bytes (setting call_max_bytes); "
+                "another call would not return it either"
+            )
+        if parts > self.limits.max_parts:
+            return (
+                f"not returned: its {parts} content parts are more than any call may return "
+                f"under the limit of {self.limits.max_parts} parts (setting call_max_parts); "
+                "another call would not return it either"
+            )
         if self.spent_bytes + size > self.limits.max_bytes:
             return (
                 f"not returned: its content ({size} bytes) would take this call past its limit "
