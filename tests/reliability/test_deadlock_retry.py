@@ -191,7 +191,7 @@ def test_which_driver_errors_are_transient(error: Exception, transient_: bool) -
 
 
 class _Touching:
-    """``files`` whose first ``lock`` or ``update`` of a row calls ``touched`` while holding it."""
+    """``files`` whose ``lock``, ``update`` or ``add`` of a row calls ``touched`` while holding it."""
 
     def __init__(self, inner: Any, touched: Any) -> None:
         self._inner, self._touched = inner, touched
@@ -209,13 +209,19 @@ class _Touching:
         self._touched()
         return result
 
+    def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
+        result = self._inner.add(item, *args, **kwargs)
+        self._touched(item)
+        return result
+
 
 class _Cycle:
     """Closes a lock cycle around the first run of a deleting or updating unit.
 
     The rival connection holds the workflow's row; the unit holds the FileItem's row
-    (its ``lock`` or compare-and-set ``update``); the rival then asks for the FileItem's
-    row and the unit for the workflow's: a real deadlock, which the server ends by
+    (its ``lock``, compare-and-set ``update`` or ``add``); the rival then asks for the
+    FileItem's row (for an added one: inserts the same id) and the unit for the
+    workflow's: a real deadlock, which the server ends by
     aborting the unit (PostgreSQL: the rival's deadlock check is put off; MariaDB: the
     rival has written more rows).
     """
@@ -224,19 +230,22 @@ class _Cycle:
         self.db, self.workflow_id, self.file_id = db, workflow_id, file_id
         self.locked, self.holding = threading.Event(), threading.Event()
         self.fired = False
+        self.added: FileItem | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._rival, daemon=True)
 
     def unit(self) -> UnitOfWork:
         inner = self.db.store.unit_of_work()
         wrapper = UnitOfWorkWrapper(inner)
-        wrapper.files = _Touching(inner.files, lambda: self._touched(inner))  # type: ignore[attr-defined]
+        wrapper.files = _Touching(  # type: ignore[attr-defined]
+            inner.files, lambda added=None: self._touched(inner, added)
+        )
         return wrapper  # type: ignore[return-value]
 
-    def _touched(self, inner: Any) -> None:
+    def _touched(self, inner: Any, added: FileItem | None) -> None:
         if self.fired:  # only the first run of the unit closes the cycle
             return
-        self.fired = True
+        self.fired, self.added = True, added
         self.holding.set()
         time.sleep(0.5)  # the rival waits for the FileItem's row by now
         with translating():  # as every statement of the adapter is
@@ -260,17 +269,21 @@ class _Cycle:
                 )
                 self.locked.set()
                 assert self.holding.wait(30)
-                session.execute(
-                    sa.text("SELECT id FROM file_items WHERE id = :f FOR UPDATE"),
-                    {"f": self.file_id},
-                )  # waits for the unit: the cycle; never committed
+                if self.added is not None:  # waits for the unit's insert: the cycle
+                    uow.files.add(self.added)
+                else:
+                    session.execute(
+                        sa.text("SELECT id FROM file_items WHERE id = :f FOR UPDATE"),
+                        {"f": self.file_id},
+                    )  # waits for the unit: the cycle
+                # never committed: leaving the block rolls back and frees the workflow row
         except BaseException as exc:
             self.error = exc
 
 
-@pytest.mark.parametrize("operation", ["delete_file", "replace"])
+@pytest.mark.parametrize("operation", ["delete_file", "replace", "version save"])
 @pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
-def test_a_deadlock_in_a_delete_or_a_content_update_is_run_again(
+def test_a_deadlock_in_a_delete_a_content_update_or_a_version_save_is_run_again(
     backend: str, operation: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with provision(backend, tmp_path) as db:
@@ -290,8 +303,10 @@ def test_a_deadlock_in_a_delete_or_a_content_update_is_run_again(
         with caplog.at_level(logging.INFO, logger=transient.__name__):
             if operation == "delete_file":
                 binder.delete_file(U1, item.id, force=True)
-            else:
+            elif operation == "replace":
                 binder.update_file.replace(U1, item.id, b"# the new report\n")
+            else:
+                saved = binder.versions.save(U1, "notes.md", b"v1")
 
         cycle.thread.join(30)
         assert cycle.fired and cycle.error is None, cycle.error
@@ -300,5 +315,9 @@ def test_a_deadlock_in_a_delete_or_a_content_update_is_run_again(
         if operation == "delete_file":
             with pytest.raises(FileItemNotFound):
                 plain.get_file(U1, item.id)
+        elif operation == "version save":
+            assert saved.version.version == 0
+            assert plain.versions.read(U1, plain.versions.latest(U1, "notes.md")) == b"v1"
+            assert cycle.added is not None and cycle.added.id == saved.item.id
         else:
             assert plain.start_run(U1, run.workflow.id).read_file(item.id) == b"# the new report\n"
