@@ -40,6 +40,11 @@ class _Files:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    def lock_shared(self, file_ids: Any) -> Any:
+        rows = self._inner.lock_shared(file_ids)
+        self._touched()
+        return rows
+
     def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
         result = self._inner.add(item, *args, **kwargs)
         self._on_add(item)
@@ -191,7 +196,8 @@ def test_which_driver_errors_are_transient(error: Exception, transient_: bool) -
 
 
 class _Touching:
-    """``files`` whose ``lock``, ``update`` or ``add`` of a row calls ``touched`` while holding it."""
+    """``files`` whose ``lock``, ``lock_shared``, ``update`` or ``add`` of a row calls
+    ``touched`` while holding it."""
 
     def __init__(self, inner: Any, touched: Any) -> None:
         self._inner, self._touched = inner, touched
@@ -208,6 +214,11 @@ class _Touching:
         result = self._inner.update(item, **kwargs)
         self._touched()
         return result
+
+    def lock_shared(self, file_ids: Any) -> Any:
+        rows = self._inner.lock_shared(file_ids)
+        self._touched()
+        return rows
 
     def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
         result = self._inner.add(item, *args, **kwargs)
@@ -281,9 +292,9 @@ class _Cycle:
             self.error = exc
 
 
-@pytest.mark.parametrize("operation", ["delete_file", "replace", "version save"])
+@pytest.mark.parametrize("operation", ["delete_file", "replace", "version save", "attach"])
 @pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
-def test_a_deadlock_in_a_delete_a_content_update_or_a_version_save_is_run_again(
+def test_a_deadlock_in_a_delete_an_update_a_version_save_or_an_attach_is_run_again(
     backend: str, operation: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with provision(backend, tmp_path) as db:
@@ -305,8 +316,10 @@ def test_a_deadlock_in_a_delete_a_content_update_or_a_version_save_is_run_again(
                 binder.delete_file(U1, item.id, force=True)
             elif operation == "replace":
                 binder.update_file.replace(U1, item.id, b"# the new report\n")
-            else:
+            elif operation == "version save":
                 saved = binder.versions.save(U1, "notes.md", b"v1")
+            else:
+                attached = binder.start_run(U1, run.workflow.id).attach(item, label="again")
 
         cycle.thread.join(30)
         assert cycle.fired and cycle.error is None, cycle.error
@@ -315,6 +328,10 @@ def test_a_deadlock_in_a_delete_a_content_update_or_a_version_save_is_run_again(
         if operation == "delete_file":
             with pytest.raises(FileItemNotFound):
                 plain.get_file(U1, item.id)
+        elif operation == "attach":
+            messages = plain.list_messages(U1, run.workflow.id)
+            assert [d.id for m in messages for d in m.documents][-1] == attached.id
+            assert [m.documents_label for m in messages][1:] == ["again"]  # once
         elif operation == "version save":
             assert saved.version.version == 0
             assert plain.versions.read(U1, plain.versions.latest(U1, "notes.md")) == b"v1"
