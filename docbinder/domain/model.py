@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -85,13 +85,29 @@ def suffixed_label(label: str, token: str) -> str:
     return f"{label}#{token.replace('-', '')[:LABEL_SUFFIX_DIGITS]}"
 
 
-_BAD_ID_CHAR_RE = re.compile(
-    r"[\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
-    r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+_DEFAULT_IGNORABLE: Final = (
+    r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
-"""What an id may not hold: whitespace, control characters (C0, DEL, C1), lone surrogates, and
-the invisible format characters (soft hyphen, zero-width and joiner characters, bidi marks and
-embeddings, word joiner, BOM): an id that looks like another must not name another thing."""
+"""Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt, Unicode 15.1): what
+renders as nothing, whatever its category (joiners, variation selectors, Hangul fillers, tags)."""
+
+_OTHER_FORMAT: Final = (
+    r"\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\ufff9-\ufffb"
+    r"\U000110bd\U000110cd\U00013430-\U0001343f"
+)
+"""The format characters (general category Cf) that are not default-ignorable: prepended
+concatenation marks, interlinear annotation and Egyptian hieroglyph format controls."""
+
+_BAD_ID_CHAR_RE = re.compile(
+    r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff" + _DEFAULT_IGNORABLE + _OTHER_FORMAT + r"]"
+)
+"""What an id may not hold: whitespace, control characters (C0, DEL, C1), lone surrogates,
+every format character (category Cf: soft hyphen, zero-width and joiner characters, bidi marks
+and embeddings, word joiner, BOM, tags) and every other default-ignorable character
+(combining grapheme joiner, variation selectors, Hangul fillers): an id that looks like
+another must not name another thing."""
 _CONTROL_OR_SURROGATE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 """What :data:`CONTROL_CHARACTERS` or :data:`SURROGATES` finds, in one search."""
 _SINGLE_LINE_REFUSED = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -121,11 +137,18 @@ def _id_problem(name: str, value: object) -> str | None:
 
 
 def _check_id(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    # Fast path for the usual value, a plain str that passes; anything else is judged
-    # (and its message built) by _id_problem. A printable str holds no character of
-    # _BAD_ID_CHAR_RE but the space: str.isprintable() is false for the categories
-    # Cc, Cs and Z* other than U+0020, which cover every other whitespace character.
-    if type(value) is str and 0 < len(value) <= 128 and value.isprintable() and " " not in value:
+    # Fast path for the usual value, a plain ASCII str that passes; anything else is judged
+    # (and its message built) by _id_problem. A printable ASCII str holds no character of
+    # _BAD_ID_CHAR_RE but the space (str.isprintable() is false for every ASCII control);
+    # beyond ASCII some printable characters render as nothing (U+034F, U+3164), so
+    # those are looked for by the regular expression.
+    if (
+        type(value) is str
+        and 0 < len(value) <= 128
+        and value.isascii()
+        and value.isprintable()
+        and " " not in value
+    ):
         return
     problem = _id_problem(attribute.name, value)
     if problem is not None:

@@ -129,14 +129,21 @@ def current_cancel_token() -> CancelToken | None:
     return _token.get()
 
 
-def scope_key(mandate_id: str, user_id: str) -> str:
-    """The cache scope of a principal: 32 hex digits of SHA-256 over mandate and user id.
+def scope_key(mandate_id: str, user_id: str, feature_instance_id: str | None = None) -> str:
+    """The cache scope of a principal: 32 hex digits of SHA-256 over mandate, user id and
+    feature instance.
 
     Entries of the extraction cache are kept per scope, so one principal's
     read never finds (or times) another principal's entry (ADR 0008's promise).
+    The feature instance is part of it because its data is hidden from the
+    same user id in another feature instance (an ADK app's ``user`` is not
+    another app's); without one the key is the mandate and user id's alone,
+    as before.
     """
-    raw = f"{len(mandate_id)}:{mandate_id}/{user_id}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()[:32]
+    raw = f"{len(mandate_id)}:{mandate_id}/{user_id}"
+    if feature_instance_id is not None:
+        raw += f"\n{feature_instance_id}"  # no user id holds a line break: unambiguous
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class ReadCall:
@@ -198,7 +205,23 @@ class ReadCall:
         return None
 
     def over_budget(self, size: int, parts: int) -> str | None:
-        """Why a document of ``size`` bytes in ``parts`` parts does not fit what is left, or ``None``."""
+        """Why a document of ``size`` bytes in ``parts`` parts does not fit what is left, or ``None``.
+
+        A document that alone exceeds a limit is told so, with the setting: another
+        call would not return it either.
+        """
+        if size > self.limits.max_bytes:
+            return (
+                f"not returned: its content ({size} bytes) is more than any call may return "
+                f"under the limit of {self.limits.max_bytes} bytes (setting call_max_bytes); "
+                "another call would not return it either"
+            )
+        if parts > self.limits.max_parts:
+            return (
+                f"not returned: its {parts} content parts are more than any call may return "
+                f"under the limit of {self.limits.max_parts} parts (setting call_max_parts); "
+                "another call would not return it either"
+            )
         if self.spent_bytes + size > self.limits.max_bytes:
             return (
                 f"not returned: its content ({size} bytes) would take this call past its limit "

@@ -81,7 +81,7 @@ def tool_read_call(run: Run) -> contextlib.AbstractContextManager[ReadCall]:
     principal = run.principal
     return read_call(
         run.binder.get_content.limits,
-        scope=scope_key(principal.mandate_id, principal.user_id),
+        scope=scope_key(principal.mandate_id, principal.user_id, principal.feature_instance_id),
     )
 
 

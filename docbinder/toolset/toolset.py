@@ -862,12 +862,16 @@ def read_documents_outcome(
     valid references (the ``read_documents`` entry of
     :data:`~docbinder.toolset.specs.OUTPUT_SCHEMAS`). A document with the same
     bytes as an earlier one (``same_as``) is shown once: its body is the line
-    ``[same content as <reference>, shown once above]``. Documents the call's
-    budget left unread are ``Unresolved:`` lines with reason ``not_read``.
+    ``[same content as <reference>, shown once above]`` and its size is that
+    document's. Documents the call's budget left unread are ``Unresolved:``
+    lines with reason ``not_read``; when every reference resolved (the misses
+    are documents not read, not references to correct) no ``Valid references:``
+    line follows them.
     """
     lines: list[str] = []
     parts: list[ContentPart] = []
     documents: list[dict[str, Any]] = []
+    sizes: dict[str, int] = {}
     budget = max_text_chars
     cut = False
     total = len(content.documents) + len(content.unresolved)
@@ -882,6 +886,10 @@ def read_documents_outcome(
         )
     for doc in content.documents:
         size = _size_of(doc.parts)
+        if doc.same_as is not None:  # the same bytes: the earlier document's size
+            size = sizes.get(doc.same_as, size)
+        else:
+            sizes[doc.reference] = size
         lines.append(
             f"--- docItem:{doc.document_id} '{printable(doc.file_name)}' "
             f"({doc.mime_type}, {size} bytes, file id {doc.file_id}) ---"
@@ -949,7 +957,13 @@ def read_documents_outcome(
                 "text": "\n".join(body),
             }
         )
-    lines.extend(_miss_lines(content.unresolved, content.resolution.suggestions))
+    lines.extend(
+        _miss_lines(
+            content.unresolved,
+            content.resolution.suggestions,
+            suggest=bool(content.resolution.unresolved),
+        )
+    )
     notice = _no_workflow_notice(content.unresolved, no_workflow_hint)
     if notice is not None:
         lines.append(notice)
@@ -1018,9 +1032,17 @@ def _misses(resolution: Resolution) -> dict[str, list[dict[str, str]]]:
 
 
 def _miss_lines(
-    unresolved: Sequence[UnresolvedReference], suggestions: Sequence[DocumentSuggestion]
+    unresolved: Sequence[UnresolvedReference],
+    suggestions: Sequence[DocumentSuggestion],
+    *,
+    suggest: bool = True,
 ) -> list[str]:
-    """One ``Unresolved:`` line per failed reference, then the ``Valid references:`` line."""
+    """One ``Unresolved:`` line per failed reference, then the ``Valid references:`` line.
+
+    ``suggest=False`` leaves the ``Valid references:`` line out: every reference
+    resolved and the misses are documents that were not read (the resolver
+    suggests nothing then, and "no readable documents" would be false).
+    """
     if not unresolved:
         return []
     lines = [
@@ -1028,7 +1050,8 @@ def _miss_lines(
         f"{_miss_message(miss)}"
         for miss in unresolved
     ]
-    lines.append(_valid_references(suggestions))
+    if suggest:
+        lines.append(_valid_references(suggestions))
     return lines
 
 

@@ -20,6 +20,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryExtractionCache, Me
 from docbinder.adapters.sql.extraction_cache import SqlExtractionCache
 from docbinder.application.use_cases.resolve_document_list import UnresolvedReason
 from docbinder.domain.model import ContentKind, ContentPart, FileItem, PageCoverage, Principal
+from docbinder.domain.reading import scope_key
 from docbinder.ports.extractor import Extraction
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.testing.extraction_cache_suite import V1, A, B, C, ExtractionCacheContract, MakeCache
@@ -366,6 +367,27 @@ class CacheInBinderContract(ExtractionCacheContract):
         consuming.read_file(other, theirs.id)
         assert extractor.calls == ["page.html", "page.html"]
 
+    def test_one_user_id_in_two_feature_instances_has_two_scopes(
+        self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        # Feature instances hide their data from each other, also from the same user id
+        # (an ADK app's "user" is not another app's): a first read in the second instance
+        # converts, so its time tells nothing of what the first one read.
+        extractor = CountingExtractor()
+        binder = wire_binder(
+            uow_factory, MemoryBlobStore(), extractor=extractor, extraction_cache=make_cache()
+        )
+        data = documents.html_page("per-instance")
+        for instance in ("app-a", "app-b", None):
+            principal = Principal("user", "adk", instance, roles=("member",))
+            run = binder.start_new_run(principal)
+            ref = run.produce_file("page.html", data).reference
+            run.get_content([ref])
+            run.get_content([ref])  # ...and a second read in one instance is a hit
+        assert extractor.calls == ["page.html"] * 3
+        assert scope_key("adk", "user") != scope_key("adk", "user", "app-a")
+        assert scope_key("adk", "user", "app-a") != scope_key("adk", "user", "app-b")
+
     # -- issue 31, kind 2: the same bytes referenced many times are read once ----------------
     def test_the_same_image_referenced_150_times_is_read_once(
         self, make_cache: MakeCache, uow_factory: UnitOfWorkFactory
@@ -387,6 +409,16 @@ class CacheInBinderContract(ExtractionCacheContract):
         outcome = read_documents_outcome(content)
         assert len([p for p in outcome.parts if p.kind is ContentKind.IMAGE]) == 1
         assert f"[same content as {first.reference}, shown once above]" in outcome.text
+        # Each header gives the file's size, not the 0 bytes of a document without parts.
+        assert {d["size"] for d in outcome.structured["documents"]} == {len(picture)}
+        assert f"'scan-149.png' (image/png, {len(picture)} bytes," in outcome.text
+        # One reference 150 times is one document, read once (here: from the cache).
+        again = run.get_content([refs[7]] * 150)
+        assert [d.reference for d in again.documents] == [refs[7]]
+        assert [len(p.data or b"") for p in again.parts if p.kind is ContentKind.IMAGE] == [
+            len(picture)
+        ]
+        assert extractor.calls == ["scan-0.png"]
 
 
 class TestMemoryExtractionCache(CacheInBinderContract):

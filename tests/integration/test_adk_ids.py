@@ -6,12 +6,13 @@ refused a padded ``user_id``. Now the three ids pass one check: surrounding whit
 a control character anywhere is ADK's ``InputValidationError`` for each of them, on every
 method, and the session's workflow and the version namespace come from the one value
 checked. Driven through ADK's own ``Runner`` and the ``BaseArtifactService`` methods, on
-memory and on SQLite.
+memory, SQLite, PostgreSQL and MariaDB.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
 from docbinder.integrations.adk import DocbinderArtifactService
-from tests.contract.sql_backends import binder_over, provision
+from tests.contract.sql_backends import SqlBackend, binder_over, provision
 from tests.integration.adk_scripted import ScriptedModel, call, function_responses, say
 from tests.wiring import wire_binder
 
@@ -51,6 +52,11 @@ PADDINGS = [
     "\ufeff",
     "\u2060",
     "\u180e",
+    # and what renders as nothing without being a format character, and tags
+    "\u034f",
+    "\u3164",
+    "\ufe0f",
+    "\U000e0020",
 ]
 
 
@@ -59,14 +65,37 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def binder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DocBinder]:
+@pytest.fixture(scope="module")
+def server_databases(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, SqlBackend]]:
+    """One migrated PostgreSQL schema and MariaDB database for the module, opened on first use."""
+    with ExitStack() as stack:
+
+        class Opened(dict[str, SqlBackend]):
+            def __missing__(self, name: str) -> SqlBackend:
+                db = stack.enter_context(provision(name, tmp_path_factory.mktemp(name)))
+                self[name] = db
+                return db
+
+        yield Opened()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql", "mariadb"])
+def binder(
+    request: pytest.FixtureRequest, tmp_path: Path, server_databases: dict[str, SqlBackend]
+) -> Iterator[DocBinder]:
     if request.param == "memory":
         store = MemoryMetadataStore()
         yield wire_binder(store.unit_of_work, MemoryBlobStore(), store.unit_of_work)
         return
-    with provision("sqlite", tmp_path) as db:
-        yield binder_over(db.store, LocalDiskBlobStore(tmp_path / "blobs"))
+    if request.param == "sqlite":
+        with provision("sqlite", tmp_path) as db:
+            yield binder_over(db.store, LocalDiskBlobStore(tmp_path / "blobs"))
+        return
+    db = server_databases[request.param]
+    db.clean()
+    yield binder_over(db.store, LocalDiskBlobStore(tmp_path / "blobs"))
 
 
 async def save_invoice(text: str, tool_context: ToolContext) -> dict[str, Any]:

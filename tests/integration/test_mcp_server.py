@@ -34,6 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import TextResourceContents
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from docbinder.application import DocBinder, Run
 from docbinder.domain.errors import ConfigurationError, StorageError
@@ -1326,6 +1327,92 @@ def test_a_connection_closed_during_a_tools_call_stops_its_conversion(
             outer.cancel_scope.cancel()
 
     anyio.run(main)
+    assert "cancelled: the caller is gone" in caplog.text
+
+
+def _raw_tools_call(
+    http: Any, url: str, headers: dict[str, str], meta: dict[str, Any], call_id: int, **call: Any
+) -> Any:
+    """A ``tools/call`` as a raw HTTP request (``httpx``), sent but not yet read."""
+    routing = {} if not meta else {"Mcp-Method": "tools/call", "Mcp-Name": call["name"]}
+    body = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": {**call, **meta}}
+    return http.send(
+        http.build_request("POST", url, json=body, headers={**headers, **routing}), stream=True
+    )
+
+
+@pytest.mark.parametrize("era", ["legacy session", "sessionless"])
+def test_a_client_that_disconnects_over_http_stops_its_conversion(
+    binder: DocBinder, era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 31 over the real HTTP face: the client closes its connection while its
+    # read_documents converts, and sends no cancel notification. A legacy session's
+    # request runs in the session's task, which the SDK does not cancel when the
+    # connection closes: the converter went on for its whole 30 s budget.
+    import multiprocessing
+
+    import httpx
+
+    from tests import documents
+    from tests.integration.mcp_http import ACCEPT, INITIALIZE, LEGACY_VERSION
+
+    caplog.set_level(logging.INFO, logger="docbinder.adapters.extract.extractor")
+    live = LiveHttp(DocbinderMcpServer(binder, ALICE))
+    try:
+        with httpx.Client(timeout=60) as http:
+            meta: dict[str, Any] = {}
+            if era == "legacy session":
+                opened = http.post(live.url, json=INITIALIZE, headers=ACCEPT)
+                headers = {
+                    **ACCEPT,
+                    "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                    "MCP-Protocol-Version": LEGACY_VERSION,
+                }
+                initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                http.post(live.url, json=initialized, headers=headers)
+            else:
+                (version,) = MODERN_PROTOCOL_VERSIONS
+                headers = {**ACCEPT, "MCP-Protocol-Version": version}
+                meta = {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": version,
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+                    }
+                }
+            slow = base64.b64encode(documents.slow_docx(100_000)).decode()
+            arguments = {"name": "slow.docx", "content": slow, "encoding": "base64"}
+            written = _raw_tools_call(
+                http, live.url, headers, meta, 2, name="write_file", arguments=arguments
+            )
+            answer = written.read().decode()
+            written.close()
+            ref = DOC_REF.search(answer)
+            handle = re.search(r"workflow: ([0-9a-f-]{36})", answer)
+            assert ref and handle, answer
+            reading = _raw_tools_call(
+                http,
+                live.url,
+                headers,
+                meta,
+                3,
+                name="read_documents",
+                arguments={"documentList": [ref[0]], "workflow": handle[1]},
+            )
+            assert reading.status_code == 200
+            deadline = time.monotonic() + 30
+            while not multiprocessing.active_children():
+                assert time.monotonic() < deadline, "no converter process started"
+                time.sleep(0.01)
+            time.sleep(0.3)
+            reading.close()  # the client goes away: the connection closes, nothing else
+            closed = time.monotonic()
+        while multiprocessing.active_children() and time.monotonic() - closed < 10:
+            time.sleep(0.02)
+        stopped_after = time.monotonic() - closed
+    finally:
+        live.stop()
+    assert stopped_after < 5, f"the converter ran on {stopped_after:.1f} s after the disconnect"
     assert "cancelled: the caller is gone" in caplog.text
 
 

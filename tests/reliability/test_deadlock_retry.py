@@ -21,10 +21,10 @@ import pytest
 import sqlalchemy as sa
 
 from docbinder.adapters.localdisk import LocalDiskBlobStore
-from docbinder.adapters.sql.errors import is_transient, storage_error
+from docbinder.adapters.sql.errors import is_transient, storage_error, translating
 from docbinder.application.steps import transient
 from docbinder.application.steps.transient import TRANSIENT_ATTEMPTS, run_again_if_aborted
-from docbinder.domain.errors import StorageError, TransactionAborted
+from docbinder.domain.errors import FileItemNotFound, StorageError, TransactionAborted
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.metadata import UnitOfWork
 from tests.contract.sql_backends import SqlBackend, provision
@@ -39,6 +39,11 @@ class _Files:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+    def lock_shared(self, file_ids: Any) -> Any:
+        rows = self._inner.lock_shared(file_ids)
+        self._touched()
+        return rows
 
     def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
         result = self._inner.add(item, *args, **kwargs)
@@ -188,3 +193,148 @@ class _Driver(Exception):
 def test_which_driver_errors_are_transient(error: Exception, transient_: bool) -> None:
     assert is_transient(error) is transient_
     assert isinstance(storage_error(error), TransactionAborted) is transient_
+
+
+class _Touching:
+    """``files`` whose ``lock``, ``lock_shared``, ``update`` or ``add`` of a row calls
+    ``touched`` while holding it."""
+
+    def __init__(self, inner: Any, touched: Any) -> None:
+        self._inner, self._touched = inner, touched
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def lock(self, file_id: str) -> Any:
+        row = self._inner.lock(file_id)
+        self._touched()
+        return row
+
+    def update(self, item: FileItem, **kwargs: Any) -> Any:
+        result = self._inner.update(item, **kwargs)
+        self._touched()
+        return result
+
+    def lock_shared(self, file_ids: Any) -> Any:
+        rows = self._inner.lock_shared(file_ids)
+        self._touched()
+        return rows
+
+    def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
+        result = self._inner.add(item, *args, **kwargs)
+        self._touched(item)
+        return result
+
+
+class _Cycle:
+    """Closes a lock cycle around the first run of a deleting or updating unit.
+
+    The rival connection holds the workflow's row; the unit holds the FileItem's row
+    (its ``lock``, compare-and-set ``update`` or ``add``); the rival then asks for the
+    FileItem's row (for an added one: inserts the same id) and the unit for the
+    workflow's: a real deadlock, which the server ends by
+    aborting the unit (PostgreSQL: the rival's deadlock check is put off; MariaDB: the
+    rival has written more rows).
+    """
+
+    def __init__(self, db: SqlBackend, workflow_id: str, file_id: str) -> None:
+        self.db, self.workflow_id, self.file_id = db, workflow_id, file_id
+        self.locked, self.holding = threading.Event(), threading.Event()
+        self.fired = False
+        self.added: FileItem | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._rival, daemon=True)
+
+    def unit(self) -> UnitOfWork:
+        inner = self.db.store.unit_of_work()
+        wrapper = UnitOfWorkWrapper(inner)
+        wrapper.files = _Touching(  # type: ignore[attr-defined]
+            inner.files, lambda added=None: self._touched(inner, added)
+        )
+        return wrapper  # type: ignore[return-value]
+
+    def _touched(self, inner: Any, added: FileItem | None) -> None:
+        if self.fired:  # only the first run of the unit closes the cycle
+            return
+        self.fired, self.added = True, added
+        self.holding.set()
+        time.sleep(0.5)  # the rival waits for the FileItem's row by now
+        with translating():  # as every statement of the adapter is
+            inner._session.execute(
+                sa.text("SELECT id FROM workflows WHERE id = :w FOR UPDATE"),
+                {"w": self.workflow_id},
+            )
+
+    def _rival(self) -> None:
+        try:
+            with self.db.store.unit_of_work() as uow:
+                session: Any = uow._session
+                if self.db.name == "postgresql":
+                    session.execute(sa.text("SET LOCAL deadlock_timeout = '30s'"))
+                else:
+                    rows = ",".join(f"({n})" for n in range(300))
+                    session.execute(sa.text(f"INSERT INTO ballast (n) VALUES {rows}"))
+                session.execute(
+                    sa.text("SELECT id FROM workflows WHERE id = :w FOR UPDATE"),
+                    {"w": self.workflow_id},
+                )
+                self.locked.set()
+                assert self.holding.wait(30)
+                if self.added is not None:  # waits for the unit's insert: the cycle
+                    uow.files.add(self.added)
+                else:
+                    session.execute(
+                        sa.text("SELECT id FROM file_items WHERE id = :f FOR UPDATE"),
+                        {"f": self.file_id},
+                    )  # waits for the unit: the cycle
+                # never committed: leaving the block rolls back and frees the workflow row
+        except BaseException as exc:
+            self.error = exc
+
+
+@pytest.mark.parametrize("operation", ["delete_file", "replace", "version save", "attach"])
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_a_deadlock_in_a_delete_an_update_a_version_save_or_an_attach_is_run_again(
+    backend: str, operation: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with provision(backend, tmp_path) as db:
+        if backend == "mariadb":
+            with db.engine.begin() as conn:
+                conn.execute(sa.text("CREATE TABLE ballast (n INT PRIMARY KEY) ENGINE=InnoDB"))
+        blobs = LocalDiskBlobStore(tmp_path / "blobs")
+        plain = wire_binder(db.store.unit_of_work, blobs, db.store.read_unit_of_work)
+        run = plain.start_new_run(U1)
+        item = run.produce_file("report.md", b"# the report\n").item
+        assert run.workflow is not None
+        cycle = _Cycle(db, run.workflow.id, item.id)
+        binder = wire_binder(cycle.unit, blobs, db.store.read_unit_of_work)
+        cycle.thread.start()
+        assert cycle.locked.wait(30)
+
+        with caplog.at_level(logging.INFO, logger=transient.__name__):
+            if operation == "delete_file":
+                binder.delete_file(U1, item.id, force=True)
+            elif operation == "replace":
+                binder.update_file.replace(U1, item.id, b"# the new report\n")
+            elif operation == "version save":
+                saved = binder.versions.save(U1, "notes.md", b"v1")
+            else:
+                attached = binder.start_run(U1, run.workflow.id).attach(item, label="again")
+
+        cycle.thread.join(30)
+        assert cycle.fired and cycle.error is None, cycle.error
+        [again] = [r.getMessage() for r in caplog.records if r.name == transient.__name__]
+        assert "aborted it" in again and "deadlock" in again.lower(), again
+        if operation == "delete_file":
+            with pytest.raises(FileItemNotFound):
+                plain.get_file(U1, item.id)
+        elif operation == "attach":
+            messages = plain.list_messages(U1, run.workflow.id)
+            assert [d.id for m in messages for d in m.documents][-1] == attached.id
+            assert [m.documents_label for m in messages][1:] == ["again"]  # once
+        elif operation == "version save":
+            assert saved.version.version == 0
+            assert plain.versions.read(U1, plain.versions.latest(U1, "notes.md")) == b"v1"
+            assert cycle.added is not None and cycle.added.id == saved.item.id
+        else:
+            assert plain.start_run(U1, run.workflow.id).read_file(item.id) == b"# the new report\n"

@@ -34,10 +34,29 @@ from docbinder.domain.model import (
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_BAD_ID_CHAR = re.compile(
-    r"[\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
-    r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
-)
+_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Default_Ignorable_Code_Point, Unicode 15.1 DerivedCoreProperties.txt, as listed there.
+_DEFAULT_IGNORABLE = [
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+]  # fmt: skip
+# Format characters Unicode 15 added after this Python's character database.
+_NEWER_FORMAT = range(0x13439, 0x13440)
+
+
+def _invisible(char: str) -> bool:
+    """A format character (Cf) or a default-ignorable one: it renders as nothing."""
+    code = ord(char)
+    return (
+        unicodedata.category(char) == "Cf"
+        or code in _NEWER_FORMAT
+        or any(low <= code <= high for low, high in _DEFAULT_IGNORABLE)
+    )
+
+
 _NUL_OR_SURROGATE = re.compile(r"[\x00\ud800-\udfff]")
 
 
@@ -75,7 +94,7 @@ class Moment(datetime):
 def reference_id(value: object) -> None:
     if not isinstance(value, str) or not value or len(value) > 128:
         raise InvalidInput("field must be a non-empty string of at most 128 characters")
-    if _BAD_ID_CHAR.search(value):
+    if _BAD_ID_CHAR.search(value) or any(_invisible(c) for c in value):
         raise InvalidInput(
             "field must not contain whitespace, control, invisible format characters "
             "or lone surrogates"
@@ -135,6 +154,7 @@ _ALPHABET = (
     "aZ09-_.:/#é漢"
     " \t\n\r\x0b\x0c\x1c\x1f\x00\x01\x7f\x80\x85\x9f\xa0"
     "\u2028\u3000\ufeff\ud800\udbff\udc00\udfff"
+    "\u034f\u3164\ufe0f\u0600\U000e0020\U0001d173\U00013439\u200d"
 )
 
 
@@ -177,6 +197,22 @@ def test_id_rule() -> None:
             value
         )
         assert model.is_valid_id(value) == (_outcome(reference_id, value)[0] == "ok")
+
+
+def test_no_id_holds_a_character_that_renders_as_nothing() -> None:
+    """Every format character (Cf) and every default-ignorable one, in every position: an id
+    with one would look like the id without it and name something else (ADR 0076)."""
+    invisible = [
+        chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and _invisible(chr(c))
+    ]
+    assert len(invisible) > 4000  # the tag and variation selector blocks among them
+    for char in invisible:
+        for value in (f"invoice-7{char}", f"{char}invoice-7", f"in{char}voice"):
+            assert not model.is_valid_id(value), ascii(value)
+            with pytest.raises(InvalidInput, match="invisible format"):
+                model._check_id(None, Field, value)
+    for kept in ("é漢-1", "a\ufffd", "a\ue000", "\U0001f600", "x\u0301"):  # visible, accepted
+        assert model.is_valid_id(kept), ascii(kept)
 
 
 def test_label_rule() -> None:

@@ -224,6 +224,17 @@ def test_documents_past_the_call_byte_budget_are_not_read_with_the_reason() -> N
     assert len(reasons) == 2
     outcome = DocbinderToolset(run).call("read_documents", {"documentList": refs})
     assert outcome.structured["unresolved"][0]["reason"] == "not_read"
+    # Every reference was good: the answer does not tell the model the workflow has no
+    # readable documents (it said "Valid references: none (... no readable documents)").
+    assert "Valid references" not in outcome.text, outcome.text
+    assert "no readable documents" not in outcome.text
+    assert outcome.structured["validReferences"] == []
+    # A reference that is wrong still gets the line, beside the documents not read.
+    mixed = DocbinderToolset(run).call("read_documents", {"documentList": [*refs, "docItem:x"]})
+    lines = mixed.text.splitlines()
+    assert "Unresolved: docItem:x (not_in_workflow)" in mixed.text
+    assert lines[-1].startswith("Valid references"), mixed.text
+    assert refs[0] in lines[-1]
 
 
 def test_documents_past_the_call_part_budget_are_not_read() -> None:
@@ -320,3 +331,23 @@ def test_read_file_over_several_references_stops_at_the_tool_calls_budget() -> N
         f"[1 more file(s) not read: this call already returns 20 bytes of content, its limit "
         f"of 15 bytes; ask for it in another call; the next: {refs[2]}]"
     ) in answer.text
+
+
+def test_a_document_larger_than_the_whole_call_budget_is_not_sent_to_another_call() -> None:
+    # "ask for it in another call" was said of a document no call could return.
+    binder = _binder(Recording(), read_limits=ReadLimits(max_bytes=120, max_parts=1))
+    run = binder.start_new_run(ALICE)
+    big = run.produce_file("big.txt", b"x" * 150).reference
+    deck = run.produce_file("deck.pptx", documents.pptx_bytes(slides=2)).reference
+    small = run.produce_file("small.txt", b"y" * 10).reference
+    content = run.get_content([big, deck, small])
+    assert [d.file_name for d in content.documents] == ["small.txt"]
+    by_ref = {u.reference: u.message for u in content.unresolved}
+    assert "(150 bytes) is more than any call may return" in by_ref[big]
+    assert "setting call_max_bytes" in by_ref[big] and "another call would not" in by_ref[big]
+    assert "its 2 content parts are more than any call may return" in by_ref[deck]
+    assert "setting call_max_parts" in by_ref[deck]
+    # one that would fit a call of its own is still sent to another call
+    crowded = run.get_content([small, run.produce_file("next.txt", b"z" * 115).reference])
+    (later,) = crowded.unresolved
+    assert later.message.endswith("ask for it in another call")

@@ -10,7 +10,7 @@ could not read a FileItem with those bytes.
 
 Entries are kept per *scope*: the key's version string ends in the scope of
 the read call in progress (:func:`~docbinder.domain.reading.current_read_call`,
-mandate and user, :func:`~docbinder.domain.reading.scope_key`), so a
+mandate, user and feature instance, :func:`~docbinder.domain.reading.scope_key`), so a
 principal's first read of bytes another principal already read is a miss that
 converts, and costs what any miss costs: the cache is no existence oracle
 across scopes, neither by content nor by timing (ADR 0008, ADR 0072).

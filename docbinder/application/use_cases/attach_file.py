@@ -26,6 +26,7 @@ from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.results import NotAttached, NotAttachedCause
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.domain.access import Action
 from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import (
@@ -214,12 +215,19 @@ class AttachFile:
         )
 
     def _commit(self, prepared: PreparedAttach, items: Sequence[FileItem]) -> ChatMessage:
-        """See :meth:`PreparedAttach.commit`."""
-        with self._uow() as uow:
-            rows = self._stored_rows(uow, prepared.context, items)
-            stored = self._add_message(uow, prepared, rows)
-            self._record_attach(uow, prepared.context, stored)
-            uow.commit()
+        """See :meth:`PreparedAttach.commit`; a unit the database aborted (a deadlock, a
+        serialization failure) is run again (ADR 0077)."""
+
+        def unit() -> ChatMessage:
+            with self._uow() as uow:
+                rows = self._stored_rows(uow, prepared.context, items)
+                stored = self._add_message(uow, prepared, rows)
+                self._record_attach(uow, prepared.context, stored)
+                uow.commit()
+            return stored
+
+        workflow = prepared.context.workflow_id
+        stored = run_again_if_aborted(unit, f"attaching to workflow {workflow}")
         prepared.finish(stored)
         return stored
 

@@ -116,7 +116,9 @@ class GetContent:
         A non-empty reference list that yields zero parts is logged with the
         reason of every reference (the "0 valid ContentParts" failure mode).
         """
-        scope = scope_key(ctx.principal.mandate_id, ctx.principal.user_id)
+        scope = scope_key(
+            ctx.principal.mandate_id, ctx.principal.user_id, ctx.principal.feature_instance_id
+        )
         with read_call(self.limits, scope=scope) as call:
             return self._read(ctx, document_list, call)
 

@@ -26,8 +26,10 @@ import attrs
 from docbinder.application.provenance import provenance_for
 from docbinder.application.steps.hashing import FileData
 from docbinder.application.steps.storing import FileStorer
+from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.domain.errors import (
     StorageError,
+    TransactionAborted,
     VersionTaken,
 )
 from docbinder.domain.model import FileItem, FileVersion, Principal, Provenance, VersionSeries
@@ -107,6 +109,8 @@ class SaveFileVersion:
         blob = storer.write_blob(principal, data)
         file_id, key = blob.file_id, blob.key
         committing = False
+        stored: StoredVersion | None = None
+        result: T | None = None
         try:
             item = storer.new_item(
                 principal,
@@ -116,22 +120,37 @@ class SaveFileVersion:
                 # A host that binds its tool call (ADK's provenance plugin) declares it here.
                 provenance=provenance_for(provenance, run_id=None, workflow_id=None, parents=()),
             )
+
+            def save_unit() -> tuple[StoredVersion, T | None] | None:
+                """One numbering and recording unit; ``None`` when the number was taken."""
+                nonlocal committing, stored, result
+                try:
+                    with self._uow() as uow:
+                        latest = uow.versions.latest_version(series.key)
+                        number = 0 if latest is None else latest.version + 1
+                        version = FileVersion(file_id, series, number, user_metadata, host_data)
+                        uow.files.add(item, deduplicate=False)
+                        storer.write_inline(uow, blob, item)
+                        try:
+                            uow.versions.add_version(version)
+                        except VersionTaken:
+                            uow.rollback()
+                            return None
+                        stored = StoredVersion(item, version)
+                        result = then(uow, stored) if then is not None else None
+                        committing = True
+                        uow.commit()
+                        return stored, result
+                except TransactionAborted:
+                    committing = False  # the database ended the unit: nothing of it committed
+                    raise
+
             for _attempt in range(MAX_SAVE_ATTEMPTS):
-                with self._uow() as uow:
-                    latest = uow.versions.latest_version(series.key)
-                    number = 0 if latest is None else latest.version + 1
-                    version = FileVersion(file_id, series, number, user_metadata, host_data)
-                    uow.files.add(item, deduplicate=False)
-                    storer.write_inline(uow, blob, item)
-                    try:
-                        uow.versions.add_version(version)
-                    except VersionTaken:
-                        uow.rollback()
-                        continue
-                    stored = StoredVersion(item, version)
-                    result = then(uow, stored) if then is not None else None
-                    committing = True
-                    uow.commit()
+                saved = run_again_if_aborted(save_unit, f"saving a version of {name!r}")
+                if saved is None:
+                    continue
+                stored, result = saved
+                number = stored.version.version
                 storer.confirm_new(blob)  # after the commit, outside the unit (ADR 0031)
                 log.info(
                     "saved version %d of %r (file %s, %d bytes) for user %s in scope %s",
@@ -150,7 +169,7 @@ class SaveFileVersion:
         except Exception as exc:
             if committing:
                 known, found = storer.look_up_after_failed_commit(file_id, key, exc)
-                if found is not None:
+                if found is not None and stored is not None:
                     storer.confirm_new(blob)
                     return stored, result
                 if not known:

@@ -20,6 +20,14 @@ request and is retired once it has had no request in flight for
 the same idleness, so nothing open is lost. Retiring happens when another principal's
 manager starts, so a process holds the managers of recently active principals, at
 most ``most_principals``; beyond that a new principal is answered ``503``.
+
+A request of a legacy session is handled by the session's own task, not by the
+HTTP request that carried it, so the SDK goes on with a ``tools/call`` whose client
+closed the connection. :func:`client_gone` therefore marks each request's ASGI scope
+with an event that is set when the ASGI server reports ``http.disconnect`` (the SDK's
+event stream listens for it while the call runs); the tool handler watches it
+(ADR 0070). With no event store configured, an answer whose connection closed can
+never be delivered, so stopping the work loses nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -45,6 +53,9 @@ log = logging.getLogger(__name__)
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _UNKNOWN = b"unknown principal\n"
 _FULL = b"too many principals have MCP sessions in this process; try again later\n"
+
+CLIENT_GONE: Final = "docbinder.client_gone"
+"""ASGI scope key of the :class:`anyio.Event` set when the request's client disconnects."""
 
 MOST_PRINCIPALS = 10_000
 """Most principals with a session manager in one process when the issuer lists nobody (OIDC)."""
@@ -209,6 +220,7 @@ class PrincipalSessions:
         receive: Any,
         send: Any,
     ) -> None:
+        receive = _watching_disconnect(scope, receive)
         if any(key == _SESSION_HEADER for key, _ in scope.get("headers", ())):
             await manager.handle_request(scope, receive, send)
             return
@@ -227,3 +239,30 @@ class PrincipalSessions:
             await send(message)
 
         await manager.handle_request(scope, receive, watched)
+
+
+def _watching_disconnect(scope: Any, receive: Any) -> Any:
+    """``receive`` that sets the event at ``scope[CLIENT_GONE]`` when it passes ``http.disconnect``."""
+    gone = anyio.Event()
+    scope[CLIENT_GONE] = gone
+
+    async def watched() -> Any:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            gone.set()
+        return message
+
+    return watched
+
+
+def client_gone(request: Any) -> anyio.Event | None:
+    """The event set when the HTTP client of ``request`` (a Starlette request) disconnects.
+
+    ``None`` for a request that did not come through :class:`PrincipalSessions`
+    (stdio, an in-process client).
+    """
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return None
+    gone = scope.get(CLIENT_GONE)
+    return gone if isinstance(gone, anyio.Event) else None

@@ -90,7 +90,7 @@ from docbinder.domain.mime import is_textual_mime
 from docbinder.domain.model import Principal
 from docbinder.integrations import httpguard
 from docbinder.integrations.httpguard import HttpLimits
-from docbinder.integrations.mcp.http_sessions import PrincipalSessions
+from docbinder.integrations.mcp.http_sessions import PrincipalSessions, client_gone
 from docbinder.integrations.mcp.stdio import stdio_streams
 from docbinder.integrations.mcp.tokens import PrincipalTokens
 from docbinder.tools.datasources import DataSource
@@ -116,6 +116,9 @@ URI_PREFIX: Final = "docbinder://documents/"
 
 URI_TEMPLATE: Final = URI_PREFIX + "{documentId}{?workflow}"
 """RFC 6570 template of the document resources: the ChatDocument id, then its workflow (ADR 0062)."""
+
+CONNECTION_CLOSED: Final = "the caller is gone (its connection closed)"
+"""The reason a tool call whose HTTP client disconnected is stopped with."""
 
 DEFAULT_MAX_RESOURCE_BYTES: Final = 10 << 20
 """Largest document ``resources/read`` returns, in bytes (10 MiB)."""
@@ -462,18 +465,35 @@ class DocbinderMcpServer:
     ) -> dict[str, Any]:
         principal = self._principal(ctx)
         request_id = getattr(ctx, "request_id", None)
-        # A request the client cancels (or whose connection closes) cancels this task: the
-        # conversion in progress stops and the thread returns at once (ADR 0070).
-        return await run_sync_cancellable(
-            functools.partial(
-                self.serve_call,
-                principal,
-                self.conversation(ctx),
-                params.name,
-                dict(params.arguments or {}),
-                call_id=None if request_id is None else str(request_id),
-            )
+        work = functools.partial(
+            self.serve_call,
+            principal,
+            self.conversation(ctx),
+            params.name,
+            dict(params.arguments or {}),
+            call_id=None if request_id is None else str(request_id),
         )
+        # A request the client cancels (or whose connection closes) cancels this task: the
+        # conversion in progress stops and the thread returns at once (ADR 0070). A legacy
+        # session's request runs in the session's task, which a closed HTTP connection does
+        # not cancel: the connection's disconnect event cancels it here.
+        gone = client_gone(ctx.request)
+        if gone is None:
+            return await run_sync_cancellable(work)
+        with anyio.CancelScope() as stopped:
+            async with anyio.create_task_group() as group:
+
+                async def stop_when_gone() -> None:
+                    await gone.wait()
+                    stopped.cancel()
+
+                group.start_soon(stop_when_gone)
+                try:
+                    return await run_sync_cancellable(work, reason=CONNECTION_CLOSED)
+                finally:
+                    group.cancel_scope.cancel()
+        log.info("tools/call %s stopped: %s", params.name, CONNECTION_CLOSED)
+        raise MCPError(types.INTERNAL_ERROR, f"the call was stopped: {CONNECTION_CLOSED}")
 
     def serve_call(
         self,
