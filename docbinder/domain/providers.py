@@ -78,7 +78,9 @@ def _check_utc(_instance: object, attribute: attrs.Attribute[Any], value: object
 _TOKEN = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 
 
-def _check_optional_token(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _check_optional_token(
+    _instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
     if value is not None and not (isinstance(value, str) and _TOKEN.match(value)):
         raise InvalidInput(f"{attribute.name} must be 1 to 64 letters, digits or dashes, or None")
 

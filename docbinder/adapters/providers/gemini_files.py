@@ -94,6 +94,8 @@ class GeminiFiles:
             if err.code == 404:
                 return False
             raise _error("get", err) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file get failed: {err!r}", provider=_NAME) from err
         return True
 
     def delete(self, file_id: str) -> bool:
@@ -104,6 +106,8 @@ class GeminiFiles:
             if err.code == 404:
                 return False
             raise _error("delete", err) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file delete failed: {err!r}", provider=_NAME) from err
         return True
 
 

@@ -259,7 +259,9 @@ class ProvideFile:
             try:
                 return self._reconcile(principal, client, item, there, mine, upload=False)
             except ProviderError as err:  # the listing failed: the claim's holder may still answer
-                log.info("could not list %s files for a waiting upload: %s", key.provider.value, err)
+                log.info(
+                    "could not list %s files for a waiting upload: %s", key.provider.value, err
+                )
         return None
 
     def _reconcile(
@@ -371,9 +373,7 @@ class ProvideFile:
         name = marked_name(item.file_name, mine.upload_token)
         try:
             with BlobFile(self._blobs, item.blob_key, item.size) as source:
-                uploaded = client.upload(
-                    cast(BinaryIO, source), item.size, name, item.mime_type
-                )
+                uploaded = client.upload(cast(BinaryIO, source), item.size, name, item.mime_type)
         except ProviderError as err:
             if _refused(err):
                 self._release(mine)
@@ -482,7 +482,9 @@ class ProvideFile:
             detail["reconciled"] = True
         self._audit.record(
             uow,
-            self._audit.event(AuditAction.PROVIDER_UPLOAD, principal, file_id=item.id, detail=detail),
+            self._audit.event(
+                AuditAction.PROVIDER_UPLOAD, principal, file_id=item.id, detail=detail
+            ),
         )
 
 
