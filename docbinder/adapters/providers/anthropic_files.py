@@ -4,13 +4,15 @@ Files are uploaded with ``POST /v1/files`` (optionally ``expires_in_seconds``,
 3600 to 7776000); the answer's ``expires_at`` (RFC 3339, ``null``: kept until
 deleted) is recorded. The bytes stream from a file object, and the upload is
 sent once (``max_retries=0`` for that request). A file keeps only its
-``filename`` besides its type and size, so the name carries the upload token;
-:meth:`AnthropicFiles.find` pages through ``GET /v1/files`` (``page`` /
-``next_page`` cursors) for it. Blocks are ``image`` for images and ``document`` for
-the rest, with a ``file`` source naming the id, or inline: ``base64`` for
+``filename`` (1 to 500 characters) besides its type and size, so the name
+carries the upload token; :meth:`AnthropicFiles.find` pages through
+``GET /v1/files`` (``page`` / ``next_page`` cursors, 1000 a page, the largest
+Anthropic allows) for it. Blocks are ``image`` for images and ``document``
+for the rest, with a ``file`` source naming the id, or inline: ``base64`` for
 images and PDFs, ``text`` for plain text. Source of the shapes: the SDK's
-``FileMetadata``, ``DeletedFile``, ``SyncPageCursor``, ``DocumentBlockParam``, ``ImageBlockParam``
-and their source params (Anthropic API reference, Files and Messages).
+``FileMetadata``, ``DeletedFile``, ``SyncPageCursor``, ``DocumentBlockParam``,
+``ImageBlockParam`` and their source params (Anthropic API reference, Files
+and Messages).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class AnthropicFiles:
         try:
             return [
                 UploadedCopy(f.id, None, f.expires_at, f.filename)
-                for f in self._client.files.list()
+                for f in self._client.files.list(limit=1000)
                 if token_of(f.filename) == token
             ]
         except anthropic.APIError as err:
