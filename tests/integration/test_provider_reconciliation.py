@@ -454,3 +454,25 @@ def test_gemini_connection_errors_are_provider_errors() -> None:
         with pytest.raises(ProviderError) as failed:
             call()
         assert failed.value.status is None and failed.value.provider == "gemini"
+
+
+def test_the_same_content_after_a_deleted_unanswered_upload_goes_up_under_its_token(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("openai")
+    server.failing_lists.add("openai")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    (stored,) = server.dropped
+    server.forget("openai", stored.file_id)
+    server.failing_lists.clear()
+    binder.delete_file(ALICE, file_id)  # nothing listed yet: the row stays "deleting"
+    kept = row(store, "openai")
+    assert kept is not None and kept.state is CopyState.DELETING
+    again = binder.store_file(ALICE, "again.pdf", PDF, mime_type=MIME).item.id
+    ref = binder.provide_file(ALICE, again, "openai", "main")  # no error, no wait
+    assert ref.uploaded is True
+    assert token_of(server.uploads_of("openai")[-1].file_name) == kept.upload_token
+    copy = row(store, "openai")
+    assert copy is not None and copy.state is CopyState.READY and copy.file_id == ref.file_id

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import BinaryIO, cast
+from typing import BinaryIO, Literal, cast
 
 import attrs
 
@@ -378,10 +378,10 @@ class ProvideFile:
             if _refused(err):
                 self._release(mine)
                 raise
-            ref = self._after_lost_answer(principal, client, item, mine, err)
-            if ref is None:
+            found = self._after_lost_answer(principal, client, item, mine, err)
+            if found is False:
                 raise
-            return ref
+            return found  # adopted, or None: the row changed meanwhile, look again
         except BaseException:
             # interrupted or the blob could not be read: whether bytes reached the provider is open
             self._mark_lost(mine)
@@ -426,8 +426,13 @@ class ProvideFile:
         item: FileItem,
         mine: ProviderCopy,
         err: ProviderError,
-    ) -> ProviderFileRef | None:
-        """After an upload without an answer: adopt its copy if the provider lists one, else mark the row ``lost``."""
+    ) -> ProviderFileRef | Literal[False] | None:
+        """After an upload without an answer: adopt its copy if the provider lists one.
+
+        The adopted reference; ``None`` if one was listed but the row changed
+        meanwhile (the caller looks at the row again); ``False`` if none was
+        listed or the listing failed: the row is then marked ``lost``.
+        """
         assert mine.upload_token is not None
         log.warning(
             "upload to %s ended without an answer (%s); looking for it",
@@ -440,11 +445,9 @@ class ProvideFile:
             log.warning("could not list %s files: %s", mine.key.provider.value, listing)
             found = []
         if found:
-            ref = self._adopt(principal, client, item, mine, found, uploaded=True)
-            if ref is not None:
-                return ref
+            return self._adopt(principal, client, item, mine, found, uploaded=True)
         self._mark_lost(mine)
-        return None
+        return False
 
     def _mark_lost(self, mine: ProviderCopy) -> None:
         """Leave the row ``lost``, token kept: no one uploads, the next caller looks before uploading."""
