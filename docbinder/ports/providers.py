@@ -5,11 +5,17 @@ client the host built (its API key, its base URL) and the name the host gives
 that account. docbinder's adapters (:mod:`docbinder.adapters.providers`) wrap
 the ``openai``, ``anthropic`` and ``google-genai`` clients; a host may pass its
 own object with these members.
+
+Uploads stream: :meth:`ProviderFiles.upload` gets a seekable binary file
+object of the blob, never the whole blob in memory. Every upload's name
+carries its upload token (:func:`~docbinder.domain.providers.marked_name`) and
+:meth:`ProviderFiles.find` lists the provider's files for it, so an upload
+whose answer was lost can be found again (ADR 0125).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from docbinder.domain.providers import Provider, UploadedCopy
 
@@ -32,8 +38,26 @@ class ProviderFiles(Protocol):
         """The host's name for the account (an id: 1 to 128 printable characters)."""
         ...
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> UploadedCopy:
-        """Upload ``data`` (bytes) as ``file_name`` of ``mime_type``; the provider's id and expiry."""
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> UploadedCopy:
+        """Upload ``size`` bytes read from ``source`` as ``file_name`` of ``mime_type``.
+
+        ``source`` is a readable, seekable binary file object positioned at 0
+        (the SDK may read it again after seeking back); ``file_name`` is the
+        marked name (:func:`~docbinder.domain.providers.marked_name`), kept
+        by the provider as the file's name. Returns the provider's id and
+        expiry. The adapter sends the request once: the SDK's own retries
+        are off for it, since a retry after a lost answer stores a second
+        copy (the caller looks for the first with :meth:`find` instead).
+        """
+        ...
+
+    def find(self, token: str) -> list[UploadedCopy]:
+        """Every file of the account whose name carries upload token ``token`` (paginated list).
+
+        Empty when there is none. A failed listing raises
+        :class:`~docbinder.domain.errors.ProviderError`: a listing that could
+        not be read is never taken for an empty one.
+        """
         ...
 
     def exists(self, file_id: str) -> bool:

@@ -2367,6 +2367,21 @@ class ProviderCopyRepositoryContract(_MetadataSuite):
         with uow() as u:
             assert u.provider_copies.get(key) == ready
 
+    def test_the_upload_token_and_the_lost_state_round_trip(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        key = _copy_key(Scope(new_id("m")))
+        token = "3f2a9c1e-7b4d-4e2a-9c1e-7b4d4e2a9c1e"
+        first = ProviderCopy(key, "uploading", "claim-1", BASE_TIME, upload_token=token)
+        lost = attrs.evolve(first, state="lost", claim="claim-2")
+        with uow() as u:
+            assert u.provider_copies.claim(first) is None
+            assert u.provider_copies.replace("claim-1", lost) is True
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.get(key) == lost
+            assert u.provider_copies.of_content(key.scope, key.sha256) == [lost]
+
     def test_every_lookup_is_tenant_scoped(self, uow: Callable[[], UnitOfWork]) -> None:
         mandate = new_id("m")
         key = _copy_key(Scope(mandate))

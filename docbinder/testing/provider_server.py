@@ -23,21 +23,34 @@ network. The answers have the shapes the providers document:
   "status": "NOT_FOUND", ...}}``. ``POST /v1beta/models/{model}:generateContent``
   checks every ``fileData`` / ``inlineData`` part.
 
+Each provider's list call is served with its pagination, at most
+:attr:`ProviderServer.page_size` files a page: OpenAI ``GET /v1/files``
+(``purpose``, ``limit``, ``after``, ``order``; ``has_more``), Anthropic
+``GET /v1/files`` (``limit``, ``page``; ``next_page``), Gemini
+``GET /v1beta/files`` (``pageSize``, ``pageToken``; ``nextPageToken``).
+Gemini's resumable upload takes the bytes in one or several chunks
+(``upload`` at ``X-Goog-Upload-Offset``, the last with ``upload, finalize``).
+
 A message request naming an unknown file id, or a block of a shape the
 provider does not document, answers 400 with the provider's error shape and
 is recorded in :attr:`ProviderServer.rejected`. :meth:`ProviderServer.forget`
 drops a file as the provider does when it expires; :attr:`ProviderServer.failing_deletes`
-makes deletes of a provider answer 500.
+makes deletes of a provider answer 500; :meth:`ProviderServer.drop_answers`
+makes the next uploads of a provider store the file and then close the
+connection without answering (an answer lost on the way back);
+:attr:`ProviderServer.failing_lists` makes a provider's list call answer 500.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.parser
 import email.policy
 import itertools
 import json
 import re
+import socket
 import threading
 import time
 import uuid
@@ -85,11 +98,20 @@ class ProviderServer:
     """``(provider, reason)`` of every message request answered 400."""
     failing_deletes: set[str] = field(default_factory=set)
     """Providers whose ``DELETE`` answers 500 (to test retries)."""
+    failing_lists: set[str] = field(default_factory=set)
+    """Providers whose list call answers 500."""
+    page_size: int = 100
+    """Most files one page of a list answer holds (whatever ``limit`` the client asks)."""
+    list_pages: list[str] = field(default_factory=list)
+    """The provider of every list page served, in order."""
+    dropped: list[StoredFile] = field(default_factory=list)
+    """The uploads stored whose answer was dropped."""
+    _drops: dict[str, int] = field(default_factory=dict)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _sessions: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)
+    _sessions: dict[str, tuple[str, str | None, int, bytearray]] = field(default_factory=dict)
 
     # -- life ---------------------------------------------------------------
 
@@ -153,6 +175,31 @@ class ProviderServer:
         """Whether the provider holds ``file_id`` now."""
         with self._lock:
             return (provider, file_id) in self.files
+
+    def drop_answers(self, provider: str, count: int = 1) -> None:
+        """Store the next ``count`` uploads to ``provider``, then close the connection unanswered."""
+        with self._lock:
+            self._drops[provider] = self._drops.get(provider, 0) + count
+
+    def store(self, provider: str, file_name: str, data: bytes, mime_type: str) -> StoredFile:
+        """Put a file into the provider's account as an upload from elsewhere would (not counted in :attr:`uploads`)."""
+        lifetime = GEMINI_FILE_LIFETIME if provider == "gemini" else None
+        stored = self._new_file(provider, file_name, mime_type, data, lifetime)
+        with self._lock:
+            self.uploads.remove(stored)
+        return stored
+
+    def listed(self, provider: str) -> list[StoredFile]:
+        """The files the provider holds, oldest first (the order of its list call)."""
+        with self._lock:
+            return [f for (p, _), f in self.files.items() if p == provider]
+
+    def _take_drop(self, provider: str) -> bool:
+        with self._lock:
+            left = self._drops.get(provider, 0)
+            if left:
+                self._drops[provider] = left - 1
+            return bool(left)
 
     def forget(self, provider: str, file_id: str) -> None:
         """Drop a file as the provider does when it expires: later lookups answer 404."""
@@ -372,8 +419,76 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                     state.rejected.append((provider, f"malformed request: {err}"))
                 self._error(provider, 400, f"malformed request: {err}")
 
+        def _drop(self, stored: StoredFile) -> bool:
+            """Close the connection without an answer if the test asked for it; whether it did."""
+            if not state._take_drop(stored.provider):
+                return False
+            with state._lock:
+                state.dropped.append(stored)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+
+        def _list(self, provider: str) -> None:
+            from urllib.parse import parse_qs, urlsplit
+
+            query = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            if provider in state.failing_lists:
+                self._error(provider, 500, "internal error")
+                return
+            files = state.listed(provider)
+            with state._lock:
+                state.list_pages.append(provider)
+            if provider == "openai":
+                purpose = query.get("purpose")
+                if purpose not in (None, "user_data"):
+                    files = []
+                if query.get("order", "desc") == "desc":
+                    files.reverse()
+                start = 0
+                if "after" in query:
+                    ids = [f.file_id for f in files]
+                    start = ids.index(query["after"]) + 1 if query["after"] in ids else len(ids)
+                limit = min(int(query.get("limit", 10000)), state.page_size)
+                page = files[start : start + limit]
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [_openai_file(f) for f in page],
+                        "first_id": page[0].file_id if page else None,
+                        "last_id": page[-1].file_id if page else None,
+                        "has_more": start + limit < len(files),
+                    },
+                )
+                return
+            if provider == "anthropic":
+                start = int(query.get("page", "page_0").removeprefix("page_"))
+                limit = min(int(query.get("limit", 20)), state.page_size)
+                page = files[start : start + limit]
+                more = start + limit < len(files)
+                self._send(
+                    200,
+                    {
+                        "data": [_anthropic_file(f) for f in page],
+                        "next_page": f"page_{start + limit}" if more else None,
+                    },
+                )
+                return
+            start = int(query.get("pageToken", "0"))
+            limit = min(int(query.get("pageSize", 10)), state.page_size)
+            page = files[start : start + limit]
+            answer: dict[str, Any] = {"files": [_gemini_file(f) for f in page]}
+            if start + limit < len(files):
+                answer["nextPageToken"] = str(start + limit)
+            self._send(200, answer)
+
         def do_GET(self) -> None:
             provider = self._provider()
+            if self.path.split("?", 1)[0] in ("/v1/files", "/v1beta/files"):
+                self._list(provider)
+                return
             file_id = self._file_id()
             found = None if file_id is None else state._get(provider, file_id)
             if found is None:
@@ -423,12 +538,14 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                         raise _Refused(400, "expires_after must be created_at and 3600..2592000 s")
                     lifetime = timedelta(seconds=seconds)
                 stored = state._new_file(provider, name, mime, data, lifetime)
-                self._send(200, _openai_file(stored))
+                if not self._drop(stored):
+                    self._send(200, _openai_file(stored))
                 return
             if "expires_in_seconds" in parts:
                 lifetime = timedelta(seconds=int(parts["expires_in_seconds"][2]))
             stored = state._new_file(provider, name, mime, data, lifetime)
-            self._send(200, _anthropic_file(stored))
+            if not self._drop(stored):
+                self._send(200, _anthropic_file(stored))
 
         def _gemini_start(self, body: bytes) -> None:
             if self.headers.get("X-Goog-Upload-Protocol") != "resumable":
@@ -445,6 +562,7 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                     or meta.get("mime_type")
                     or self.headers.get("X-Goog-Upload-Header-Content-Type"),
                     int(self.headers.get("X-Goog-Upload-Header-Content-Length") or 0),
+                    bytearray(),
                 )
             self._send(
                 200,
@@ -458,18 +576,32 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
         def _gemini_finish(self, body: bytes) -> None:
             session = self.path.rsplit("upload_id=", 1)[-1]
             with state._lock:
-                found = state._sessions.pop(session, None)
+                found = state._sessions.get(session)
             if found is None:
                 raise _Refused(404, "no such upload session")
-            if "finalize" not in self.headers.get("X-Goog-Upload-Command", ""):
-                raise _Refused(400, "this server takes the whole file in one finalizing request")
-            name, mime, size = found
-            if size != len(body):
-                raise _Refused(400, f"announced {size} bytes, received {len(body)}")
+            name, mime, size, received = found
+            command = self.headers.get("X-Goog-Upload-Command", "")
+            if "upload" not in command:
+                raise _Refused(400, f"unknown upload command {command!r}")
+            if int(self.headers.get("X-Goog-Upload-Offset") or 0) != len(received):
+                raise _Refused(400, f"offset differs from the {len(received)} bytes received")
+            received.extend(body)
+            if "finalize" not in command:
+                self._send(200, {}, {"x-goog-upload-status": "active"})
+                return
+            with state._lock:
+                state._sessions.pop(session, None)
+            if size != len(received):
+                raise _Refused(400, f"announced {size} bytes, received {len(received)}")
             stored = state._new_file(
-                "gemini", name, mime or "application/octet-stream", body, GEMINI_FILE_LIFETIME
+                "gemini",
+                name,
+                mime or "application/octet-stream",
+                bytes(received),
+                GEMINI_FILE_LIFETIME,
             )
-            self._send(200, {"file": _gemini_file(stored)}, {"x-goog-upload-status": "final"})
+            if not self._drop(stored):
+                self._send(200, {"file": _gemini_file(stored)}, {"x-goog-upload-status": "final"})
 
         # -- messages ------------------------------------------------------
 

@@ -11,7 +11,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -20,7 +20,7 @@ pytest.importorskip("openai")
 from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.providers.openai_files import OpenAIFiles
 from docbinder.domain.model import Principal
-from docbinder.domain.providers import CopyState
+from docbinder.domain.providers import CopyState, marked_name, token_of
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.testing.provider_server import ProviderServer
 from tests.contract.sql_backends import SqlBackend
@@ -35,9 +35,9 @@ THREADS = 6
 class SlowUploads(OpenAIFiles):
     """The OpenAI adapter with a pause in each upload, so concurrent callers overlap."""
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> Any:
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
         time.sleep(0.3)
-        return super().upload(data, file_name, mime_type)
+        return super().upload(source, size, file_name, mime_type)
 
 
 @pytest.fixture
@@ -89,6 +89,11 @@ class _BridgeContract:
         assert [(r.state, r.file_id) for r in rows] == [
             (CopyState.READY, next(iter(by_tenant[ALICE])))
         ]
+        # the token the provider's name of the copy carries is stored with the row
+        (alice_upload,) = [u for u in server.uploads_of("openai") if u.file_id == rows[0].file_id]
+        assert rows[0].upload_token is not None
+        assert token_of(alice_upload.file_name) == rows[0].upload_token
+        assert alice_upload.file_name == marked_name("r.pdf", rows[0].upload_token)
         binder.delete_file(ALICE, ids[ALICE])
         assert not server.holds("openai", next(iter(by_tenant[ALICE])))
         assert server.holds("openai", next(iter(by_tenant[BOB])))  # bob's copy is bob's

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -32,7 +32,7 @@ from docbinder.adapters.providers.openai_files import OpenAIFiles
 from docbinder.application import DocBinder
 from docbinder.domain.errors import FileItemNotFound, ProviderUploadForbidden
 from docbinder.domain.model import Principal, Scope
-from docbinder.domain.providers import CopyState, ProviderCopyKey
+from docbinder.domain.providers import CopyState, ProviderCopyKey, marked_name, token_of
 from docbinder.testing.provider_server import ProviderServer
 from tests.integration.frameworks import sqlite_binder
 from tests.wiring import wire_binder
@@ -117,9 +117,10 @@ def test_a_file_sent_twice_is_uploaded_once(
     assert first.uploaded is True and second.uploaded is False
     assert second.file_id == first.file_id
     uploads = server.uploads_of(provider)
-    assert [(u.file_id, u.data, u.file_name) for u in uploads] == [
-        (first.file_id, PDF, "report.pdf")
-    ]
+    assert [(u.file_id, u.data) for u in uploads] == [(first.file_id, PDF)]
+    # the provider keeps the name with the upload's token before the suffix
+    token = token_of(uploads[0].file_name)
+    assert token is not None and uploads[0].file_name == marked_name("report.pdf", token)
     # a second FileItem with the same bytes in the same tenant reuses the copy
     again = run.provide_file(store_pdf(binder, name="copy.pdf"), provider, "main")
     assert again.file_id == first.file_id and len(server.uploads_of(provider)) == 1
@@ -283,9 +284,9 @@ def test_the_setting_is_read_from_the_configuration(tmp_path: Path) -> None:
 class SlowUploads(OpenAIFiles):
     """The OpenAI adapter with a pause in each upload, so concurrent callers overlap."""
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> Any:
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
         time.sleep(0.3)
-        return super().upload(data, file_name, mime_type)
+        return super().upload(source, size, file_name, mime_type)
 
 
 def test_concurrent_callers_for_one_key_upload_once(

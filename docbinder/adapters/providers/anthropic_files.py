@@ -2,21 +2,27 @@
 
 Files are uploaded with ``POST /v1/files`` (optionally ``expires_in_seconds``,
 3600 to 7776000); the answer's ``expires_at`` (RFC 3339, ``null``: kept until
-deleted) is recorded. Blocks are ``image`` for images and ``document`` for
-the rest, with a ``file`` source naming the id, or inline: ``base64`` for
+deleted) is recorded. The bytes stream from a file object, and the upload is
+sent once (``max_retries=0`` for that request). A file keeps only its
+``filename`` (1 to 500 characters) besides its type and size, so the name
+carries the upload token; :meth:`AnthropicFiles.find` pages through
+``GET /v1/files`` (``page`` / ``next_page`` cursors, 1000 a page, the largest
+Anthropic allows) for it. Blocks are ``image`` for images and ``document``
+for the rest, with a ``file`` source naming the id, or inline: ``base64`` for
 images and PDFs, ``text`` for plain text. Source of the shapes: the SDK's
-``FileMetadata``, ``DeletedFile``, ``DocumentBlockParam``, ``ImageBlockParam``
-and their source params (Anthropic API reference, Files and Messages).
+``FileMetadata``, ``DeletedFile``, ``SyncPageCursor``, ``DocumentBlockParam``,
+``ImageBlockParam`` and their source params (Anthropic API reference, Files
+and Messages).
 """
 
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from docbinder.adapters.providers import is_image
 from docbinder.domain.errors import InvalidInput, MissingExtra, ProviderError
-from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy
+from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy, token_of
 
 if TYPE_CHECKING:
     from anthropic.types import DocumentBlockParam, ImageBlockParam
@@ -50,16 +56,30 @@ class AnthropicFiles:
         self.account = account
         self._expires_in = expires_in
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> UploadedCopy:
-        """``POST /v1/files``; raises :class:`ProviderError` on any API or connection error."""
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> UploadedCopy:
+        """``POST /v1/files`` once, streaming ``source``; :class:`ProviderError` on any API or connection error."""
+        del size  # the SDK learns it from the seekable source (Content-Length)
         extra: dict[str, Any] = {}
         if self._expires_in is not None:
             extra["expires_in_seconds"] = self._expires_in
         try:
-            answer = self._client.files.upload(file=(file_name, data, mime_type), **extra)
+            answer = self._client.with_options(max_retries=0).files.upload(
+                file=(file_name, source, mime_type), **extra
+            )
         except anthropic.APIError as err:
             raise _error("upload", err) from err
-        return UploadedCopy(answer.id, None, answer.expires_at)
+        return UploadedCopy(answer.id, None, answer.expires_at, answer.filename)
+
+    def find(self, token: str) -> list[UploadedCopy]:
+        """Every file whose ``filename`` carries ``token``: all pages of ``GET /v1/files``."""
+        try:
+            return [
+                UploadedCopy(f.id, None, f.expires_at, f.filename)
+                for f in self._client.files.list(limit=1000)
+                if token_of(f.filename) == token
+            ]
+        except anthropic.APIError as err:
+            raise _error("list", err) from err
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1/files/{id}``: ``False`` on 404."""

@@ -3,18 +3,22 @@
 ``client.files.upload`` runs the resumable upload (``POST /upload/v1beta/files``,
 then the upload URL with ``upload, finalize``); the answer's ``name``
 (``files/...``) is the id, its ``uri`` what a ``file_data`` part names, and
-its ``expirationTime`` (48 hours after upload) the expiry. Source of the
-shapes: the SDK's ``types.File``, ``types.Part``, ``types.FileData`` and
+its ``expirationTime`` (48 hours after upload) the expiry. The SDK reads the
+bytes from the file object in chunks of 8 MiB, one request each. The file's
+``displayName`` (at most 512 characters) carries the upload token;
+:meth:`GeminiFiles.find` pages through ``GET /v1beta/files`` (``pageToken`` /
+``nextPageToken``) for it. Source of the shapes: the SDK's ``types.File``,
+``types.ListFilesResponse``, ``types.Part``, ``types.FileData`` and
 ``types.Blob`` (Gemini API reference, Files and generateContent).
 """
 
 from __future__ import annotations
 
-import io
 from datetime import UTC
+from typing import Any, BinaryIO, cast
 
 from docbinder.domain.errors import MissingExtra, ProviderError
-from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy
+from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy, token_of
 
 try:
     from google import genai
@@ -24,6 +28,20 @@ except ImportError as err:  # pragma: no cover - the extra is missing
     raise MissingExtra("the Gemini Files bridge", "adk", "google-genai") from err
 
 _NAME = Provider.GEMINI.value
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP clients' own errors (a cut connection, a timeout): the SDK raises them as they are."""
+    found: list[type[BaseException]] = [OSError]
+    for module in ("httpx", "httpx2"):
+        try:
+            found.append(__import__(module).HTTPError)
+        except (ImportError, AttributeError):  # pragma: no cover - that client is not installed
+            continue
+    return tuple(found)
+
+
+_TRANSPORT = _transport_errors()
 
 __all__ = ["GeminiFiles", "content_part", "inline_part"]
 
@@ -37,21 +55,36 @@ class GeminiFiles:
         self._client = client
         self.account = account
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> UploadedCopy:
-        """The resumable upload; raises :class:`ProviderError` on any API error or odd answer."""
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> UploadedCopy:
+        """The resumable upload, streaming ``source``; :class:`ProviderError` on any API, connection error or odd answer."""
+        del size  # the SDK measures the seekable source itself
         try:
             answer = self._client.files.upload(
-                file=io.BytesIO(data),
+                file=cast(Any, source),
                 config=types.UploadFileConfig(mime_type=mime_type, display_name=file_name[:512]),
             )
         except genai_errors.APIError as err:
             raise _error("upload", err) from err
         except (KeyError, ValueError) as err:  # the SDK's own checks of the upload protocol
             raise ProviderError(f"Gemini file upload failed: {err}", provider=_NAME) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file upload failed: {err!r}", provider=_NAME) from err
         if not answer.name:
             raise ProviderError("Gemini answered an upload without a file name", provider=_NAME)
-        expires = None if answer.expiration_time is None else answer.expiration_time.astimezone(UTC)
-        return UploadedCopy(answer.name, answer.uri, expires)
+        return _copy(answer)
+
+    def find(self, token: str) -> list[UploadedCopy]:
+        """Every file whose ``displayName`` carries ``token``: all pages of ``GET /v1beta/files``."""
+        try:
+            return [
+                _copy(f)
+                for f in self._client.files.list(config=types.ListFilesConfig(page_size=100))
+                if f.name and token_of(f.display_name) == token
+            ]
+        except genai_errors.APIError as err:
+            raise _error("list", err) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file list failed: {err!r}", provider=_NAME) from err
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1beta/{name}``: ``False`` on 404."""
@@ -61,6 +94,8 @@ class GeminiFiles:
             if err.code == 404:
                 return False
             raise _error("get", err) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file get failed: {err!r}", provider=_NAME) from err
         return True
 
     def delete(self, file_id: str) -> bool:
@@ -71,7 +106,15 @@ class GeminiFiles:
             if err.code == 404:
                 return False
             raise _error("delete", err) from err
+        except _TRANSPORT as err:
+            raise ProviderError(f"Gemini file delete failed: {err!r}", provider=_NAME) from err
         return True
+
+
+def _copy(answer: types.File) -> UploadedCopy:
+    assert answer.name is not None
+    expires = None if answer.expiration_time is None else answer.expiration_time.astimezone(UTC)
+    return UploadedCopy(answer.name, answer.uri, expires, answer.display_name)
 
 
 def _error(operation: str, err: genai_errors.APIError) -> ProviderError:

@@ -2,20 +2,26 @@
 
 Files are uploaded with ``purpose="user_data"`` (``POST /v1/files``), optionally
 with ``expires_after`` (``anchor: created_at``, 3600 to 2592000 seconds); the
-answer's ``expires_at`` (Unix seconds) is recorded. Source of the shapes: the
-SDK's ``FileObject``, ``FileDeleted``, ``ResponseInputFileParam`` and
-``ResponseInputImageParam`` (OpenAI API reference, Files and Responses).
+answer's ``expires_at`` (Unix seconds) is recorded. The bytes stream from a
+file object (the SDK sends it as the multipart body in 64 KiB reads), and the
+upload is sent once (``max_retries=0`` for that request: OpenAI keeps no
+idempotency key for files). OpenAI keeps no metadata on a file but its
+``filename``, which carries the upload token; :meth:`OpenAIFiles.find` pages
+through ``GET /v1/files?purpose=user_data`` (``after`` cursors) for it.
+Source of the shapes: the SDK's ``FileObject``, ``FileDeleted``,
+``SyncCursorPage``, ``ResponseInputFileParam`` and ``ResponseInputImageParam``
+(OpenAI API reference, Files and Responses).
 """
 
 from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from docbinder.adapters.providers import is_image
 from docbinder.domain.errors import MissingExtra, ProviderError
-from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy
+from docbinder.domain.providers import Provider, ProviderFileRef, UploadedCopy, token_of
 
 if TYPE_CHECKING:
     from openai.types.responses import ResponseInputFileParam, ResponseInputImageParam
@@ -45,21 +51,30 @@ class OpenAIFiles:
         self.account = account
         self._expires_after = expires_after
 
-    def upload(self, data: bytes, file_name: str, mime_type: str) -> UploadedCopy:
-        """``POST /v1/files``; raises :class:`ProviderError` on any API or connection error."""
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> UploadedCopy:
+        """``POST /v1/files`` once, streaming ``source``; :class:`ProviderError` on any API or connection error."""
+        del size  # the SDK learns it from the seekable source (Content-Length)
         extra: dict[str, Any] = {}
         if self._expires_after is not None:
             extra["expires_after"] = {"anchor": "created_at", "seconds": self._expires_after}
         try:
-            answer = self._client.files.create(
-                file=(file_name, data, mime_type), purpose="user_data", **extra
+            answer = self._client.with_options(max_retries=0).files.create(
+                file=(file_name, source, mime_type), purpose="user_data", **extra
             )
         except openai.APIError as err:
             raise _error("upload", err) from err
-        expires = (
-            None if answer.expires_at is None else datetime.fromtimestamp(answer.expires_at, UTC)
-        )
-        return UploadedCopy(answer.id, None, expires)
+        return _copy(answer)
+
+    def find(self, token: str) -> list[UploadedCopy]:
+        """Every ``user_data`` file whose ``filename`` carries ``token``: all pages of ``GET /v1/files``."""
+        try:
+            return [
+                _copy(f)
+                for f in self._client.files.list(purpose="user_data")
+                if token_of(f.filename) == token
+            ]
+        except openai.APIError as err:
+            raise _error("list", err) from err
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1/files/{id}``: ``False`` on 404."""
@@ -82,6 +97,12 @@ class OpenAIFiles:
         if not answer.deleted:
             raise ProviderError(f"OpenAI did not delete file {file_id}", provider=_NAME)
         return True
+
+
+def _copy(answer: Any) -> UploadedCopy:
+    """An ``openai.types.FileObject`` as an :class:`UploadedCopy`."""
+    expires = None if answer.expires_at is None else datetime.fromtimestamp(answer.expires_at, UTC)
+    return UploadedCopy(answer.id, None, expires, answer.filename)
 
 
 def _error(operation: str, err: openai.APIError) -> ProviderError:

@@ -34,6 +34,7 @@ def copy_row(copy: ProviderCopy) -> dict[str, Any]:
         "uploaded_at": copy.uploaded_at,
         "expires_at": copy.expires_at,
         "size": copy.size,
+        "upload_token": copy.upload_token,
     }
 
 
@@ -55,6 +56,7 @@ def copy_from_row(m: Mapping[Any, Any]) -> ProviderCopy:
             uploaded_at=m["uploaded_at"],
             expires_at=m["expires_at"],
             size=int(m["size"]),
+            upload_token=m.get("upload_token"),
         )
     except Exception as err:
         raise StorageError(f"a stored provider copy is invalid: {err}") from err

@@ -472,6 +472,7 @@ provider_copies = sa.Table(
     sa.Column("uploaded_at", UtcDateTime(), nullable=True),
     sa.Column("expires_at", UtcDateTime(), nullable=True),
     sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.Column("upload_token", sa.String(64), nullable=True),
     sa.PrimaryKeyConstraint(
         "sha256", "provider", "account", "mandate_id", "feature_key", name="pk_provider_copies"
     ),
@@ -482,7 +483,8 @@ provider_copies = sa.Table(
 
 The primary key is the whole :class:`~docbinder.domain.providers.ProviderCopyKey`
 (``feature_key`` as in ``quotas``): the row is the upload's lock, inserted by the
-one caller that uploads.
+one caller that uploads. ``upload_token`` (revision 0012, ADR 0125) is what the
+names of the row's uploads carry at the provider.
 """
 
 inline_blobs = sa.Table(

@@ -8,7 +8,11 @@ commit each is deleted at its provider and its row removed
 (:meth:`ProviderCopyCleaner.delete_marked`). A copy whose provider is not
 registered or whose delete fails keeps its row, and ``gc`` tries again
 (:meth:`ProviderCopyCleaner.retry`): a provider copy is never forgotten while
-the provider may still hold it (ADR 0107).
+the provider may still hold it (ADR 0107). A copy marked while its upload had
+no answer yet has no file id: the provider's files named with its upload
+token are listed and deleted, and the row stays until the provider lists
+none of them for :attr:`ProviderCopyCleaner.settle` after the upload's claim
+(absence is not trusted while the upload may still be in flight, ADR 0125).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from datetime import timedelta
 
 import attrs
 
@@ -91,29 +96,35 @@ class ProviderCopyCleaner:
         registry: ProviderRegistry,
         clock: Clock,
         ids: IdFactory,
+        *,
+        settle: timedelta = timedelta(seconds=600),
     ) -> None:
         self._uow = uow_factory
         self._registry = registry
         self._clock = clock
         self._ids = ids
+        self.settle = settle
+        """How long after an unanswered upload's claim an empty listing is believed (``stale_after``)."""
 
     def mark(self, uow: UnitOfWork, item: FileItem) -> list[ProviderCopy]:
         """In the deleting unit ``uow``: mark every copy of ``item``'s content in its tenant ``deleting``.
 
         Returns the marked copies (pass them to :meth:`delete_marked` after the commit).
         A copy being uploaded is marked too: its uploader's compare-and-set then
-        fails and it deletes what it uploaded.
+        fails and it deletes what it uploaded. Such a mark keeps the upload's
+        token and the time of its claim (what :attr:`settle` counts from).
         """
         marked: list[ProviderCopy] = []
         for copy in uow.provider_copies.of_content(item.scope, item.sha256):
             if copy.state is CopyState.DELETING:
                 marked.append(copy)
                 continue
+            unanswered = copy.state in (CopyState.UPLOADING, CopyState.LOST)
             again = attrs.evolve(
                 copy,
                 state=CopyState.DELETING,
                 claim=self._ids.new_id(),
-                claimed_at=self._clock.now(),
+                claimed_at=copy.claimed_at if unanswered else self._clock.now(),
             )
             if uow.provider_copies.replace(copy.claim, again):
                 marked.append(again)
@@ -150,10 +161,38 @@ class ProviderCopyCleaner:
             except ProviderError as err:
                 log.warning("provider copy %s kept: the delete failed: %s", copy.file_id, err)
                 return None
+        elif copy.upload_token is not None:
+            found = self._delete_unanswered(client, copy)
+            if found is None:
+                return None
+            existed = found
         with self._uow() as uow:
             uow.provider_copies.remove(copy.key, copy.claim)
             uow.commit()
         return existed
+
+    def _delete_unanswered(self, client: ProviderFiles, copy: ProviderCopy) -> bool | None:
+        """Delete the files named with the token of an upload that had no answer when its FileItem went.
+
+        They are provably this row's: the token is one only this row was given.
+        ``True`` if some were deleted; ``False`` if the provider lists none
+        and the upload's claim is older than :attr:`settle`; ``None`` (keep
+        the row) if the listing or a delete failed, or the listing is empty
+        while the upload may still be in flight.
+        """
+        assert copy.upload_token is not None
+        try:
+            found = client.find(copy.upload_token)
+            deleted = [client.delete(f.file_id) for f in found]
+        except ProviderError as err:
+            log.warning("unanswered upload %s kept: %s", copy.upload_token, err)
+            return None
+        if found:
+            return any(deleted)
+        if self._clock.now() - copy.claimed_at < self.settle:
+            log.info("unanswered upload %s kept: it may still be in flight", copy.upload_token)
+            return None
+        return False
 
     def retry(self, limit: int = 1000) -> CleanupReport:
         """Try again to delete up to ``limit`` copies still marked ``deleting`` (what ``gc`` runs)."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import BinaryIO, Literal, cast
 
 import attrs
 
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
+from docbinder.application.steps.blob_file import BlobFile
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.audit import AuditAction
@@ -21,9 +23,11 @@ from docbinder.domain.providers import (
     ProviderCopy,
     ProviderCopyKey,
     ProviderFileRef,
+    UploadedCopy,
+    marked_name,
 )
 from docbinder.ports.blobs import BlobStore
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.providers import ProviderFiles
 from docbinder.ports.system import Clock, IdFactory
 
@@ -46,14 +50,46 @@ class ProviderTimings:
 
     ``wait``: longest a caller waits for another caller's upload of the same
     key; ``stale_after``: a claim older than this is taken over (its uploader
-    is taken to have died); ``margin``: a copy that expires within this is
-    uploaded again rather than handed out; ``poll``: pause between looks.
+    is taken to have died), after the provider's files were looked through
+    for its upload; ``margin``: a copy that expires within this is uploaded
+    again rather than handed out; ``poll``: pause between looks at the row;
+    ``look_after``: a waiting caller looks for the upload of a claim older
+    than this at the provider (a listing), so an upload whose uploader died
+    after the provider stored it is adopted then, not after ``stale_after``;
+    ``look_every``: pause between two such listings of one caller (ADR 0126).
     """
 
     wait: float = 120.0
     stale_after: float = 600.0
     margin: float = 300.0
     poll: float = 0.05
+    look_after: float = 10.0
+    look_every: float = 5.0
+
+
+def _refused(err: ProviderError) -> bool:
+    """Whether ``err`` is the provider's refusal of the request, so it stored nothing.
+
+    A 4xx answer other than 408 (timeout) and 409 (conflict) refuses the
+    request; everything else (no answer, a cut connection, a timeout, a 5xx)
+    leaves open whether the provider stored the file (RFC 9110 section 15.5).
+    """
+    return err.status is not None and 400 <= err.status < 500 and err.status not in (408, 409)
+
+
+def _longest_lived(found: list[UploadedCopy]) -> UploadedCopy:
+    """Of several copies of one upload token, the one the provider keeps longest (no expiry first)."""
+    return max(
+        found,
+        key=lambda c: (c.expires_at is None, c.expires_at or datetime.min.replace(tzinfo=UTC)),
+    )
+
+
+@attrs.define
+class _Looks:
+    """When one waiting caller may next list the provider's files (monotonic seconds)."""
+
+    next_at: float = 0.0
 
 
 class ProvideFile:
@@ -66,6 +102,14 @@ class ProvideFile:
     (404 on ``retrieve`` with ``verify``), is uploaded again transparently.
     Concurrent callers for one key upload once: the first inserts the key's
     row (the upload's claim), the others wait for it (ADR 0105).
+
+    Uploads stream from the blob store (:class:`~docbinder.application.steps.blob_file.BlobFile`)
+    under a name carrying the row's upload token
+    (:func:`~docbinder.domain.providers.marked_name`). An upload without an
+    answer (cut connection, timeout, 5xx) is looked for in the provider's
+    files and adopted when found; when not found the row is left ``lost``
+    and the next caller looks again before it uploads, under the same token
+    (ADR 0125). ``timings`` may be replaced on a built binder.
     """
 
     def __init__(
@@ -92,7 +136,7 @@ class ProvideFile:
         self._clock = clock
         self._ids = ids
         self._denied = frozenset(denied)
-        self._t = timings
+        self.timings = timings
         self._sleep = sleep
 
     def __call__(
@@ -114,7 +158,8 @@ class ProvideFile:
         (the tenant is listed in ``provider_uploads_denied``),
         :class:`~docbinder.domain.errors.ConfigurationError` (no client
         registered), :class:`~docbinder.domain.errors.ProviderError` (the
-        provider failed, or another caller's upload took longer than the wait).
+        provider failed, an upload's answer was lost and its copy is not
+        listed yet, or another caller's upload took longer than the wait).
         """
         item = self._get(principal, file_id)
         try:
@@ -133,18 +178,19 @@ class ProvideFile:
             raise
         client = self._registry.get(provider, account)
         key = ProviderCopyKey(item.sha256, client.provider, account, item.scope)
-        deadline = time.monotonic() + self._t.wait
+        deadline = time.monotonic() + self.timings.wait
+        looks = _Looks()
         while True:
-            ref = self._attempt(principal, client, item, key, verify)
+            ref = self._attempt(principal, client, item, key, verify, looks)
             if ref is not None:
                 return ref
             if time.monotonic() > deadline:
                 raise ProviderError(
-                    f"waited {self._t.wait:g} s for another upload of file {item.id} to "
+                    f"waited {self.timings.wait:g} s for another upload of file {item.id} to "
                     f"{key.provider.value}; try again",
                     provider=key.provider.value,
                 )
-            self._sleep(self._t.poll)
+            self._sleep(self.timings.poll)
 
     def _check_allowed(self, *scopes: Scope) -> None:
         for scope in scopes:
@@ -164,10 +210,18 @@ class ProvideFile:
         item: FileItem,
         key: ProviderCopyKey,
         verify: bool,
+        looks: _Looks,
     ) -> ProviderFileRef | None:
         """One look at the key's row: a reference, or ``None`` to look again after a pause."""
         now = self._clock.now()
-        mine = ProviderCopy(key, CopyState.UPLOADING, self._ids.new_id(), now, size=item.size)
+        mine = ProviderCopy(
+            key,
+            CopyState.UPLOADING,
+            self._ids.new_id(),
+            now,
+            size=item.size,
+            upload_token=self._ids.new_id(),
+        )
         with self._uow() as uow:  # the usual case, a recorded copy: one read, no write lock
             there = uow.provider_copies.get(key)
         if there is None:
@@ -178,21 +232,110 @@ class ProvideFile:
             return self._upload(principal, client, item, mine)
         if there.state is CopyState.DELETING:
             # a deleted FileItem's copy of this content: finish its delete first
-            self._cleaner.delete_one(there)
+            outcome = self._cleaner.delete_one(there)
+            if outcome is None and there.file_id is None and there.upload_token is not None:
+                # its upload never answered and absence is not trusted yet: upload under its
+                # token, so a copy of it that still shows up is one of this row's copies
+                return self._take_over(principal, client, item, there, _same_token(mine, there))
             self._check_deleted(there)
             return None
         if there.state is CopyState.READY:
             assert there.file_id is not None
-            if there.usable_at(now, timedelta(seconds=self._t.margin)) and (
+            if there.usable_at(now, timedelta(seconds=self.timings.margin)) and (
                 not verify or client.exists(there.file_id)
             ):
                 return _ref(there, item, uploaded=False)
             log.info("provider copy %s expired or gone: uploading again", there.file_id)
             return self._take_over(principal, client, item, there, mine)
-        if (now - there.claimed_at).total_seconds() > self._t.stale_after:
+        if there.state is CopyState.LOST:
+            # no one uploads: look for the lost upload, else upload under its token
+            return self._reconcile(principal, client, item, there, mine, upload=True)
+        age = (now - there.claimed_at).total_seconds()
+        if age > self.timings.stale_after:
             log.warning("taking over a stale upload claim of %s", key.provider.value)
-            return self._take_over(principal, client, item, there, mine)
+            return self._reconcile(principal, client, item, there, mine, upload=True)
+        if age > self.timings.look_after and time.monotonic() >= looks.next_at:
+            looks.next_at = time.monotonic() + self.timings.look_every
+            try:
+                return self._reconcile(principal, client, item, there, mine, upload=False)
+            except ProviderError as err:  # the listing failed: the claim's holder may still answer
+                log.info(
+                    "could not list %s files for a waiting upload: %s", key.provider.value, err
+                )
         return None
+
+    def _reconcile(
+        self,
+        principal: Principal,
+        client: ProviderFiles,
+        item: FileItem,
+        there: ProviderCopy,
+        mine: ProviderCopy,
+        *,
+        upload: bool,
+    ) -> ProviderFileRef | None:
+        """Adopt the copies ``there``'s upload left at the provider; else upload (``upload``) under its token.
+
+        Raises :class:`ProviderError` when the listing fails: a listing that
+        could not be read proves nothing, and the row is left as it is.
+        """
+        found = [] if there.upload_token is None else client.find(there.upload_token)
+        if found:
+            return self._adopt(principal, client, item, there, found, uploaded=False)
+        if not upload:
+            return None
+        return self._take_over(principal, client, item, there, _same_token(mine, there))
+
+    def _adopt(
+        self,
+        principal: Principal,
+        client: ProviderFiles,
+        item: FileItem,
+        there: ProviderCopy,
+        found: list[UploadedCopy],
+        *,
+        uploaded: bool,
+    ) -> ProviderFileRef | None:
+        """Record the longest-lived of ``found`` as the key's copy and delete the others.
+
+        Every one of ``found`` carries ``there``'s upload token, a token only
+        this row ever had: they are this content's uploads for this tenant, so
+        the ones not kept are duplicates (the SDK's retries, a second upload
+        after a lost answer) and deleted. ``None`` when the row changed meanwhile.
+        """
+        keep = _longest_lived(found)
+        now = self._clock.now()
+        ready = ProviderCopy(
+            there.key,
+            CopyState.READY,
+            self._ids.new_id(),
+            now,
+            file_id=keep.file_id,
+            uri=keep.uri,
+            uploaded_at=now,
+            expires_at=keep.expires_at,
+            size=item.size,
+            upload_token=there.upload_token,
+        )
+        with self._uow() as uow:
+            kept = uow.provider_copies.replace(there.claim, ready)
+            if kept:
+                self._record_upload(uow, principal, item, ready, reconciled=True)
+            uow.commit()
+        if not kept:
+            return None
+        log.info(
+            "adopted %s copy %s of an upload whose answer was lost",
+            there.key.provider.value,
+            keep.file_id,
+        )
+        for other in found:
+            if other.file_id != keep.file_id:
+                try:
+                    client.delete(other.file_id)
+                except ProviderError as err:
+                    log.warning("could not delete duplicate upload %s: %s", other.file_id, err)
+        return _ref(ready, item, uploaded=uploaded)
 
     def _check_deleted(self, there: ProviderCopy) -> None:
         """Raise :class:`ProviderError` if the copy waiting for its delete is still there unchanged."""
@@ -221,15 +364,27 @@ class ProvideFile:
     def _upload(
         self, principal: Principal, client: ProviderFiles, item: FileItem, mine: ProviderCopy
     ) -> ProviderFileRef | None:
-        """Upload as the holder of ``mine``'s claim; ``None`` if the claim was lost meanwhile."""
+        """Upload as the holder of ``mine``'s claim; ``None`` if the claim was lost meanwhile.
+
+        A refusal (4xx) removes the claim; any other failure looks for the
+        upload at the provider (:meth:`_after_lost_answer`).
+        """
+        assert mine.upload_token is not None
+        name = marked_name(item.file_name, mine.upload_token)
         try:
-            with self._blobs.open(item.blob_key) as reader:
-                data = b"".join(reader)
-            uploaded = client.upload(data, item.file_name, item.mime_type)
+            with BlobFile(self._blobs, item.blob_key, item.size) as source:
+                uploaded = client.upload(cast(BinaryIO, source), item.size, name, item.mime_type)
+        except ProviderError as err:
+            if _refused(err):
+                self._release(mine)
+                raise
+            found = self._after_lost_answer(principal, client, item, mine, err)
+            if found is False:
+                raise
+            return found  # adopted, or None: the row changed meanwhile, look again
         except BaseException:
-            with self._uow() as uow:
-                uow.provider_copies.remove(mine.key, mine.claim)
-                uow.commit()
+            # interrupted or the blob could not be read: whether bytes reached the provider is open
+            self._mark_lost(mine)
             raise
         ready = attrs.evolve(
             mine,
@@ -238,35 +393,109 @@ class ProvideFile:
             uri=uploaded.uri,
             uploaded_at=self._clock.now(),
             expires_at=uploaded.expires_at,
-            size=len(data),
+            size=item.size,
         )
         with self._uow() as uow:
             kept = uow.provider_copies.replace(mine.claim, ready)
-            if kept and self._audit.enabled:
-                self._audit.record(
-                    uow,
-                    self._audit.event(
-                        AuditAction.PROVIDER_UPLOAD,
-                        principal,
-                        file_id=item.id,
-                        detail={
-                            "provider": mine.key.provider.value,
-                            "account": mine.key.account,
-                            "providerFileId": uploaded.file_id,
-                            "size": len(data),
-                        },
-                    ),
-                )
+            if kept:
+                self._record_upload(uow, principal, item, ready, reconciled=False)
             uow.commit()
-        if not kept:
-            # a delete marked the row, or a caller took the claim over: ours is an orphan
-            log.info("upload %s lost its claim; deleting it at the provider", uploaded.file_id)
-            try:
-                client.delete(uploaded.file_id)
-            except ProviderError as err:
-                log.warning("could not delete orphan upload %s: %s", uploaded.file_id, err)
-            return None
-        return _ref(ready, item, uploaded=True)
+        if kept:
+            return _ref(ready, item, uploaded=True)
+        with self._uow() as uow:
+            now_there = uow.provider_copies.get(mine.key)
+        if (
+            now_there is not None
+            and now_there.state is CopyState.READY
+            and now_there.file_id == uploaded.file_id
+        ):
+            # a waiting caller found this upload at the provider and adopted it
+            return _ref(now_there, item, uploaded=True)
+        # a delete marked the row, or a caller took the claim over: ours is an orphan
+        log.info("upload %s lost its claim; deleting it at the provider", uploaded.file_id)
+        try:
+            client.delete(uploaded.file_id)
+        except ProviderError as err:
+            log.warning("could not delete orphan upload %s: %s", uploaded.file_id, err)
+        return None
+
+    def _after_lost_answer(
+        self,
+        principal: Principal,
+        client: ProviderFiles,
+        item: FileItem,
+        mine: ProviderCopy,
+        err: ProviderError,
+    ) -> ProviderFileRef | Literal[False] | None:
+        """After an upload without an answer: adopt its copy if the provider lists one.
+
+        The adopted reference; ``None`` if one was listed but the row changed
+        meanwhile (the caller looks at the row again); ``False`` if none was
+        listed or the listing failed: the row is then marked ``lost``.
+        """
+        assert mine.upload_token is not None
+        log.warning(
+            "upload to %s ended without an answer (%s); looking for it",
+            mine.key.provider.value,
+            err,
+        )
+        try:
+            found = client.find(mine.upload_token)
+        except ProviderError as listing:
+            log.warning("could not list %s files: %s", mine.key.provider.value, listing)
+            found = []
+        if found:
+            return self._adopt(principal, client, item, mine, found, uploaded=True)
+        self._mark_lost(mine)
+        return False
+
+    def _mark_lost(self, mine: ProviderCopy) -> None:
+        """Leave the row ``lost``, token kept: no one uploads, the next caller looks before uploading."""
+        lost = attrs.evolve(
+            mine, state=CopyState.LOST, claim=self._ids.new_id(), claimed_at=self._clock.now()
+        )
+        with self._uow() as uow:
+            uow.provider_copies.replace(mine.claim, lost)
+            uow.commit()
+
+    def _release(self, mine: ProviderCopy) -> None:
+        """Remove the claim of an upload the provider refused (it stored nothing)."""
+        with self._uow() as uow:
+            uow.provider_copies.remove(mine.key, mine.claim)
+            uow.commit()
+
+    def _record_upload(
+        self,
+        uow: UnitOfWork,
+        principal: Principal,
+        item: FileItem,
+        ready: ProviderCopy,
+        *,
+        reconciled: bool,
+    ) -> None:
+        if not self._audit.enabled:
+            return
+        detail: dict[str, object] = {
+            "provider": ready.key.provider.value,
+            "account": ready.key.account,
+            "providerFileId": ready.file_id,
+            "size": item.size,
+        }
+        if reconciled:
+            detail["reconciled"] = True
+        self._audit.record(
+            uow,
+            self._audit.event(
+                AuditAction.PROVIDER_UPLOAD, principal, file_id=item.id, detail=detail
+            ),
+        )
+
+
+def _same_token(mine: ProviderCopy, there: ProviderCopy) -> ProviderCopy:
+    """``mine`` carrying ``there``'s upload token (a fresh one if ``there`` has none)."""
+    if there.upload_token is None:
+        return mine
+    return attrs.evolve(mine, upload_token=there.upload_token)
 
 
 def _ref(copy: ProviderCopy, item: FileItem, *, uploaded: bool) -> ProviderFileRef:

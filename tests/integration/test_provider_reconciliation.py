@@ -1,0 +1,478 @@
+"""Provider uploads whose answer was lost (B22, ADR 0125 and 0126), through the official SDKs.
+
+Each SDK (``openai``, ``anthropic``, ``google-genai``) against
+:class:`~docbinder.testing.provider_server.ProviderServer` on 127.0.0.1, which can
+store an upload and then close the connection without answering
+(:meth:`~docbinder.testing.provider_server.ProviderServer.drop_answers`), fail its
+list call, and pages its lists two files at a time here so every listing
+follows the provider's cursors. A process killed with SIGKILL between the
+upload and its commit runs as a subprocess on a shared SQLite database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+pytest.importorskip("google.genai")
+
+import anthropic
+import openai
+
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.providers.anthropic_files import AnthropicFiles
+from docbinder.adapters.providers.gemini_files import GeminiFiles
+from docbinder.adapters.providers.openai_files import OpenAIFiles
+from docbinder.application import DocBinder
+from docbinder.application.steps.blob_file import BlobFile
+from docbinder.application.use_cases.provide_file import ProviderTimings
+from docbinder.domain.errors import ProviderError
+from docbinder.domain.model import Principal
+from docbinder.domain.providers import (
+    CopyState,
+    ProviderCopy,
+    ProviderCopyKey,
+    marked_name,
+    token_of,
+)
+from docbinder.testing.provider_server import ProviderServer
+from tests.integration.frameworks import sqlite_binder
+from tests.wiring import wire_binder
+
+ALICE = Principal("alice", "acme", "fi1")
+PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+SHA = hashlib.sha256(PDF).hexdigest()
+PROVIDERS = ("openai", "anthropic", "gemini")
+MIME = "application/pdf"
+
+
+class MovableClock:
+    """A clock the test moves forward."""
+
+    def __init__(self) -> None:
+        self.at = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self.at
+
+
+def clients(server: ProviderServer, *, retries: int = 0) -> dict[str, Any]:
+    """The three adapters; ``retries`` is the SDK clients' own ``max_retries``."""
+    from google import genai
+
+    return {
+        "openai": OpenAIFiles(
+            openai.OpenAI(api_key="t", base_url=server.openai_base_url, max_retries=retries),
+            "main",
+        ),
+        "anthropic": AnthropicFiles(
+            anthropic.Anthropic(api_key="t", base_url=server.url, max_retries=retries), "main"
+        ),
+        "gemini": GeminiFiles(
+            genai.Client(api_key="t", http_options={"base_url": server.url}), "main"
+        ),
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    with ProviderServer(page_size=2) as running:
+        yield running
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+@pytest.fixture
+def store() -> MemoryMetadataStore:
+    return MemoryMetadataStore()
+
+
+def make_binder(
+    store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer, **kw: Any
+) -> DocBinder:
+    binder = wire_binder(store.unit_of_work, MemoryBlobStore(), clock=clock, **kw)
+    for files in clients(server).values():
+        binder.providers.register(files)
+    return binder
+
+
+@pytest.fixture
+def binder(store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer) -> DocBinder:
+    return make_binder(store, clock, server)
+
+
+def strangers(server: ProviderServer, provider: str) -> list[str]:
+    """Files of the same account docbinder did not upload: the same bytes under plain names,
+    and one named like a docbinder upload with a token no row of this store has."""
+    plain = server.store(provider, "report.pdf", PDF, MIME)
+    other = server.store(provider, marked_name("report.pdf", "not-a-token-of-ours"), PDF, MIME)
+    third = server.store(provider, "notes.txt", b"notes", "text/plain")
+    return [plain.file_id, other.file_id, third.file_id]
+
+
+def row(store: MemoryMetadataStore, provider: str) -> ProviderCopy | None:
+    with store.unit_of_work() as uow:
+        return uow.provider_copies.get(ProviderCopyKey(SHA, provider, "main", ALICE.scope))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_lost_answer_is_found_at_the_provider_and_adopted(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
+) -> None:
+    others = strangers(server, provider)
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider)
+    ref = binder.provide_file(ALICE, file_id, provider, "main")
+    (stored,) = server.dropped
+    assert ref.file_id == stored.file_id and ref.uploaded is True
+    assert len(server.uploads_of(provider)) == 1  # not uploaded a second time
+    assert server.list_pages.count(provider) >= 2  # four files, two a page: the cursor was followed
+    copy = row(store, provider)
+    assert copy is not None and copy.state is CopyState.READY and copy.file_id == stored.file_id
+    assert token_of(stored.file_name) == copy.upload_token
+    again = binder.provide_file(ALICE, file_id, provider, "main")
+    assert again.file_id == stored.file_id and again.uploaded is False
+    assert all(server.holds(provider, f) for f in others)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_sdks_own_retries_store_no_second_copy(
+    store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer, provider: str
+) -> None:
+    binder = make_binder(store, clock, server)
+    binder.providers.register(clients(server, retries=3)[provider])
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider)
+    ref = binder.provide_file(ALICE, file_id, provider, "main")
+    assert [u.file_id for u in server.uploads_of(provider)] == [ref.file_id]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_unlisted_lost_upload_leaves_the_row_lost_and_the_next_call_adopts_it(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider)
+    server.failing_lists.add(provider)
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    lost = row(store, provider)
+    assert lost is not None and lost.state is CopyState.LOST
+    (stored,) = server.dropped
+    assert token_of(stored.file_name) == lost.upload_token
+    # the listing still fails: the next call does not upload blindly
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    assert len(server.uploads_of(provider)) == 1
+    server.failing_lists.clear()
+    ref = binder.provide_file(ALICE, file_id, provider, "main")  # no wait: no one uploads
+    assert ref.file_id == stored.file_id and ref.uploaded is False
+    assert len(server.uploads_of(provider)) == 1
+
+
+def test_a_lost_upload_the_provider_never_stored_is_uploaded_again_under_its_token(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("anthropic")
+    server.failing_lists.add("anthropic")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "anthropic", "main")
+    (stored,) = server.dropped
+    server.forget("anthropic", stored.file_id)  # as if it had never been stored
+    server.failing_lists.clear()
+    ref = binder.provide_file(ALICE, file_id, "anthropic", "main")
+    assert ref.uploaded is True and ref.file_id != stored.file_id
+    second = server.uploads_of("anthropic")[-1]
+    assert token_of(second.file_name) == token_of(stored.file_name)
+
+
+def test_duplicates_under_one_token_are_deleted_when_one_is_adopted(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    others = strangers(server, "openai")
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("openai")
+    server.failing_lists.add("openai")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    lost = row(store, "openai")
+    assert lost is not None and lost.upload_token is not None
+    (first,) = server.dropped
+    # a second copy under the same token, as a client's own retry of the request leaves
+    second = server.store("openai", first.file_name, PDF, MIME)
+    server.failing_lists.clear()
+    ref = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert ref.file_id in (first.file_id, second.file_id)
+    held = [f.file_id for f in (first, second) if server.holds("openai", f.file_id)]
+    assert held == [ref.file_id]
+    assert all(server.holds("openai", f) for f in others)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_deleting_the_file_deletes_the_copy_of_an_unanswered_upload_and_nothing_else(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
+) -> None:
+    others = strangers(server, provider)
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider)
+    server.failing_lists.add(provider)
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    (stored,) = server.dropped
+    server.failing_lists.clear()
+    binder.delete_file(ALICE, file_id)
+    assert not server.holds(provider, stored.file_id)
+    assert row(store, provider) is None
+    assert all(server.holds(provider, f) for f in others)
+
+
+def test_an_empty_listing_is_believed_only_after_the_settle_time(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, clock: MovableClock
+) -> None:
+    others = strangers(server, "gemini")
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("gemini")
+    server.failing_lists.add("gemini")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "gemini", "main")
+    server.forget("gemini", server.dropped[0].file_id)  # the provider has nothing under the token
+    server.failing_lists.clear()
+    binder.delete_file(ALICE, file_id)
+    kept = row(store, "gemini")
+    assert kept is not None and kept.state is CopyState.DELETING and kept.upload_token
+    assert binder.collect_garbage(dry_run=False).provider_copies_kept == 1
+    clock.at += timedelta(minutes=11)
+    report = binder.collect_garbage(dry_run=False)
+    # done with: none was there to delete (gc counts it with the deleted)
+    assert (report.provider_copies_kept, report.provider_copies_deleted) == (0, 1)
+    assert row(store, "gemini") is None
+    assert all(server.holds("gemini", f) for f in others)
+
+
+def test_a_failed_listing_keeps_the_deleted_files_row_for_gc(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("openai")
+    server.failing_lists.add("openai")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    binder.delete_file(ALICE, file_id)
+    (stored,) = server.dropped
+    assert server.holds("openai", stored.file_id)
+    kept = row(store, "openai")
+    assert kept is not None and kept.state is CopyState.DELETING
+    server.failing_lists.clear()
+    report = binder.collect_garbage(dry_run=False)
+    assert (report.provider_copies_deleted, report.provider_copies_kept) == (1, 0)
+    assert not server.holds("openai", stored.file_id) and row(store, "openai") is None
+
+
+class Recording(OpenAIFiles):
+    """The OpenAI adapter, keeping the file object each upload got."""
+
+    sources: list[Any]
+
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
+        self.sources.append(source)
+        return super().upload(source, size, file_name, mime_type)
+
+
+class RecordingGemini(GeminiFiles):
+    sources: list[Any]
+
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
+        self.sources.append(source)
+        return super().upload(source, size, file_name, mime_type)
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_uploads_stream_from_the_blob_store(
+    binder: DocBinder, server: ProviderServer, provider: str
+) -> None:
+    big = os.urandom(9 * 1024 * 1024 + 5)  # Gemini's SDK sends 8 MiB chunks: two requests
+    adapter: Any = (
+        Recording(server.openai_client(), "main")
+        if provider == "openai"
+        else RecordingGemini(server.gemini_client(), "main")
+    )
+    adapter.sources = []
+    binder.providers.register(adapter)
+    file_id = binder.store_file(ALICE, "big.bin", big, mime_type="application/pdf").item.id
+    binder.provide_file(ALICE, file_id, provider, "main")
+    (source,) = adapter.sources
+    assert isinstance(source, BlobFile) and source.closed
+    assert source.bytes_read == len(big)
+    assert source.largest_read <= (64 * 1024 if provider == "openai" else 8 * 1024 * 1024)
+    assert server.uploads_of(provider)[-1].data == big
+
+
+def _child(tmp_path: Path, server: ProviderServer, file_id: str, when: str) -> int:
+    """Run provide_file in a process that SIGKILLs itself ``when`` (``before`` / ``after``) the upload."""
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        import openai
+        from pathlib import Path
+        from docbinder.adapters.providers.openai_files import OpenAIFiles
+        from docbinder.domain.model import Principal
+        from tests.integration.frameworks import sqlite_binder
+
+        class Dies(OpenAIFiles):
+            def upload(self, source, size, file_name, mime_type):
+                if {when!r} == "before":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                answer = super().upload(source, size, file_name, mime_type)
+                os.kill(os.getpid(), signal.SIGKILL)  # between the upload and its commit
+
+        binder = sqlite_binder(Path({str(tmp_path)!r}))
+        client = openai.OpenAI(api_key="t", base_url={server.openai_base_url!r}, max_retries=0)
+        binder.providers.register(Dies(client, "main"))
+        binder.provide_file(Principal("alice", "acme", "fi1"), {file_id!r}, "openai", "main")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], timeout=120, capture_output=True)
+    return done.returncode
+
+
+def test_after_a_kill_between_upload_and_commit_a_waiter_adopts_the_copy_soon(
+    tmp_path: Path, server: ProviderServer
+) -> None:
+    binder = sqlite_binder(tmp_path)
+    binder.providers.register(clients(server)["openai"])
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    assert _child(tmp_path, server, file_id, "after") == -9
+    (stored,) = server.uploads_of("openai")
+    binder.provide_file.timings = ProviderTimings(look_after=0.5, look_every=0.2, poll=0.05)
+    started = time.monotonic()
+    ref = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert time.monotonic() - started < 30  # not the 600 s of a stale claim
+    assert ref.file_id == stored.file_id and len(server.uploads_of("openai")) == 1
+    binder.delete_file(ALICE, file_id)
+    assert not server.holds("openai", stored.file_id)
+
+
+def test_after_a_kill_the_deleted_files_copy_is_found_and_deleted(
+    tmp_path: Path, server: ProviderServer
+) -> None:
+    binder = sqlite_binder(tmp_path)
+    binder.providers.register(clients(server)["openai"])
+    others = strangers(server, "openai")
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    assert _child(tmp_path, server, file_id, "after") == -9
+    (stored,) = server.uploads_of("openai")
+    binder.delete_file(ALICE, file_id)  # the row was still "uploading": no file id recorded
+    assert not server.holds("openai", stored.file_id)
+    assert all(server.holds("openai", f) for f in others)
+
+
+def test_a_stale_claim_of_a_killed_upload_that_stored_nothing_is_taken_over(
+    tmp_path: Path, server: ProviderServer
+) -> None:
+    binder = sqlite_binder(tmp_path)
+    binder.providers.register(clients(server)["openai"])
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    assert _child(tmp_path, server, file_id, "before") == -9
+    assert server.uploads_of("openai") == []
+    binder.provide_file.timings = ProviderTimings(stale_after=1.0, look_after=0.3, look_every=0.2)
+    ref = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert ref.uploaded is True and len(server.uploads_of("openai")) == 1
+
+
+class SlowAnswer(OpenAIFiles):
+    """The OpenAI adapter handing the answer of an upload back only after a pause."""
+
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
+        answer = super().upload(source, size, file_name, mime_type)
+        time.sleep(1.5)
+        return answer
+
+
+def test_a_waiter_adopts_a_stored_upload_and_its_uploader_keeps_it(
+    server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    import threading
+
+    binder = wire_binder(store.unit_of_work, MemoryBlobStore())  # the real clock: claims age
+    binder.providers.register(SlowAnswer(server.openai_client(), "main"))
+    binder.provide_file.timings = ProviderTimings(look_after=0.2, look_every=0.1)
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    results: list[Any] = []
+    uploader = threading.Thread(
+        target=lambda: results.append(binder.provide_file(ALICE, file_id, "openai", "main"))
+    )
+    uploader.start()
+    while not server.uploads_of("openai"):
+        time.sleep(0.01)
+    waiter = binder.provide_file(ALICE, file_id, "openai", "main")  # adopts while the answer waits
+    assert uploader.is_alive()  # the waiter did not wait for the uploader's answer
+    uploader.join(timeout=30)
+    (first,) = results
+    assert waiter.file_id == first.file_id and first.uploaded is True
+    assert server.holds("openai", first.file_id)  # the uploader did not delete the adopted copy
+    assert len(server.uploads_of("openai")) == 1
+    copy = row(store, "openai")
+    assert copy is not None and copy.state is CopyState.READY and copy.file_id == first.file_id
+
+
+def test_gemini_connection_errors_are_provider_errors() -> None:
+    """A refused connection is a ProviderError (status None: no answer), as the other adapters give."""
+    import socket
+
+    from google import genai
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    files = GeminiFiles(
+        genai.Client(api_key="t", http_options={"base_url": f"http://127.0.0.1:{port}"}), "main"
+    )
+    for call in (
+        lambda: files.exists("files/x"),
+        lambda: files.delete("files/x"),
+        lambda: files.find("t"),
+        lambda: files.upload(io.BytesIO(b"x"), 1, "x.pdf", MIME),
+    ):
+        with pytest.raises(ProviderError) as failed:
+            call()
+        assert failed.value.status is None and failed.value.provider == "gemini"
+
+
+def test_the_same_content_after_a_deleted_unanswered_upload_goes_up_under_its_token(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers("openai")
+    server.failing_lists.add("openai")
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    (stored,) = server.dropped
+    server.forget("openai", stored.file_id)
+    server.failing_lists.clear()
+    binder.delete_file(ALICE, file_id)  # nothing listed yet: the row stays "deleting"
+    kept = row(store, "openai")
+    assert kept is not None and kept.state is CopyState.DELETING
+    again = binder.store_file(ALICE, "again.pdf", PDF, mime_type=MIME).item.id
+    ref = binder.provide_file(ALICE, again, "openai", "main")  # no error, no wait
+    assert ref.uploaded is True
+    assert token_of(server.uploads_of("openai")[-1].file_name) == kept.upload_token
+    copy = row(store, "openai")
+    assert copy is not None and copy.state is CopyState.READY and copy.file_id == ref.file_id
