@@ -126,6 +126,20 @@ def strangers(server: ProviderServer, provider: str) -> list[str]:
     return [plain.file_id, other.file_id, third.file_id]
 
 
+def lose_an_answer(binder: DocBinder, server: ProviderServer, provider: str) -> tuple[str, Any]:
+    """Store a PDF and provide it while ``provider`` stores it, drops the answer and cannot list.
+
+    Returns the file id and the upload the server kept.
+    """
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider)
+    server.failing_lists.add(provider)
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    (stored,) = server.dropped
+    return file_id, stored
+
+
 def row(store: MemoryMetadataStore, provider: str) -> ProviderCopy | None:
     with store.unit_of_work() as uow:
         return uow.provider_copies.get(ProviderCopyKey(SHA, provider, "main", ALICE.scope))
@@ -189,12 +203,7 @@ def test_an_unlisted_lost_upload_leaves_the_row_lost_and_the_next_call_adopts_it
 def test_a_lost_upload_the_provider_never_stored_is_uploaded_again_under_its_token(
     binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
 ) -> None:
-    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
-    server.drop_answers("anthropic")
-    server.failing_lists.add("anthropic")
-    with pytest.raises(ProviderError):
-        binder.provide_file(ALICE, file_id, "anthropic", "main")
-    (stored,) = server.dropped
+    file_id, stored = lose_an_answer(binder, server, "anthropic")
     server.forget("anthropic", stored.file_id)  # as if it had never been stored
     server.failing_lists.clear()
     ref = binder.provide_file(ALICE, file_id, "anthropic", "main")
@@ -230,12 +239,7 @@ def test_deleting_the_file_deletes_the_copy_of_an_unanswered_upload_and_nothing_
     binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
 ) -> None:
     others = strangers(server, provider)
-    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
-    server.drop_answers(provider)
-    server.failing_lists.add(provider)
-    with pytest.raises(ProviderError):
-        binder.provide_file(ALICE, file_id, provider, "main")
-    (stored,) = server.dropped
+    file_id, stored = lose_an_answer(binder, server, provider)
     server.failing_lists.clear()
     binder.delete_file(ALICE, file_id)
     assert not server.holds(provider, stored.file_id)
@@ -459,12 +463,7 @@ def test_gemini_connection_errors_are_provider_errors() -> None:
 def test_the_same_content_after_a_deleted_unanswered_upload_goes_up_under_its_token(
     binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
 ) -> None:
-    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
-    server.drop_answers("openai")
-    server.failing_lists.add("openai")
-    with pytest.raises(ProviderError):
-        binder.provide_file(ALICE, file_id, "openai", "main")
-    (stored,) = server.dropped
+    file_id, stored = lose_an_answer(binder, server, "openai")
     server.forget("openai", stored.file_id)
     server.failing_lists.clear()
     binder.delete_file(ALICE, file_id)  # nothing listed yet: the row stays "deleting"

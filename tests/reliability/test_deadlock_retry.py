@@ -33,12 +33,25 @@ from tests.wiring import UnitOfWorkWrapper, wire_binder
 U1 = Principal("u1", "m1", "f1", roles=("member",))
 
 
-class _Files:
-    def __init__(self, inner: Any, on_add: Any) -> None:
-        self._inner, self._on_add = inner, on_add
+class _Touching:
+    """``files`` whose ``lock``, ``lock_shared``, ``update`` or ``add`` of a row calls
+    ``touched`` while holding it."""
+
+    def __init__(self, inner: Any, touched: Any) -> None:
+        self._inner, self._touched = inner, touched
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+    def lock(self, file_id: str) -> Any:
+        row = self._inner.lock(file_id)
+        self._touched()
+        return row
+
+    def update(self, item: FileItem, **kwargs: Any) -> Any:
+        result = self._inner.update(item, **kwargs)
+        self._touched()
+        return result
 
     def lock_shared(self, file_ids: Any) -> Any:
         rows = self._inner.lock_shared(file_ids)
@@ -47,14 +60,14 @@ class _Files:
 
     def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
         result = self._inner.add(item, *args, **kwargs)
-        self._on_add(item)
+        self._touched(item)
         return result
 
 
 class _Hooked(UnitOfWorkWrapper):
     def __init__(self, inner: UnitOfWork, on_add: Any) -> None:
         super().__init__(inner)
-        self.files = _Files(inner.files, on_add)
+        self.files = _Touching(inner.files, lambda added=None: added and on_add(added))
 
 
 class _Rival:
@@ -193,37 +206,6 @@ class _Driver(Exception):
 def test_which_driver_errors_are_transient(error: Exception, transient_: bool) -> None:
     assert is_transient(error) is transient_
     assert isinstance(storage_error(error), TransactionAborted) is transient_
-
-
-class _Touching:
-    """``files`` whose ``lock``, ``lock_shared``, ``update`` or ``add`` of a row calls
-    ``touched`` while holding it."""
-
-    def __init__(self, inner: Any, touched: Any) -> None:
-        self._inner, self._touched = inner, touched
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def lock(self, file_id: str) -> Any:
-        row = self._inner.lock(file_id)
-        self._touched()
-        return row
-
-    def update(self, item: FileItem, **kwargs: Any) -> Any:
-        result = self._inner.update(item, **kwargs)
-        self._touched()
-        return result
-
-    def lock_shared(self, file_ids: Any) -> Any:
-        rows = self._inner.lock_shared(file_ids)
-        self._touched()
-        return rows
-
-    def add(self, item: FileItem, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner.add(item, *args, **kwargs)
-        self._touched(item)
-        return result
 
 
 class _Cycle:

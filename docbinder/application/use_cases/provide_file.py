@@ -317,11 +317,7 @@ class ProvideFile:
             size=item.size,
             upload_token=there.upload_token,
         )
-        with self._uow() as uow:
-            kept = uow.provider_copies.replace(there.claim, ready)
-            if kept:
-                self._record_upload(uow, principal, item, ready, reconciled=True)
-            uow.commit()
+        kept = self._commit_ready(principal, item, there, ready, reconciled=True)
         if not kept:
             return None
         log.info(
@@ -336,6 +332,26 @@ class ProvideFile:
                 except ProviderError as err:
                     log.warning("could not delete duplicate upload %s: %s", other.file_id, err)
         return _ref(ready, item, uploaded=uploaded)
+
+    def _commit_ready(
+        self,
+        principal: Principal,
+        item: FileItem,
+        claimed: ProviderCopy,
+        ready: ProviderCopy,
+        *,
+        reconciled: bool,
+    ) -> bool:
+        """Replace the row ``claimed`` holds by ``ready`` and record the upload, in one unit.
+
+        ``False`` when the row no longer carries ``claimed``'s claim (nothing written).
+        """
+        with self._uow() as uow:
+            kept = uow.provider_copies.replace(claimed.claim, ready)
+            if kept:
+                self._record_upload(uow, principal, item, ready, reconciled=reconciled)
+            uow.commit()
+        return kept
 
     def _check_deleted(self, there: ProviderCopy) -> None:
         """Raise :class:`ProviderError` if the copy waiting for its delete is still there unchanged."""
@@ -395,11 +411,7 @@ class ProvideFile:
             expires_at=uploaded.expires_at,
             size=item.size,
         )
-        with self._uow() as uow:
-            kept = uow.provider_copies.replace(mine.claim, ready)
-            if kept:
-                self._record_upload(uow, principal, item, ready, reconciled=False)
-            uow.commit()
+        kept = self._commit_ready(principal, item, mine, ready, reconciled=False)
         if kept:
             return _ref(ready, item, uploaded=True)
         with self._uow() as uow:
