@@ -306,9 +306,21 @@ def _retention(settings: Settings) -> timedelta | None:
     return None if seconds is None else timedelta(seconds=seconds)
 
 
-def _audit_trail(units: Any, clock: Clock, ids: IdFactory, enabled: bool) -> AuditTrail:
-    """The binder's :class:`AuditTrail` (disabled unless ``enabled``)."""
-    return AuditTrail(units, clock, ids, enabled=enabled) if enabled else DISABLED
+def _audit_trail(
+    units: Any, batch_units: Any, clock: Clock, ids: IdFactory, enabled: bool
+) -> AuditTrail:
+    """The binder's :class:`AuditTrail` (disabled unless ``enabled``); read batches in ``batch_units``."""
+    if not enabled:
+        return DISABLED
+    return AuditTrail(units, clock, ids, enabled=True, batch_uow_factory=batch_units)
+
+
+def _batch_factory(metadata: Any) -> Any:
+    """The metadata store's unit factory whose commits need not wait for the disk, else its ``unit_of_work``.
+
+    SQLite's ``unsynced_unit_of_work``, for the audit log's read batches (ADR 0127).
+    """
+    return getattr(metadata, "unsynced_unit_of_work", None) or metadata.unit_of_work
 
 
 class UseCaseContainer:
@@ -316,7 +328,9 @@ class UseCaseContainer:
 
     Every dependency must be given (``None`` where optional), as a value or as a
     dependency-injector provider: ``uow_factory`` and ``read_uow_factory``
-    (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`), ``blobs``,
+    (:data:`~docbinder.ports.metadata.UnitOfWorkFactory`), optionally
+    ``batch_uow_factory`` (the units of the audit log's read batches, whose
+    commits need not wait for the disk; default ``uow_factory``), ``blobs``,
     ``authorizer``, ``clock``, ``ids``, ``raw_extractor``, ``mime``,
     ``max_file_size`` (bytes or ``None``), ``extraction_cache`` and ``owned``
     (the adapters the binder closes, in construction order). Use cases that
@@ -350,8 +364,12 @@ class UseCaseContainer:
         audit: Any = False,
         audit_retention: Any = None,
         provider_uploads_denied: Any = (),
+        batch_uow_factory: Any = None,
     ) -> None:
         self.provider_uploads_denied = _provider(provider_uploads_denied)
+        self.batch_uow_factory = _provider(
+            uow_factory if batch_uow_factory is None else batch_uow_factory
+        )
         self.audit_enabled = _provider(audit)
         self.audit_retention = _provider(audit_retention)
         self.uow_factory = _provider(uow_factory)
@@ -387,8 +405,9 @@ class UseCaseContainer:
         self.gate = providers.Singleton(UnitOfWorkGate)
         self.units = providers.Singleton(_guarded, self.gate, self.uow_factory)
         self.read_units = providers.Singleton(_guarded, self.gate, self.read_uow_factory)
+        self.batch_units = providers.Singleton(_guarded, self.gate, self.batch_uow_factory)
         self.audit = providers.Singleton(
-            _audit_trail, self.units, self.clock, self.ids, self.audit_enabled
+            _audit_trail, self.units, self.batch_units, self.clock, self.ids, self.audit_enabled
         )
         self.access = providers.Singleton(AccessPolicy, self.authorizer)
         self.extractor = providers.Singleton(
@@ -666,6 +685,7 @@ def compose_binder(
     public_url: str | None = None,
     audit: bool = False,
     provider_uploads_denied: Sequence[str] = (),
+    batch_uow_factory: UnitOfWorkFactory | None = None,
 ) -> DocBinder:
     """A :class:`DocBinder` over ports a host (or a test) built itself, wired by :class:`UseCaseContainer`.
 
@@ -684,7 +704,9 @@ def compose_binder(
     ``resolution_log`` keeps recent resolutions for the inspector page (``None``:
     none kept); ``public_url`` is the base of links minted outside a request.
     With ``audit`` every write, read, resolution and refusal is recorded in the
-    metadata store's audit log (B11, ``binder.audit``). ``provider_uploads_denied``
+    metadata store's audit log (B11, ``binder.audit``); its batches of read events
+    commit in units of ``batch_uow_factory`` (default ``uow_factory``; with SQLite
+    ``SqliteMetadata.unsynced_unit_of_work``, ADR 0127). ``provider_uploads_denied``
     lists the tenants (``mandate`` or ``mandate/feature-instance``) whose files
     ``provide_file`` refuses to hand to model providers (B22).
     """
@@ -707,6 +729,7 @@ def compose_binder(
         public_url=public_url,
         audit=audit,
         provider_uploads_denied=tuple(provider_uploads_denied),
+        batch_uow_factory=batch_uow_factory,
     )
     binder: DocBinder = use_cases.binder()
     return binder
@@ -772,6 +795,7 @@ class Container:
         self.use_cases = UseCaseContainer(
             uow_factory=self.metadata.provided.unit_of_work,
             read_uow_factory=providers.Callable(_read_factory, self.metadata),
+            batch_uow_factory=providers.Callable(_batch_factory, self.metadata),
             blobs=self.blobs,
             authorizer=self.authorizer,
             clock=self.clock,

@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 import attrs
@@ -50,7 +51,7 @@ class AuditAction(enum.StrEnum):
 
 def _check_detail(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # Only the shape: the values are encoded (and so checked) once, when the event is chained.
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidInput(f"{attribute.name} must be a JSON object")
 
 
@@ -58,7 +59,11 @@ def _copy(value: Mapping[str, Any]) -> dict[str, Any]:
     return dict(value)
 
 
-@attrs.frozen
+def _action(value: str) -> AuditAction:
+    return value if type(value) is AuditAction else AuditAction(value)
+
+
+@attrs.frozen(slots=False)  # a dict: chaining copies it in one step (ADR 0127)
 class AuditEvent:
     """One event of the audit log (B11).
 
@@ -74,7 +79,7 @@ class AuditEvent:
 
     id: str
     at: datetime
-    action: AuditAction = attrs.field(converter=AuditAction)
+    action: AuditAction = attrs.field(converter=_action)
     outcome: str = "ok"
     principal: str | None = None
     mandate_id: str | None = None
@@ -88,15 +93,27 @@ class AuditEvent:
 
     def chained(self, seq: int, prev_hash: str) -> AuditEvent:
         """This event as the ``seq``-th of its chain after an event whose hash is ``prev_hash``."""
-        # A copy made slot by slot: the fields were converted and checked when this
+        # A copy of the fields' dict: they were converted and checked when this
         # event was made, and the copy is not shared before its hash is set.
         placed = object.__new__(AuditEvent)
-        for name in _FIELDS:
-            object.__setattr__(placed, name, getattr(self, name))
-        object.__setattr__(placed, "seq", seq)
-        object.__setattr__(placed, "prev_hash", prev_hash)
-        object.__setattr__(placed, "hash", event_hash(placed))
+        fields = placed.__dict__
+        fields.update(self.__dict__)
+        fields["seq"] = seq
+        fields["prev_hash"] = prev_hash
+        fields["hash"] = event_hash(placed)
         return placed
+
+    def at_text(self) -> str:
+        """``at`` in ISO 8601 (``datetime.isoformat``), as the canonical JSON and the wire form give it.
+
+        Formatted once per event and kept beside the fields (a chained copy keeps it):
+        the hash and a SQLite row both need it.
+        """
+        fields = self.__dict__
+        text: str | None = fields.get("_at_text")
+        if text is None:
+            text = fields["_at_text"] = self.at.isoformat()
+        return text
 
     def wire(self) -> dict[str, Any]:
         """The event as JSON (camelCase keys, ISO 8601 time), as ``audit ls --json`` and the export give it."""
@@ -109,7 +126,7 @@ class AuditEvent:
         return {
             "seq": self.seq,
             "id": self.id,
-            "at": self.at.isoformat(),
+            "at": self.at_text(),
             "action": self.action.value,
             "outcome": self.outcome,
             "principal": self.principal,
@@ -122,16 +139,51 @@ class AuditEvent:
         }
 
 
-_FIELDS = tuple(a.name for a in attrs.fields(AuditEvent))
-
-
 def canonical_event_bytes(event: AuditEvent) -> bytes:
     """The bytes an event's hash covers: canonical JSON of every field but ``hash`` (``prevHash`` included).
 
     The JSON of :func:`docbinder.domain.model.canonical_json`: sorted keys, no
-    spaces, non-ASCII kept as UTF-8.
+    spaces, non-ASCII kept as UTF-8. Written out field by field in the sorted
+    key order when every text field is a plain ``str`` or ``None`` (the same
+    bytes as encoding :meth:`AuditEvent.wire` without ``hash``, which the
+    tests check); any other value takes the encoder.
     """
-    return _CANONICAL.encode(event._unhashed()).encode("utf-8", "surrogatepass")
+    text = _canonical_text(event)
+    if text is None:
+        text = _CANONICAL.encode(event._unhashed())
+    return text.encode("utf-8", "surrogatepass")
+
+
+_TEXT_FIELDS = ("id", "outcome", "principal", "mandate_id", "file_id", "document_id", "workflow_id")
+
+
+def _canonical_text(event: AuditEvent) -> str | None:
+    """The canonical JSON of ``event`` without ``hash``, or ``None`` when a field is not plain."""
+    fields = event.__dict__
+    texts: dict[str, str] = {}
+    for name in _TEXT_FIELDS:
+        value = fields[name]
+        if value is None:
+            texts[name] = "null"
+        elif type(value) is str:
+            texts[name] = encode_basestring(value)
+        else:
+            return None
+    if type(event.seq) is not int or type(event.prev_hash) is not str:
+        return None
+    detail = event.detail
+    # Keys in sorted order: action, at, detail, documentId, fileId, id, mandateId,
+    # outcome, prevHash, principal, seq, workflowId.
+    return (
+        f'{{"action":{encode_basestring(event.action._value_)},'
+        f'"at":{encode_basestring(event.at_text())},'
+        f'"detail":{_CANONICAL.encode(dict(detail)) if detail else "{}"},'
+        f'"documentId":{texts["document_id"]},"fileId":{texts["file_id"]},'
+        f'"id":{texts["id"]},"mandateId":{texts["mandate_id"]},'
+        f'"outcome":{texts["outcome"]},"prevHash":{encode_basestring(event.prev_hash)},'
+        f'"principal":{texts["principal"]},"seq":{int.__repr__(event.seq)},'
+        f'"workflowId":{texts["workflow_id"]}}}'
+    )
 
 
 def event_hash(event: AuditEvent) -> str:

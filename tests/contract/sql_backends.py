@@ -116,7 +116,10 @@ def _serve(name: str, url: URL, migrated: bool) -> Iterator[SqlBackend]:
 
 
 def binder_over(store: SqlMetadata | SqliteMetadata, blobs: BlobStore, **options: Any) -> DocBinder:
-    """A binder wired as the container wires SQL metadata: writer and read units."""
+    """A binder wired as the container wires SQL metadata: writer, read and (SQLite) unsynced batch units."""
+    batch = getattr(store, "unsynced_unit_of_work", None)
+    if batch is not None:
+        options.setdefault("batch_uow_factory", batch)
     return wire_binder(store.unit_of_work, blobs, store.read_unit_of_work, **options)
 
 

@@ -132,9 +132,18 @@ def _write_events(binder: DocBinder) -> list[AuditEvent]:
         "attach",
         "quota_refused",
         "resolve",
-        "resolve",
         "read_content",
     ]
+    resolved, read = events[-2], events[-1]
+    assert (resolved.outcome, resolved.detail) == (
+        "not_in_workflow",
+        {"reference": "docItem:missing"},
+    )
+    assert (read.outcome, read.file_id, read.document_id) == (
+        "ok",
+        first.item.id,
+        first.document_id,
+    )
     assert binder.audit_log.verify().ok
     return events
 

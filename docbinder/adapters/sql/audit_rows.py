@@ -7,6 +7,7 @@ and of the last pruned one.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from docbinder.domain.audit import AuditEvent
@@ -27,6 +28,11 @@ def parse_mark(value: str | None) -> tuple[int, str] | None:
     return int(seq), digest
 
 
+def detail_text(detail: Mapping[str, Any]) -> str:
+    """An event's ``detail`` as its column's JSON text (sorted keys, ASCII; ``{}`` when empty)."""
+    return _JSON.encode(dict(detail)) if detail else "{}"
+
+
 def event_row(event: AuditEvent) -> dict[str, Any]:
     """The row of a stored (chained) event."""
     return {
@@ -40,7 +46,7 @@ def event_row(event: AuditEvent) -> dict[str, Any]:
         "file_id": event.file_id,
         "document_id": event.document_id,
         "workflow_id": event.workflow_id,
-        "detail": _JSON.encode(dict(event.detail)),
+        "detail": detail_text(event.detail),
         "prev_hash": event.prev_hash,
         "hash": event.hash,
     }

@@ -149,9 +149,12 @@ def sqlite_utc_text(value: datetime | None) -> str | None:
     """An aware datetime as SQLite's default ``DATETIME`` text in UTC (see ``UtcDateTime``)."""
     if value is None:
         return None
-    if value.utcoffset() is None:
-        raise ValueError("naive datetimes cannot be stored; use an aware UTC datetime")
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    if value.tzinfo is not UTC:  # UTC itself needs no conversion
+        if value.utcoffset() is None:
+            raise ValueError("naive datetimes cannot be stored; use an aware UTC datetime")
+        value = value.astimezone(UTC)
+    text = value.isoformat(" ")  # "YYYY-MM-DD HH:MM:SS[.ffffff]+00:00"
+    return text[:26] if value.microsecond else f"{text[:19]}.000000"
 
 
 def long_text() -> TypeEngine[str]:

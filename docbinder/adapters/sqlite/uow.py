@@ -60,9 +60,14 @@ class SqliteUnitOfWork:
     """
 
     def __init__(
-        self, engine: Engine, begin_sql: str, shared: SharedConnectionLock | None = None
+        self,
+        engine: Engine,
+        begin_sql: str,
+        shared: SharedConnectionLock | None = None,
+        *,
+        synced: bool = True,
     ) -> None:
-        self._session = SqliteSession(engine, begin_sql, shared)
+        self._session = SqliteSession(engine, begin_sql, shared, synced=synced)
         # Typed as the ports: the protocol declares plain (invariant) attributes.
         self.files: FileRepository = SqliteFileRepository(self._session)
         self.workflows: WorkflowRepository = SqliteWorkflowRepository(self._session)
@@ -190,6 +195,18 @@ class SqliteMetadata:
         """
         self._require_open()
         return SqliteUnitOfWork(self._engine, WRITER_BEGIN, self._shared)
+
+    def unsynced_unit_of_work(self) -> SqliteUnitOfWork:
+        """A writing unit (``BEGIN IMMEDIATE``) whose commit does not wait for the disk.
+
+        For records a power cut may lose but never corrupt: the audit log's
+        batches of read events (:class:`~docbinder.application.steps.auditing.AuditTrail`).
+        Its commit is atomic and durable once any later commit syncs the log
+        (``synced=False`` of :class:`SqliteSession`). :class:`BinderClosed` after
+        :meth:`close`.
+        """
+        self._require_open()
+        return SqliteUnitOfWork(self._engine, WRITER_BEGIN, self._shared, synced=False)
 
     def read_unit_of_work(self) -> SqliteUnitOfWork:
         """A fresh unit of work meant for reading only; it begins with ``BEGIN DEFERRED``.

@@ -8,7 +8,9 @@ recorded in a unit of their own after the refused write rolled back
 they are collected in memory and appended in batches (:meth:`AuditTrail.note`),
 one transaction per :attr:`AuditTrail.read_batch` events, at the latest when
 the binder closes (:meth:`AuditTrail.flush`). A process that dies loses the
-read events not yet flushed, never a write's.
+read events not yet flushed, never a write's; so a batch may commit without
+waiting for the disk (``batch_uow_factory``), and a power cut may lose it as
+well, never the chain's consistency (ADR 0127).
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ DEFAULT_READ_BATCH = 64
 class AuditTrail:
     """Where the use cases send their audit events; does nothing unless ``enabled``.
 
-    ``uow_factory`` makes the writing units the refusals and read batches use;
+    ``uow_factory`` makes the writing units the refusals use; ``batch_uow_factory``
+    those the batches of read and resolve events use (default ``uow_factory``): a
+    unit whose commit need not wait for the disk, such as
+    :meth:`~docbinder.adapters.sqlite.SqliteMetadata.unsynced_unit_of_work`.
     ``clock`` and ``ids`` stamp each event. Thread-safe.
     """
 
@@ -46,10 +51,12 @@ class AuditTrail:
         *,
         enabled: bool = False,
         read_batch: int = DEFAULT_READ_BATCH,
+        batch_uow_factory: UnitOfWorkFactory | None = None,
     ) -> None:
         self.enabled = bool(enabled) and uow_factory is not None
         self.read_batch = max(1, read_batch)
         self._uow = uow_factory
+        self._batch_uow = batch_uow_factory or uow_factory
         self._clock = clock
         self._ids = ids
         self._pending: list[AuditEvent] = []
@@ -72,9 +79,12 @@ class AuditTrail:
     ) -> AuditEvent:
         """A new event stamped now, by ``principal`` (a user id, or a principal whose mandate is used unless ``mandate_id`` is given)."""
         assert self._clock is not None and self._ids is not None
-        user = principal.user_id if isinstance(principal, Principal) else principal
-        if mandate_id is None and isinstance(principal, Principal):
-            mandate_id = principal.mandate_id
+        if isinstance(principal, Principal):
+            user: str | None = principal.user_id
+            if mandate_id is None:
+                mandate_id = principal.mandate_id
+        else:
+            user = principal
         return AuditEvent(
             id=self._ids.new_id(),
             at=self._clock.now(),
@@ -85,7 +95,7 @@ class AuditTrail:
             file_id=file_id,
             document_id=document_id,
             workflow_id=workflow_id,
-            detail=dict(detail or {}),
+            detail={} if detail is None else detail,  # the event copies it
         )
 
     def record(self, uow: UnitOfWork, *events: AuditEvent) -> None:
@@ -97,7 +107,7 @@ class AuditTrail:
         """Append ``event`` now in a unit of its own (a refusal: the refused write rolled back); never raises."""
         if not self.enabled:
             return
-        self._append([event], "refusal")
+        self._append(self._uow, [event], "refusal")
 
     def note(self, *events: AuditEvent) -> None:
         """Collect read or resolve events; a full batch is appended at once."""
@@ -108,23 +118,23 @@ class AuditTrail:
             if len(self._pending) < self.read_batch:
                 return
             batch, self._pending = self._pending, []
-        self._append(batch, "read")
+        self._append(self._batch_uow, batch, "read")
 
     def flush(self) -> None:
         """Append every collected event now (one transaction); never raises."""
         with self._lock:
             batch, self._pending = self._pending, []
         if batch:
-            self._append(batch, "read")
+            self._append(self._batch_uow, batch, "read")
 
     def close(self) -> None:
         """:meth:`flush` (the binder closes its trail before its stores)."""
         self.flush()
 
-    def _append(self, events: list[AuditEvent], what: str) -> None:
-        assert self._uow is not None
+    def _append(self, units: UnitOfWorkFactory | None, events: list[AuditEvent], what: str) -> None:
+        assert units is not None
         try:
-            with self._uow() as uow:
+            with units() as uow:
                 uow.audit.append(events)
                 uow.commit()
         except Exception as exc:  # an audit fault never fails the read or the refusal

@@ -123,7 +123,7 @@ class GetContent:
             return self._read(ctx, document_list, call)
 
     def _read(self, ctx: RunContext, document_list: object, call: ReadCall) -> ContentResult:
-        resolution = self._resolve(ctx, document_list)
+        resolution = self._resolve(ctx, document_list, audit_resolved=False)
         documents: list[DocumentContent] = []
         unresolved = list(resolution.unresolved)
         first_of: dict[tuple[str, str], str] = {}
@@ -234,18 +234,45 @@ class GetContent:
                 ", ".join(f"{u.reference} ({u.reason.value})" for u in unresolved[:20])
                 or "no parts extracted",
             )
-        audit = self._audit
-        if audit.enabled and documents:
-            audit.note(
-                *(
-                    audit.event(
-                        AuditAction.READ_CONTENT,
-                        ctx.principal,
-                        file_id=d.file_id,
-                        document_id=d.document_id,
-                        workflow_id=ctx.workflow_id,
-                    )
-                    for d in documents
-                )
-            )
+        if self._audit.enabled and resolution.documents:
+            self._note_reads(ctx, resolution, documents, unresolved)
         return ContentResult(tuple(documents), tuple(unresolved), resolution)
+
+    def _note_reads(
+        self,
+        ctx: RunContext,
+        resolution: Resolution,
+        documents: list[DocumentContent],
+        unresolved: list[UnresolvedReference],
+    ) -> None:
+        """One ``read_content`` event per resolved reference (ADR 0127): ``ok``, or why it was not read.
+
+        The resolver recorded the unresolved references; a resolved one is
+        recorded here only, as what became of it.
+        """
+        audit, principal, workflow_id = self._audit, ctx.principal, ctx.workflow_id
+        events = [
+            audit.event(
+                AuditAction.READ_CONTENT,
+                principal,
+                file_id=d.file_id,
+                document_id=d.document_id,
+                workflow_id=workflow_id,
+            )
+            for d in documents
+        ]
+        not_read = unresolved[len(resolution.unresolved) :]
+        if not_read:
+            files = {r.document.id: r.file.id for r in resolution.documents}
+            events.extend(
+                audit.event(
+                    AuditAction.READ_CONTENT,
+                    principal,
+                    outcome=u.reason.value,
+                    file_id=files.get(u.document_id) if u.document_id else None,
+                    document_id=u.document_id,
+                    workflow_id=workflow_id,
+                )
+                for u in not_read
+            )
+        audit.note(*events)

@@ -222,20 +222,24 @@ class ResolveDocumentList:
         self._audit = audit
         self._clock = clock
 
-    def __call__(self, ctx: RunContext, document_list: object) -> Resolution:
+    def __call__(
+        self, ctx: RunContext, document_list: object, *, audit_resolved: bool = True
+    ) -> Resolution:
         """Resolve ``document_list`` (any JSON-like value); never raises for bad input.
 
         Storage faults propagate as :class:`StorageError`. With a ``recorder``, a
         resolution in a bound, readable workflow is kept for the inspector page
         (:class:`~docbinder.application.steps.resolution_record.ResolutionRecorder`).
         With an audit log, each reference is one ``resolve`` event: resolved, or
-        its reason.
+        its reason; ``audit_resolved=False`` leaves the resolved ones to the caller,
+        which records each as the event of what it did with it (``get_content``:
+        one ``read_content`` event per resolved reference, ADR 0127).
         """
         resolution, readable = self._resolve(ctx, document_list)
         if self.recorder is not None and readable:
             self.recorder.record(ctx, document_list, resolution)
         audit = self._audit
-        if audit.enabled:
+        if audit.enabled and ((audit_resolved and resolution.documents) or resolution.unresolved):
             workflow_id = ctx.workflow_id
             audit.note(
                 *(
@@ -246,7 +250,7 @@ class ResolveDocumentList:
                         document_id=d.document.id,
                         workflow_id=workflow_id,
                     )
-                    for d in resolution.documents
+                    for d in (resolution.documents if audit_resolved else ())
                 ),
                 *(
                     audit.event(
