@@ -709,3 +709,20 @@ def test_gc_lists_an_account_once_for_all_its_copies_to_delete(
         assert len(busy.listed(provider)) == 250  # the others' files stay
         # 258 files, 100 a page: one listing is 3 pages (one listing per copy made it 24)
         assert len(busy.list_pages) - pages == 3
+
+
+def test_an_earlier_copy_about_to_expire_is_not_adopted_after_a_lost_answer(
+    store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer
+) -> None:
+    binder = make_binder(store, clock, server)
+    binder.providers.register(OpenAIFiles(server.openai_client(), "main", expires_after=3600))
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    old = binder.provide_file(ALICE, file_id, "openai", "main")
+    clock.at += timedelta(seconds=3600 - 120)  # within the 300 s margin of its expiry
+    server.drop_answers("openai", listed=False)
+    with pytest.raises(ProviderError):  # the listing shows only the expiring copy
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    lost = row(store, "openai")
+    assert lost is not None and lost.state is CopyState.LOST and lost.file_id != old.file_id
+    assert server.holds("openai", old.file_id)  # left to expire: a model call may still name it
+    assert lost.upload_token == token_of(server.dropped[-1].file_name)
