@@ -129,7 +129,7 @@ class ProviderCopyCleaner:
         self._clock = clock
         self._ids = ids
         self.settle = settle
-        """How long after an unanswered upload's claim an empty listing is believed (``stale_after``)."""
+        """How long after an unanswered upload's last renewal an empty listing is believed (``stale_after``)."""
 
     def mark(self, uow: UnitOfWork, item: FileItem) -> list[ProviderCopy]:
         """In the deleting unit ``uow``: mark every copy of ``item``'s content in its tenant ``deleting``.
@@ -137,7 +137,8 @@ class ProviderCopyCleaner:
         Returns the marked copies (pass them to :meth:`delete_marked` after the commit).
         A copy being uploaded is marked too: its uploader's compare-and-set then
         fails and it deletes what it uploaded. Such a mark keeps the upload's
-        token and the time of its claim (what :attr:`settle` counts from).
+        token and the time of its claim's last renewal (what :attr:`settle`
+        counts from; ADR 0130).
         """
         marked: list[ProviderCopy] = []
         for copy in uow.provider_copies.of_content(item.scope, item.sha256):

@@ -16,7 +16,7 @@ from docbinder.application.steps.blob_file import BlobFile
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.audit import AuditAction
-from docbinder.domain.errors import ProviderError, ProviderUploadForbidden
+from docbinder.domain.errors import ProviderError, ProviderUploadForbidden, StorageError
 from docbinder.domain.model import FileItem, Principal, Scope
 from docbinder.domain.providers import (
     CopyState,
@@ -58,11 +58,12 @@ class ProviderTimings:
     same way (rows of uploaders that do not renew); ``margin``: a copy that
     expires within this is uploaded again rather than handed out; ``poll``:
     pause between looks at the row; ``look_after``: a waiting caller that has
-    seen a claim unrenewed for this long looks for its upload at the
-    provider (a listing), so an upload whose uploader died after the
-    provider stored it is adopted then (ADR 0126); ``look_every``: pause
-    between two such listings of one caller. ``renew_every`` must be
-    positive and shorter than ``lease`` (:class:`ValueError` otherwise).
+    seen a claim unrenewed for this long, or whose last renewal is this old
+    by the clocks, looks for its upload at the provider (a listing), so an
+    upload whose uploader died after the provider stored it is adopted then
+    (ADR 0126); ``look_every``: pause between two such listings of one
+    caller. ``renew_every`` must be positive and shorter than ``lease``
+    (:class:`ValueError` otherwise).
     """
 
     wait: float = 120.0
@@ -165,7 +166,7 @@ class _Renewal:
                 with self._uow() as uow:
                     renewed = uow.provider_copies.renew(key, claim, self._clock.now())
                     uow.commit()
-            except Exception as err:  # the database may answer again at the next tick
+            except StorageError as err:  # the database may answer again at the next tick
                 log.warning("could not renew the upload claim at %s: %s", key.provider.value, err)
                 continue
             if not renewed:
@@ -185,7 +186,9 @@ class ProvideFile:
     provider keeps it; one that expired, or that the provider no longer has
     (404 on ``retrieve`` with ``verify``), is uploaded again transparently.
     Concurrent callers for one key upload once: the first inserts the key's
-    row (the upload's claim), the others wait for it (ADR 0105).
+    row (the upload's claim) and renews it while it uploads, the others wait
+    for it; a claim a waiter sees unrenewed for ``timings.lease`` is taken
+    over after a listing found no copy of it (ADR 0105, 0130).
 
     Uploads stream from the blob store (:class:`~docbinder.application.steps.blob_file.BlobFile`)
     under a name carrying the row's upload token
@@ -345,7 +348,7 @@ class ProvideFile:
                 max(silent, age),
             )
             return self._reconcile(principal, client, item, there, mine, upload=True)
-        if silent > self.timings.look_after and time.monotonic() >= looks.next_at:
+        if max(silent, age) > self.timings.look_after and time.monotonic() >= looks.next_at:
             looks.next_at = time.monotonic() + self.timings.look_every
             try:
                 return self._reconcile(principal, client, item, there, mine, upload=False)
