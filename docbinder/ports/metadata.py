@@ -627,6 +627,16 @@ class ProviderCopyRepository(Protocol):
         """Delete the row of ``key`` if its claim is still ``expected_claim``; ``True`` if done."""
         ...
 
+    def renew(self, key: ProviderCopyKey, expected_claim: str, at: datetime) -> bool:
+        """Set ``claimed_at`` of ``key``'s row to ``at`` (UTC) if it is ``uploading`` under ``expected_claim``.
+
+        The live uploader's lease renewal (ADR 0130): nothing else of the
+        row changes, the claim token included. ``True`` if renewed; ``False``
+        when the row is gone, another caller holds it, or it left
+        ``uploading`` (ready, lost, deleting).
+        """
+        ...
+
     def of_content(self, scope: Scope, sha256: str) -> builtins.list[ProviderCopy]:
         """Every copy of this content in exactly this tenant, any provider and account."""
         ...

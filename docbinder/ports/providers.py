@@ -10,7 +10,10 @@ Uploads stream: :meth:`ProviderFiles.upload` gets a seekable binary file
 object of the blob, never the whole blob in memory. Every upload's name
 carries its upload token (:func:`~docbinder.domain.providers.marked_name`) and
 :meth:`ProviderFiles.find` lists the provider's files for it, so an upload
-whose answer was lost can be found again (ADR 0125).
+whose answer was lost can be found again (ADR 0125). A client may also offer
+``find_many(tokens) -> dict[str, list[UploadedCopy]]``, one listing for many
+tokens (the shipped adapters do); without it ``find`` is called per token
+(:func:`~docbinder.application.steps.provider_copies.find_tokens`, ADR 0132).
 """
 
 from __future__ import annotations

@@ -2427,6 +2427,37 @@ class ProviderCopyRepositoryContract(_MetadataSuite):
             assert u.provider_copies.get(key) is None
             assert u.provider_copies.remove(key, "theirs") is False
 
+    def test_only_the_holder_of_an_uploading_claim_renews_it(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        key = _copy_key()
+        copy = ProviderCopy(key, "uploading", "mine", BASE_TIME, size=7, upload_token="tok-1")
+        later = BASE_TIME + timedelta(seconds=5)
+        with uow() as u:
+            u.provider_copies.claim(copy)
+            u.commit()
+        with uow() as u:
+            assert u.provider_copies.renew(key, "theirs", later) is False
+            assert u.provider_copies.renew(key, "mine", later) is True
+            u.commit()
+        with uow() as u:  # the time moved, nothing else: the claim stays the holder's
+            assert u.provider_copies.get(key) == attrs.evolve(copy, claimed_at=later)
+        with uow() as u:  # an uncommitted renewal is rolled back
+            assert u.provider_copies.renew(key, "mine", later + timedelta(seconds=5)) is True
+        with uow() as u:
+            got = u.provider_copies.get(key)
+            assert got is not None and got.claimed_at == later
+        for state in ("ready", "lost", "deleting"):  # only an upload in progress is renewed
+            moved = attrs.evolve(copy, state=state, claim=f"c-{state}", claimed_at=later)
+            with uow() as u:
+                assert u.provider_copies.replace(u.provider_copies.get(key).claim, moved)  # type: ignore[union-attr]
+                assert u.provider_copies.renew(key, f"c-{state}", later + timedelta(1)) is False
+                u.commit()
+            with uow() as u:
+                assert u.provider_copies.get(key) == moved
+        with uow() as u:
+            assert u.provider_copies.renew(_copy_key(), "mine", later) is False  # no such row
+
     def test_an_uncommitted_claim_is_rolled_back(self, uow: Callable[[], UnitOfWork]) -> None:
         key = _copy_key()
         with uow() as u:

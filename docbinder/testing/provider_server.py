@@ -38,7 +38,9 @@ drops a file as the provider does when it expires; :attr:`ProviderServer.failing
 makes deletes of a provider answer 500; :meth:`ProviderServer.drop_answers`
 makes the next uploads of a provider store the file and then close the
 connection without answering (an answer lost on the way back);
-:attr:`ProviderServer.failing_lists` makes a provider's list call answer 500.
+:attr:`ProviderServer.failing_lists` makes a provider's list call answer 500;
+:attr:`ProviderServer.unlisted` leaves files out of the list calls (a listing that shows a
+new file only later).
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ class ProviderServer:
     """Providers whose ``DELETE`` answers 500 (to test retries)."""
     failing_lists: set[str] = field(default_factory=set)
     """Providers whose list call answers 500."""
+    unlisted: set[str] = field(default_factory=set)
+    """File ids the list calls leave out while they are held: a provider that lists a new file
+    only later (lookups and deletes by id still find it)."""
     page_size: int = 100
     """Most files one page of a list answer holds (whatever ``limit`` the client asks)."""
     list_pages: list[str] = field(default_factory=list)
@@ -107,6 +112,7 @@ class ProviderServer:
     dropped: list[StoredFile] = field(default_factory=list)
     """The uploads stored whose answer was dropped."""
     _drops: dict[str, int] = field(default_factory=dict)
+    _drops_unlisted: set[str] = field(default_factory=set)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -176,10 +182,16 @@ class ProviderServer:
         with self._lock:
             return (provider, file_id) in self.files
 
-    def drop_answers(self, provider: str, count: int = 1) -> None:
-        """Store the next ``count`` uploads to ``provider``, then close the connection unanswered."""
+    def drop_answers(self, provider: str, count: int = 1, *, listed: bool = True) -> None:
+        """Store the next ``count`` uploads to ``provider``, then close the connection unanswered.
+
+        With ``listed=False`` those uploads are also left out of the list
+        calls (added to :attr:`unlisted`) until a test lists them.
+        """
         with self._lock:
             self._drops[provider] = self._drops.get(provider, 0) + count
+            if not listed:
+                self._drops_unlisted.add(provider)
 
     def store(self, provider: str, file_name: str, data: bytes, mime_type: str) -> StoredFile:
         """Put a file into the provider's account as an upload from elsewhere would (not counted in :attr:`uploads`)."""
@@ -425,6 +437,8 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
                 return False
             with state._lock:
                 state.dropped.append(stored)
+                if stored.provider in state._drops_unlisted:
+                    state.unlisted.add(stored.file_id)
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -437,7 +451,9 @@ def _handler_for(state: ProviderServer) -> type[BaseHTTPRequestHandler]:
             if provider in state.failing_lists:
                 self._error(provider, 500, "internal error")
                 return
-            files = state.listed(provider)
+            with state._lock:
+                hidden = set(state.unlisted)
+            files = [f for f in state.listed(provider) if f.file_id not in hidden]
             with state._lock:
                 state.list_pages.append(provider)
             if provider == "openai":

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import attrs
 import pytest
 
 pytest.importorskip("anthropic")
@@ -475,3 +476,253 @@ def test_the_same_content_after_a_deleted_unanswered_upload_goes_up_under_its_to
     assert token_of(server.uploads_of("openai")[-1].file_name) == kept.upload_token
     copy = row(store, "openai")
     assert copy is not None and copy.state is CopyState.READY and copy.file_id == ref.file_id
+
+
+class SlowSource(io.RawIOBase):
+    """A file object over ``inner`` whose every read takes ``pause`` seconds: a slow network."""
+
+    def __init__(self, inner: BinaryIO, pause: float) -> None:
+        super().__init__()
+        self._inner = inner
+        self._pause = pause
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        time.sleep(self._pause)
+        return self._inner.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._inner.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+
+class SlowOpenAI(OpenAIFiles):
+    """The OpenAI adapter streaming its uploads slowly (0.1 s a 64 KiB read)."""
+
+    def upload(self, source: BinaryIO, size: int, file_name: str, mime_type: str) -> Any:
+        return super().upload(SlowSource(source, 0.1), size, file_name, mime_type)  # type: ignore[arg-type]
+
+
+LEASES = ProviderTimings(lease=1.0, renew_every=0.2, look_after=0.5, look_every=0.2, wait=20)
+
+
+def memory_or_sqlite(kind: str, tmp_path: Path) -> tuple[DocBinder, Any]:
+    """A binder on the real clock and its unit-of-work factory: in memory, or SQLite on disk."""
+    if kind == "memory":
+        store = MemoryMetadataStore()
+        return wire_binder(store.unit_of_work, MemoryBlobStore()), store.unit_of_work
+    binder = sqlite_binder(tmp_path)
+    return binder, binder.provide_file._uow  # the test reads the row itself
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_live_slow_upload_renews_its_claim_and_keeps_it_past_the_lease(
+    tmp_path: Path, server: ProviderServer, kind: str
+) -> None:
+    import threading
+
+    binder, uow = memory_or_sqlite(kind, tmp_path)
+    binder.providers.register(SlowOpenAI(server.openai_client(), "main"))
+    binder.provide_file.timings = LEASES
+    big = os.urandom(2 * 1024 * 1024)  # 32 reads of 64 KiB: about 3 s, three leases
+    file_id = binder.store_file(ALICE, "big.pdf", big, mime_type=MIME).item.id
+    key = ProviderCopyKey(hashlib.sha256(big).hexdigest(), "openai", "main", ALICE.scope)
+    results: list[Any] = []
+    uploader = threading.Thread(
+        target=lambda: results.append(binder.provide_file(ALICE, file_id, "openai", "main"))
+    )
+    uploader.start()
+    claimed = None
+    while claimed is None:
+        with uow() as u:
+            claimed = u.provider_copies.get(key)
+        time.sleep(0.01)
+    started = time.monotonic()
+    waiter = binder.provide_file(ALICE, file_id, "openai", "main")  # waits for the live upload
+    assert time.monotonic() - started > LEASES.lease  # it waited longer than a lease
+    uploader.join(timeout=30)
+    (first,) = results
+    assert first.uploaded is True and waiter.file_id == first.file_id and not waiter.uploaded
+    assert len(server.uploads_of("openai")) == 1  # never taken over, never uploaded twice
+    assert server.list_pages.count("openai") == 0  # no listing while the uploader renews
+    with uow() as u:
+        ready = u.provider_copies.get(key)
+    assert ready is not None and ready.state is CopyState.READY
+
+
+def test_a_claim_whose_uploader_never_renews_is_taken_over_after_the_lease(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, clock: MovableClock
+) -> None:
+    others = strangers(server, "openai")
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    key = ProviderCopyKey(SHA, "openai", "main", ALICE.scope)
+    dead = ProviderCopy(
+        key, "uploading", "dead-claim", clock.now(), size=len(PDF), upload_token="t-dead"
+    )
+    with store.unit_of_work() as u:  # an uploader that crashed before the provider stored anything
+        assert u.provider_copies.claim(dead) is None
+        u.commit()
+    binder.provide_file.timings = attrs.evolve(LEASES, wait=10)
+    started = time.monotonic()
+    ref = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert LEASES.lease < time.monotonic() - started < 8  # a lease, not the 600 s stale time
+    assert ref.uploaded is True
+    assert server.list_pages.count("openai") >= 1  # listed for the token before taking it over
+    (upload,) = server.uploads_of("openai")
+    assert token_of(upload.file_name) == "t-dead"  # under the dead claim's token
+    copy = row(store, "openai")
+    assert copy is not None and copy.state is CopyState.READY and copy.file_id == ref.file_id
+    assert all(server.holds("openai", f) for f in others)
+
+
+def test_a_claim_is_not_taken_over_while_the_listing_fails(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, clock: MovableClock
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    key = ProviderCopyKey(SHA, "openai", "main", ALICE.scope)
+    dead = ProviderCopy(key, "uploading", "dead-claim", clock.now(), upload_token="t-dead")
+    with store.unit_of_work() as u:
+        u.provider_copies.claim(dead)
+        u.commit()
+    server.failing_lists.add("openai")
+    binder.provide_file.timings = attrs.evolve(LEASES, wait=10)
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    assert server.uploads_of("openai") == [] and row(store, "openai") == dead
+
+
+def test_a_killed_upload_that_stored_nothing_is_taken_over_after_the_lease(
+    tmp_path: Path, server: ProviderServer
+) -> None:
+    binder = sqlite_binder(tmp_path)
+    binder.providers.register(clients(server)["openai"])
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    assert _child(tmp_path, server, file_id, "before") == -9
+    binder.provide_file.timings = attrs.evolve(LEASES, wait=10)  # stale_after stays 600 s
+    started = time.monotonic()
+    ref = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert time.monotonic() - started < 8
+    assert ref.uploaded is True and len(server.uploads_of("openai")) == 1
+
+
+def test_the_renewal_must_be_shorter_than_the_lease() -> None:
+    with pytest.raises(ValueError, match="renew_every"):
+        ProviderTimings(lease=5.0, renew_every=5.0)
+    with pytest.raises(ValueError, match="renew_every"):
+        ProviderTimings(renew_every=0)
+
+
+def late_duplicate(binder: DocBinder, server: ProviderServer, provider: str) -> tuple[str, Any]:
+    """A ready copy whose token also names an earlier upload the provider listed only later.
+
+    The first upload is stored, its answer lost and the listing does not show it; the next
+    call finds nothing and uploads again under the row's token. Returns the file id and the
+    first upload (now listed).
+    """
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    server.drop_answers(provider, listed=False)
+    with pytest.raises(ProviderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    ref = binder.provide_file(ALICE, file_id, provider, "main")
+    (first,) = server.dropped
+    assert ref.uploaded is True and ref.file_id != first.file_id
+    assert token_of(server.uploads_of(provider)[-1].file_name) == token_of(first.file_name)
+    server.unlisted.clear()  # the provider lists the first upload now
+    return file_id, first
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_deleting_the_file_deletes_a_late_duplicate_of_its_ready_copy_and_nothing_else(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
+) -> None:
+    others = strangers(server, provider)
+    file_id, first = late_duplicate(binder, server, provider)
+    ready = row(store, provider)
+    assert ready is not None and ready.state is CopyState.READY and ready.file_id != first.file_id
+    binder.delete_file(ALICE, file_id)
+    assert not server.holds(provider, ready.file_id)  # the recorded copy
+    assert not server.holds(provider, first.file_id)  # and the one named with its token
+    assert row(store, provider) is None
+    assert all(server.holds(provider, f) for f in others)
+
+
+def test_a_failed_listing_keeps_a_ready_copys_row_for_gc(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id, first = late_duplicate(binder, server, "anthropic")
+    server.failing_lists.add("anthropic")
+    binder.delete_file(ALICE, file_id)
+    kept = row(store, "anthropic")
+    assert kept is not None and kept.state is CopyState.DELETING
+    assert server.holds("anthropic", first.file_id)
+    server.failing_lists.clear()
+    report = binder.collect_garbage(dry_run=False)
+    assert (report.provider_copies_deleted, report.provider_copies_kept) == (1, 0)
+    assert not server.holds("anthropic", first.file_id) and row(store, "anthropic") is None
+
+
+def test_a_copy_uploaded_again_after_the_provider_lost_it_keeps_the_rows_token(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore
+) -> None:
+    file_id, first = late_duplicate(binder, server, "openai")
+    ready = row(store, "openai")
+    assert ready is not None and ready.file_id is not None
+    server.forget("openai", ready.file_id)  # deleted in the provider's console
+    again = binder.provide_file(ALICE, file_id, "openai", "main")
+    assert again.uploaded is True
+    assert token_of(server.uploads_of("openai")[-1].file_name) == ready.upload_token
+    binder.delete_file(ALICE, file_id)
+    assert not server.holds("openai", again.file_id)
+    assert not server.holds("openai", first.file_id)  # still found under the one token
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_gc_lists_an_account_once_for_all_its_copies_to_delete(
+    store: MemoryMetadataStore, clock: MovableClock, provider: str
+) -> None:
+    with ProviderServer() as busy:  # pages of 100, as Gemini's largest
+        binder = make_binder(store, clock, busy)
+        for i in range(250):  # an account with many files of others
+            busy.store(provider, f"other-{i}.pdf", b"x", MIME)
+        scope, rows, held = ALICE.scope, [], []
+        for i in range(8):
+            token = f"tok-{i}-{provider}"
+            sha = hashlib.sha256(f"{i}".encode()).hexdigest()
+            key = ProviderCopyKey(sha, provider, "main", scope)
+            rows.append(ProviderCopy(key, "deleting", f"c{i}", clock.now(), upload_token=token))
+            held.append(busy.store(provider, marked_name(f"f{i}.pdf", token), b"y", MIME).file_id)
+        with store.unit_of_work() as u:
+            for copy in rows:
+                u.provider_copies.claim(copy)
+            u.commit()
+        pages = len(busy.list_pages)
+        report = binder.collect_garbage(dry_run=False)
+        assert report.provider_copies_deleted == 8 and report.provider_copies_kept == 0
+        assert not any(busy.holds(provider, f) for f in held)
+        assert len(busy.listed(provider)) == 250  # the others' files stay
+        # 258 files, 100 a page: one listing is 3 pages (one listing per copy made it 24)
+        assert len(busy.list_pages) - pages == 3
+
+
+def test_an_earlier_copy_about_to_expire_is_not_adopted_after_a_lost_answer(
+    store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer
+) -> None:
+    binder = make_binder(store, clock, server)
+    binder.providers.register(OpenAIFiles(server.openai_client(), "main", expires_after=3600))
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    old = binder.provide_file(ALICE, file_id, "openai", "main")
+    clock.at += timedelta(seconds=3600 - 120)  # within the 300 s margin of its expiry
+    server.drop_answers("openai", listed=False)
+    with pytest.raises(ProviderError):  # the listing shows only the expiring copy
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    lost = row(store, "openai")
+    assert lost is not None and lost.state is CopyState.LOST and lost.file_id != old.file_id
+    assert server.holds("openai", old.file_id)  # left to expire: a model call may still name it
+    assert lost.upload_token == token_of(server.dropped[-1].file_name)

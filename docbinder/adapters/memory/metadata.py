@@ -1048,6 +1048,18 @@ class MemoryProviderCopyRepository:
             self._set(key, None)
             return True
 
+    def renew(self, key: ProviderCopyKey, expected_claim: str, at: datetime) -> bool:
+        with self._s.lock:
+            there = self._s.provider_copies.get(key)
+            if (
+                there is None
+                or there.claim != expected_claim
+                or there.state is not CopyState.UPLOADING
+            ):
+                return False
+            self._set(key, attrs.evolve(there, claimed_at=at))
+            return True
+
     def of_content(self, scope: Scope, sha256: str) -> builtins.list[ProviderCopy]:
         with self._s.lock:
             found = [

@@ -18,6 +18,7 @@ and Messages).
 from __future__ import annotations
 
 import base64
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from docbinder.adapters.providers import is_image
@@ -72,14 +73,23 @@ class AnthropicFiles:
 
     def find(self, token: str) -> list[UploadedCopy]:
         """Every file whose ``filename`` carries ``token``: all pages of ``GET /v1/files``."""
+        return self.find_many([token])[token]
+
+    def find_many(self, tokens: Collection[str]) -> dict[str, list[UploadedCopy]]:
+        """The files of each of ``tokens``, from one pass over all pages of ``GET /v1/files``.
+
+        Anthropic's listing takes no filter by name, so one pass serves every
+        token of a reconciliation (ADR 0132).
+        """
+        found: dict[str, list[UploadedCopy]] = {token: [] for token in tokens}
         try:
-            return [
-                UploadedCopy(f.id, None, f.expires_at, f.filename)
-                for f in self._client.files.list(limit=1000)
-                if token_of(f.filename) == token
-            ]
+            for f in self._client.files.list(limit=1000):
+                token = token_of(f.filename)
+                if token in found:
+                    found[token].append(UploadedCopy(f.id, None, f.expires_at, f.filename))
         except anthropic.APIError as err:
             raise _error("list", err) from err
+        return found
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1/files/{id}``: ``False`` on 404."""

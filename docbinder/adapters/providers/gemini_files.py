@@ -14,6 +14,7 @@ bytes from the file object in chunks of 8 MiB, one request each. The file's
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC
 from typing import Any, BinaryIO, cast
 
@@ -75,16 +76,25 @@ class GeminiFiles:
 
     def find(self, token: str) -> list[UploadedCopy]:
         """Every file whose ``displayName`` carries ``token``: all pages of ``GET /v1beta/files``."""
+        return self.find_many([token])[token]
+
+    def find_many(self, tokens: Collection[str]) -> dict[str, list[UploadedCopy]]:
+        """The files of each of ``tokens``, from one pass over all pages of ``GET /v1beta/files``.
+
+        Gemini's listing takes only ``pageSize`` and ``pageToken``, so one
+        pass serves every token of a reconciliation (ADR 0132).
+        """
+        found: dict[str, list[UploadedCopy]] = {token: [] for token in tokens}
         try:
-            return [
-                _copy(f)
-                for f in self._client.files.list(config=types.ListFilesConfig(page_size=100))
-                if f.name and token_of(f.display_name) == token
-            ]
+            for f in self._client.files.list(config=types.ListFilesConfig(page_size=100)):
+                token = token_of(f.display_name)
+                if f.name and token in found:
+                    found[token].append(_copy(f))
         except genai_errors.APIError as err:
             raise _error("list", err) from err
         except _TRANSPORT as err:
             raise ProviderError(f"Gemini file list failed: {err!r}", provider=_NAME) from err
+        return found
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1beta/{name}``: ``False`` on 404."""

@@ -16,6 +16,7 @@ Source of the shapes: the SDK's ``FileObject``, ``FileDeleted``,
 from __future__ import annotations
 
 import base64
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -67,14 +68,23 @@ class OpenAIFiles:
 
     def find(self, token: str) -> list[UploadedCopy]:
         """Every ``user_data`` file whose ``filename`` carries ``token``: all pages of ``GET /v1/files``."""
+        return self.find_many([token])[token]
+
+    def find_many(self, tokens: Collection[str]) -> dict[str, list[UploadedCopy]]:
+        """The files of each of ``tokens``, from one pass over all pages of ``GET /v1/files``.
+
+        OpenAI filters a listing by ``purpose`` only, never by name, so one
+        pass serves every token of a reconciliation (ADR 0132).
+        """
+        found: dict[str, list[UploadedCopy]] = {token: [] for token in tokens}
         try:
-            return [
-                _copy(f)
-                for f in self._client.files.list(purpose="user_data")
-                if token_of(f.filename) == token
-            ]
+            for f in self._client.files.list(purpose="user_data"):
+                token = token_of(f.filename)
+                if token in found:
+                    found[token].append(_copy(f))
         except openai.APIError as err:
             raise _error("list", err) from err
+        return found
 
     def exists(self, file_id: str) -> bool:
         """``GET /v1/files/{id}``: ``False`` on 404."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -64,6 +65,19 @@ class SqlProviderCopyRepository:
         with translating():
             result = self._session.execute(
                 sa.delete(provider_copies).where(*_where_key(key), _C.claim == expected_claim)
+            )
+        return rowcount(result) > 0
+
+    def renew(self, key: ProviderCopyKey, expected_claim: str, at: datetime) -> bool:
+        with translating():
+            result = self._session.execute(
+                sa.update(provider_copies)
+                .where(
+                    *_where_key(key),
+                    _C.claim == expected_claim,
+                    _C.state == CopyState.UPLOADING.value,
+                )
+                .values(claimed_at=at)
             )
         return rowcount(result) > 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
+from datetime import datetime
 from typing import Any
 
 from docbinder.adapters.sql.provider_rows import copy_from_row, copy_row, key_columns
@@ -93,6 +94,17 @@ class SqliteProviderCopyRepository:
                 self._session.rowcount(
                     f"DELETE FROM provider_copies WHERE {_KEY} AND claim = ?",
                     (*_key(key), expected_claim),
+                )
+                > 0
+            )
+
+    def renew(self, key: ProviderCopyKey, expected_claim: str, at: datetime) -> bool:
+        with translating(), self._session.one_statement():
+            return (
+                self._session.rowcount(
+                    f"UPDATE provider_copies SET claimed_at = ? WHERE {_KEY} AND claim = ? "
+                    "AND state = ?",
+                    (sqlite_utc_text(at), *_key(key), expected_claim, CopyState.UPLOADING.value),
                 )
                 > 0
             )

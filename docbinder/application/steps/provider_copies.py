@@ -13,20 +13,23 @@ no answer yet has no file id: the provider's files named with its upload
 token are listed and deleted, and the row stays until the provider lists
 none of them for :attr:`ProviderCopyCleaner.settle` after the upload's claim
 (absence is not trusted while the upload may still be in flight, ADR 0125).
+A ``ready`` copy's files named with its token besides the recorded one (a lost
+upload the provider listed late) go with it (ADR 0131); one listing per
+provider and account serves all the copies of a pass (ADR 0132).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import timedelta
 
 import attrs
 
 from docbinder.domain.errors import ConfigurationError, InvalidInput, ProviderError
 from docbinder.domain.model import FileItem, is_valid_id
-from docbinder.domain.providers import CopyState, Provider, ProviderCopy
+from docbinder.domain.providers import CopyState, Provider, ProviderCopy, UploadedCopy
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.providers import ProviderFiles
 from docbinder.ports.system import Clock, IdFactory
@@ -77,6 +80,28 @@ class ProviderRegistry:
             return sorted(self._clients, key=lambda k: (k[0].value, k[1]))
 
 
+_Account = tuple[Provider, str]
+_Listing = Mapping[str, list[UploadedCopy]]
+
+
+def find_tokens(client: ProviderFiles, tokens: Collection[str]) -> dict[str, list[UploadedCopy]]:
+    """The files of ``client``'s account named with each of ``tokens`` (every token a key).
+
+    A client with ``find_many`` (the shipped adapters) lists the account
+    once for all of them; another client's ``find`` is called once per token
+    (ADR 0132). Raises :class:`ProviderError` when a listing fails: a
+    listing that could not be read is never taken for an empty one.
+    """
+    wanted = sorted(set(tokens))
+    if not wanted:
+        return {}
+    many = getattr(client, "find_many", None)
+    if many is None:
+        return {token: client.find(token) for token in wanted}
+    found = many(wanted)
+    return {token: list(found.get(token, [])) for token in wanted}
+
+
 @attrs.frozen
 class CleanupReport:
     """What one pass of deleting provider copies did: counts of copies."""
@@ -104,7 +129,7 @@ class ProviderCopyCleaner:
         self._clock = clock
         self._ids = ids
         self.settle = settle
-        """How long after an unanswered upload's claim an empty listing is believed (``stale_after``)."""
+        """How long after an unanswered upload's last renewal an empty listing is believed (``stale_after``)."""
 
     def mark(self, uow: UnitOfWork, item: FileItem) -> list[ProviderCopy]:
         """In the deleting unit ``uow``: mark every copy of ``item``'s content in its tenant ``deleting``.
@@ -112,7 +137,8 @@ class ProviderCopyCleaner:
         Returns the marked copies (pass them to :meth:`delete_marked` after the commit).
         A copy being uploaded is marked too: its uploader's compare-and-set then
         fails and it deletes what it uploaded. Such a mark keeps the upload's
-        token and the time of its claim (what :attr:`settle` counts from).
+        token and the time of its claim's last renewal (what :attr:`settle`
+        counts from; ADR 0130).
         """
         marked: list[ProviderCopy] = []
         for copy in uow.provider_copies.of_content(item.scope, item.sha256):
@@ -131,10 +157,16 @@ class ProviderCopyCleaner:
         return marked
 
     def delete_marked(self, copies: Sequence[ProviderCopy]) -> CleanupReport:
-        """Delete each marked copy at its provider, then its row; failures keep the row (logged)."""
+        """Delete each marked copy at its provider, then its row; failures keep the row (logged).
+
+        The files named with the copies' upload tokens are listed once per
+        provider and account for all of them (:func:`find_tokens`, ADR 0132),
+        not once per copy.
+        """
+        listings = self._listings(copies)
         deleted = gone = kept = 0
         for copy in copies:
-            outcome = self.delete_one(copy)
+            outcome = self._delete(copy, listings)
             if outcome is None:
                 kept += 1
             elif outcome:
@@ -145,6 +177,48 @@ class ProviderCopyCleaner:
 
     def delete_one(self, copy: ProviderCopy) -> bool | None:
         """Delete one ``deleting`` copy: ``True`` deleted, ``False`` already gone, ``None`` kept for later."""
+        return self._delete(copy, self._listings([copy]))
+
+    def _listings(self, copies: Sequence[ProviderCopy]) -> dict[_Account, _Listing | None]:
+        """For each registered provider and account among ``copies``: its files by upload token.
+
+        One listing per account for all the tokens of ``copies`` there;
+        ``None`` for an account whose listing failed (logged).
+        """
+        wanted: dict[_Account, set[str]] = {}
+        for copy in copies:
+            if copy.upload_token is not None:
+                where = (copy.key.provider, copy.key.account)
+                wanted.setdefault(where, set()).add(copy.upload_token)
+        listings: dict[_Account, _Listing | None] = {}
+        for (provider, account), tokens in wanted.items():
+            client = self._registry.find(provider, account)
+            if client is None:
+                continue
+            try:
+                listings[(provider, account)] = find_tokens(client, tokens)
+            except ProviderError as err:
+                log.warning(
+                    "could not list %s files of account %s: %s", provider.value, account, err
+                )
+                listings[(provider, account)] = None
+        return listings
+
+    def _delete(
+        self, copy: ProviderCopy, listings: Mapping[_Account, _Listing | None]
+    ) -> bool | None:
+        """Delete ``copy``'s file and every file named with its token, then its row (ADR 0107, 0131).
+
+        The files named with the row's upload token are provably this row's
+        (the token is one only this row was given): besides the recorded
+        ``file_id`` they are uploads whose answer was lost and that the
+        provider listed only later. ``True`` if something was deleted;
+        ``False`` if nothing was there (for a row without file id: the
+        provider lists none and the upload's claim is older than
+        :attr:`settle`); ``None`` (the row stays for ``gc``) if no client is
+        registered, a delete or the listing failed, or the listing is empty
+        while an unanswered upload may still be in flight.
+        """
         client = self._registry.find(copy.key.provider, copy.key.account)
         if client is None:
             log.warning(
@@ -161,38 +235,32 @@ class ProviderCopyCleaner:
             except ProviderError as err:
                 log.warning("provider copy %s kept: the delete failed: %s", copy.file_id, err)
                 return None
-        elif copy.upload_token is not None:
-            found = self._delete_unanswered(client, copy)
-            if found is None:
+        if copy.upload_token is not None:
+            listing = listings.get((copy.key.provider, copy.key.account))
+            if listing is None:
+                log.warning("provider copy of upload %s kept: no listing", copy.upload_token)
                 return None
-            existed = found
+            others = [f for f in listing.get(copy.upload_token, []) if f.file_id != copy.file_id]
+            try:
+                deleted = [client.delete(f.file_id) for f in others]
+            except ProviderError as err:
+                log.warning("provider copy of upload %s kept: %s", copy.upload_token, err)
+                return None
+            if others:
+                log.info(
+                    "deleted %d more %s file(s) of upload %s",
+                    len(others),
+                    copy.key.provider.value,
+                    copy.upload_token,
+                )
+                existed = existed or any(deleted)
+            elif copy.file_id is None and self._clock.now() - copy.claimed_at < self.settle:
+                log.info("unanswered upload %s kept: it may still be in flight", copy.upload_token)
+                return None
         with self._uow() as uow:
             uow.provider_copies.remove(copy.key, copy.claim)
             uow.commit()
         return existed
-
-    def _delete_unanswered(self, client: ProviderFiles, copy: ProviderCopy) -> bool | None:
-        """Delete the files named with the token of an upload that had no answer when its FileItem went.
-
-        They are provably this row's: the token is one only this row was given.
-        ``True`` if some were deleted; ``False`` if the provider lists none
-        and the upload's claim is older than :attr:`settle`; ``None`` (keep
-        the row) if the listing or a delete failed, or the listing is empty
-        while the upload may still be in flight.
-        """
-        assert copy.upload_token is not None
-        try:
-            found = client.find(copy.upload_token)
-            deleted = [client.delete(f.file_id) for f in found]
-        except ProviderError as err:
-            log.warning("unanswered upload %s kept: %s", copy.upload_token, err)
-            return None
-        if found:
-            return any(deleted)
-        if self._clock.now() - copy.claimed_at < self.settle:
-            log.info("unanswered upload %s kept: it may still be in flight", copy.upload_token)
-            return None
-        return False
 
     def retry(self, limit: int = 1000) -> CleanupReport:
         """Try again to delete up to ``limit`` copies still marked ``deleting`` (what ``gc`` runs)."""

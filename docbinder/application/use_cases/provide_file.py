@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -15,7 +16,7 @@ from docbinder.application.steps.blob_file import BlobFile
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.audit import AuditAction
-from docbinder.domain.errors import ProviderError, ProviderUploadForbidden
+from docbinder.domain.errors import ProviderError, ProviderUploadForbidden, StorageError
 from docbinder.domain.model import FileItem, Principal, Scope
 from docbinder.domain.providers import (
     CopyState,
@@ -49,14 +50,20 @@ class ProviderTimings:
     """How the bridge waits: all in seconds.
 
     ``wait``: longest a caller waits for another caller's upload of the same
-    key; ``stale_after``: a claim older than this is taken over (its uploader
-    is taken to have died), after the provider's files were looked through
-    for its upload; ``margin``: a copy that expires within this is uploaded
-    again rather than handed out; ``poll``: pause between looks at the row;
-    ``look_after``: a waiting caller looks for the upload of a claim older
-    than this at the provider (a listing), so an upload whose uploader died
-    after the provider stored it is adopted then, not after ``stale_after``;
-    ``look_every``: pause between two such listings of one caller (ADR 0126).
+    key; ``renew_every``: the uploader renews its claim's lease this often
+    while its upload runs (ADR 0130); ``lease``: a claim this caller has
+    seen unrenewed for this long is taken to be dead and taken over, after
+    a listing of the provider's files that found no copy for its token;
+    ``stale_after``: a claim older than this by the clocks is taken over the
+    same way (rows of uploaders that do not renew); ``margin``: a copy that
+    expires within this is uploaded again rather than handed out; ``poll``:
+    pause between looks at the row; ``look_after``: a waiting caller that has
+    seen a claim unrenewed for this long, or whose last renewal is this old
+    by the clocks, looks for its upload at the provider (a listing), so an
+    upload whose uploader died after the provider stored it is adopted then
+    (ADR 0126); ``look_every``: pause between two such listings of one
+    caller. ``renew_every`` must be positive and shorter than ``lease``
+    (:class:`ValueError` otherwise).
     """
 
     wait: float = 120.0
@@ -65,6 +72,15 @@ class ProviderTimings:
     poll: float = 0.05
     look_after: float = 10.0
     look_every: float = 5.0
+    lease: float = 30.0
+    renew_every: float = 5.0
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 < self.renew_every < self.lease:
+            raise ValueError(
+                f"renew_every ({self.renew_every:g} s) must be positive and shorter than "
+                f"lease ({self.lease:g} s)"
+            )
 
 
 def _refused(err: ProviderError) -> bool:
@@ -87,9 +103,78 @@ def _longest_lived(found: list[UploadedCopy]) -> UploadedCopy:
 
 @attrs.define
 class _Looks:
-    """When one waiting caller may next list the provider's files (monotonic seconds)."""
+    """What one waiting caller saw of the claim it waits on (monotonic seconds).
+
+    ``next_at``: when it may next list the provider's files; ``seen``: the
+    claim token and renewal time it last saw, ``seen_since`` since when it
+    has seen them unchanged. Silence is measured on this caller's own
+    monotonic clock, so clocks that differ between hosts do not make a live
+    claim look dead (ADR 0130).
+    """
 
     next_at: float = 0.0
+    seen: tuple[str, datetime] | None = None
+    seen_since: float = 0.0
+
+    def silence(self, there: ProviderCopy) -> float:
+        """Seconds this caller has seen ``there``'s claim without a renewal (0 on a change)."""
+        now = time.monotonic()
+        current = (there.claim, there.claimed_at)
+        if current != self.seen:
+            self.seen = current
+            self.seen_since = now
+        return now - self.seen_since
+
+
+class _Renewal:
+    """Renews one upload's claim every ``every`` seconds in a thread, until the block ends (ADR 0130).
+
+    Each renewal is one short unit of work
+    (:meth:`~docbinder.ports.metadata.ProviderCopyRepository.renew`) setting
+    the row's ``claimed_at`` to the clock's time. A renewal that finds the
+    claim gone (taken over, the FileItem deleted) stops the renewals; one
+    that fails (:class:`~docbinder.domain.errors.StorageError`) is logged and
+    tried again at the next tick.
+    """
+
+    def __init__(
+        self, uow_factory: UnitOfWorkFactory, clock: Clock, copy: ProviderCopy, every: float
+    ) -> None:
+        self._uow = uow_factory
+        self._clock = clock
+        self._copy = copy
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="docbinder-provider-lease", daemon=True
+        )
+        self.renewals = 0
+        """Renewals that took effect."""
+
+    def __enter__(self) -> _Renewal:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        key, claim = self._copy.key, self._copy.claim
+        while not self._stop.wait(self._every):
+            try:
+                with self._uow() as uow:
+                    renewed = uow.provider_copies.renew(key, claim, self._clock.now())
+                    uow.commit()
+            except StorageError as err:  # the database may answer again at the next tick
+                log.warning("could not renew the upload claim at %s: %s", key.provider.value, err)
+                continue
+            if not renewed:
+                log.info(
+                    "the upload claim at %s is no longer ours: renewals stop", key.provider.value
+                )
+                return
+            self.renewals += 1
 
 
 class ProvideFile:
@@ -101,7 +186,9 @@ class ProvideFile:
     provider keeps it; one that expired, or that the provider no longer has
     (404 on ``retrieve`` with ``verify``), is uploaded again transparently.
     Concurrent callers for one key upload once: the first inserts the key's
-    row (the upload's claim), the others wait for it (ADR 0105).
+    row (the upload's claim) and renews it while it uploads, the others wait
+    for it; a claim a waiter sees unrenewed for ``timings.lease`` is taken
+    over after a listing found no copy of it (ADR 0105, 0130).
 
     Uploads stream from the blob store (:class:`~docbinder.application.steps.blob_file.BlobFile`)
     under a name carrying the row's upload token
@@ -246,15 +333,22 @@ class ProvideFile:
             ):
                 return _ref(there, item, uploaded=False)
             log.info("provider copy %s expired or gone: uploading again", there.file_id)
-            return self._take_over(principal, client, item, there, mine)
+            # under the row's token: every copy the row ever had stays findable (ADR 0131)
+            return self._take_over(principal, client, item, there, _same_token(mine, there))
         if there.state is CopyState.LOST:
             # no one uploads: look for the lost upload, else upload under its token
             return self._reconcile(principal, client, item, there, mine, upload=True)
+        # uploading: its uploader renews the claim while it is alive (ADR 0130)
+        silent = looks.silence(there)
         age = (now - there.claimed_at).total_seconds()
-        if age > self.timings.stale_after:
-            log.warning("taking over a stale upload claim of %s", key.provider.value)
+        if silent > self.timings.lease or age > self.timings.stale_after:
+            log.warning(
+                "taking over an upload claim of %s not renewed for %.0f s",
+                key.provider.value,
+                max(silent, age),
+            )
             return self._reconcile(principal, client, item, there, mine, upload=True)
-        if age > self.timings.look_after and time.monotonic() >= looks.next_at:
+        if max(silent, age) > self.timings.look_after and time.monotonic() >= looks.next_at:
             looks.next_at = time.monotonic() + self.timings.look_every
             try:
                 return self._reconcile(principal, client, item, there, mine, upload=False)
@@ -279,12 +373,22 @@ class ProvideFile:
         Raises :class:`ProviderError` when the listing fails: a listing that
         could not be read proves nothing, and the row is left as it is.
         """
-        found = [] if there.upload_token is None else client.find(there.upload_token)
+        found = [] if there.upload_token is None else self._fresh(client.find(there.upload_token))
         if found:
             return self._adopt(principal, client, item, there, found, uploaded=False)
         if not upload:
             return None
         return self._take_over(principal, client, item, there, _same_token(mine, there))
+
+    def _fresh(self, found: list[UploadedCopy]) -> list[UploadedCopy]:
+        """The copies of ``found`` the provider keeps past the margin: the ones worth adopting.
+
+        A row's earlier copy under the same token that expires within the
+        margin is left to expire: it may still be named by a model call.
+        """
+        now = self._clock.now()
+        margin = timedelta(seconds=self.timings.margin)
+        return [c for c in found if c.expires_at is None or c.expires_at - margin > now]
 
     def _adopt(
         self,
@@ -388,7 +492,10 @@ class ProvideFile:
         assert mine.upload_token is not None
         name = marked_name(item.file_name, mine.upload_token)
         try:
-            with BlobFile(self._blobs, item.blob_key, item.size) as source:
+            with (
+                self._renewing(mine),
+                BlobFile(self._blobs, item.blob_key, item.size) as source,
+            ):
                 uploaded = client.upload(cast(BinaryIO, source), item.size, name, item.mime_type)
         except ProviderError as err:
             if _refused(err):
@@ -452,14 +559,20 @@ class ProvideFile:
             err,
         )
         try:
-            found = client.find(mine.upload_token)
+            with self._renewing(mine):  # a listing of many pages takes a while
+                found = client.find(mine.upload_token)
         except ProviderError as listing:
             log.warning("could not list %s files: %s", mine.key.provider.value, listing)
             found = []
+        found = self._fresh(found)
         if found:
             return self._adopt(principal, client, item, mine, found, uploaded=True)
         self._mark_lost(mine)
         return False
+
+    def _renewing(self, mine: ProviderCopy) -> _Renewal:
+        """The renewal of ``mine``'s lease while a block runs (ADR 0130)."""
+        return _Renewal(self._uow, self._clock, mine, self.timings.renew_every)
 
     def _mark_lost(self, mine: ProviderCopy) -> None:
         """Leave the row ``lost``, token kept: no one uploads, the next caller looks before uploading."""
