@@ -226,7 +226,7 @@ def _sql_link_ledger(metadata: Any) -> Any:
     if isinstance(metadata, SqliteMetadata):
         from docbinder.adapters.sqlite.links import SqliteLinkLedger
 
-        return SqliteLinkLedger(metadata.session)
+        return SqliteLinkLedger(metadata.session, metadata.engine)
     from docbinder.adapters.sql.links import SqlLinkLedger
 
     return SqlLinkLedger(metadata.engine)

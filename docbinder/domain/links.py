@@ -104,10 +104,21 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
+_JSON = json.JSONDecoder()
+
+
 def _unb64(text: str) -> bytes:
-    if not text or not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+    """The bytes of unpadded base64url ``text`` (RFC 4648 §5); :class:`ValueError` for anything else.
+
+    Only ``A-Z a-z 0-9 - _`` are accepted: ``+``, ``/`` and ``=`` are refused here,
+    every other character by ``binascii``'s strict mode after ``-_`` became
+    ``+/`` (a redemption decodes two of these).
+    """
+    if not text or not text.isascii() or "+" in text or "/" in text or "=" in text:
         raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    padded = (text + "=" * (-len(text) % 4)).encode("ascii").translate(_FROM_URLSAFE)
+    return binascii.a2b_base64(padded, strict_mode=True)
 
 
 @attrs.frozen
@@ -122,6 +133,7 @@ class LinkKeys:
 
     keys: Mapping[str, bytes]
     current: str
+    _macs: dict[str, Any] = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.keys:
@@ -138,6 +150,9 @@ class LinkKeys:
                 )
         if self.current not in self.keys:
             raise ConfigurationError(f"link_keys: the signing key {self.current!r} is not listed")
+        for kid, secret in self.keys.items():
+            # Keyed once: each MAC copies the state after the key (RFC 2104's inner and outer pads).
+            self._macs[kid] = hmac.new(secret, digestmod="sha256")
 
     @classmethod
     def parse(cls, text: str) -> LinkKeys:
@@ -179,8 +194,11 @@ class LinkKeys:
         return cls(keys, next(iter(keys)))
 
     def mac(self, kid: str, payload: str) -> bytes:
-        """HMAC-SHA256 of ``payload`` under key ``kid`` (:class:`KeyError` for an unknown id)."""
-        return hmac.digest(self.keys[kid], payload.encode("ascii"), "sha256")
+        """HMAC-SHA256 (RFC 2104) of ``payload`` under key ``kid`` (:class:`KeyError` for an unknown id)."""
+        keyed = self._macs[kid].copy()
+        keyed.update(payload.encode("ascii"))
+        digest: bytes = keyed.digest()
+        return digest
 
 
 @attrs.frozen
@@ -274,7 +292,10 @@ def verify_link(token: str, keys: LinkKeys, *, now: datetime) -> LinkClaims:
         raise LinkRefused(LinkRefusal.TAMPERED)
     payload, signature = token.split(".")
     try:
-        data = json.loads(_unb64(payload))
+        text = _unb64(payload).decode("utf-8")
+        data, end = _JSON.raw_decode(text)  # the payload is one JSON value, nothing around it
+        if end != len(text):
+            raise ValueError("trailing data")
         mac = _unb64(signature)
         kid = data["kid"] if isinstance(data, dict) else None
     except (ValueError, KeyError, UnicodeDecodeError):

@@ -10,7 +10,9 @@ machine is refused on every other one.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+from docbinder.ports.metadata import UnitOfWork
 
 
 class LinkLedger(Protocol):
@@ -56,4 +58,19 @@ class LinkLedger(Protocol):
 
     def prune(self, now: datetime) -> int:
         """Drop the marks of links that expired before ``now``; return how many went."""
+        ...
+
+
+@runtime_checkable
+class UnitLinkLedger(Protocol):
+    """A ledger kept in the metadata database that can answer inside a unit of work's transaction.
+
+    A redemption reads the FileItem in a unit anyway; asking the revocation there
+    too saves the ledger a connection and a transaction of its own (ADR 0128).
+    """
+
+    def is_revoked_within(self, uow: UnitOfWork, link_id: str) -> bool:
+        """Whether ``link_id`` is revoked, read in ``uow``'s transaction when ``uow`` is on
+        this ledger's database, else as :meth:`LinkLedger.is_revoked` does.
+        :class:`~docbinder.domain.errors.StorageError` on a storage fault."""
         ...

@@ -124,3 +124,75 @@ class TestMariadbResolutionLog(ResolutionLogContract):
     @pytest.fixture
     def make_log(self, mariadb_backend: SqlBackend) -> MakeLog:
         return _log(mariadb_backend)
+
+
+def test_sqlite_ledger_answers_revocations_inside_a_unit_of_its_database(
+    sqlite_backend: SqlBackend, tmp_path: Path
+) -> None:
+    """ADR 0128: in a unit on its own engine the ledger reads there; any other unit, its own way."""
+    from datetime import UTC, datetime, timedelta
+
+    from docbinder.adapters.sql import migrate
+    from tests.contract.sql_backends import statements_sent
+
+    sqlite_backend.clean()
+    store = SqliteMetadata(sqlite_backend.engine)
+    ledger = SqliteLinkLedger(store.session, sqlite_backend.engine)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    assert ledger.revoke("a" * 32, later)
+    with store.read_unit_of_work() as uow:
+        sent = statements_sent(
+            sqlite_backend.engine,
+            lambda: (
+                ledger.is_revoked_within(uow, "a" * 32),
+                ledger.is_revoked_within(uow, "b" * 32),
+            ),
+        )
+        assert ledger.is_revoked_within(uow, "a" * 32)
+        assert not ledger.is_revoked_within(uow, "b" * 32)
+    assert [s for s, _ in sent if s.startswith("BEGIN")] == ["BEGIN DEFERRED"]
+    other_url = f"sqlite:///{tmp_path / 'other.db'}"
+    migrate(other_url)
+    other = SqliteMetadata.from_url(other_url)
+    try:
+        with other.read_unit_of_work() as foreign:
+            assert ledger.is_revoked_within(foreign, "a" * 32)  # its own database decides
+            assert not ledger.is_revoked_within(foreign, "b" * 32)
+    finally:
+        other.close()
+
+
+def test_a_redemption_on_sqlite_is_one_transaction_and_still_sees_a_revocation(
+    sqlite_backend: SqlBackend,
+) -> None:
+    import base64
+    import hashlib
+
+    from docbinder.adapters.memory import MemoryBlobStore
+    from docbinder.domain.links import LinkKeys, LinkRefused
+    from docbinder.domain.model import Principal
+    from tests.contract.sql_backends import binder_over, statements_sent
+
+    sqlite_backend.clean()
+    store = SqliteMetadata(sqlite_backend.engine)
+    secret = base64.b64encode(hashlib.sha256(b"ledger test key").digest()).decode()
+    binder = binder_over(
+        store,
+        MemoryBlobStore(),
+        link_keys=LinkKeys.parse(f"k1:{secret}"),
+        link_ledger=SqliteLinkLedger(store.session, sqlite_backend.engine),
+        public_url="http://127.0.0.1:9",
+    )
+    try:
+        alice = Principal("alice", "m1")
+        run = binder.start_new_run(alice)
+        produced = run.produce_file("a.txt", b"alpha " * 50)
+        token = run.link_for(produced.item.id, expires_in=600).url.rpartition("/")[2]
+        sent = statements_sent(sqlite_backend.engine, lambda: binder.redeem_link(token))
+        assert [s for s, _ in sent if s.startswith("BEGIN")] == ["BEGIN DEFERRED"]
+        assert any("link_marks" in s for s, _ in sent)
+        binder.revoke_link(alice, token)
+        with pytest.raises(LinkRefused, match="revoked"):
+            binder.redeem_link(token)
+    finally:
+        binder.close()

@@ -16,10 +16,14 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from sqlalchemy.engine import Engine
+
 from docbinder.adapters.sql.links import check_hex
 from docbinder.adapters.sql.schema import sqlite_utc_text
 from docbinder.adapters.sqlite.rows import utc_from_text
 from docbinder.adapters.sqlite.session import SqliteSession, translating
+from docbinder.adapters.sqlite.uow import SqliteUnitOfWork
+from docbinder.ports.metadata import UnitOfWork
 
 _REVOKED = "revoked"
 _USED = "used"
@@ -49,8 +53,11 @@ class SqliteLinkLedger:
     (:meth:`docbinder.adapters.sqlite.SqliteMetadata.session`).
     """
 
-    def __init__(self, session: Callable[[bool], SqliteSession]) -> None:
+    def __init__(
+        self, session: Callable[[bool], SqliteSession], engine: Engine | None = None
+    ) -> None:
         self._session = session
+        self._engine = engine
 
     def _find(self, link_id: str, kind: str) -> str | None:
         session = self._session(False)
@@ -83,6 +90,17 @@ class SqliteLinkLedger:
     def is_revoked(self, link_id: str) -> bool:
         """Whether ``link_id`` is revoked."""
         return self._find(link_id, _REVOKED) is not None
+
+    def is_revoked_within(self, uow: UnitOfWork, link_id: str) -> bool:
+        """Whether ``link_id`` is revoked, read in ``uow``'s transaction when it is a
+        :class:`~docbinder.adapters.sqlite.SqliteUnitOfWork` on this ledger's engine
+        (ADR 0128), else as :meth:`is_revoked`."""
+        if self._engine is not None and isinstance(uow, SqliteUnitOfWork):
+            session = uow.session_on(self._engine)
+            if session is not None:
+                with translating():
+                    return session.one(_FIND, (link_id, _REVOKED)) is not None
+        return self.is_revoked(link_id)
 
     def use_once(self, link_id: str, expires_at: datetime) -> bool:
         """``True`` for the first redemption of ``link_id`` only (the primary key decides)."""

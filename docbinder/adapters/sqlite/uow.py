@@ -83,6 +83,12 @@ class SqliteUnitOfWork:
     def __enter__(self) -> SqliteUnitOfWork:
         return self
 
+    def session_on(self, engine: Engine) -> SqliteSession | None:
+        """This unit's session if it is on ``engine`` (another adapter of the same database
+        reads in its transaction: the link ledger, ADR 0128), else ``None``."""
+        session = self._session
+        return session if session.engine is engine else None
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

@@ -15,7 +15,7 @@ from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobReader, BlobStore, InliningBlobStore, PresigningBlobStore
-from docbinder.ports.links import LinkLedger
+from docbinder.ports.links import LinkLedger, UnitLinkLedger
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
@@ -69,6 +69,7 @@ class RedeemLink:
         self._presigner = blobs if isinstance(blobs, PresigningBlobStore) else None
         self._inliner = blobs if isinstance(blobs, InliningBlobStore) else None
         self._ledger = self.ledger = ledger
+        self._in_unit = ledger if isinstance(ledger, UnitLinkLedger) else None
         self._clock = clock
         self.keys = keys
 
@@ -149,9 +150,13 @@ class RedeemLink:
     ) -> FileItem:
         if claims.audience is not None and audience != claims.audience:
             raise LinkRefused(LinkRefusal.WRONG_AUDIENCE, claims)
-        if self._ledger.is_revoked(claims.link_id):
+        in_unit = self._in_unit
+        if in_unit is None and self._ledger.is_revoked(claims.link_id):
             raise LinkRefused(LinkRefusal.REVOKED, claims)
         with self._uow() as uow:
+            # A ledger in the metadata database answers in the same transaction (ADR 0128).
+            if in_unit is not None and in_unit.is_revoked_within(uow, claims.link_id):
+                raise LinkRefused(LinkRefusal.REVOKED, claims)
             item = uow.files.get(claims.file_id)
         if (
             item is None
