@@ -2266,7 +2266,16 @@ class RetentionRepositoryContract(_MetadataSuite):
             AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=1), "read_content", file_id=read),
             AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=2), "read_bytes", file_id=read),
             AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=3), "attach", file_id=read),
+            # a read that did not happen is no read (ADR 0127)
+            AuditEvent(
+                new_id("e"),
+                BASE_TIME + timedelta(hours=4),
+                "read_content",
+                outcome="blob_missing",
+                file_id=read,
+            ),
             AuditEvent(new_id("e"), BASE_TIME, "store", file_id=unread),
+            AuditEvent(new_id("e"), BASE_TIME, "read_content", outcome="not_read", file_id=unread),
         ]
         with uow() as u:
             u.audit.append(events)
@@ -2328,6 +2337,13 @@ class RetentionRepositoryContract(_MetadataSuite):
                     AuditEvent(new_id("e"), BASE_TIME - day, "attach", file_id=never_read.id),
                     AuditEvent(
                         new_id("e"), BASE_TIME - 8 * day, "read_content", file_id=read_long_ago.id
+                    ),
+                    AuditEvent(
+                        new_id("e"),
+                        BASE_TIME - day,
+                        "read_content",
+                        outcome="not_read",
+                        file_id=read_long_ago.id,
                     ),
                 ]
             )

@@ -963,6 +963,7 @@ class MemoryRetentionRepository:
                 if (
                     e.file_id in wanted
                     and e.action.value in ("read_bytes", "read_content")
+                    and e.outcome == "ok"
                     and (e.file_id not in found or e.at > found[e.file_id])
                 ):
                     found[e.file_id] = e.at

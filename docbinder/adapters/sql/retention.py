@@ -27,6 +27,9 @@ _H = legal_holds.c
 _A = audit_events.c
 _F = file_items.c
 READ_ACTIONS = ("read_bytes", "read_content")
+READ_OK = "ok"
+"""The outcome of a read that counts as one for retention: a read that did not happen (``read_content``
+with ``blob_missing``, ``not_read``, ...) does not keep a file alive (ADR 0127)."""
 
 
 def _policy(row: sa.Row[object]) -> RetentionPolicy:
@@ -142,7 +145,7 @@ class SqlRetentionRepository:
                 rows = self._session.execute(
                     sa.select(_A.file_id, sa.func.max(_A.at))
                     .where(_A.file_id.in_(ids[start : start + IN_CHUNK]))
-                    .where(_A.action.in_(READ_ACTIONS))
+                    .where(_A.action.in_(READ_ACTIONS), _A.outcome == READ_OK)
                     .group_by(_A.file_id)
                 ).all()
             found.update({row[0]: row[1] for row in rows})
@@ -187,7 +190,12 @@ def expired_statement(
     if policy.basis is RetentionBasis.LAST_READ:
         read_since = (
             sa.select(_A.seq)
-            .where(_A.file_id == _F.id, _A.action.in_(READ_ACTIONS), _A.at > born_before)
+            .where(
+                _A.file_id == _F.id,
+                _A.action.in_(READ_ACTIONS),
+                _A.outcome == READ_OK,
+                _A.at > born_before,
+            )
             .exists()
         )
         stmt = stmt.where(~read_since)

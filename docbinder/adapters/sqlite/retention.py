@@ -18,7 +18,7 @@ from docbinder.domain.model import FileItem, Scope
 IN_CHUNK = 500
 _NOT_READ_SINCE = (
     " AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.file_id = file_items.id"
-    " AND a.action IN ('read_bytes', 'read_content') AND a.at > ?)"
+    " AND a.action IN ('read_bytes', 'read_content') AND a.outcome = 'ok' AND a.at > ?)"
 )
 
 
@@ -132,7 +132,7 @@ class SqliteRetentionRepository:
                 rows = self._session.all(
                     "SELECT file_id, MAX(at) FROM audit_events WHERE file_id IN "
                     f"({placeholders(len(chunk))}) AND action IN ('read_bytes', 'read_content') "
-                    "GROUP BY file_id",
+                    "AND outcome = 'ok' GROUP BY file_id",
                     params,
                 )
             found.update({row[0]: utc_from_text(row[1]) for row in rows})
