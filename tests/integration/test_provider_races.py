@@ -1,0 +1,192 @@
+"""Provider copies of a FileItem deleted while an upload of it runs (B22, ADR 0140).
+
+Through the official SDKs against :class:`~docbinder.testing.provider_server.ProviderServer`
+(the fixtures of ``test_provider_reconciliation``): a delete that commits between
+``provide_file``'s read of the FileItem and its claim of the row, and a ``gc`` that
+removed the row of an unanswered upload before the provider listed it (an uploader
+suspended past the settle time), must leave nothing of the store's at the provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+pytest.importorskip("google.genai")
+
+from docbinder.adapters.memory import MemoryMetadataStore
+from docbinder.adapters.providers.openai_files import OpenAIFiles
+from docbinder.application import DocBinder
+from docbinder.domain.errors import DocbinderError, FileItemNotFound
+from docbinder.domain.model import Principal
+from docbinder.domain.providers import CopyState, UploadedCopy, token_of
+from docbinder.testing.provider_server import ProviderServer
+from tests.integration.test_provider_reconciliation import (
+    ALICE,
+    MIME,
+    PDF,
+    PROVIDERS,
+    MovableClock,
+    make_binder,
+    row,
+    strangers,
+)
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    with ProviderServer(page_size=2) as running:
+        yield running
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+@pytest.fixture
+def store() -> MemoryMetadataStore:
+    return MemoryMetadataStore()
+
+
+@pytest.fixture
+def binder(store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer) -> DocBinder:
+    return make_binder(store, clock, server)
+
+
+def ours(server: ProviderServer, provider: str) -> list[str]:
+    """Files the provider holds named with a token of this store (not the strangers' one)."""
+    tokens = [(f.file_id, token_of(f.file_name)) for f in server.listed(provider)]
+    return [fid for fid, token in tokens if token not in (None, "not-a-token-of-ours")]
+
+
+def deleted_after_its_read(binder: DocBinder, *, keep_blob: bool) -> None:
+    """Make ``provide_file`` see its FileItem deleted right after its read check.
+
+    The delete commits before the row is claimed, so it finds no row to mark.
+    ``keep_blob``: the blob outlives the row (so the upload itself succeeds).
+    """
+    read = binder.provide_file._get
+    if keep_blob:
+        binder.blobs.delete = lambda key: None  # type: ignore[method-assign]
+
+    def read_then_deleted(principal: Principal, fid: str) -> Any:
+        item = read(principal, fid)
+        binder.delete_file(principal, fid)
+        return item
+
+    binder.provide_file._get = read_then_deleted  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_file_deleted_before_its_upload_is_claimed_leaves_no_copy(
+    binder: DocBinder,
+    server: ProviderServer,
+    store: MemoryMetadataStore,
+    clock: MovableClock,
+    provider: str,
+) -> None:
+    others = strangers(server, provider)
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    deleted_after_its_read(binder, keep_blob=True)
+    with pytest.raises(FileItemNotFound):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    clock.at += timedelta(minutes=11)
+    binder.collect_garbage(dry_run=False)
+    assert row(store, provider) is None
+    assert ours(server, provider) == []
+    assert all(server.holds(provider, f) for f in others)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_file_deleted_before_an_unanswered_upload_is_claimed_leaves_no_lost_row(
+    binder: DocBinder,
+    server: ProviderServer,
+    store: MemoryMetadataStore,
+    clock: MovableClock,
+    provider: str,
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    deleted_after_its_read(binder, keep_blob=True)
+    server.drop_answers(provider, listed=False)  # stored, unanswered, not listed yet
+    with pytest.raises(DocbinderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    kept = row(store, provider)
+    assert kept is not None and kept.state is CopyState.DELETING  # gc retries it
+    server.unlisted.clear()  # the provider lists it late
+    clock.at += timedelta(minutes=11)
+    binder.collect_garbage(dry_run=False)
+    assert row(store, provider) is None
+    assert ours(server, provider) == []
+
+
+class SuspendedUploader(OpenAIFiles):
+    """An uploader whose process is suspended after the provider stored the upload.
+
+    While it is suspended its FileItem is deleted and ``gc`` runs past the
+    settle time, before the provider lists the upload: the row goes. The
+    upload's answer is lost, and the uploader's own listing then finds it.
+    """
+
+    def __init__(self, inner: OpenAIFiles, binder: DocBinder, clock: MovableClock) -> None:
+        super().__init__(inner._client, inner.account)
+        self.binder, self.clock, self.suspended = binder, clock, False
+        self.file_id = ""
+
+    def find(self, token: str) -> list[UploadedCopy]:
+        if not self.suspended:
+            self.suspended = True
+            self.binder.delete_file(ALICE, self.file_id)
+            self.clock.at += timedelta(minutes=11)
+            self.binder.collect_garbage(dry_run=False)
+            server: ProviderServer = self.server
+            server.unlisted.clear()  # now the provider lists it
+        return super().find(token)
+
+
+def test_an_upload_adopted_after_its_row_was_removed_is_deleted(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, clock: MovableClock
+) -> None:
+    others = strangers(server, "openai")
+    binder.blobs.delete = lambda key: None  # type: ignore[method-assign]
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    inner = binder.providers.get("openai", "main")
+    assert isinstance(inner, OpenAIFiles)
+    uploader = SuspendedUploader(inner, binder, clock)
+    uploader.server = server  # type: ignore[attr-defined]
+    uploader.file_id = file_id
+    binder.providers.register(uploader)
+    server.drop_answers("openai", listed=False)
+    with pytest.raises(DocbinderError):
+        binder.provide_file(ALICE, file_id, "openai", "main")
+    assert uploader.suspended
+    assert row(store, "openai") is None
+    assert ours(server, "openai") == []  # the upload no row holds is gone
+    assert all(server.holds("openai", f) for f in others)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_upload_of_a_file_deleted_with_its_blob_leaves_no_lost_row(
+    binder: DocBinder,
+    server: ProviderServer,
+    store: MemoryMetadataStore,
+    clock: MovableClock,
+    provider: str,
+) -> None:
+    file_id = binder.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    deleted_after_its_read(binder, keep_blob=False)  # the upload cannot read the blob
+    with pytest.raises(DocbinderError):
+        binder.provide_file(ALICE, file_id, provider, "main")
+    kept = row(store, provider)
+    # never `lost` (no caller comes for a deleted file's row): deleting for gc, or done with
+    # (the provider stored what the SDK sent before the read failed, and it was listed)
+    assert kept is None or kept.state is CopyState.DELETING
+    clock.at += timedelta(minutes=11)
+    binder.collect_garbage(dry_run=False)
+    assert row(store, provider) is None
+    assert ours(server, provider) == []
