@@ -9,8 +9,16 @@ suspended past the settle time), must leave nothing of the store's at the provid
 
 from __future__ import annotations
 
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +32,17 @@ from docbinder.adapters.providers.openai_files import OpenAIFiles
 from docbinder.application import DocBinder
 from docbinder.domain.errors import DocbinderError, FileItemNotFound
 from docbinder.domain.model import Principal
-from docbinder.domain.providers import CopyState, UploadedCopy, token_of
+from docbinder.domain.providers import CopyState, ProviderCopyKey, UploadedCopy, token_of
 from docbinder.testing.provider_server import ProviderServer
+from tests.integration.frameworks import sqlite_binder
 from tests.integration.test_provider_reconciliation import (
     ALICE,
+    LEASES,
     MIME,
     PDF,
     PROVIDERS,
     MovableClock,
+    SlowOpenAI,
     make_binder,
     row,
     strangers,
@@ -190,3 +201,61 @@ def test_an_upload_of_a_file_deleted_with_its_blob_leaves_no_lost_row(
     binder.collect_garbage(dry_run=False)
     assert row(store, provider) is None
     assert ours(server, provider) == []
+
+
+def test_a_suspended_uploader_resumed_after_a_takeover_leaves_one_copy(
+    tmp_path: Path, server: ProviderServer
+) -> None:
+    """A real process is stopped (SIGSTOP) mid-upload, taken over after the lease, then resumed."""
+    binder = sqlite_binder(tmp_path)
+    binder.providers.register(SlowOpenAI(server.openai_client(), "main"))
+    binder.provide_file.timings = LEASES
+    big = os.urandom(2 * 1024 * 1024)  # about 3 s at the slow client's pace
+    file_id = binder.store_file(ALICE, "big.pdf", big, mime_type=MIME).item.id
+    key = ProviderCopyKey(hashlib.sha256(big).hexdigest(), "openai", "main", ALICE.scope)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from pathlib import Path
+        from docbinder.domain.model import Principal
+        from tests.integration.frameworks import sqlite_binder
+        from tests.integration.test_provider_reconciliation import LEASES, SlowOpenAI
+        from docbinder.testing.provider_server import ProviderServer
+        import openai
+
+        binder = sqlite_binder(Path({str(tmp_path)!r}))
+        client = openai.OpenAI(api_key="t", base_url={server.openai_base_url!r}, max_retries=0)
+        binder.providers.register(SlowOpenAI(client, "main"))
+        binder.provide_file.timings = LEASES
+        ref = binder.provide_file(Principal("alice", "acme", "fi1"), {file_id!r}, "openai", "main")
+        print(ref.file_id if ref else "none")
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        claimed = None
+        deadline = time.monotonic() + 60
+        while claimed is None and time.monotonic() < deadline:
+            with binder.provide_file._uow() as u:
+                claimed = u.provider_copies.get(key)
+            time.sleep(0.02)
+        assert claimed is not None and claimed.state is CopyState.UPLOADING
+        os.kill(child.pid, signal.SIGSTOP)
+        taken = binder.provide_file(ALICE, file_id, "openai", "main")  # after the lease
+        assert taken.uploaded is True
+        os.kill(child.pid, signal.SIGCONT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGCONT)
+            child.kill()
+    with binder.provide_file._uow() as u:
+        ready = u.provider_copies.get(key)
+    assert ready is not None and ready.state is CopyState.READY
+    assert ready.file_id == taken.file_id and ready.upload_token == claimed.upload_token
+    # the resumed uploader answers with the copy the row holds, and its own copy is gone
+    assert out.decode().split()[-1] == taken.file_id, err.decode()[-2000:]
+    assert ours(server, "openai") == [taken.file_id]
