@@ -43,6 +43,7 @@ from tests.integration.test_provider_reconciliation import (
     PROVIDERS,
     MovableClock,
     SlowOpenAI,
+    lose_an_answer,
     make_binder,
     row,
     strangers,
@@ -259,3 +260,52 @@ def test_a_suspended_uploader_resumed_after_a_takeover_leaves_one_copy(
     # the resumed uploader answers with the copy the row holds, and its own copy is gone
     assert out.decode().split()[-1] == taken.file_id, err.decode()[-2000:]
     assert ours(server, "openai") == [taken.file_id]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_listing_that_fails_after_its_first_page_keeps_the_row_and_deletes_nothing_else(
+    binder: DocBinder, server: ProviderServer, store: MemoryMetadataStore, provider: str
+) -> None:
+    others = strangers(server, provider)  # three files: two pages of two
+    file_id, stored = lose_an_answer(binder, server, provider)
+    listed = server.listed
+
+    def first_page_only(name: str) -> list[Any]:
+        server.failing_lists.add(name)  # the next page answers 500
+        return listed(name)
+
+    server.failing_lists.clear()
+    server.listed = first_page_only  # type: ignore[method-assign]
+    binder.delete_file(ALICE, file_id)
+    kept = row(store, provider)
+    assert kept is not None and kept.state is CopyState.DELETING  # not read as complete
+    assert server.holds(provider, stored.file_id)
+    assert all(server.holds(provider, f) for f in others)
+    server.listed = listed  # type: ignore[method-assign]
+    server.failing_lists.clear()
+    report = binder.collect_garbage(dry_run=False)
+    assert (report.provider_copies_deleted, report.provider_copies_kept) == (1, 0)
+    assert not server.holds(provider, stored.file_id) and row(store, provider) is None
+    assert all(server.holds(provider, f) for f in others)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_two_stores_sharing_an_account_never_delete_each_others_copies(
+    server: ProviderServer, clock: MovableClock, provider: str
+) -> None:
+    first = make_binder(MemoryMetadataStore(), clock, server)
+    second = make_binder(MemoryMetadataStore(), clock, server)  # same tenant names, same bytes
+    mine = first.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    theirs = second.store_file(ALICE, "report.pdf", PDF, mime_type=MIME).item.id
+    kept = second.provide_file(ALICE, theirs, provider, "main")
+    # the first store loses an answer, so its delete lists the account for its token
+    server.drop_answers(provider, listed=False)
+    with pytest.raises(DocbinderError):
+        first.provide_file(ALICE, mine, provider, "main")
+    server.unlisted.clear()
+    first.delete_file(ALICE, mine)
+    clock.at += timedelta(minutes=11)
+    first.collect_garbage(dry_run=False)
+    assert server.holds(provider, kept.file_id)
+    assert second.provide_file(ALICE, theirs, provider, "main").file_id == kept.file_id
+    assert ours(server, provider) == [kept.file_id]
