@@ -31,6 +31,13 @@ _CANONICAL = json.JSONEncoder(
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of the first event of a chain that was never pruned."""
 
+HEADLESS = (
+    "the audit log holds events but its head (docbinder_meta row 'audit_head') is missing: "
+    "no event is appended until it is back; run `docbinder audit verify` and restore the head "
+    "from an exported `docbinder audit head`"
+)
+"""Why an append is refused when a store's audit head was removed (ADR 0141)."""
+
 
 class AuditAction(enum.StrEnum):
     """What an audit event records."""
@@ -212,12 +219,18 @@ def verify_chain(
     *,
     anchor: tuple[int, str] | None = None,
     head: tuple[int, str] | None = None,
+    require_head: bool = False,
 ) -> tuple[int, ChainBreak | None]:
     """Check ``events`` (in ``seq`` order) as one chain; return how many were checked and the first break.
 
     ``anchor`` is ``(seq, hash)`` of the last event pruned away (the log's
     retention), ``None`` if none was; ``head`` the ``(seq, hash)`` the store
     recorded for its newest event, which catches removed newest events.
+    ``require_head``: the events are a store's, which moves its head with
+    every append, so events (or an anchor) without a head are a break
+    (``removed``: the head was deleted, and the newest events may have been
+    deleted with it, ADR 0141); without it a missing ``head`` is not checked
+    (an exported log).
     """
     expected_seq, expected_prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS_HASH)
     previous: AuditEvent | None = None
@@ -252,6 +265,13 @@ def verify_chain(
         previous = event
         expected_seq, expected_prev = event.seq + 1, event.hash
         checked += 1
+    if head is None and require_head and (checked or anchor is not None):
+        return checked, ChainBreak(
+            expected_seq,
+            "removed",
+            f"the store keeps no head but holds events up to {expected_seq - 1}: the head was "
+            "removed, and newest events may have been removed with it",
+        )
     if head is not None and head[0] < expected_seq - 1:
         return checked, ChainBreak(
             head[0] + 1,

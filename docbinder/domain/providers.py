@@ -75,7 +75,7 @@ def _check_utc(_instance: object, attribute: attrs.Attribute[Any], value: object
         raise InvalidInput(f"{attribute.name} must be a timezone-aware UTC datetime")
 
 
-_TOKEN = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+_TOKEN = re.compile(r"^[A-Za-z0-9-]{1,64}\Z")
 
 
 def _check_optional_token(
@@ -88,7 +88,7 @@ def _check_optional_token(
 MARKER = "~docbinder-"
 """What separates a file's name from its upload token in the name a provider keeps (ADR 0125)."""
 
-_MARKED = re.compile(r"~docbinder-([A-Za-z0-9-]{1,64})(\.[A-Za-z0-9]{1,16})?$")
+_MARKED = re.compile(r"~docbinder-([A-Za-z0-9-]{1,64})(\.[A-Za-z0-9]{1,16})?\Z")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,16}$")
 MAX_MARKED_NAME = 255
 """Longest name an upload is given, in characters (the shortest limit of the three providers' names)."""

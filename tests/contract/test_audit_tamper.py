@@ -20,6 +20,7 @@ from docbinder.adapters.sql.audit_rows import event_row
 from docbinder.adapters.sql.schema import audit_events
 from docbinder.application import DocBinder
 from docbinder.domain.audit import AuditEvent
+from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal, Scope
 from tests.contract.sql_backends import SqlBackend, binder_over
 from tests.wiring import wire_binder
@@ -35,10 +36,12 @@ class Tamper:
         change: Callable[[int, dict[str, Any]], None],
         delete: Callable[[int], None],
         insert_after: Callable[[int, AuditEvent], None],
+        drop_head: Callable[[], None],
     ) -> None:
         self.change = change
         self.delete = delete
         self.insert_after = insert_after
+        self.drop_head = drop_head
 
 
 def memory_tamper(store: MemoryMetadataStore) -> Tamper:
@@ -57,7 +60,10 @@ def memory_tamper(store: MemoryMetadataStore) -> Tamper:
         assert head is not None
         store.audit_head = (head[0] + 1, head[1])
 
-    return Tamper(change, delete, insert_after)
+    def drop_head() -> None:
+        store.audit_head = None
+
+    return Tamper(change, delete, insert_after, drop_head)
 
 
 def sql_tamper(backend: SqlBackend) -> Tamper:
@@ -88,7 +94,11 @@ def sql_tamper(backend: SqlBackend) -> Tamper:
                 },
             )
 
-    return Tamper(change, delete, insert_after)
+    def drop_head() -> None:
+        with backend.engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM docbinder_meta WHERE name = 'audit_head'"))
+
+    return Tamper(change, delete, insert_after, drop_head)
 
 
 def _dummy() -> AuditEvent:
@@ -192,3 +202,26 @@ def test_an_inserted_event_is_named(audited: tuple[DocBinder, Tamper]) -> None:
     tamper.insert_after(1, forged)
     broken = binder.audit_log.verify().broken
     assert broken is not None and (broken.seq, broken.kind) == (2, "inserted")
+
+
+def test_newest_events_removed_with_the_head_are_named(audited: tuple[DocBinder, Tamper]) -> None:
+    binder, tamper = audited
+    events = _write_events(binder)
+    tamper.delete(events[-1].seq)
+    tamper.delete(events[-2].seq)
+    tamper.drop_head()
+    result = binder.audit_log.verify()
+    assert result.broken is not None and result.broken.kind == "removed"
+    assert result.broken.seq == events[-2].seq and "head" in result.broken.message
+
+
+def test_a_log_without_its_head_takes_no_event(audited: tuple[DocBinder, Tamper]) -> None:
+    binder, tamper = audited
+    events = _write_events(binder)
+    tamper.drop_head()
+    run = binder.start_new_run(ALICE)
+    binder.quotas.set(Scope("m1"), max_files=None)
+    with pytest.raises(StorageError, match="audit_head"):
+        run.produce_file("c.txt", b"gamma")
+    assert [e.seq for e in binder.audit_log.list()] == [e.seq for e in events]  # no fork
+    assert binder.audit_log.verify().broken is not None

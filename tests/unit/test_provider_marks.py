@@ -13,6 +13,8 @@ from docbinder.domain.errors import InvalidInput
 from docbinder.domain.providers import MAX_MARKED_NAME, marked_name, token_of
 
 TOKEN = "3f2a9c1e-7b4d-4e2a-9c1e-7b4d4e2a9c1e"
+CYRILLIC_A = TOKEN.replace("a", "\u0430")
+FULLWIDTH_1 = TOKEN.replace("1", "\uff11")
 
 
 @pytest.mark.parametrize(
@@ -46,6 +48,33 @@ def test_names_without_a_token(name: str | None) -> None:
 def test_a_token_must_be_letters_digits_or_dashes() -> None:
     with pytest.raises(InvalidInput):
         marked_name("r.pdf", "a/b")
+
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [
+        # look-alikes of a docbinder name: none reads back as TOKEN
+        (f"report~docbinder-{TOKEN}.pdf\n", None),  # a line end after the name
+        (f"report~docbinder-{TOKEN}\n", None),
+        (f"report~docbinder-{TOKEN[:-1]}.pdf", TOKEN[:-1]),  # a truncated token is another one
+        (f"report~docbinder-{TOKEN}0.pdf", f"{TOKEN}0"),  # the token inside a longer one
+        (f"report~docbinder-x{TOKEN}.pdf", f"x{TOKEN}"),
+        (f"report~docbinder-{TOKEN}.pdf.exe", None),  # not the last part of the name
+        (f"report~docbinder-{CYRILLIC_A}.pdf", None),  # Cyrillic a
+        (f"report~docbinder-{FULLWIDTH_1}.pdf", None),  # fullwidth digit
+        (f"report\uff5edocbinder-{TOKEN}.pdf", None),  # fullwidth tilde
+        (f"report~Docbinder-{TOKEN}.pdf", None),
+        (f"report~docbinder-{TOKEN.upper()}.pdf", TOKEN.upper()),  # not the same token
+    ],
+)
+def test_only_the_exact_token_reads_back(name: str, read: str | None) -> None:
+    assert token_of(name) == read
+    assert token_of(name) != TOKEN
+
+
+def test_a_token_with_a_line_end_is_refused() -> None:
+    with pytest.raises(InvalidInput):
+        marked_name("report.pdf", TOKEN + "\n")
 
 
 def test_the_blob_file_reads_seeks_and_measures_like_a_file() -> None:

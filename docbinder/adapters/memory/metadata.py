@@ -24,7 +24,7 @@ from typing import TypeVar
 import attrs
 
 from docbinder.domain.access import Resource
-from docbinder.domain.audit import GENESIS_HASH, AuditEvent
+from docbinder.domain.audit import GENESIS_HASH, HEADLESS, AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -829,6 +829,10 @@ class MemoryAuditRepository:
         if not events:
             return []
         with s.lock:
+            if s.audit_head is None and any(
+                e.seq > (s.audit_anchor or (0, ""))[0] for e in s.audit
+            ):
+                raise StorageError(HEADLESS)
             head = s.audit_head or s.audit_anchor or (0, GENESIS_HASH)
             seq, prev = head
             stored: list[AuditEvent] = []

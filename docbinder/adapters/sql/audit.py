@@ -20,7 +20,8 @@ from docbinder.adapters.sql.errors import storage_error, translating
 from docbinder.adapters.sql.queries import rowcount
 from docbinder.adapters.sql.schema import audit_events, docbinder_meta
 from docbinder.adapters.sql.session import SqlSession
-from docbinder.domain.audit import GENESIS_HASH, AuditEvent
+from docbinder.domain.audit import GENESIS_HASH, HEADLESS, AuditEvent
+from docbinder.domain.errors import StorageError
 
 _A = audit_events.c
 _M = docbinder_meta.c
@@ -51,6 +52,19 @@ class SqlAuditRepository:
             if changed == 0:
                 self._session.execute(sa.insert(docbinder_meta).values(name=name, value=value))
 
+    def _refuse_headless(self) -> None:
+        """Raise :class:`StorageError` if events are stored beyond the anchor while the head is missing.
+
+        The head is created with the first event and moved with every append;
+        a log with events and no head had its head removed (ADR 0141). Chaining
+        from the genesis again would fork the chain (or collide on ``seq``).
+        """
+        floor = (self.anchor() or (0, ""))[0]
+        with translating():
+            stored = self._session.execute(sa.select(_A.seq).where(_A.seq > floor).limit(1)).first()
+        if stored is not None:
+            raise StorageError(HEADLESS)
+
     def _create_head(self) -> None:
         """Insert the head row ``0:<genesis>`` in a transaction of its own; another creator winning is fine.
 
@@ -69,6 +83,7 @@ class SqlAuditRepository:
         if not events:
             return []
         if self._mark(HEAD) is None:
+            self._refuse_headless()
             self._create_head()
         head = self._mark(HEAD, lock=True) or (0, GENESIS_HASH)
         if head == (0, GENESIS_HASH):

@@ -22,7 +22,8 @@ from docbinder.adapters.sql.audit_rows import (
 from docbinder.adapters.sql.schema import audit_events, sqlite_utc_text
 from docbinder.adapters.sqlite.rows import RowCodec, columns, select_sql
 from docbinder.adapters.sqlite.session import SqliteSession, translating
-from docbinder.domain.audit import GENESIS_HASH, AuditEvent
+from docbinder.domain.audit import GENESIS_HASH, HEADLESS, AuditEvent
+from docbinder.domain.errors import StorageError
 
 _CODEC = RowCodec(audit_events, AuditEvent)
 _SELECT = select_sql(audit_events)
@@ -94,7 +95,11 @@ class SqliteAuditRepository:
             return []
         head = self._head
         if head is None:
-            head = self._mark(HEAD) or self._mark(ANCHOR) or (0, GENESIS_HASH)
+            head = self._mark(HEAD)
+            if head is None:
+                anchor = self._mark(ANCHOR)
+                self._refuse_headless(anchor)
+                head = anchor or (0, GENESIS_HASH)
         seq, prev = head
         stored: list[AuditEvent] = []
         for event in events:
@@ -105,6 +110,20 @@ class SqliteAuditRepository:
         self._rows.extend(map(_row, stored))
         self._head = (seq, prev)
         return stored
+
+    def _refuse_headless(self, anchor: tuple[int, str] | None) -> None:
+        """Raise :class:`StorageError` if events are stored beyond ``anchor`` while the head is missing.
+
+        The head is written with the first event and moved with every append;
+        a log with events and no head had its head removed (ADR 0141).
+        Chaining from the genesis again would fork the chain.
+        """
+        with translating():
+            row = self._session.one(
+                "SELECT seq FROM audit_events WHERE seq > ? LIMIT 1", ((anchor or (0, ""))[0],)
+            )
+        if row is not None:
+            raise StorageError(HEADLESS)
 
     def _write(self) -> None:
         """Insert the chained events not yet written and move the head row past them."""

@@ -103,7 +103,7 @@ class AuditLog:
         self._trail.flush()
         with self._read_uow() as uow:
             head, anchor = uow.audit.head(), uow.audit.anchor()
-        checked, broken = verify_chain(self.iter_all(), anchor=anchor, head=head)
+        checked, broken = verify_chain(self.iter_all(), anchor=anchor, head=head, require_head=True)
         return Verification(checked, broken, head, anchor)
 
     def head(self) -> tuple[int, str] | None:

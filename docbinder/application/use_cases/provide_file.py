@@ -16,7 +16,12 @@ from docbinder.application.steps.blob_file import BlobFile
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.audit import AuditAction
-from docbinder.domain.errors import ProviderError, ProviderUploadForbidden, StorageError
+from docbinder.domain.errors import (
+    FileItemNotFound,
+    ProviderError,
+    ProviderUploadForbidden,
+    StorageError,
+)
 from docbinder.domain.model import FileItem, Principal, Scope
 from docbinder.domain.providers import (
     CopyState,
@@ -421,8 +426,13 @@ class ProvideFile:
             size=item.size,
             upload_token=there.upload_token,
         )
-        kept = self._commit_ready(principal, item, there, ready, reconciled=True)
+        try:
+            kept = self._commit_ready(principal, item, there, ready, reconciled=True)
+        except FileItemNotFound:
+            self._drop_if_unowned(client, there, found)
+            raise
         if not kept:
+            self._drop_if_unowned(client, there, found)
             return None
         log.info(
             "adopted %s copy %s of an upload whose answer was lost",
@@ -449,13 +459,59 @@ class ProvideFile:
         """Replace the row ``claimed`` holds by ``ready`` and record the upload, in one unit.
 
         ``False`` when the row no longer carries ``claimed``'s claim (nothing written).
+        The unit first holds the FileItem (:meth:`~docbinder.ports.metadata.FileRepository.lock_shared`):
+        if it was deleted, or its content replaced, since this call read it, a
+        delete that committed before the row was claimed could not mark the
+        row, and a ``ready`` row would keep a copy no delete ever comes for.
+        The row is then marked ``deleting`` instead (its copy deleted at once,
+        or by ``gc``) and :class:`FileItemNotFound` raised.
         """
         with self._uow() as uow:
+            if not self._still_there(uow, item):
+                doomed = attrs.evolve(ready, state=CopyState.DELETING, claim=self._ids.new_id())
+                marked = uow.provider_copies.replace(claimed.claim, doomed)
+                uow.commit()
+                if marked:
+                    self._cleaner.delete_marked([doomed])
+                raise FileItemNotFound(f"file {item.id} not found")
             kept = uow.provider_copies.replace(claimed.claim, ready)
             if kept:
                 self._record_upload(uow, principal, item, ready, reconciled=reconciled)
             uow.commit()
         return kept
+
+    @staticmethod
+    def _still_there(uow: UnitOfWork, item: FileItem) -> bool:
+        """Whether ``item`` still exists with the content this call read, held until ``uow`` ends."""
+        live = uow.files.lock_shared([item.id]).get(item.id)
+        return live is not None and live.sha256 == item.sha256 and live.scope == item.scope
+
+    def _drop_if_unowned(
+        self, client: ProviderFiles, there: ProviderCopy, found: list[UploadedCopy]
+    ) -> None:
+        """Delete ``found`` (files named with ``there``'s token) once no row of the key holds that token.
+
+        The token was given to that one row only, and a row's token passes
+        only to the callers that take the row over: once the key has no row,
+        or a row of another token, nothing will ever adopt or delete them (a
+        ``gc`` that removed the row listed before the provider showed them).
+        While a row still holds the token they are left to it (``deleting``:
+        its cleaner lists them; taken over: its uploader adopts them).
+        """
+        with self._uow() as uow:
+            now_there = uow.provider_copies.get(there.key)
+        if now_there is not None and now_there.upload_token == there.upload_token:
+            return
+        for orphan in found:
+            log.info(
+                "deleting %s upload %s: no row holds its token",
+                there.key.provider.value,
+                orphan.file_id,
+            )
+            try:
+                client.delete(orphan.file_id)
+            except ProviderError as err:
+                log.warning("could not delete orphan upload %s: %s", orphan.file_id, err)
 
     def _check_deleted(self, there: ProviderCopy) -> None:
         """Raise :class:`ProviderError` if the copy waiting for its delete is still there unchanged."""
@@ -507,7 +563,7 @@ class ProvideFile:
             return found  # adopted, or None: the row changed meanwhile, look again
         except BaseException:
             # interrupted or the blob could not be read: whether bytes reached the provider is open
-            self._mark_lost(mine)
+            self._mark_lost(item, mine)
             raise
         ready = attrs.evolve(
             mine,
@@ -518,7 +574,11 @@ class ProvideFile:
             expires_at=uploaded.expires_at,
             size=item.size,
         )
-        kept = self._commit_ready(principal, item, mine, ready, reconciled=False)
+        try:
+            kept = self._commit_ready(principal, item, mine, ready, reconciled=False)
+        except FileItemNotFound:
+            self._drop_if_unowned(client, mine, [uploaded])
+            raise
         if kept:
             return _ref(ready, item, uploaded=True)
         with self._uow() as uow:
@@ -567,19 +627,27 @@ class ProvideFile:
         found = self._fresh(found)
         if found:
             return self._adopt(principal, client, item, mine, found, uploaded=True)
-        self._mark_lost(mine)
+        self._mark_lost(item, mine)
         return False
 
     def _renewing(self, mine: ProviderCopy) -> _Renewal:
         """The renewal of ``mine``'s lease while a block runs (ADR 0130)."""
         return _Renewal(self._uow, self._clock, mine, self.timings.renew_every)
 
-    def _mark_lost(self, mine: ProviderCopy) -> None:
-        """Leave the row ``lost``, token kept: no one uploads, the next caller looks before uploading."""
+    def _mark_lost(self, item: FileItem, mine: ProviderCopy) -> None:
+        """Leave the row ``lost``, token kept: no one uploads, the next caller looks before uploading.
+
+        If the FileItem was deleted (or its content replaced) since this call
+        read it, no caller will come for that row: it is marked ``deleting``
+        instead, so ``gc`` lists for its token (ADR 0125) and the row goes
+        only after a listing found nothing past the settle time.
+        """
         lost = attrs.evolve(
             mine, state=CopyState.LOST, claim=self._ids.new_id(), claimed_at=self._clock.now()
         )
         with self._uow() as uow:
+            if not self._still_there(uow, item):
+                lost = attrs.evolve(lost, state=CopyState.DELETING)
             uow.provider_copies.replace(mine.claim, lost)
             uow.commit()
 
