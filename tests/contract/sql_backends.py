@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
+from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.adapters.sql import SqlMetadata, create_engine_from_url, migrate
 from docbinder.adapters.sql.schema import TABLES
 from docbinder.adapters.sqlite import SqliteMetadata
@@ -187,3 +189,21 @@ def query_plan(backend: SqlBackend, statement: str, params: Any) -> str:
             f"table={row[keys.index('table')]} possible_keys={row[keys.index('possible_keys')]}"
             for row in result
         )
+
+
+def backend_binder(
+    request: pytest.FixtureRequest, name: str, **options: Any
+) -> tuple[DocBinder, MemoryMetadataStore | SqlBackend]:
+    """A binder over memory blobs and the metadata backend ``name`` (``memory``, ``sqlite``,
+    ``postgresql``, ``mariadb``), and that backend: a fresh memory store, or the module's
+    cleaned SQL backend (its server's marker applied). ``options`` go to the wiring."""
+    if name == "memory":
+        store = MemoryMetadataStore()
+        return wire_binder(store.unit_of_work, MemoryBlobStore(), **options), store
+    if name == "postgresql":
+        request.applymarker(pytest.mark.postgres)
+    if name == "mariadb":
+        request.applymarker(pytest.mark.mysql)
+    backend: SqlBackend = request.getfixturevalue(f"{name}_backend")
+    backend.clean()
+    return binder_over(backend.store, MemoryBlobStore(), **options), backend

@@ -7,28 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.application import DocBinder
 from docbinder.domain.model import Principal
-from tests.contract.sql_backends import SqlBackend, binder_over, statements_sent
-from tests.wiring import wire_binder
+from tests.contract.sql_backends import SqlBackend, backend_binder, binder_over, statements_sent
 
 ALICE = Principal("alice", "m1")
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql", "mariadb"])
 def audited(request: pytest.FixtureRequest) -> Iterator[DocBinder]:
-    name = request.param
-    if name == "memory":
-        binder = wire_binder(MemoryMetadataStore().unit_of_work, MemoryBlobStore(), audit=True)
-    else:
-        if name == "postgresql":
-            request.applymarker(pytest.mark.postgres)
-        if name == "mariadb":
-            request.applymarker(pytest.mark.mysql)
-        backend: SqlBackend = request.getfixturevalue(f"{name}_backend")
-        backend.clean()
-        binder = binder_over(backend.store, MemoryBlobStore(), audit=True)
+    binder, _ = backend_binder(request, request.param, audit=True)
     try:
         yield binder
     finally:

@@ -15,15 +15,14 @@ import attrs
 import pytest
 import sqlalchemy as sa
 
-from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
+from docbinder.adapters.memory import MemoryMetadataStore
 from docbinder.adapters.sql.audit_rows import event_row
 from docbinder.adapters.sql.schema import audit_events
 from docbinder.application import DocBinder
 from docbinder.domain.audit import AuditEvent
 from docbinder.domain.errors import StorageError
 from docbinder.domain.model import Principal, Scope
-from tests.contract.sql_backends import SqlBackend, binder_over
-from tests.wiring import wire_binder
+from tests.contract.sql_backends import SqlBackend, backend_binder
 
 ALICE = Principal("alice", "m1")
 
@@ -109,20 +108,8 @@ def _dummy() -> AuditEvent:
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql", "mariadb"])
 def audited(request: pytest.FixtureRequest) -> Iterator[tuple[DocBinder, Tamper]]:
-    name = request.param
-    if name == "memory":
-        store = MemoryMetadataStore()
-        binder = wire_binder(store.unit_of_work, MemoryBlobStore(), audit=True)
-        tamper = memory_tamper(store)
-    else:
-        if name == "postgresql":
-            request.applymarker(pytest.mark.postgres)
-        if name == "mariadb":
-            request.applymarker(pytest.mark.mysql)
-        backend: SqlBackend = request.getfixturevalue(f"{name}_backend")
-        backend.clean()
-        binder = binder_over(backend.store, MemoryBlobStore(), audit=True)
-        tamper = sql_tamper(backend)
+    binder, store = backend_binder(request, request.param, audit=True)
+    tamper = memory_tamper(store) if isinstance(store, MemoryMetadataStore) else sql_tamper(store)
     try:
         yield binder, tamper
     finally:

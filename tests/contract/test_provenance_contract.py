@@ -12,31 +12,19 @@ from datetime import UTC, datetime
 
 import pytest
 
-from docbinder.adapters.memory import MemoryBlobStore, MemoryMetadataStore
 from docbinder.application import DocBinder
 from docbinder.application.binder import Run
 from docbinder.application.context import RunContext
 from docbinder.domain.model import ChatMessage, ChatWorkflow, Principal, Provenance
 from docbinder.serialization import to_wire
-from tests.contract.sql_backends import SqlBackend, binder_over
-from tests.wiring import wire_binder
+from tests.contract.sql_backends import backend_binder
 
 ALICE = Principal("alice", "m1")
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql", "mariadb"])
 def binder(request: pytest.FixtureRequest) -> Iterator[DocBinder]:
-    name = request.param
-    if name == "memory":
-        made = wire_binder(MemoryMetadataStore().unit_of_work, MemoryBlobStore())
-    else:
-        if name == "postgresql":
-            request.applymarker(pytest.mark.postgres)
-        if name == "mariadb":
-            request.applymarker(pytest.mark.mysql)
-        backend: SqlBackend = request.getfixturevalue(f"{name}_backend")
-        backend.clean()
-        made = binder_over(backend.store, MemoryBlobStore())
+    made, _ = backend_binder(request, request.param)
     try:
         yield made
     finally:
