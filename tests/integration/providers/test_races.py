@@ -1,7 +1,7 @@
 """Provider copies of a FileItem deleted while an upload of it runs (B22, ADR 0140).
 
 Through the official SDKs against :class:`~docbinder.testing.provider_server.ProviderServer`
-(the fixtures of ``test_provider_reconciliation``): a delete that commits between
+(the fixtures of ``conftest.py`` here): a delete that commits between
 ``provide_file``'s read of the FileItem and its claim of the row, and a ``gc`` that
 removed the row of an unanswered upload before the provider listed it (an uploader
 suspended past the settle time), must leave nothing of the store's at the provider.
@@ -16,16 +16,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
-pytest.importorskip("google.genai")
 
 from docbinder.adapters.memory import MemoryMetadataStore
 from docbinder.adapters.providers.openai_files import OpenAIFiles
@@ -35,7 +30,7 @@ from docbinder.domain.model import Principal
 from docbinder.domain.providers import CopyState, ProviderCopyKey, UploadedCopy, token_of
 from docbinder.testing.provider_server import ProviderServer
 from tests.integration.frameworks import sqlite_binder
-from tests.integration.test_provider_reconciliation import (
+from tests.integration.providers.support import (
     ALICE,
     LEASES,
     MIME,
@@ -48,27 +43,6 @@ from tests.integration.test_provider_reconciliation import (
     row,
     strangers,
 )
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(page_size=2) as running:
-        yield running
-
-
-@pytest.fixture
-def clock() -> MovableClock:
-    return MovableClock()
-
-
-@pytest.fixture
-def store() -> MemoryMetadataStore:
-    return MemoryMetadataStore()
-
-
-@pytest.fixture
-def binder(store: MemoryMetadataStore, clock: MovableClock, server: ProviderServer) -> DocBinder:
-    return make_binder(store, clock, server)
 
 
 def ours(server: ProviderServer, provider: str) -> list[str]:
@@ -221,7 +195,7 @@ def test_a_suspended_uploader_resumed_after_a_takeover_leaves_one_copy(
         from pathlib import Path
         from docbinder.domain.model import Principal
         from tests.integration.frameworks import sqlite_binder
-        from tests.integration.test_provider_reconciliation import LEASES, SlowOpenAI
+        from tests.integration.providers.support import LEASES, SlowOpenAI
         from docbinder.testing.provider_server import ProviderServer
         import openai
 
