@@ -33,8 +33,8 @@ GENESIS_HASH = "0" * 64
 
 HEADLESS = (
     "the audit log holds events but its head (docbinder_meta row 'audit_head') is missing: "
-    "no event is appended until it is back; run `docbinder audit verify` and restore the head "
-    "from an exported `docbinder audit head`"
+    "no event is appended until it is back; run `docbinder audit verify`, then put the row back "
+    "with the value '<seq>:<hash>' of the head you exported with `docbinder audit head`"
 )
 """Why an append is refused when a store's audit head was removed (ADR 0141)."""
 

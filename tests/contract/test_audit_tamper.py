@@ -212,3 +212,5 @@ def test_a_log_without_its_head_takes_no_event(audited: tuple[DocBinder, Tamper]
         run.produce_file("c.txt", b"gamma")
     assert [e.seq for e in binder.audit_log.list()] == [e.seq for e in events]  # no fork
     assert binder.audit_log.verify().broken is not None
+    with pytest.raises(StorageError, match="audit_head"):  # not "empty": there is no head to export
+        binder.audit_log.head()

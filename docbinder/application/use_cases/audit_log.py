@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 import attrs
 
 from docbinder.application.steps.auditing import AuditTrail
-from docbinder.domain.audit import AuditAction, AuditEvent, ChainBreak, verify_chain
-from docbinder.domain.errors import ConfigurationError
+from docbinder.domain.audit import HEADLESS, AuditAction, AuditEvent, ChainBreak, verify_chain
+from docbinder.domain.errors import ConfigurationError, StorageError
 from docbinder.domain.model import Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
@@ -107,10 +107,20 @@ class AuditLog:
         return Verification(checked, broken, head, anchor)
 
     def head(self) -> tuple[int, str] | None:
-        """``(seq, hash)`` of the newest event: the value to export and keep elsewhere (docs/security.md)."""
+        """``(seq, hash)`` of the newest event: the value to export and keep elsewhere (docs/security.md).
+
+        ``None`` for a log that never held an event. :class:`StorageError` when
+        the store holds events but no head (its ``audit_head`` row was removed,
+        ADR 0141): there is no head to export then, and the log is not empty.
+        """
         self._trail.flush()
         with self._read_uow() as uow:
-            return uow.audit.head()
+            head = uow.audit.head()
+            if head is None:
+                anchor = uow.audit.anchor()
+                if uow.audit.events(after_seq=anchor[0] if anchor else 0, limit=1):
+                    raise StorageError(HEADLESS)
+        return head
 
     def prune(self, *, now: datetime | None = None) -> int:
         """Remove the events older than the ``audit_retention`` setting; return how many.
