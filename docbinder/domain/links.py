@@ -321,15 +321,17 @@ def parse_duration(value: object, *, maximum: int = MAX_EXPIRY_SECONDS) -> timed
     Must be from 1 second to ``maximum`` seconds; :class:`InvalidInput` otherwise.
     """
     if isinstance(value, bool):
-        raise InvalidInput("expiresIn must be a number of seconds or text like 10m")
+        raise InvalidInput("a link's lifetime must be a number of seconds or text like 10m")
     if isinstance(value, int | float):
         seconds = float(value)
     elif isinstance(value, str) and (match := _DURATION.match(value)):
         seconds = float(int(match.group(1)) * _UNITS[match.group(2)])
     else:
         raise InvalidInput(
-            f"expiresIn must be seconds or text like 90s, 10m, 2h, 1d, got {value!r}"
+            f"a link's lifetime must be seconds or text like 90s, 10m, 2h, 1d, got {value!r}"
         )
     if not 1 <= seconds <= maximum:
-        raise InvalidInput(f"expiresIn must be from 1 second to {maximum} seconds, got {value!r}")
+        raise InvalidInput(
+            f"a link's lifetime must be from 1 second to {maximum} seconds, got {value!r}"
+        )
     return timedelta(seconds=int(seconds))
