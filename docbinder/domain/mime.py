@@ -48,3 +48,15 @@ def is_textual_mime(mime: str) -> bool:
         "application/javascript",
         "application/x-ndjson",
     } or mime.endswith(("+json", "+xml", "+yaml"))
+
+
+def served_content_type(mime: str) -> str:
+    """The ``Content-Type`` a stored file's bytes are sent with: ``mime``, text types with ``charset=utf-8``.
+
+    A FileItem keeps its type without parameters (:func:`normalize_mime`), and a
+    text type without a charset is read as US-ASCII (RFC 2046 §4.1.2) or as the
+    browser's legacy default, which turns ``Zürich`` into ``ZÃ¼rich``. Text is
+    taken as UTF-8 wherever docbinder reads it (extraction, MCP resources), so
+    that is what the answer declares (RFC 6657 §4: the charset parameter).
+    """
+    return f"{mime}; charset=utf-8" if is_textual_mime(mime) else mime

@@ -165,3 +165,28 @@ def test_another_tenants_workflow_is_not_found_in_the_inspector(browser: Any) ->
         file_id = workflow["stored"]["sales.csv"]["fileId"]
         download = page.request.get(f"{live.url}/ui/files/{file_id}/content")
         assert download.status == 404
+
+
+def test_a_utf8_text_file_reads_right_in_the_browser_by_its_link(browser: Any) -> None:
+    """Text is sent with ``charset=utf-8``: without it a browser reads ``Zürich`` as ``ZÃ¼rich``."""
+    with live_app(memory_binder()) as live:
+        client = live.client
+        workflow = client.post("/v1/workflows", headers=auth("alice")).json()["id"]
+        for name, text in (
+            ("gruss.txt", "Grüße aus Zürich, 東京 und Αθήνα\n"),
+            ("städte.json", '{"Zürich": "Grüße", "東京": 1}'),
+        ):
+            file_id = client.post(
+                f"/v1/workflows/{workflow}/files",
+                params={"name": name},
+                content=text.encode(),
+                headers=auth("alice"),
+            ).json()["fileId"]
+            url = client.post(
+                f"/v1/files/{file_id}/links", json={"expiresIn": "10m"}, headers=auth("alice")
+            ).json()["url"]
+            page = browser.new_context().new_page()
+            response = page.goto(url)
+            assert response is not None and response.status == 200
+            assert response.headers["content-type"].endswith("; charset=utf-8")
+            assert page.inner_text("body").strip() == text.strip()

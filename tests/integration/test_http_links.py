@@ -260,6 +260,7 @@ def test_with_s3_blobs_a_link_redirects_to_a_presigned_get(
             fetched = anonymous.get(target)
         assert fetched.status_code == 200
         assert fetched.content == data
+        assert fetched.headers["content-type"] == "application/pdf"  # no charset: not text
         disposition = fetched.headers["content-disposition"]
         assert disposition.startswith("attachment")  # a PDF is active content
         assert "filename*=UTF-8''Q3%20%C2%ABreport%C2%BB.pdf" in disposition
@@ -281,17 +282,21 @@ def test_with_the_inline_tier_over_s3_a_small_file_streams_and_a_large_one_redir
     bulk = S3BlobStore(s3_bucket, "inline-links", endpoint_url=s3_endpoint)
     tier = InlineTierBlobStore(bulk, store.unit_of_work, limit=1024)
     binder = memory_binder(store=store, blobs=tier)
-    small, large = b"a,b\n1,2\n", b"x" * 5000
+    small, large = b"a,b\n1,2\n", "stadt,zahl\nZürich,1\n".encode() * 300
     with live_app(binder) as live:
         small_id = _file(live, small, name="small.csv")["fileId"]
-        large_id = _file(live, large, name="large.bin")["fileId"]
+        large_id = _file(live, large, name="large.csv")["fileId"]
         with httpx.Client(timeout=30, trust_env=False) as anonymous:
             streamed = anonymous.get(_mint(live, small_id)["url"])
             assert streamed.status_code == 200 and streamed.content == small
             redirect = anonymous.get(_mint(live, large_id)["url"])
             assert redirect.status_code == 307
             assert redirect.headers["location"].startswith(s3_endpoint)
-            assert anonymous.get(redirect.headers["location"]).content == large
+            fetched = anonymous.get(redirect.headers["location"])
+            assert fetched.content == large
+            # S3 answers with the type the presigned GET asked for: text with its charset
+            assert fetched.headers["content-type"] == "text/csv; charset=utf-8"
+            assert streamed.headers["content-type"] == "text/csv; charset=utf-8"
     assert list(bulk.keys()) == [binder.get_file(ALICE, large_id).blob_key]
 
 

@@ -13,6 +13,7 @@ from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
 from docbinder.application.use_cases.open_file_item import Span, open_span
 from docbinder.domain.errors import ConfigurationError
 from docbinder.domain.links import LinkClaims, LinkKeys, LinkRefusal, LinkRefused, verify_link
+from docbinder.domain.mime import served_content_type
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobReader, BlobStore, InliningBlobStore, PresigningBlobStore
 from docbinder.ports.links import LinkLedger, UnitLinkLedger
@@ -191,7 +192,7 @@ class RedeemLink:
             item.blob_key,
             expires_in=min(max(remaining, 1), 604800),
             file_name=item.file_name,
-            mime_type=item.mime_type,
+            mime_type=served_content_type(item.mime_type),
             disposition=disposition,
         )
 

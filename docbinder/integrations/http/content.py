@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import anyio.to_thread
 
+from docbinder.domain.mime import served_content_type
 from docbinder.domain.model import FileItem
 from docbinder.ports.blobs import BlobReader
 
@@ -263,7 +264,7 @@ def file_headers(item: FileItem, *, download: bool) -> dict[str, str]:
     """The headers of a file's bytes: type, disposition, validators and the safety headers."""
     attachment = download or is_active(item.mime_type)
     return {
-        "content-type": item.mime_type,
+        "content-type": served_content_type(item.mime_type),
         "content-disposition": content_disposition(item.file_name, attachment=attachment),
         "etag": etag(item),
         "accept-ranges": "bytes",
