@@ -148,11 +148,12 @@ def retention_release(
     workflow: Annotated[
         str | None, typer.Option("--workflow", help="Workflow id to release.")
     ] = None,
+    mandate: MandateOpt = None,
     json_flag: JsonOpt = False,
 ) -> None:
     """Lift a legal hold; the files it held expire as their policy says."""
     kind, target = _target(file, workflow)
-    released = STATE.binder().retention.release(kind, target)
+    released = STATE.binder().retention.release(kind, target, mandate or STATE.mandate)
     if STATE.wants_json(json_flag):
         emit_json({"released": released})
     else:

@@ -557,8 +557,12 @@ class RetentionRepository(Protocol):
         """Place (or renew) a hold; writes in this unit."""
         ...
 
-    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
-        """Lift a hold; ``True`` if there was one."""
+    def release_hold(self, kind: HoldKind, target_id: str, mandate_id: str) -> bool:
+        """Lift the hold ``mandate_id`` placed on the target; ``True`` if there was one.
+
+        A hold of another mandate on the same id stays (another tenant's id
+        answers like an unknown one).
+        """
         ...
 
     def holds(self, mandate_id: str) -> builtins.list[LegalHold]:

@@ -228,8 +228,68 @@ class BridgeContract:
         assert not binder.blobs.exists(old.item.blob_key)
         assert binder.get_file(u1, held.item.id) == held.item
         # lifting the hold lets the held file expire too
-        binder.retention.release("file", held.item.id)
+        binder.retention.release("file", held.item.id, "m1")
         assert [e.item.id for e in binder.retention.expired()] == [held.item.id]
+
+    def test_the_same_bytes_stored_after_their_file_expired_are_a_fresh_file(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """An expired file is about to be removed: a store of its bytes does not reuse it
+        (it would resolve as ``expired`` and go with the next gc), ADR 0142."""
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.model import Scope
+
+        run = binder.start_new_run(u1)
+        old = run.produce_file("report.txt", b"the same report")
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        time.sleep(1.1)
+        again = run.produce_file("report.txt", b"the same report")
+        assert not again.duplicate and again.item.id != old.item.id
+        resolution = run.resolve([f"docItem:{again.document_id}"])
+        assert [d.file.id for d in resolution.documents] == [again.item.id]
+        binder.retention.set(Scope("m1", "f1"), timedelta(hours=1))
+        later = run.produce_file("report.txt", b"the same report")  # within the period: reused
+        assert later.duplicate and later.item.id in {old.item.id, again.item.id}
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        time.sleep(1.1)
+        applied = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
+        assert set(applied.expired_rows) == {old.item.id, again.item.id}
+
+    def test_a_hold_names_a_file_or_workflow_of_its_own_mandate(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """Another mandate's ids, and unknown ones, cannot be held or released (ADR 0142):
+        a hold gc would not see (it reads the holds of a file's own mandate) is never placed."""
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.errors import WorkflowNotFound
+        from docbinder.domain.model import Scope
+
+        run = binder.start_new_run(u1)
+        produced = run.produce_file("evidence.txt", b"evidence")
+        workflow_id = run.context.workflow_id
+        assert workflow_id is not None
+        unknown = "00000000-0000-4000-8000-000000000000"
+        for target in (produced.item.id, unknown):
+            with pytest.raises(FileItemNotFound):
+                binder.retention.hold("file", target, "m2", "case 9")
+        with pytest.raises(FileItemNotFound):
+            binder.retention.hold("file", unknown, "m1")
+        for target in (workflow_id, unknown):
+            with pytest.raises(WorkflowNotFound):
+                binder.retention.hold("workflow", target, "m2", "case 9")
+        assert binder.retention.holds("m2") == []
+        binder.retention.hold("workflow", workflow_id, "m1", "case 9")
+        assert binder.retention.release("workflow", workflow_id, "m2") is False
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        time.sleep(1.1)
+        assert binder.retention.expired() == []  # the hold of m1 still stands
+        assert binder.collect_garbage(dry_run=True, grace_seconds=0).expired_rows == ()
+        assert binder.retention.release("workflow", workflow_id, "m1") is True
+        assert [e.item.id for e in binder.retention.expired()] == [produced.item.id]
 
     def test_a_hold_placed_while_gc_runs_keeps_the_files_gc_had_listed(
         self, binder: DocBinder, u1: Principal, monkeypatch: pytest.MonkeyPatch

@@ -2253,8 +2253,10 @@ class RetentionRepositoryContract(_MetadataSuite):
                 ("workflow", workflow_id, ""),
             ]
             assert holds[0].placed_at == BASE_TIME
-            assert u.retention.release_hold(HoldKind.FILE, file_id) is True
-            assert u.retention.release_hold(HoldKind.FILE, file_id) is False
+            # another mandate's release leaves the hold: its id answers like an unknown one
+            assert u.retention.release_hold(HoldKind.FILE, file_id, new_id("other")) is False
+            assert u.retention.release_hold(HoldKind.FILE, file_id, mandate) is True
+            assert u.retention.release_hold(HoldKind.FILE, file_id, mandate) is False
             u.commit()
         with uow() as u:
             assert u.retention.held([file_id], [workflow_id]) == {workflow_id}

@@ -940,9 +940,10 @@ class MemoryRetentionRepository:
     def place_hold(self, hold: LegalHold) -> None:
         self._put(self._s.holds, (hold.kind, hold.target_id), hold)
 
-    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+    def release_hold(self, kind: HoldKind, target_id: str, mandate_id: str) -> bool:
         with self._s.lock:
-            there = (kind, target_id) in self._s.holds
+            hold = self._s.holds.get((kind, target_id))
+            there = hold is not None and hold.mandate_id == mandate_id
             if there:
                 self._put(self._s.holds, (kind, target_id), None)
             return there

@@ -96,8 +96,12 @@ class SqlRetentionRepository:
         return rowcount(result) > 0
 
     def place_hold(self, hold: LegalHold) -> None:
-        self.release_hold(hold.kind, hold.target_id)
         with translating():
+            self._session.execute(
+                sa.delete(legal_holds).where(
+                    _H.kind == hold.kind.value, _H.target_id == hold.target_id
+                )
+            )
             self._session.execute(
                 sa.insert(legal_holds).values(
                     kind=hold.kind.value,
@@ -108,10 +112,12 @@ class SqlRetentionRepository:
                 )
             )
 
-    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+    def release_hold(self, kind: HoldKind, target_id: str, mandate_id: str) -> bool:
         with translating():
             result = self._session.execute(
-                sa.delete(legal_holds).where(_H.kind == kind.value, _H.target_id == target_id)
+                sa.delete(legal_holds).where(
+                    _H.kind == kind.value, _H.target_id == target_id, _H.mandate_id == mandate_id
+                )
             )
         return rowcount(result) > 0
 

@@ -86,12 +86,12 @@ class SqliteRetentionRepository:
                 ),
             )
 
-    def release_hold(self, kind: HoldKind, target_id: str) -> bool:
+    def release_hold(self, kind: HoldKind, target_id: str, mandate_id: str) -> bool:
         with translating():
             return (
                 self._session.rowcount(
-                    "DELETE FROM legal_holds WHERE kind = ? AND target_id = ?",
-                    (kind.value, target_id),
+                    "DELETE FROM legal_holds WHERE kind = ? AND target_id = ? AND mandate_id = ?",
+                    (kind.value, target_id, mandate_id),
                 )
                 > 0
             )

@@ -30,6 +30,7 @@ from docbinder.application.steps.blob_rules import (
     look_up_after_failed_commit,
     write_or_hold,
 )
+from docbinder.application.steps.expiry import due_for_expiry
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.store_registration import StoreRegistration
 from docbinder.application.steps.transient import run_again_if_aborted
@@ -408,6 +409,9 @@ class FileStorer:
                 candidates = uow.files.find_duplicates(
                     sha, file_name, principal.user_id, principal.scope
                 )
+                # A candidate past its retention period is about to be removed: not reused,
+                # and its duplicate key stays taken (ADR 0142).
+                reusable = [c for c in candidates if not due_for_expiry(uow, c, self._clock.now())]
                 # After a lost race for the duplicate key whose winner is gone
                 # again, store outside duplicate detection.
                 if not candidates and not self._insert(
@@ -416,13 +420,14 @@ class FileStorer:
                     lost_race = True
                     continue
             if candidates:
-                check = self._duplicates.choose(principal, file_name, candidates)
+                check = self._duplicates.choose(principal, file_name, reusable)
+                key_taken = check.key_taken or len(reusable) < len(candidates)
                 reused: tuple[StoredFile, T | None] | None = None
                 with self._uow() as uow:
                     if check.item is not None:
                         reused = self._reuse(uow, principal, check.item, key, then)
                     elif not self._insert(
-                        uow, item, blob, not lost_race and not check.key_taken, then, pending
+                        uow, item, blob, not lost_race and not key_taken, then, pending
                     ):
                         lost_race = True
                         continue

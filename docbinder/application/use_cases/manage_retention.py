@@ -8,15 +8,15 @@ from datetime import datetime, timedelta
 import attrs
 
 from docbinder.application.steps.auditing import AuditTrail
-from docbinder.domain.errors import ConfigurationError
+from docbinder.application.steps.expiry import due_for_expiry
+from docbinder.domain.errors import ConfigurationError, FileItemNotFound, WorkflowNotFound
 from docbinder.domain.governance import (
     HoldKind,
     LegalHold,
     RetentionBasis,
     RetentionPolicy,
-    policy_for,
 )
-from docbinder.domain.model import FileItem, Scope
+from docbinder.domain.model import FileItem, Scope, is_valid_id, shown_id
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 from docbinder.ports.system import Clock
 
@@ -84,17 +84,39 @@ class ManageRetention:
     def hold(
         self, kind: HoldKind | str, target_id: str, mandate_id: str, reason: str = ""
     ) -> LegalHold:
-        """Place a legal hold on a file or a workflow: while it stands, nothing it names expires."""
+        """Place a legal hold on a file or a workflow of ``mandate_id``: while it stands, nothing it names expires.
+
+        The target is read in the writing unit: :class:`FileItemNotFound` or
+        :class:`WorkflowNotFound` when it does not exist or belongs to another
+        mandate (the same answer, ADR 0142), so a hold can never be placed
+        where ``gc``, which reads the holds of a file's own mandate, would not
+        see it. Holding a target again replaces its reason and time.
+        """
         hold = LegalHold(kind, target_id, mandate_id, reason, self._clock.now())
         with self._uow() as uow:
+            if hold.kind is HoldKind.FILE:
+                item = uow.files.get(target_id) if is_valid_id(target_id) else None
+                if item is None or item.scope.mandate_id != mandate_id:
+                    raise FileItemNotFound(
+                        f"file {shown_id(target_id)} not found in mandate {mandate_id}"
+                    )
+            else:
+                workflow = uow.workflows.get_workflow(target_id) if is_valid_id(target_id) else None
+                if workflow is None or workflow.scope.mandate_id != mandate_id:
+                    raise WorkflowNotFound(
+                        f"workflow {shown_id(target_id)} not found in mandate {mandate_id}"
+                    )
             uow.retention.place_hold(hold)
             uow.commit()
         return hold
 
-    def release(self, kind: HoldKind | str, target_id: str) -> bool:
-        """Lift a hold; ``True`` if there was one. Files it held expire as their policy says."""
+    def release(self, kind: HoldKind | str, target_id: str, mandate_id: str) -> bool:
+        """Lift the hold ``mandate_id`` placed; ``True`` if there was one. Files it held expire as their policy says.
+
+        Another mandate's hold on the same id is left alone (``False``).
+        """
         with self._uow() as uow:
-            released = uow.retention.release_hold(HoldKind(kind), target_id)
+            released = uow.retention.release_hold(HoldKind(kind), target_id, mandate_id)
             uow.commit()
         return released
 
@@ -110,20 +132,7 @@ class ManageRetention:
         longer policy, or a read (``--from last-read``) that came after
         :meth:`expired` listed the file keeps it.
         """
-        policy = policy_for(item.scope, uow.retention.policies(item.scope.mandate_id))
-        if policy is None:
-            return False
-        reads = uow.retention.last_reads([item.id])
-        if policy.expires_at(item.created_at, reads.get(item.id)) > self._clock.now() - grace:
-            return False
-        if uow.retention.held([item.id], []):
-            return False
-        for hold in uow.retention.holds(item.scope.mandate_id):
-            if hold.kind is HoldKind.WORKFLOW and uow.workflows.documents_by_files(
-                hold.target_id, [item.id]
-            ):
-                return False
-        return True
+        return due_for_expiry(uow, item, self._clock.now() - grace)
 
     def expired(
         self, *, now: datetime | None = None, grace: timedelta = timedelta(0)
