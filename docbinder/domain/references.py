@@ -54,10 +54,15 @@ DocumentReference = Union[DocumentItemReference, DocumentListReference, FileRefe
 
 @attrs.frozen
 class RejectedReference:
-    """An input the parser could not use: ``raw`` is a short printable form, ``reason`` says why."""
+    """An input the parser could not use: ``raw`` is a short printable form, ``reason`` says why.
+
+    ``text`` is the id the input named when it named one that is not a usable id
+    (``{"id": "Q3 report.pdf"}``: ``Q3 report.pdf``), else ``None``.
+    """
 
     raw: str
     reason: str
+    text: str | None = None
 
 
 @attrs.frozen

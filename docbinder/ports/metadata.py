@@ -282,6 +282,19 @@ class WorkflowRepository(Protocol):
         """
         ...
 
+    def documents_by_file_names(
+        self, workflow_id: str, names: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """Documents of that workflow whose file name is exactly one of ``names``, keyed by name.
+
+        Compared as stored (no Unicode normalisation: a caller asks for each
+        spelling it accepts); oldest first per name; names no document has
+        are left out. For the hint a miss gets when the model sent a file
+        name where a reference belongs: the workflow's documents are read
+        through its ``workflow_id`` index, no index by name.
+        """
+        ...
+
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         """The workflow's newest documents, newest first, at most ``limit``.
 

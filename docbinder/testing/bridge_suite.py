@@ -664,6 +664,35 @@ class BridgeContract:
         assert second.reason is UnresolvedReason.REJECTED_INPUT and second.message.endswith(hint)
         assert "file name" not in third.message
 
+    def test_a_file_name_hint_reaches_every_document_of_the_workflow(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """Not only the newest ones the suggestions list: the oldest of many, a name with
+        spaces sent as ``{"id": ...}``, another spelling, and a name two documents share."""
+        run = binder.start_new_run(u1)
+        oldest = run.produce_file("Städte Übersicht 2024.csv", b"Stadt;Zahl\n")
+        first = run.produce_file("report.pdf", b"%PDF-1.4 first")
+        second = run.produce_file("report.pdf", b"%PDF-1.4 second")
+        for n in range(12):
+            run.produce_file(f"f{n}.txt", f"file {n}".encode())
+        nfd = unicodedata.normalize("NFD", "Städte Übersicht 2024.csv")
+        resolution = run.resolve([{"id": "Städte Übersicht 2024.csv"}, nfd, "`report.pdf`"])
+        assert resolution.documents == ()  # never guessed
+        by_id, by_nfd, shared = resolution.unresolved
+        hint = (
+            "'Städte Übersicht 2024.csv' is a file name, not a reference; the document of that "
+            f"name is docItem:{oldest.document_id}"
+        )
+        assert by_id.reason is UnresolvedReason.REJECTED_INPUT and by_id.message.endswith(hint)
+        assert by_nfd.message.endswith(f"docItem:{oldest.document_id}")
+        assert shared.message.endswith(
+            "'report.pdf' is a file name, not a reference; 2 documents have that name: "
+            f"docItem:{first.document_id}, docItem:{second.document_id}"
+        )
+        # another workflow's document of that name is not named
+        elsewhere = binder.start_new_run(u1).resolve(["report.pdf"])
+        assert "file name" not in elsewhere.unresolved[0].message
+
     def test_a_label_stored_decomposed_is_found_by_the_composed_spelling(
         self, binder: DocBinder, u1: Principal
     ) -> None:

@@ -1290,6 +1290,30 @@ class WorkflowRepositoryContract(_MetadataSuite):
             }
             assert u.workflows.documents_by_files(workflow.id, []) == {}
 
+    def test_documents_by_file_names_match_the_stored_name_exactly(
+        self, uow: Callable[[], UnitOfWork]
+    ) -> None:
+        workflow = self.store_workflow(uow)
+        other = self.store_workflow(uow)
+        stored = self.store_messages(
+            uow,
+            make_message(workflow, files=2),  # file-0.txt, file-1.txt
+            make_message(other, files=1),
+            make_message(workflow, files=1),  # file-0.txt again
+        )
+        with uow() as u:
+            got = u.workflows.documents_by_file_names(
+                workflow.id, ["file-0.txt", "FILE-1.TXT", "file-1.txt", "nothing.txt", "file-0.txt"]
+            )
+            # oldest first; no case folding (MariaDB's collation would fold it)
+            assert got == {
+                "file-0.txt": [stored[0].documents[0], stored[2].documents[0]],
+                "file-1.txt": [stored[0].documents[1]],
+            }
+            assert list(got) == ["file-0.txt", "file-1.txt"]
+            assert u.workflows.documents_by_file_names(other.id, ["file-1.txt"]) == {}
+            assert u.workflows.documents_by_file_names(workflow.id, []) == {}
+
     def test_documents_by_files_handles_many_ids(self, uow: Callable[[], UnitOfWork]) -> None:
         workflow = self.store_workflow(uow)
         [message] = self.store_messages(uow, make_message(workflow, files=30))

@@ -118,3 +118,39 @@ def test_a_file_read_within_the_period_is_not_expired_from_the_last_read(
         assert attrs.has(type(expired[0]))
     finally:
         binder.close()
+
+
+def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
+    backend: SqlBackend,
+) -> None:
+    """Reads are appended in batches (ADR 0127), but a read that moves its file's expiry is
+    appended at once (ADR 0142): another process's resolver and gc must not find the file
+    expired while this one keeps reading it."""
+    blobs = MemoryBlobStore()
+    reader = binder_over(backend.store, blobs, audit=True)
+    other = binder_over(backend.store, blobs, audit=True)
+    try:
+        run = reader.start_new_run(ALICE)
+        by_content = run.produce_file("content.txt", b"read as content", label="c")
+        by_bytes = run.produce_file("bytes.bin", b"read as bytes", label="b")
+        by_item = run.produce_file("item.bin", b"read with its item", label="i")
+        unread = run.produce_file("unread.txt", b"never read", label="u")
+        ids = [p.item.id for p in (by_content, by_bytes, by_item, unread)]
+        _age(backend, ids, 20)
+        reader.retention.set(Scope("m1"), timedelta(days=30), "last_read")
+        assert run.get_content([f"docItem:{by_content.document_id}"]).documents
+        with reader.open_file(ALICE, by_bytes.item.id) as chunks:
+            assert b"".join(chunks) == b"read as bytes"
+        _, item_reader = reader.open_file_item(ALICE, by_item.item.id)
+        with item_reader as chunks:
+            assert b"".join(chunks) == b"read with its item"
+        _age(backend, ids, 20)  # 40 days old now: only a read in the last 30 keeps a file
+        # no flush, no close: the reading process goes on
+        assert [e.item.id for e in other.retention.expired()] == [unread.item.id]
+        seen = other.start_run(ALICE, run.context.workflow_id)
+        resolution = seen.resolve([f"docItem:{p.document_id}" for p in (by_content, unread)])
+        assert [d.file.id for d in resolution.documents] == [by_content.item.id]
+        assert [u.reason.value for u in resolution.unresolved] == ["expired"]
+    finally:
+        reader.close()
+        other.close()

@@ -729,6 +729,18 @@ class MemoryWorkflowRepository:
                     out[file_id] = [self._s.documents[i] for i in ids]
         return out
 
+    def documents_by_file_names(
+        self, workflow_id: str, names: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        wanted = dict.fromkeys(names)
+        found: dict[str, list[ChatDocument]] = {}
+        with self._s.lock:
+            for doc_id in self._s.doc_order.get(workflow_id, []):
+                doc = self._s.documents[doc_id]
+                if doc.file_name in wanted:
+                    found.setdefault(doc.file_name, []).append(doc)
+        return {name: found[name] for name in wanted if name in found}
+
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         _check_limit(limit)
         with self._s.lock:

@@ -71,6 +71,10 @@ DOCUMENTS_BY_FILES = sa.select(chat_documents).where(
     chat_documents.c.workflow_id == sa.bindparam("wf"),
     chat_documents.c.file_id.in_(sa.bindparam("files", expanding=True)),
 )
+DOCUMENTS_BY_FILE_NAMES = sa.select(chat_documents).where(
+    chat_documents.c.workflow_id == sa.bindparam("wf"),
+    chat_documents.c.file_name.in_(sa.bindparam("names", expanding=True)),
+)
 
 INSERT_VERSION = sa.insert(file_versions)
 LATEST_VERSION = (

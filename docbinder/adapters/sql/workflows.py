@@ -23,6 +23,7 @@ from docbinder.adapters.sql.schema import chat_documents, chat_messages, label_h
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.adapters.sql.statements import (
     COUNTERS,
+    DOCUMENTS_BY_FILE_NAMES,
     DOCUMENTS_BY_FILES,
     DOCUMENTS_BY_LABELS,
     GET_WORKFLOW,
@@ -264,6 +265,23 @@ class SqlWorkflowRepository:
         for row in rows:
             found.setdefault(row.file_id, []).append(load(row, ChatDocument))
         return {file_id: found[file_id] for file_id in wanted if file_id in found}
+
+    def documents_by_file_names(
+        self, workflow_id: str, names: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """One query per :data:`IN_CHUNK` names over the workflow's documents."""
+        wanted = list(dict.fromkeys(names))
+        rows: list[sa.Row[Any]] = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            params = {"wf": workflow_id, "names": wanted[start : start + IN_CHUNK]}
+            with translating():
+                rows.extend(self._session.execute(DOCUMENTS_BY_FILE_NAMES, params).all())
+        rows.sort(key=lambda row: (row.sequence_nr, row.position))
+        found: dict[str, list[ChatDocument]] = {}
+        for row in rows:
+            found.setdefault(row.file_name, []).append(load(row, ChatDocument))
+        # MariaDB compares names without regard to case: only the exact ones count
+        return {name: found[name] for name in wanted if name in found}
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         check_limit(limit)

@@ -348,6 +348,27 @@ class SqliteWorkflowRepository:
             found.setdefault(doc.file_id, []).append(doc)
         return {file_id: found[file_id] for file_id in wanted if file_id in found}
 
+    def documents_by_file_names(
+        self, workflow_id: str, names: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """One query per :data:`IN_CHUNK` names over the workflow's documents."""
+        wanted = list(dict.fromkeys(names))
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            chunk = wanted[start : start + IN_CHUNK]
+            sql = select_sql(
+                chat_documents,
+                f"WHERE workflow_id = ? AND file_name IN ({placeholders(len(chunk))})",
+            )
+            with translating():
+                rows.extend(self._session.all(sql, (workflow_id, *chunk)))
+        rows.sort(key=_stored_order)
+        found: dict[str, list[ChatDocument]] = {}
+        for row in rows:
+            doc = load_document(row)
+            found.setdefault(doc.file_name, []).append(doc)
+        return {name: found[name] for name in wanted if name in found}
+
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         check_limit(limit)
         if limit == 0:

@@ -109,13 +109,18 @@ class AuditTrail:
             return
         self._append(self._uow, [event], "refusal")
 
-    def note(self, *events: AuditEvent) -> None:
-        """Collect read or resolve events; a full batch is appended at once."""
+    def note(self, *events: AuditEvent, at_once: bool = False) -> None:
+        """Collect read or resolve events; a full batch is appended at once.
+
+        ``at_once``: append them now, with every event collected before them
+        (a read that moves its file's expiry, ``last_read`` retention: another
+        process's ``gc`` must see it, ADR 0142). Never raises.
+        """
         if not self.enabled or not events:
             return
         with self._lock:
             self._pending.extend(events)
-            if len(self._pending) < self.read_batch:
+            if len(self._pending) < self.read_batch and not at_once:
                 return
             batch, self._pending = self._pending, []
         self._append(self._batch_uow, batch, "read")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from docbinder.domain.governance import HoldKind, RetentionBasis, policy_for
-from docbinder.domain.model import FileItem
-from docbinder.ports.metadata import UnitOfWork
+from docbinder.application.steps.auditing import AuditTrail
+from docbinder.domain.audit import AuditAction
+from docbinder.domain.governance import HoldKind, RetentionBasis, RetentionPolicy, policy_for
+from docbinder.domain.model import FileItem, Principal
+from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
 
 def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
@@ -33,3 +36,36 @@ def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
         ):
             return False
     return True
+
+
+def read_moves_expiry(policies: Sequence[RetentionPolicy], items: Sequence[FileItem]) -> bool:
+    """Whether a ``last_read`` policy among ``policies`` covers one of ``items``: a read of it moves its expiry.
+
+    Such a read is appended to the audit log at once instead of in a batch
+    (:meth:`~docbinder.application.steps.auditing.AuditTrail.note`): another
+    process's resolver and ``gc`` read the last read from the log (ADR 0142).
+    """
+    if not any(p.basis is RetentionBasis.LAST_READ for p in policies):
+        return False
+    for item in items:
+        policy = policy_for(item.scope, policies)
+        if policy is not None and policy.basis is RetentionBasis.LAST_READ:
+            return True
+    return False
+
+
+def note_bytes_read(
+    trail: AuditTrail, units: UnitOfWorkFactory | None, principal: Principal, item: FileItem
+) -> None:
+    """A ``read_bytes`` event for ``item``: batched, or at once when a read moves its expiry.
+
+    ``units`` makes the reading unit that asks for the mandate's policies (one
+    query, only with the log on); without it the event is batched.
+    """
+    if not trail.enabled:
+        return
+    at_once = False
+    if units is not None:
+        with units() as uow:
+            at_once = read_moves_expiry(uow.retention.policies(item.scope.mandate_id), [item])
+    trail.note(trail.event(AuditAction.READ_BYTES, principal, file_id=item.id), at_once=at_once)

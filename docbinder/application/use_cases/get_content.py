@@ -275,4 +275,4 @@ class GetContent:
                 )
                 for u in not_read
             )
-        audit.note(*events)
+        audit.note(*events, at_once=resolution.reads_move_expiry)

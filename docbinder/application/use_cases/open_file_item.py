@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
+from docbinder.application.steps.expiry import note_bytes_read
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobReader, BlobStore, open_blob_range
+from docbinder.ports.metadata import UnitOfWorkFactory
 
 Span = Callable[[FileItem], tuple[int, int] | None]
 """Which bytes of a FileItem to open, decided once it is known: ``(offset, length)`` in
@@ -21,9 +24,18 @@ class OpenFileItem:
     returned, never those of a later replacement.
     """
 
-    def __init__(self, get_file: GetFile, blobs: BlobStore) -> None:
+    def __init__(
+        self,
+        get_file: GetFile,
+        blobs: BlobStore,
+        *,
+        audit: AuditTrail = DISABLED,
+        units: UnitOfWorkFactory | None = None,
+    ) -> None:
         self._get = get_file
         self._blobs = blobs
+        self._audit = audit
+        self._units = units
 
     def __call__(
         self,
@@ -38,11 +50,14 @@ class OpenFileItem:
         names the bytes to read, ``(offset, length)``, and the reader gives
         only those, read from the blob store with a ranged read
         (:meth:`~docbinder.ports.blobs.BlobStore.open_range`), so nothing before
-        ``offset`` is read. Raises :class:`FileItemNotFound` (absent or not
+        ``offset`` is read. With the audit log on, the read is a ``read_bytes``
+        event (B11). Raises :class:`FileItemNotFound` (absent or not
         readable, the same answer) and :class:`BlobMissing` at call time.
         """
         item = self._get(principal, file_id)
-        return item, open_span(self._blobs, item, span, chunk_size)
+        reader = open_span(self._blobs, item, span, chunk_size)
+        note_bytes_read(self._audit, self._units, principal, item)
+        return item, reader
 
 
 def open_span(

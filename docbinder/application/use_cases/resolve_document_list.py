@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -37,6 +37,7 @@ import attrs
 from docbinder.application.context import RunContext
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
+from docbinder.application.steps.expiry import read_moves_expiry
 from docbinder.application.steps.results import printable
 from docbinder.domain.access import Action
 from docbinder.domain.audit import AuditAction
@@ -141,6 +142,8 @@ class Resolution:
     unresolved: tuple[UnresolvedReference, ...]
     suggestions: tuple[DocumentSuggestion, ...]
     references: DocumentReferenceList
+    reads_move_expiry: bool = False
+    """A ``last_read`` retention policy covers a resolved document: its read is logged at once (ADR 0142)."""
 
     @property
     def ok(self) -> bool:
@@ -157,36 +160,52 @@ def _unresolved(
 _REFERENCE_PREFIXES = ("docItem:", "docList:", "file:")
 
 
+def _named_file(text: str) -> str:
+    """What a miss names as a file: ``text`` without quotes, backticks and a reference prefix."""
+    name = text.strip().strip("`'\"")
+    for prefix in _REFERENCE_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name
+
+
+_HINTED = (UnresolvedReason.NOT_IN_WORKFLOW, UnresolvedReason.REJECTED_INPUT)
+_MAX_NAMED = 5
+"""References a name hint lists at most (several documents of one name)."""
+
+
 def _with_name_hints(
-    unresolved: Sequence[UnresolvedReference], suggestions: Sequence[DocumentSuggestion]
+    unresolved: Sequence[UnresolvedReference],
+    names: Sequence[str],
+    named: Mapping[str, Sequence[DocumentSuggestion]],
 ) -> tuple[UnresolvedReference, ...]:
-    """``unresolved``, each miss that is a suggested document's file name told so.
+    """``unresolved``, each miss whose ``names`` entry is a document's file name told so.
 
     A model often sends a file name where a reference belongs (``{"id":
     "report.pdf"}``, ``"report.pdf"``). The resolver does not guess: the
     reference stays unresolved, with its reason, and the message names the
-    reference of the one listed document (:attr:`Resolution.suggestions`, the
-    workflow's most recent readable ones) whose file name it is, compared in
-    Unicode Normalization Form C.
+    reference of the workflow's readable document of that name, or of each
+    of several (at most :data:`_MAX_NAMED`). ``named`` maps a file name in
+    Unicode Normalization Form C to those documents.
     """
-    if not suggestions:
-        return tuple(unresolved)
-    by_name: dict[str, list[DocumentSuggestion]] = {}
-    for suggestion in suggestions:
-        by_name.setdefault(canonical(suggestion.file_name), []).append(suggestion)
     out: list[UnresolvedReference] = []
-    for miss in unresolved:
-        if miss.reason in (UnresolvedReason.NOT_IN_WORKFLOW, UnresolvedReason.REJECTED_INPUT):
-            name = miss.reference.strip().strip("`'\"")
-            for prefix in _REFERENCE_PREFIXES:
-                name = name.removeprefix(prefix)
-            named = by_name.get(canonical(name), [])
-            if len(named) == 1:
-                hint = (
-                    f"{printable(named[0].file_name)!r} is a file name, not a reference; the "
-                    f"document of that name is {named[0].reference}"
-                )
-                miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
+    for miss, name in zip(unresolved, names, strict=True):
+        found: Sequence[DocumentSuggestion] = (
+            named.get(canonical(name), ()) if name and miss.reason in _HINTED else ()
+        )
+        if len(found) == 1:
+            hint = (
+                f"{printable(found[0].file_name)!r} is a file name, not a reference; the "
+                f"document of that name is {found[0].reference}"
+            )
+            miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
+        elif found:
+            listed = ", ".join(d.reference for d in found[:_MAX_NAMED])
+            more = f" and {len(found) - _MAX_NAMED} more" if len(found) > _MAX_NAMED else ""
+            hint = (
+                f"{printable(found[0].file_name)!r} is a file name, not a reference; "
+                f"{len(found)} documents have that name: {listed}{more}"
+            )
+            miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
         out.append(miss)
     return tuple(out)
 
@@ -268,6 +287,7 @@ class ResolveDocumentList:
     def _resolve(self, ctx: RunContext, document_list: object) -> tuple[Resolution, bool]:
         """The resolution, and whether the bound workflow was found readable."""
         refs = coerce_document_references(document_list)
+        rejected_names = [_named_file(r.text or r.raw) for r in refs.rejected]
         rejected = [
             UnresolvedReference(
                 r.raw,
@@ -294,6 +314,9 @@ class ResolveDocumentList:
             # The run's workflow object is not trusted: rights are checked on the stored one.
             stored = uow.workflows.get_workflow(workflow.id)
             suggestions: tuple[DocumentSuggestion, ...] = ()
+            named: dict[str, list[DocumentSuggestion]] = {}
+            names: list[str] | None = None  # what each miss names as a file, when looked up
+            moves = False
             if stored is None or not self._access.can_on_workflow(
                 ctx.principal, Action.READ, stored
             ):
@@ -309,7 +332,7 @@ class ResolveDocumentList:
             else:
                 workflow = stored
                 readable = True
-                documents, unresolved = self._lookup(uow, ctx, workflow, refs.references)
+                documents, unresolved, moves = self._lookup(uow, ctx, workflow, refs.references)
                 if unresolved or rejected:
                     gone = {
                         f"docItem:{u.document_id}"
@@ -319,7 +342,11 @@ class ResolveDocumentList:
                     suggestions = tuple(
                         s for s in self._suggest(uow, ctx, workflow) if s.reference not in gone
                     )
-        all_unresolved = _with_name_hints((*unresolved, *rejected), suggestions)
+                    names = [_named_file(u.reference) for u in unresolved] + rejected_names
+                    named = self._named(uow, ctx, workflow, names, gone)
+        if names is None:
+            names = [""] * (len(unresolved) + len(rejected))
+        all_unresolved = _with_name_hints((*unresolved, *rejected), names, named)
         if all_unresolved:
             log.warning(
                 "resolved %d of %d reference(s) in workflow %s; unresolved: %s",
@@ -328,7 +355,8 @@ class ResolveDocumentList:
                 workflow.id,
                 ", ".join(f"{u.reference} ({u.reason.value})" for u in all_unresolved[:20]),
             )
-        return Resolution(tuple(documents), all_unresolved, suggestions, refs), readable
+        resolution = Resolution(tuple(documents), all_unresolved, suggestions, refs, moves)
+        return resolution, readable
 
     def _lookup(
         self,
@@ -336,7 +364,8 @@ class ResolveDocumentList:
         ctx: RunContext,
         workflow: ChatWorkflow,
         references: Sequence[DocumentReference],
-    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference], bool]:
+        """The documents found, the misses, and whether a read of one moves its expiry."""
         workflows = uow.workflows
         item_ids = [r.document_id for r in references if isinstance(r, DocumentItemReference)]
         by_id = workflows.get_documents(workflow.id, item_ids) if item_ids else {}
@@ -396,15 +425,17 @@ class ResolveDocumentList:
                     documents.append(ResolvedDocument(text, doc, item))
                 else:
                     unresolved.append(_unresolved(text, reason, doc.id))
+        moves = False
         if documents:
-            documents, expired = self._unexpired(uow, workflow, documents)
+            documents, expired, moves = self._unexpired(uow, workflow, documents)
             unresolved.extend(expired)
-        return documents, unresolved
+        return documents, unresolved, moves
 
     def _unexpired(
         self, uow: UnitOfWork, workflow: ChatWorkflow, documents: list[ResolvedDocument]
-    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference]]:
-        """The documents whose file has not expired, and an ``expired`` entry for each that has (B5).
+    ) -> tuple[list[ResolvedDocument], list[UnresolvedReference], bool]:
+        """The documents whose file has not expired, an ``expired`` entry for each that has (B5),
+        and whether a ``last_read`` policy covers one of the kept ones (:func:`read_moves_expiry`).
 
         A file expires when its scope's retention policy says so and no legal
         hold names it or the workflow; it is unresolved at once, before gc
@@ -413,7 +444,7 @@ class ResolveDocumentList:
         """
         policies = uow.retention.policies(workflow.scope.mandate_id)
         if not policies:
-            return documents, []
+            return documents, [], False
         now = self._clock.now() if self._clock is not None else datetime.now(UTC)
         file_ids = [d.file.id for d in documents]
         reads = (
@@ -429,10 +460,10 @@ class ResolveDocumentList:
                 if ends <= now:
                     due[d.file.id] = ends
         if not due:
-            return documents, []
+            return documents, [], read_moves_expiry(policies, [d.file for d in documents])
         held = uow.retention.held(list(due), [workflow.id])
         if workflow.id in held:
-            return documents, []
+            return documents, [], read_moves_expiry(policies, [d.file for d in documents])
         kept: list[ResolvedDocument] = []
         expired: list[UnresolvedReference] = []
         for d in documents:
@@ -450,7 +481,7 @@ class ResolveDocumentList:
                     expired_at=end,
                 )
             )
-        return kept, expired
+        return kept, expired, read_moves_expiry(policies, [d.file for d in kept])
 
     @staticmethod
     def _equivalent_labels(
@@ -487,6 +518,38 @@ class ResolveDocumentList:
         if not self._access.can_read_file(ctx.principal, item):
             return UnresolvedReason.ACCESS_DENIED
         return None
+
+    def _named(
+        self,
+        uow: UnitOfWork,
+        ctx: RunContext,
+        workflow: ChatWorkflow,
+        names: Sequence[str],
+        gone: set[str],
+    ) -> dict[str, list[DocumentSuggestion]]:
+        """The workflow's readable documents named by ``names``, keyed by name in NFC (one batch).
+
+        Each name is asked for as sent and in its other Unicode spellings; the
+        ``gone`` references (expired) are left out.
+        """
+        asked = [
+            n for name in dict.fromkeys(n for n in names if n) for n in (name, *spellings(name))
+        ]
+        if not asked:
+            return {}
+        by_name = uow.workflows.documents_by_file_names(workflow.id, asked)
+        docs = {doc.id: doc for found in by_name.values() for doc in found}
+        files = uow.files.get_many([doc.file_id for doc in docs.values()])
+        named: dict[str, list[DocumentSuggestion]] = {}
+        for doc in docs.values():
+            item = files.get(doc.file_id)
+            if doc.reference in gone or item is None:
+                continue
+            if self._access.can_read_file(ctx.principal, item):
+                named.setdefault(canonical(doc.file_name), []).append(
+                    DocumentSuggestion(doc.reference, doc.file_name)
+                )
+        return named
 
     def _suggest(
         self, uow: UnitOfWork, ctx: RunContext, workflow: ChatWorkflow

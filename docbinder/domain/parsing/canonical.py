@@ -89,7 +89,7 @@ def make_id(kind: Kind, text: str, raw: str) -> Outcome:
     if len(ident) > MAX_ID_LENGTH:
         return RejectedReference(raw, REASON_TOO_LONG)
     if not _ID_RE.fullmatch(ident):
-        return RejectedReference(raw, REASON_INVALID_ID)
+        return RejectedReference(raw, REASON_INVALID_ID, ident)
     ident = canonical_uuid(ident) or ident
     if kind is Kind.FILE:
         return FileReference(ident)

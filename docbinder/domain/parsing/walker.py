@@ -146,7 +146,7 @@ class _Collector:
         self.stopped = True
         self.reject(short_repr(value), REASON_TOO_MANY_ITEMS)
 
-    def reject(self, raw: str, reason: str) -> None:
+    def reject(self, raw: str, reason: str, text: str | None = None) -> None:
         key = (raw, reason)
         if key in self._rejected_seen:
             return
@@ -154,7 +154,7 @@ class _Collector:
             self.omitted += 1
             return
         self._rejected_seen.add(key)
-        self.rejected.append(RejectedReference(raw, reason))
+        self.rejected.append(RejectedReference(raw, reason, text))
 
     def add_reference(self, reference: DocumentReference) -> None:
         canonical = str(reference)
@@ -174,7 +174,7 @@ class _Collector:
             if not self.charge(outcome):
                 return
             if isinstance(outcome, RejectedReference):
-                self.reject(outcome.raw, outcome.reason)
+                self.reject(outcome.raw, outcome.reason, outcome.text)
             else:
                 self.add_reference(outcome)
 
