@@ -285,7 +285,7 @@ def serve(
         else "signed links off (no link_keys)"
     )
     err.print(
-        f"docbinder serving {base} (API /v1, /openapi.json, inspector /ui"
+        f"docbinder serving {base} (API /v1, /openapi.json, inspector /ui/"
         f"{', MCP /mcp' if with_mcp else ''}) as {identity.description}; "
         f"{store}; {links}{f'; {workers} processes' if workers > 1 else ''}",
         markup=False,

@@ -151,8 +151,14 @@ def test_serve_prints_a_one_time_sign_in_link_that_sets_an_httponly_cookie(tmp_p
             assert page.status_code == 200 and workflow.group(0) in page.text
             index = browser.get(f"{server.url}/ui/")
             assert index.status_code == 200 and f"/ui/workflows/{workflow.group(0)}" in index.text
+            # "inspector /ui/" as the start line says; /ui itself leads there (MCP has "/")
+            assert "inspector /ui/" in server.stderr_text()
+            bare = browser.get(f"{server.url}/ui", follow_redirects=True)
+            assert bare.status_code == 200 and bare.url.path == "/ui/"
         with httpx.Client(timeout=30, trust_env=False) as other:
             assert other.get(found.group(1)).status_code == 403  # used already
+            signed_out = other.get(f"{server.url}/ui", follow_redirects=True)
+            assert signed_out.status_code == 401 and "--signin WORKFLOW_ID" in signed_out.text
     finally:
         server.stop()
 

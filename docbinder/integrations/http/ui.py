@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from docbinder.integrations.http.auth import Identity
 
 
+SIGN_IN_FIRST = (
+    "sign in first: open a one-time sign-in link; `POST /v1/ui/signin` with your credentials "
+    "answers one, and `docbinder serve --signin WORKFLOW_ID` prints one at start"
+)
+"""What a browser without a session reads on the inspector's pages."""
+
+
 class InspectorApi(Protocol):
     """What the inspector pages use of the HTTP API (:class:`~docbinder.integrations.http.app.HttpApi`)."""
 
@@ -98,6 +105,7 @@ class Inspector:
         return [
             Route("/v1/ui/signin", self.signin_link, methods=["POST"]),
             Route("/ui/signin/{code}", self.signin, methods=["GET"]),
+            Route("/ui", self.to_index, methods=["GET"]),
             Route("/ui/", self.index, methods=["GET"]),
             Route("/ui/workflows/{workflow_id}", self.page, methods=["GET"]),
             Route("/ui/files/{file_id}/content", self.download, methods=["GET"]),
@@ -177,11 +185,15 @@ class Inspector:
             return None
         return principal
 
+    async def to_index(self, request: Request) -> Response:
+        """``GET /ui``: to ``/ui/`` (the app mounts the MCP server at ``/``, which would answer 404)."""
+        return RedirectResponse("/ui/", status_code=307, headers={"cache-control": "no-store"})
+
     async def index(self, request: Request) -> Response:
         """``GET /ui/``: the signed-in principal's newest workflows, each linked to its page."""
         principal = self._session(request)
         if principal is None:
-            return HTMLResponse(_message("sign in first"), status_code=401, headers=PAGE_HEADERS)
+            return HTMLResponse(_message(SIGN_IN_FIRST), status_code=401, headers=PAGE_HEADERS)
         workflows = await blocking(lambda: self.binder.list_workflows(principal, limit=INDEX_LIMIT))
         html = _ENV.get_template("index.html").render(principal=principal, workflows=workflows)
         return HTMLResponse(html, headers=PAGE_HEADERS)
@@ -190,14 +202,7 @@ class Inspector:
         """``GET /ui/workflows/{id}``: the inspector page (``401`` page without a session)."""
         principal = self._session(request)
         if principal is None:
-            return HTMLResponse(
-                _message(
-                    "sign in first: open a sign-in link (`POST /v1/ui/signin`, or the one "
-                    "`docbinder serve` prints)"
-                ),
-                status_code=401,
-                headers=PAGE_HEADERS,
-            )
+            return HTMLResponse(_message(SIGN_IN_FIRST), status_code=401, headers=PAGE_HEADERS)
         workflow_id = request.path_params["workflow_id"]
         try:
             html = await blocking(self._render, principal, workflow_id)
