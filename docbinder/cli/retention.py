@@ -13,6 +13,7 @@ from docbinder.domain.errors import InvalidInput
 from docbinder.domain.governance import (
     LegalHold,
     RetentionPolicy,
+    duration_text,
     parse_duration,
     scope_label,
 )
@@ -84,7 +85,7 @@ def retention_set(
         emit_json(policy_wire(policy))
     else:
         out.print(
-            f"files of {scope_label(policy.scope)} expire {max_age} after "
+            f"files of {scope_label(policy.scope)} expire {duration_text(policy.max_age)} after "
             f"{'their last read' if policy.basis.value == 'last_read' else 'their creation'}"
         )
 
@@ -104,8 +105,9 @@ def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> No
     if not policies:
         out.print(f"mandate {mandate_id} has no retention policy: files are kept")
     for p in policies:
+        basis = "their last read" if p.basis.value == "last_read" else "their creation"
         out.print(
-            f"{scope_label(p.scope)}: {int(p.max_age.total_seconds())} s from {p.basis.value}"
+            f"files of {scope_label(p.scope)} expire {duration_text(p.max_age)} after {basis}"
         )
     for h in holds:
         out.print(

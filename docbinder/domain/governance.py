@@ -142,6 +142,20 @@ def parse_duration(value: object) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def duration_text(duration: timedelta) -> str:
+    """``duration`` in the largest unit of :func:`parse_duration` that gives a whole number: ``30d``, ``90m``, ``2s``.
+
+    ``parse_duration(duration_text(d)) == d`` for every whole number of
+    seconds; a fraction of a second is given in seconds (``1.5s``).
+    """
+    seconds = duration.total_seconds()
+    for unit in ("w", "d", "h", "m"):
+        size = _UNIT_SECONDS[unit]
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s" if seconds == int(seconds) else f"{seconds:g}s"
+
+
 class RetentionBasis(enum.StrEnum):
     """What a retention period counts from: the FileItem's creation or its last read."""
 

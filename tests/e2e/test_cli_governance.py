@@ -201,3 +201,35 @@ def test_audit_prune_needs_a_retention_and_keeps_the_chain_verifiable(
     assert _json(cli("audit", "prune", "--json")) == {"removed": 1}
     verified = _json(cli("audit", "verify", "--json"))
     assert verified["ok"] is True and verified["checked"] == 1
+
+
+def test_retention_set_and_show_say_the_period_in_one_unit(cli: Any, tmp_path: Path) -> None:
+    for given, shown in (("30d", "30d"), ("2592000", "30d"), ("36h", "36h"), ("90m", "90m")):
+        result = cli("retention", "set", "--max-age", given)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip() == f"files of mandate acme expire {shown} after their creation"
+        listed = cli("retention", "show")
+        assert listed.stdout.splitlines()[0] == result.stdout.strip()
+
+
+def test_a_hold_on_another_mandates_workflow_is_refused_like_an_unknown_id(
+    cli: Any, tmp_path: Path
+) -> None:
+    workflow = _json(cli("workflow", "new", "--json"))["id"]
+    theirs = cli(
+        "retention", "hold", "--workflow", workflow, "--reason", "case 9", mandate="globex"
+    )
+    unknown = cli(
+        "retention", "hold", "--workflow", "00000000-0000-4000-8000-000000000000", mandate="globex"
+    )
+    assert theirs.exit_code == unknown.exit_code == 1
+    assert theirs.stderr.replace(workflow, "ID") == unknown.stderr.replace(
+        "00000000-0000-4000-8000-000000000000", "ID"
+    )
+    placed = cli("retention", "hold", "--workflow", workflow, "--reason", "case 9")
+    assert placed.exit_code == 0 and "legal hold placed" in placed.stdout
+    assert (
+        "no such legal hold"
+        in cli("retention", "release", "--workflow", workflow, mandate="globex").stdout
+    )
+    assert "lifted" in cli("retention", "release", "--workflow", workflow).stdout
