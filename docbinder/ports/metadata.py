@@ -67,6 +67,10 @@ def store_location_key(store_id: str) -> str:
     return "sha256-" + hashlib.sha256(store_id.encode()).hexdigest()[:42]
 
 
+CLAIM_TOKENS_KEPT = 32
+"""Claim tokens a database keeps, the current one included (ADR 0075, addendum 2026-12-03)."""
+
+
 class FileRepository(Protocol):
     """FileItem rows (core role). Every method returns domain entities, never rows or dicts.
 
@@ -433,12 +437,14 @@ class MaintenanceRepository(Protocol):
     def database_claims(self) -> tuple[str, ...]:
         """The claim tokens this database wrote for its id, newest first; empty before the first.
 
-        At most two: the current token and the one it replaced. A blob store
-        keeps one claim record per database id (ADR 0075); the store's claim
-        is this database's own while it is one of these. A clone carries the
-        same tokens, but the first of the two databases to rotate the claim
-        (:meth:`rotate_database_claim`, then the store) leaves the other one
-        with tokens the store no longer holds.
+        At most :data:`CLAIM_TOKENS_KEPT`: the current token and those it
+        replaced. A blob store keeps one claim record per database id (ADR
+        0075); the store's claim is this database's own while it is one of
+        these. Processes of one database rotate concurrently and write the
+        store in any order, so the store may hold a token several rotations
+        old. A clone carries the same tokens, but the first of the two
+        databases to rotate the claim (:meth:`rotate_database_claim`, then the
+        store) writes a token the other never made.
         """
         ...
 
@@ -446,7 +452,8 @@ class MaintenanceRepository(Protocol):
         """Compare-and-set the current claim token from ``expected`` to ``new``; whether it was set.
 
         ``expected`` is the current token read before (``None``: none yet);
-        it becomes the previous one. ``False`` (nothing written) when another
+        it joins the ones replaced, of which the oldest go beyond
+        :data:`CLAIM_TOKENS_KEPT`. ``False`` (nothing written) when another
         unit changed the current token meanwhile. Writes in this unit (commit
         it).
         """

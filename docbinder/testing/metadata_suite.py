@@ -75,7 +75,12 @@ from docbinder.domain.model import (
     arguments_sha256,
 )
 from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
-from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory, store_location_key
+from docbinder.ports.metadata import (
+    CLAIM_TOKENS_KEPT,
+    UnitOfWork,
+    UnitOfWorkFactory,
+    store_location_key,
+)
 
 T = TypeVar("T")
 
@@ -1677,9 +1682,18 @@ class MaintenanceRepositoryContract(_MetadataSuite):
             assert u.maintenance.rotate_database_claim(second, third)
             u.commit()
         with uow() as u:
-            # the newest two are kept: a store still holding the one before is this database's
-            assert u.maintenance.database_claims() == (third, second)
+            # the replaced ones are kept: a store still holding one of them is this database's
+            assert u.maintenance.database_claims() == (third, second, first)
             assert u.maintenance.database_id() is None  # claims are not the database identity
+        tokens = [third]
+        for n in range(CLAIM_TOKENS_KEPT + 3):
+            with uow() as u:
+                tokens.insert(0, f"{n:032x}")
+                assert u.maintenance.rotate_database_claim(tokens[1], tokens[0])
+                u.commit()
+        with uow() as u:
+            # at most CLAIM_TOKENS_KEPT, newest first: the oldest went
+            assert u.maintenance.database_claims() == tuple(tokens[:CLAIM_TOKENS_KEPT])
 
     def test_store_locations_are_recorded_once_and_replaced_only_when_asked(
         self, uow: Callable[[], UnitOfWork]

@@ -941,6 +941,33 @@ def test_concurrent_deletes_of_one_database_never_take_it_for_a_clone(
     assert checks["database claim in the blob store"]["status"] == "ok"
 
 
+def test_a_claim_written_late_by_another_process_of_the_database_is_still_its_own(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """Processes of one database rotate the claim and write the store in any order: a store
+    write delayed past several rotations leaves an older token of this database in the store,
+    which is no clone's (ADR 0075 addendum); a token the database never made still is."""
+    from docbinder.domain.errors import DatabaseCloned
+
+    ids = [_attach(cli, tmp_path, f"l{n}.txt", f"l {n}".encode()) for n in range(6)]
+    binder = _binder(cli, {})
+    [item] = [i for i in cli.json("files", "ls") if i["id"] == ids[0]]
+    owner = Principal(item["createdBy"], "default", roles=("member",))
+    binder.delete_file(owner, ids[0], force=True)
+    with binder.uow_factory() as uow:
+        database_id = uow.maintenance.database_id()
+        late = uow.maintenance.database_claims()[0]
+    assert database_id is not None
+    for file_id in ids[1:4]:  # three more rotations by "other processes"
+        binder.delete_file(owner, file_id, force=True)
+    binder.blobs.set_database_claim(database_id, late)  # the first one's write lands last
+    binder.delete_file(owner, ids[4], force=True)  # not taken for a clone
+    binder.blobs.set_database_claim(database_id, "f" * 32)  # a token this database never made
+    with pytest.raises(DatabaseCloned):
+        binder.delete_file(owner, ids[5], force=True)
+    assert set(cli.files()) == {ids[5]}
+
+
 # -- the inline tier (ADR 0110): small files' bytes live in the metadata database
 
 

@@ -54,7 +54,7 @@ from docbinder.domain.model import (
     duplicate_key,
 )
 from docbinder.domain.providers import CopyState, ProviderCopy, ProviderCopyKey
-from docbinder.ports.metadata import InlineBlobInfo, store_location_key
+from docbinder.ports.metadata import CLAIM_TOKENS_KEPT, InlineBlobInfo, store_location_key
 
 LOCK_WAIT_SECONDS = 60.0
 """How long a memory unit waits for another unit's FileItem lock (seconds) before
@@ -548,7 +548,7 @@ class MemoryMaintenanceRepository:
             current = before[0] if before else None
             if current != expected:
                 return False
-            s.database_claims = (new,) if current is None else (new, current)
+            s.database_claims = (new, *before)[:CLAIM_TOKENS_KEPT]
 
             def undo() -> None:
                 s.database_claims = before

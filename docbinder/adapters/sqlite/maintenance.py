@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from docbinder.adapters.sql.maintenance import claim_history_change, claims_of
 from docbinder.adapters.sql.schema import chat_documents, file_items, sqlite_utc_text
 from docbinder.adapters.sqlite.files import load_file
 from docbinder.adapters.sqlite.rows import select_sql, utc_from_text
@@ -33,7 +34,6 @@ _LOCATION = "database_location"
 _FORMER = "former_database_id:"
 _STORE_LOCATION = "store_location:"
 _CLAIM = "database_claim"
-_PREVIOUS_CLAIM = "database_claim_previous"
 
 
 def sqlite_location(stat: os.stat_result) -> str:
@@ -152,13 +152,13 @@ class SqliteMaintenanceRepository:
         return tuple(sorted(former))
 
     def database_claims(self) -> tuple[str, ...]:
-        """Rows ``database_claim`` and ``database_claim_previous`` of ``docbinder_meta`` (ADR 0075)."""
+        """Rows ``database_claim`` and ``database_claim_old:<token>`` of ``docbinder_meta`` (ADR 0075)."""
         with translating():
             meta = self._meta()
-        return tuple(meta[name] for name in (_CLAIM, _PREVIOUS_CLAIM) if name in meta)
+        return claims_of(meta)
 
     def rotate_database_claim(self, expected: str | None, new: str) -> bool:
-        """Compare-and-set row ``database_claim``; the old value goes to ``database_claim_previous``."""
+        """Compare-and-set row ``database_claim``; the old value gets a row ``database_claim_old:<token>``."""
         session = self._session
         with translating():
             if expected is None:
@@ -174,7 +174,12 @@ class SqliteMaintenanceRepository:
             )
             if changed == 0:
                 return False
-            self._set_meta(_PREVIOUS_CLAIM, expected)
+            (name, number), drop = claim_history_change(self._meta(), expected)
+            session.rowcount(
+                "INSERT INTO docbinder_meta (name, value) VALUES (?, ?)", (name, number)
+            )
+            for old in drop:
+                session.rowcount("DELETE FROM docbinder_meta WHERE name = ?", (old,))
         return True
 
     def store_locations(self) -> dict[str, str]:
