@@ -126,6 +126,25 @@ class FileStillReferenced(Conflict):
         self.references = references
 
 
+class FileUnderLegalHold(Conflict):
+    """A FileItem a legal hold names (itself, or a workflow showing it) was to be deleted (B5).
+
+    ``force`` does not override it: the hold is lifted first (``docbinder
+    retention release``), by the mandate that placed it (ADR 0142).
+    """
+
+    def __init__(self, file_id: str, kind: str, target_id: str, reason: str) -> None:
+        what = "it" if kind == "file" else f"workflow {target_id}, which shows it,"
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"file {file_id} is under a legal hold{why}: {what} is held; nothing was deleted. "
+            f"Lift the hold first: docbinder retention release --{kind} {target_id}"
+        )
+        self.file_id = file_id
+        self.kind = kind
+        self.target_id = target_id
+
+
 class UnsafeOperation(DocbinderError, RuntimeError):
     """A destructive operation was refused because its input looks like a configuration mistake.
 

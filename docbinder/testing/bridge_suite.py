@@ -257,6 +257,32 @@ class BridgeContract:
         applied = binder.collect_garbage(dry_run=False, grace_seconds=0, allow_short_grace=True)
         assert set(applied.expired_rows) == {old.item.id, again.item.id}
 
+    def test_a_held_file_is_not_deleted_even_with_force(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        from docbinder.domain.errors import FileUnderLegalHold
+
+        run = binder.start_new_run(u1)
+        by_file = run.produce_file("contract.pdf", b"%PDF-1.4 contract")
+        by_workflow = run.produce_file("mail.txt", b"the mail")
+        workflow_id = run.context.workflow_id
+        assert workflow_id is not None
+        binder.retention.hold("file", by_file.item.id, "m1", "case 7")
+        binder.retention.hold("workflow", workflow_id, "m1", "case 9")
+        for produced, kind, target in (
+            (by_file, "file", by_file.item.id),
+            (by_workflow, "workflow", workflow_id),
+        ):
+            with pytest.raises(FileUnderLegalHold) as refused:
+                binder.delete_file(u1, produced.item.id, force=True)
+            assert f"retention release --{kind} {target}" in str(refused.value)
+            assert binder.get_file(u1, produced.item.id) == produced.item
+        binder.retention.release("workflow", workflow_id, "m1")
+        binder.delete_file(u1, by_workflow.item.id, force=True)  # no hold names it now
+        with pytest.raises(FileItemNotFound):
+            binder.get_file(u1, by_workflow.item.id)
+        assert binder.get_file(u1, by_file.item.id) == by_file.item
+
     def test_a_hold_names_a_file_or_workflow_of_its_own_mandate(
         self, binder: DocBinder, u1: Principal
     ) -> None:

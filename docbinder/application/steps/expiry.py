@@ -7,7 +7,13 @@ from datetime import datetime
 
 from docbinder.application.steps.auditing import AuditTrail
 from docbinder.domain.audit import AuditAction
-from docbinder.domain.governance import HoldKind, RetentionBasis, RetentionPolicy, policy_for
+from docbinder.domain.governance import (
+    HoldKind,
+    LegalHold,
+    RetentionBasis,
+    RetentionPolicy,
+    policy_for,
+)
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
@@ -28,14 +34,24 @@ def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
     reads = uow.retention.last_reads([item.id]) if policy.basis is RetentionBasis.LAST_READ else {}
     if policy.expires_at(item.created_at, reads.get(item.id)) > moment:
         return False
-    if uow.retention.held([item.id], []):
-        return False
-    for hold in uow.retention.holds(item.scope.mandate_id):
+    return hold_on(uow, item) is None
+
+
+def hold_on(uow: UnitOfWork, item: FileItem) -> LegalHold | None:
+    """The legal hold that keeps ``item``, read in ``uow``: one on the file, or on a workflow showing it; ``None`` if none.
+
+    Holds of the file's own mandate (a hold names a target of its mandate, ADR 0142).
+    """
+    holds = uow.retention.holds(item.scope.mandate_id)
+    for hold in holds:
+        if hold.kind is HoldKind.FILE and hold.target_id == item.id:
+            return hold
+    for hold in holds:
         if hold.kind is HoldKind.WORKFLOW and uow.workflows.documents_by_files(
             hold.target_id, [item.id]
         ):
-            return False
-    return True
+            return hold
+    return None
 
 
 def read_moves_expiry(policies: Sequence[RetentionPolicy], items: Sequence[FileItem]) -> bool:

@@ -8,6 +8,7 @@ from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.expiry import hold_on
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.get_file import GetFile
@@ -17,6 +18,7 @@ from docbinder.domain.errors import (
     AccessDenied,
     FileItemNotFound,
     FileStillReferenced,
+    FileUnderLegalHold,
 )
 from docbinder.domain.model import FileItem, Principal
 from docbinder.domain.providers import ProviderCopy
@@ -67,7 +69,9 @@ class DeleteFile:
         Raises :class:`FileItemNotFound`, :class:`AccessDenied`, and
         :class:`~docbinder.domain.errors.FileStillReferenced` (with the number
         of referring documents; nothing deleted) when documents refer to the
-        file and ``force`` is false. The lock of the row
+        file and ``force`` is false, and
+        :class:`~docbinder.domain.errors.FileUnderLegalHold` (even with
+        ``force``) when a legal hold names the file or a workflow showing it. The lock of the row
         (:meth:`~docbinder.ports.metadata.FileRepository.lock`), the count and
         the delete are one unit of work; the blob removed is the one the
         locked row names. Before it, :class:`~docbinder.domain.errors.DatabaseCloned`
@@ -114,6 +118,9 @@ class DeleteFile:
             locked = uow.files.lock(item.id)
             if locked is None:
                 raise FileItemNotFound(f"file {file_id} not found")
+            hold = hold_on(uow, locked)
+            if hold is not None:
+                raise FileUnderLegalHold(locked.id, hold.kind.value, hold.target_id, hold.reason)
             references = uow.workflows.count_documents_for_file(locked.id)
             if references and not force:
                 raise FileStillReferenced(locked.id, references)
