@@ -126,10 +126,18 @@ def _fetch(http: httpx.Client, url: str, size: int) -> None:
 
 
 def _rounds(sides: dict[str, Any], rounds: int, per_round: int) -> dict[str, list[float]]:
-    """Seconds per request of each side, sides taking turns round by round."""
+    """Seconds per request of each side, sides taking turns round by round.
+
+    The order turns with every round (A B C, B C A, C A B, ...), so that no side
+    always runs right after another one: over ``rounds`` that are a multiple of
+    the number of sides, each side runs as often first as last.
+    """
     seconds: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(rounds):
-        for name, fetch in sides.items():
+    names = list(sides)
+    for round_number in range(rounds):
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            fetch = sides[name]
             began = time.perf_counter()
             for _ in range(per_round):
                 fetch()
@@ -159,7 +167,7 @@ def downloads(rounds: int) -> dict[str, Any]:
         try:
             with httpx.Client(timeout=120, trust_env=False) as http:
                 workflow = http.post(f"{server.url}/v1/workflows").json()["id"]
-                for label, size, per_round in (("1 KiB", 1024, 200), ("10 MiB", 10 << 20, 3)):
+                for label, size, per_round in (("1 KiB", 1024, 1000), ("10 MiB", 10 << 20, 3)):
                     data = os.urandom(size)
                     (floor_dir / "f.bin").write_bytes(data)
                     stored = http.post(
@@ -224,7 +232,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--requests", type=int, default=3000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--skip-load", action="store_true")
     parser.add_argument("--skip-downloads", action="store_true")
     parser.add_argument(
