@@ -442,12 +442,10 @@ class UseCaseContainer:
         units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
-        self.open_file = providers.Singleton(
-            OpenFile, self.get_file, blobs, audit=self.audit, units=read_units
-        )
         self.open_file_item = providers.Singleton(
             OpenFileItem, self.get_file, blobs, audit=self.audit, units=read_units
         )
+        self.open_file = providers.Singleton(OpenFile, self.open_file_item)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
         self.provider_registry = providers.Singleton(ProviderRegistry)
         self.provider_cleaner = providers.Singleton(

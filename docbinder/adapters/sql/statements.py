@@ -69,11 +69,11 @@ DOCUMENTS_BY_LABELS = (
 # No ORDER BY (see ``documents_by_file``): the rows are put in order in Python.
 DOCUMENTS_BY_FILES = sa.select(chat_documents).where(
     chat_documents.c.workflow_id == sa.bindparam("wf"),
-    chat_documents.c.file_id.in_(sa.bindparam("files", expanding=True)),
+    chat_documents.c.file_id.in_(sa.bindparam("values", expanding=True)),
 )
 DOCUMENTS_BY_FILE_NAMES = sa.select(chat_documents).where(
     chat_documents.c.workflow_id == sa.bindparam("wf"),
-    chat_documents.c.file_name.in_(sa.bindparam("names", expanding=True)),
+    chat_documents.c.file_name.in_(sa.bindparam("values", expanding=True)),
 )
 
 INSERT_VERSION = sa.insert(file_versions)

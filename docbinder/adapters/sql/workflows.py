@@ -254,34 +254,33 @@ class SqlWorkflowRepository:
         self, workflow_id: str, file_ids: Sequence[str]
     ) -> dict[str, list[ChatDocument]]:
         """One query per :data:`IN_CHUNK` ids on the ``(workflow_id, file_id)`` index."""
-        wanted = list(dict.fromkeys(file_ids))
-        rows: list[sa.Row[Any]] = []
-        for start in range(0, len(wanted), IN_CHUNK):
-            params = {"wf": workflow_id, "files": wanted[start : start + IN_CHUNK]}
-            with translating():
-                rows.extend(self._session.execute(DOCUMENTS_BY_FILES, params).all())
-        rows.sort(key=lambda row: (row.sequence_nr, row.position))
-        found: dict[str, list[ChatDocument]] = {}
-        for row in rows:
-            found.setdefault(row.file_id, []).append(load(row, ChatDocument))
-        return {file_id: found[file_id] for file_id in wanted if file_id in found}
+        return self._documents_by(DOCUMENTS_BY_FILES, "file_id", workflow_id, file_ids)
 
     def documents_by_file_names(
         self, workflow_id: str, names: Sequence[str]
     ) -> dict[str, list[ChatDocument]]:
-        """One query per :data:`IN_CHUNK` names over the workflow's documents."""
-        wanted = list(dict.fromkeys(names))
+        """One query per :data:`IN_CHUNK` names over the workflow's documents.
+
+        MariaDB compares names without regard to case: only the exact ones are kept.
+        """
+        return self._documents_by(DOCUMENTS_BY_FILE_NAMES, "file_name", workflow_id, names)
+
+    def _documents_by(
+        self, statement: Any, column: str, workflow_id: str, values: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """The workflow's documents whose ``column`` is exactly one of ``values`` (``statement``
+        selects them by ``:wf`` and ``:values``), by value, in stored order."""
+        wanted = list(dict.fromkeys(values))
         rows: list[sa.Row[Any]] = []
         for start in range(0, len(wanted), IN_CHUNK):
-            params = {"wf": workflow_id, "names": wanted[start : start + IN_CHUNK]}
+            params = {"wf": workflow_id, "values": wanted[start : start + IN_CHUNK]}
             with translating():
-                rows.extend(self._session.execute(DOCUMENTS_BY_FILE_NAMES, params).all())
+                rows.extend(self._session.execute(statement, params).all())
         rows.sort(key=lambda row: (row.sequence_nr, row.position))
         found: dict[str, list[ChatDocument]] = {}
         for row in rows:
-            found.setdefault(row.file_name, []).append(load(row, ChatDocument))
-        # MariaDB compares names without regard to case: only the exact ones count
-        return {name: found[name] for name in wanted if name in found}
+            found.setdefault(getattr(row, column), []).append(load(row, ChatDocument))
+        return {value: found[value] for value in wanted if value in found}
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         check_limit(limit)

@@ -331,34 +331,25 @@ class SqliteWorkflowRepository:
         self, workflow_id: str, file_ids: Sequence[str]
     ) -> dict[str, list[ChatDocument]]:
         """One query per :data:`IN_CHUNK` ids on the ``(workflow_id, file_id)`` index."""
-        wanted = list(dict.fromkeys(file_ids))
-        rows: list[tuple[Any, ...]] = []
-        for start in range(0, len(wanted), IN_CHUNK):
-            chunk = wanted[start : start + IN_CHUNK]
-            sql = select_sql(
-                chat_documents,
-                f"WHERE workflow_id = ? AND file_id IN ({placeholders(len(chunk))})",
-            )
-            with translating():
-                rows.extend(self._session.all(sql, (workflow_id, *chunk)))
-        rows.sort(key=_stored_order)
-        found: dict[str, list[ChatDocument]] = {}
-        for row in rows:
-            doc = load_document(row)
-            found.setdefault(doc.file_id, []).append(doc)
-        return {file_id: found[file_id] for file_id in wanted if file_id in found}
+        return self._documents_by("file_id", workflow_id, file_ids)
 
     def documents_by_file_names(
         self, workflow_id: str, names: Sequence[str]
     ) -> dict[str, list[ChatDocument]]:
         """One query per :data:`IN_CHUNK` names over the workflow's documents."""
-        wanted = list(dict.fromkeys(names))
+        return self._documents_by("file_name", workflow_id, names)
+
+    def _documents_by(
+        self, column: str, workflow_id: str, values: Sequence[str]
+    ) -> dict[str, list[ChatDocument]]:
+        """The workflow's documents whose ``column`` is one of ``values``, by value, in stored order."""
+        wanted = list(dict.fromkeys(values))
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(wanted), IN_CHUNK):
             chunk = wanted[start : start + IN_CHUNK]
             sql = select_sql(
                 chat_documents,
-                f"WHERE workflow_id = ? AND file_name IN ({placeholders(len(chunk))})",
+                f"WHERE workflow_id = ? AND {column} IN ({placeholders(len(chunk))})",
             )
             with translating():
                 rows.extend(self._session.all(sql, (workflow_id, *chunk)))
@@ -366,8 +357,8 @@ class SqliteWorkflowRepository:
         found: dict[str, list[ChatDocument]] = {}
         for row in rows:
             doc = load_document(row)
-            found.setdefault(doc.file_name, []).append(doc)
-        return {name: found[name] for name in wanted if name in found}
+            found.setdefault(getattr(doc, column), []).append(doc)
+        return {value: found[value] for value in wanted if value in found}
 
     def recent_documents(self, workflow_id: str, limit: int) -> list[ChatDocument]:
         check_limit(limit)

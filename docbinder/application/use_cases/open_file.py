@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from docbinder.application.steps.auditing import DISABLED, AuditTrail
-from docbinder.application.steps.expiry import note_bytes_read
-from docbinder.application.use_cases.get_file import GetFile
+from docbinder.application.use_cases.open_file_item import OpenFileItem
 from docbinder.domain.model import Principal
-from docbinder.ports.blobs import BlobReader, BlobStore
-from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.blobs import BlobReader
 
 
 class OpenFile:
-    """The bytes of a FileItem the principal may read, as a stream of chunks."""
+    """The bytes of a FileItem the principal may read, as a stream of chunks.
 
-    def __init__(
-        self,
-        get_file: GetFile,
-        blobs: BlobStore,
-        *,
-        audit: AuditTrail = DISABLED,
-        units: UnitOfWorkFactory | None = None,
-    ) -> None:
-        self._get = get_file
-        self._blobs = blobs
-        self._audit = audit
-        self._units = units
+    :class:`OpenFileItem` without the item: the same read check, the same
+    ``read_bytes`` audit event.
+    """
+
+    def __init__(self, open_item: OpenFileItem) -> None:
+        self._open_item = open_item
 
     def __call__(self, principal: Principal, file_id: str, chunk_size: int = 1 << 20) -> BlobReader:
         """The file's bytes as a :class:`BlobReader` of chunks of at most ``chunk_size`` bytes.
@@ -33,7 +24,4 @@ class OpenFile:
         ends. Raises :class:`FileItemNotFound` (absent or not readable) and
         :class:`BlobMissing` at call time.
         """
-        item = self._get(principal, file_id)
-        reader = self._blobs.open(item.blob_key, chunk_size)
-        note_bytes_read(self._audit, self._units, principal, item)
-        return reader
+        return self._open_item(principal, file_id, chunk_size)[1]
