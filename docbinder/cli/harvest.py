@@ -86,7 +86,9 @@ def materialize(
         str,
         typer.Argument(help="The documentList as the model sent it (any shape); '-' reads stdin."),
     ],
-    directory: Annotated[Path, typer.Argument(help="The sandbox's input directory (must exist).")],
+    directory: Annotated[
+        Path, typer.Argument(help="The sandbox's input directory (made when it is missing).")
+    ],
     workflow: Annotated[str, typer.Option("--workflow", "-w", help="Workflow id.")],
     max_bytes: Annotated[
         int, typer.Option(help="Budget: bytes written in all (default 256 MiB).")
@@ -104,6 +106,8 @@ def materialize(
 
     raw = read_stdin_text("the documentList on stdin") if document_list == "-" else document_list
     run = STATE.start_run(workflow)
+    if not directory.exists() and not directory.is_symlink():
+        directory.mkdir(parents=True)
     report = write_files(run, raw, directory, max_total_bytes=max_bytes, overwrite=overwrite)
     if STATE.wants_json(json_flag):
         emit_json(

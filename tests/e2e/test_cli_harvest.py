@@ -53,3 +53,7 @@ def test_harvest_then_materialize_through_the_command_line(cli, tmp_path: Path) 
     refused = cli("materialize", ref, str(inbox), "--workflow", wf)
     assert refused.exit_code == 1
     assert "a file of that name is already in the directory" in refused.stdout
+    fresh = tmp_path / "next" / "sandbox" / "in"  # not there yet: made
+    made = cli("materialize", ref, str(fresh), "--workflow", wf)
+    assert made.exit_code == 0, made.output
+    assert (fresh / "t.csv").read_text() == "a,b\n1,2\n"
