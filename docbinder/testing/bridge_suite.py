@@ -715,9 +715,18 @@ class BridgeContract:
             "'report.pdf' is a file name, not a reference; 2 documents have that name: "
             f"docItem:{first.document_id}, docItem:{second.document_id}"
         )
-        # another workflow's document of that name is not named
-        elsewhere = binder.start_new_run(u1).resolve(["report.pdf"])
-        assert "file name" not in elsewhere.unresolved[0].message
+        # a name under a name key, and a file id sent as a document id
+        by_file_id, by_key = run.resolve(  # misses first, then what was rejected
+            [{"fileName": "Städte Übersicht 2024.csv"}, f"docItem:{oldest.item.id}"]
+        ).unresolved
+        assert by_key.message.endswith(hint)
+        assert by_file_id.message.endswith(
+            f"{oldest.item.id} is a file id, not a document id; its document(s): "
+            f"docItem:{oldest.document_id}"
+        )
+        # another workflow's document of that name or file is not named
+        elsewhere = binder.start_new_run(u1).resolve(["report.pdf", f"docItem:{first.item.id}"])
+        assert all("file" not in u.message for u in elsewhere.unresolved)
 
     def test_a_label_stored_decomposed_is_found_by_the_composed_spelling(
         self, binder: DocBinder, u1: Principal

@@ -375,23 +375,29 @@ class ResolveDocumentList:
         if len(by_label) < len(set(labels)):
             by_label, ambiguous = self._equivalent_labels(uow, workflow, labels, by_label)
         # A bare id that names no ChatDocument may be the FileItem id of the
-        # tool-result block: it is looked up with the ``file:`` references.
+        # tool-result block: it is looked up with the ``file:`` references. So is
+        # a ``docItem:`` id that names none, for the hint its miss gets.
         file_ids = [
             r.file_id if isinstance(r, FileReference) else r.document_id
             for r in references
             if isinstance(r, FileReference)
-            or (isinstance(r, DocumentItemReference) and r.bare and r.document_id not in by_id)
+            or (isinstance(r, DocumentItemReference) and r.document_id not in by_id)
         ]
         by_file = workflows.documents_by_files(workflow.id, file_ids) if file_ids else {}
         matches: list[tuple[str, list[ChatDocument]]] = []
         unresolved_early: list[tuple[str, AmbiguousName]] = []
+        file_named: dict[str, list[ChatDocument]] = {}  # docItem:<a file id> -> its documents
         for ref in references:
             if isinstance(ref, DocumentItemReference):
                 doc = by_id.get(ref.document_id)
                 if doc is not None:
                     found = [doc]
+                elif ref.bare:
+                    found = by_file.get(ref.document_id, [])
                 else:
-                    found = by_file.get(ref.document_id, []) if ref.bare else []
+                    found = []
+                    if ref.document_id in by_file:
+                        file_named[str(ref)] = by_file[ref.document_id]
             elif isinstance(ref, DocumentListReference):
                 found = by_label.get(ref.label, [])
                 if ref.label in ambiguous:
@@ -401,7 +407,10 @@ class ResolveDocumentList:
                 found = by_file.get(ref.file_id, [])
             matches.append((str(ref), found))
         # One batch of FileItem lookups for every document found.
-        files = uow.files.get_many([doc.file_id for _, found in matches for doc in found])
+        files = uow.files.get_many(
+            [doc.file_id for _, found in matches for doc in found]
+            + [docs[0].file_id for docs in file_named.values()]
+        )
         documents: list[ResolvedDocument] = []
         unresolved: list[UnresolvedReference] = []
         seen: set[str] = set()
@@ -412,7 +421,14 @@ class ResolveDocumentList:
                 unresolved.append(UnresolvedReference(text, why, str(refused[text])))
                 continue
             if not found:
-                unresolved.append(_unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW))
+                miss = _unresolved(text, UnresolvedReason.NOT_IN_WORKFLOW)
+                shown = file_named.get(text, [])
+                item = files.get(shown[0].file_id) if shown else None
+                if item is not None and self._check(ctx, item) is None:
+                    listed = ", ".join(d.reference for d in shown[:_MAX_NAMED])
+                    hint = f"{text[len('docItem:') :]} is a file id, not a document id; its document(s): {listed}"
+                    miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
+                unresolved.append(miss)
                 continue
             for doc in found:
                 if doc.id in seen:

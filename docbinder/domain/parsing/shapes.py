@@ -30,7 +30,7 @@ from docbinder.domain.parsing.rules import (
     REASON_UNSUPPORTED_TYPE,
 )
 from docbinder.domain.parsing.text import parse_text, starts_with_prefix
-from docbinder.domain.references import RejectedReference
+from docbinder.domain.references import DocumentItemReference, RejectedReference
 
 __all__ = [
     "DOCUMENT_ID_KEYS",
@@ -79,6 +79,10 @@ FILE_ID_KEYS: Final = ("fileid",)
 LABEL_KEYS: Final = ("doclist", "documentslabel", "documentlabel", "label")
 """Normalised keys holding a ``documents_label`` (``{"label": "writeFile:a.md"}`` ->
 ``docList:writeFile:a.md``). Looked at last."""
+
+NAME_KEYS: Final = ("filename", "name", "title")
+"""Normalised keys holding a file name: no reference, but what the resolver's hint for a
+dict without one looks up (``{"fileName": "q3.pdf"}``)."""
 
 _ITEM_TYPES: Final = frozenset({"docitem", "document", "chatdocument", "item"})
 _FILE_TYPES: Final = frozenset({"file", "fileitem"})
@@ -133,8 +137,27 @@ def id_field_outcomes(fields: Mapping[str, object], raw: str) -> list[Outcome] |
             if isinstance(outcomes, str):
                 missing_reason = missing_reason or outcomes
                 continue
+            if name == "id" and type_kind is None:
+                # a plain "id" may be the FileItem id a tool result showed, as a bare id may
+                outcomes = [
+                    DocumentItemReference(o.document_id, bare=True)
+                    if type(o) is DocumentItemReference
+                    else o
+                    for o in outcomes
+                ]
             return outcomes
     return missing_reason if missing_reason is not None else REASON_NOT_A_REFERENCE
+
+
+def named_file(fields: Mapping[str, object]) -> str | None:
+    """The first :data:`NAME_KEYS` field holding a short printable text, stripped; else ``None``."""
+    for name in NAME_KEYS:
+        value = fields.get(name)
+        if isinstance(value, str):
+            text = plain(value).strip()
+            if text and len(text) <= MAX_TEXT_LENGTH and text.isprintable():
+                return text
+    return None
 
 
 def _kind_from_type(value: object) -> Kind | None:

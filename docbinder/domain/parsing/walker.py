@@ -42,6 +42,7 @@ from docbinder.domain.parsing.rules import (
 from docbinder.domain.parsing.shapes import (
     WRAPPER_KEYS,
     id_field_outcomes,
+    named_file,
     normalise_key,
     reference_value,
 )
@@ -291,7 +292,7 @@ class _Collector:
         raw = short_repr(value)
         outcomes = id_field_outcomes(fields, raw)
         if isinstance(outcomes, str):
-            self.reject(raw, outcomes)
+            self.reject(raw, outcomes, named_file(fields))
         else:
             self.add_outcomes(outcomes)
 
