@@ -57,12 +57,15 @@ def resolve(
 
 
 def _workflow_hint(workflow: str | None, unresolved: Sequence[UnresolvedReference]) -> str:
-    """Where to give the workflow, when every reference failed for the lack of one."""
+    """Where to give the workflow, when no workflow was given and nothing failed for another cause.
+
+    A rejected input counts too: a file name sent as a reference is told its
+    document's reference only within a workflow.
+    """
     from docbinder.application import UnresolvedReason
 
-    if workflow is None and all(
-        u.reason is UnresolvedReason.NO_ACTIVE_WORKFLOW for u in unresolved
-    ):
+    lacking = (UnresolvedReason.NO_ACTIVE_WORKFLOW, UnresolvedReason.REJECTED_INPUT)
+    if workflow is None and all(u.reason in lacking for u in unresolved):
         return (
             ": references resolve within a workflow; give it with --workflow WORKFLOW_ID "
             "(docbinder workflow ls lists the workflow ids)"

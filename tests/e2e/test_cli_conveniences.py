@@ -323,3 +323,17 @@ def test_files_cat_writes_no_binary_file_to_a_terminal_and_text_as_is(
     assert code == 0 and shown.replace(b"\r\n", b"\n") == b"plain words\n"
     piped = invoke_cli([*home, "files", "cat", ids["dot.png"]])  # not a terminal: the bytes
     assert piped.exit_code == 0 and piped.stdout_bytes == png.read_bytes()
+
+
+def test_resolve_without_a_workflow_says_where_to_give_it(home: list[str]) -> None:
+    hint = (
+        "references resolve within a workflow; give it with --workflow WORKFLOW_ID "
+        "(docbinder workflow ls lists the workflow ids)"
+    )
+    for sent in ("docItem:3f2b8c1e-9a4d-4c6e-8f1a-2b3c4d5e6f70", "ubuntu.csv"):
+        result = invoke_cli([*home, "resolve", sent])
+        assert result.exit_code == 1
+        assert error_lines(result)[-1].endswith(hint), sent
+    workflow = invoke_cli([*home, "workflow", "new"]).stdout.strip()
+    within = invoke_cli([*home, "resolve", "ubuntu.csv", "--workflow", workflow])
+    assert within.exit_code == 1 and hint not in within.stderr
