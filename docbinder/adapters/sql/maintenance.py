@@ -17,52 +17,20 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from docbinder.adapters.sql.claim_rows import CLAIM as _CLAIM
+from docbinder.adapters.sql.claim_rows import claim_history_change, claims_of
 from docbinder.adapters.sql.errors import translating
 from docbinder.adapters.sql.queries import load, rowcount, scan
 from docbinder.adapters.sql.schema import chat_documents, docbinder_meta, file_items, gc_marks
 from docbinder.adapters.sql.session import SqlSession
 from docbinder.domain.errors import Conflict
 from docbinder.domain.model import ChatDocument, FileItem
-from docbinder.ports.metadata import CLAIM_TOKENS_KEPT, store_location_key
+from docbinder.ports.metadata import store_location_key
 
 _DATABASE_ID = "database_id"
 _LOCATION = "database_location"
 _FORMER = "former_database_id:"
 _STORE_LOCATION = "store_location:"
-_CLAIM = "database_claim"
-_PREVIOUS_CLAIM = "database_claim_previous"  # one earlier token, as written before the history
-OLD_CLAIM = "database_claim_old:"
-"""Prefix of the ``docbinder_meta`` rows of replaced claim tokens: ``<prefix><token>`` -> rotation number."""
-
-
-def claims_of(meta: dict[str, str]) -> tuple[str, ...]:
-    """The claim tokens in ``docbinder_meta`` rows ``meta``, newest first (at most :data:`CLAIM_TOKENS_KEPT`)."""
-    old = sorted(
-        (
-            (value, name[len(OLD_CLAIM) :])
-            for name, value in meta.items()
-            if name.startswith(OLD_CLAIM)
-        ),
-        reverse=True,
-    )
-    tokens = [meta[_CLAIM]] if _CLAIM in meta else []
-    tokens += [token for _, token in old]
-    if _PREVIOUS_CLAIM in meta:
-        tokens.append(meta[_PREVIOUS_CLAIM])
-    return tuple(dict.fromkeys(tokens))[:CLAIM_TOKENS_KEPT]
-
-
-def claim_history_change(meta: dict[str, str], replaced: str) -> tuple[tuple[str, str], list[str]]:
-    """The row that records ``replaced`` (name, rotation number) and the names of rows to drop.
-
-    Read after the compare-and-set of ``database_claim`` in the same unit, so
-    rotations are numbered one after the other; the oldest beyond
-    :data:`CLAIM_TOKENS_KEPT` (the current token counts) are dropped.
-    """
-    old = sorted((value, name) for name, value in meta.items() if name.startswith(OLD_CLAIM))
-    number = int(old[-1][0]) + 1 if old else 1
-    drop = [name for _, name in old[: max(0, len(old) + 2 - CLAIM_TOKENS_KEPT)]]
-    return (f"{OLD_CLAIM}{replaced}", f"{number:012d}"), drop
 
 
 def _store_location_name(store_id: str) -> str:

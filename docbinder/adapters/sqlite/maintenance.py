@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from docbinder.adapters.sql.maintenance import claim_history_change, claims_of
+from docbinder.adapters.sql.claim_rows import CLAIM, claim_history_change, claims_of
 from docbinder.adapters.sql.schema import chat_documents, file_items, sqlite_utc_text
 from docbinder.adapters.sqlite.files import load_file
 from docbinder.adapters.sqlite.rows import select_sql, utc_from_text
@@ -33,7 +33,7 @@ _DATABASE_ID = "database_id"
 _LOCATION = "database_location"
 _FORMER = "former_database_id:"
 _STORE_LOCATION = "store_location:"
-_CLAIM = "database_claim"
+_CLAIM = CLAIM
 
 
 def sqlite_location(stat: os.stat_result) -> str:
