@@ -127,18 +127,24 @@ class FileStillReferenced(Conflict):
 
 
 class FileUnderLegalHold(Conflict):
-    """A FileItem a legal hold names (itself, or a workflow showing it) was to be deleted (B5).
+    """A FileItem a legal hold names (itself, or a workflow showing it) was to be deleted or changed (B5).
+
+    Deleting it (``files rm``, a version delete) or replacing its content
+    (``update_file`` replace or append) is refused.
 
     ``force`` does not override it: the hold is lifted first (``docbinder
     retention release``), by the mandate that placed it (ADR 0142).
     """
 
-    def __init__(self, file_id: str, kind: str, target_id: str, reason: str) -> None:
+    def __init__(
+        self, file_id: str, kind: str, target_id: str, reason: str, mandate_id: str
+    ) -> None:
         what = "it" if kind == "file" else f"workflow {target_id}, which shows it,"
-        why = f" ({reason})" if reason else ""
+        why = f" ({reason!r})" if reason else ""
         super().__init__(
-            f"file {file_id} is under a legal hold{why}: {what} is held; nothing was deleted. "
-            f"Lift the hold first: docbinder retention release --{kind} {target_id}"
+            f"file {file_id} is under a legal hold{why}: {what} is held; nothing was deleted "
+            f"or changed. Lift the hold first: docbinder retention release --{kind} "
+            f"{target_id} --mandate {mandate_id}"
         )
         self.file_id = file_id
         self.kind = kind

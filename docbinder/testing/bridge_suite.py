@@ -277,6 +277,17 @@ class BridgeContract:
                 binder.delete_file(u1, produced.item.id, force=True)
             assert f"retention release --{kind} {target}" in str(refused.value)
             assert binder.get_file(u1, produced.item.id) == produced.item
+        # nor is its content replaced or appended to: the old bytes would go
+        for change in (binder.update_file.replace, binder.update_file.append):
+            with pytest.raises(FileUnderLegalHold):
+                change(u1, by_file.item.id, b"overwritten")
+        assert binder.get_file(u1, by_file.item.id) == by_file.item
+        # nor a held version deleted with its name
+        saved = binder.versions.save(u1, "evidence.txt", b"v0 evidence")
+        binder.retention.hold("file", saved.item.id, "m1", "case 8")
+        with pytest.raises(FileUnderLegalHold):
+            binder.versions.delete(u1, "evidence.txt")
+        assert binder.get_file(u1, saved.item.id) == saved.item
         binder.retention.release("workflow", workflow_id, "m1")
         binder.delete_file(u1, by_workflow.item.id, force=True)  # no hold names it now
         with pytest.raises(FileItemNotFound):

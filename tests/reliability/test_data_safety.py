@@ -601,6 +601,18 @@ def test_one_gc_run_never_removes_a_row_and_more_than_half_is_refused(
     assert cli.files() == {i: bytes([65 + n]) for n, i in enumerate(ids) if n >= 4}
 
 
+def test_a_held_row_whose_blob_went_missing_is_marked_but_never_removed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    ids = [_attach(cli, tmp_path, f"h{n}.txt", bytes([65 + n])) for n in range(4)]
+    cli.ok("retention", "hold", "--file", ids[0], "--reason", "evidence")
+    (cli.home / "blobs" / ids[0][:2] / ids[0]).unlink()
+    assert cli.json("gc", "--apply", *NO_GRACE)["markedRows"] == [ids[0]]
+    second = cli.json("gc", "--apply", *NO_GRACE)
+    assert second["orphanRows"] == []  # the hold keeps the row, bytes or not
+    assert ids[0] in {item["id"] for item in cli.json("files", "ls")}
+
+
 def test_a_mark_is_dropped_when_the_blob_comes_back(cli: Cli, tmp_path: Path) -> None:
     ids = [_attach(cli, tmp_path, f"f{n}.txt", bytes([65 + n])) for n in range(4)]
     path = cli.home / "blobs" / ids[0][:2] / ids[0]
@@ -966,6 +978,24 @@ def test_a_claim_written_late_by_another_process_of_the_database_is_still_its_ow
     with pytest.raises(DatabaseCloned):
         binder.delete_file(owner, ids[5], force=True)
     assert set(cli.files()) == {ids[5]}
+
+
+def test_a_gc_pass_with_nothing_to_free_leaves_the_claim_as_it_is(
+    cli: Cli, tmp_path: Path, store: Store
+) -> None:
+    """An idle ``gc --apply`` loop must not outrun the tokens the database keeps (ADR 0075)."""
+    ids = [_attach(cli, tmp_path, f"i{n}.txt", f"i {n}".encode()) for n in range(3)]
+    binder = _binder(cli, {})
+    [item] = [i for i in cli.json("files", "ls") if i["id"] == ids[0]]
+    binder.delete_file(
+        Principal(item["createdBy"], "default", roles=("member",)), ids[0], force=True
+    )
+    with binder.uow_factory() as uow:
+        before = uow.maintenance.database_claims()
+    for _ in range(3):
+        cli.json("gc", "--apply", *NO_GRACE)
+    with binder.uow_factory() as uow:
+        assert uow.maintenance.database_claims() == before
 
 
 # -- the inline tier (ADR 0110): small files' bytes live in the metadata database

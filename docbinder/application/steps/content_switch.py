@@ -38,6 +38,7 @@ from docbinder.application.steps.blob_rules import (
     write_or_hold,
 )
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.expiry import hold_on
 from docbinder.application.steps.hashing import FileData, HashingStream, HashWorkers
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.store_registration import StoreRegistration
@@ -46,6 +47,7 @@ from docbinder.domain.errors import (
     Conflict,
     DocbinderError,
     DuplicateFileItem,
+    FileUnderLegalHold,
     TransactionAborted,
 )
 from docbinder.domain.model import FileItem, Principal
@@ -142,6 +144,14 @@ class ContentSwitch:
             marked.clear()
             try:
                 with self._uow() as uow:
+                    # The row locked first, then its holds read: a hold placed meanwhile
+                    # waits for this unit (ManageRetention.hold locks the row too).
+                    locked = uow.files.lock(item.id)
+                    hold = hold_on(uow, locked) if locked is not None else None
+                    if hold is not None:
+                        raise FileUnderLegalHold(
+                            item.id, hold.kind.value, hold.target_id, hold.reason, hold.mandate_id
+                        )
                     try:
                         # Compare-and-set on the blob the caller's read named: of
                         # two concurrent updates, only one can win.

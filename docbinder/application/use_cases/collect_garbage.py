@@ -74,6 +74,7 @@ from docbinder.application.steps.database_claim import (
     cloned_message,
     read_claim,
 )
+from docbinder.application.steps.expiry import hold_on
 from docbinder.application.steps.provider_copies import CleanupReport, ProviderCopyCleaner
 from docbinder.application.steps.store_registration import (
     LocationCheck,
@@ -357,7 +358,10 @@ class CollectGarbage:
                     grace_seconds,
                     MIN_GRACE_SECONDS,
                 )
-            claim_for_destruction(self._uow, self._blobs)
+            if expired or due or scan.orphans:
+                # Only a pass that frees something checks and rotates the claim: an idle gc
+                # loop would otherwise outrun the tokens the database keeps (ADR 0075).
+                claim_for_destruction(self._uow, self._blobs)
             expired_rows = self._remove_expired(expired, grace_seconds)
             self._adopt(scan)
             removed_rows, marked = self._sweep(scan, missing, due)
@@ -740,12 +744,19 @@ class CollectGarbage:
         mine_ids = {i.id for i in scan.mine}
         with self._uow() as uow:
             for item in missing:
-                current = uow.files.get(item.id)
+                current = uow.files.lock(item.id) if item.id in due_ids else uow.files.get(item.id)
                 if (
                     current is None
                     or current.blob_key != item.blob_key
                     or current.blob_store != item.blob_store
                 ):
+                    continue
+                if item.id in due_ids and hold_on(uow, current) is not None:
+                    # a held row stays, bytes or not: the hold says nothing of it may go (B5)
+                    log.warning(
+                        "gc keeps FileItem %s: its blob is missing, but a legal hold names it",
+                        item.id,
+                    )
                     continue
                 if item.id in due_ids:
                     if uow.files.delete(item.id, if_blob_key=item.blob_key):

@@ -120,7 +120,9 @@ class DeleteFile:
                 raise FileItemNotFound(f"file {file_id} not found")
             hold = hold_on(uow, locked)
             if hold is not None:
-                raise FileUnderLegalHold(locked.id, hold.kind.value, hold.target_id, hold.reason)
+                raise FileUnderLegalHold(
+                    locked.id, hold.kind.value, hold.target_id, hold.reason, hold.mandate_id
+                )
             references = uow.workflows.count_documents_for_file(locked.id)
             if references and not force:
                 raise FileStillReferenced(locked.id, references)

@@ -7,11 +7,12 @@ import logging
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.blob_rules import release_blob
 from docbinder.application.steps.database_claim import claim_for_destruction
+from docbinder.application.steps.expiry import hold_on
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner
 from docbinder.application.steps.transient import run_again_if_aborted
 from docbinder.application.use_cases.list_file_versions import ListFileVersions
 from docbinder.domain.access import Action
-from docbinder.domain.errors import AccessDenied
+from docbinder.domain.errors import AccessDenied, FileUnderLegalHold
 from docbinder.domain.model import Principal
 from docbinder.domain.providers import ProviderCopy
 from docbinder.ports.blobs import BlobStore
@@ -65,6 +66,17 @@ class DeleteFileVersions:
         def delete_unit() -> tuple[str | None, dict[str, str], list[ProviderCopy]]:
             marked: list[ProviderCopy] = []
             with self._uow() as uow:
+                for stored in versions:
+                    locked = uow.files.lock(stored.item.id)
+                    hold = hold_on(uow, locked) if locked is not None else None
+                    if hold is not None:  # none of the versions goes
+                        raise FileUnderLegalHold(
+                            stored.item.id,
+                            hold.kind.value,
+                            hold.target_id,
+                            hold.reason,
+                            hold.mandate_id,
+                        )
                 for stored in versions:
                     uow.files.delete(stored.item.id, if_blob_key=stored.item.blob_key)
                     if self._copies is not None:

@@ -95,7 +95,8 @@ class ManageRetention:
         hold = LegalHold(kind, target_id, mandate_id, reason, self._clock.now())
         with self._uow() as uow:
             if hold.kind is HoldKind.FILE:
-                item = uow.files.get(target_id) if is_valid_id(target_id) else None
+                # locked: a delete that locked the row first ends before this reads it
+                item = uow.files.lock(target_id) if is_valid_id(target_id) else None
                 if item is None or item.scope.mandate_id != mandate_id:
                     raise FileItemNotFound(
                         f"file {shown_id(target_id)} not found in mandate {mandate_id}"
