@@ -418,7 +418,7 @@ class UseCaseContainer:
             StoreRegistration, self.units, self.read_units, self.blobs
         )
         self.check_duplicate = providers.Singleton(
-            CheckDuplicate, self.read_units, self.access, self.blobs
+            CheckDuplicate, self.read_units, self.access, self.blobs, clock=self.clock
         )
         self.storer = providers.Singleton(
             FileStorer,
@@ -546,7 +546,9 @@ class UseCaseContainer:
         self.list_latest_file_versions = providers.Singleton(
             ListLatestFileVersions, read_units, access
         )
-        self.open_file_version = providers.Singleton(OpenFileVersion, blobs, access, self.gate)
+        self.open_file_version = providers.Singleton(
+            OpenFileVersion, blobs, access, self.gate, audit=self.audit, units=self.read_units
+        )
         self.delete_file_versions = providers.Singleton(
             DeleteFileVersions,
             units,

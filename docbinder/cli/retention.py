@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from docbinder.application.steps.results import printable
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.output import emit_json, out
 from docbinder.cli.state import STATE
@@ -111,7 +112,8 @@ def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> No
         )
     for h in holds:
         out.print(
-            f"legal hold on {h.kind.value} {h.target_id}" + (f": {h.reason}" if h.reason else "")
+            f"legal hold on {h.kind.value} {h.target_id}"
+            + (f": {printable(h.reason)}" if h.reason else "")
         )
 
 

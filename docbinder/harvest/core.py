@@ -342,6 +342,8 @@ class _HeldIndex:
                     item = self._run.get_file(file_id)
                 except DocbinderError:
                     continue  # deleted or no longer readable: not held
+                if self._run.binder.retention.has_expired(item):
+                    continue  # past its retention period: harvested again as a fresh file
                 known.setdefault(item.sha256, (f"docItem:{document_id}", item.id))
             self._by_name[name] = known
         return known.get(sha256)

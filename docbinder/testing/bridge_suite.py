@@ -245,6 +245,7 @@ class BridgeContract:
         old = run.produce_file("report.txt", b"the same report")
         binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
         time.sleep(1.1)
+        assert binder.check_duplicate(u1, old.item.sha256, "report.txt").item is None
         again = run.produce_file("report.txt", b"the same report")
         assert not again.duplicate and again.item.id != old.item.id
         resolution = run.resolve([f"docItem:{again.document_id}"])

@@ -233,3 +233,14 @@ def test_a_hold_on_another_mandates_workflow_is_refused_like_an_unknown_id(
         in cli("retention", "release", "--workflow", workflow, mandate="globex").stdout
     )
     assert "lifted" in cli("retention", "release", "--workflow", workflow).stdout
+
+
+def test_a_hold_reason_cannot_forge_a_line_of_retention_show(cli: Any, tmp_path: Path) -> None:
+    workflow = _json(cli("workflow", "new", "--json"))["id"]
+    forged = "case 9\nlegal hold on file 00000000-0000-4000-8000-000000000000"
+    assert cli("retention", "hold", "--workflow", workflow, "--reason", forged).exit_code == 0
+    lines = cli("retention", "show").stdout.splitlines()
+    assert [line for line in lines if line.startswith("legal hold")] == [
+        f"legal hold on workflow {workflow}: case 9\\u000alegal hold on file "
+        "00000000-0000-4000-8000-000000000000"
+    ]

@@ -102,6 +102,31 @@ def test_subprocess_outputs_become_documents_with_provenance_readable_by_read_do
     assert files[0]["provenance"]["sourcePath"] == "/mnt/data/chart.png"
 
 
+def test_an_unchanged_file_past_its_retention_period_is_harvested_as_a_fresh_file(
+    binder: DocBinder, tmp_path: Path
+) -> None:
+    """The held document expired: handing its reference out again would give the model a
+    document that resolves as ``expired`` and goes with the next gc (ADR 0142)."""
+    import time
+    from datetime import timedelta
+
+    from docbinder.domain.model import Scope
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.txt").write_text("daily report\n")
+    run = binder.start_new_run(ALICE)
+    first = harvest(run, LocalOutputDir(out))
+    binder.retention.set(Scope("acme"), timedelta(seconds=1))
+    time.sleep(1.1)
+    again = harvest(run, LocalOutputDir(out))
+    assert again.held == () and len(again.harvested) == 1
+    fresh = again.harvested[0].result
+    assert fresh.item.id != first.harvested[0].result.item.id and not fresh.duplicate
+    binder.retention.set(Scope("acme"), timedelta(hours=1))
+    assert run.resolve([again.harvested[0].reference]).ok
+
+
 def test_only_new_or_changed_files_are_attached_again(binder: DocBinder, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

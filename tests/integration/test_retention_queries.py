@@ -135,7 +135,8 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
         by_bytes = run.produce_file("bytes.bin", b"read as bytes", label="b")
         by_item = run.produce_file("item.bin", b"read with its item", label="i")
         unread = run.produce_file("unread.txt", b"never read", label="u")
-        ids = [p.item.id for p in (by_content, by_bytes, by_item, unread)]
+        version = reader.versions.save(ALICE, "kept.txt", b"a version read by name")
+        ids = [p.item.id for p in (by_content, by_bytes, by_item, unread)] + [version.item.id]
         _age(backend, ids, 20)
         reader.retention.set(Scope("m1"), timedelta(days=30), "last_read")
         assert run.get_content([f"docItem:{by_content.document_id}"]).documents
@@ -144,6 +145,9 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
         _, item_reader = reader.open_file_item(ALICE, by_item.item.id)
         with item_reader as chunks:
             assert b"".join(chunks) == b"read with its item"
+        latest = reader.versions.latest(ALICE, "kept.txt")
+        assert latest is not None
+        assert reader.versions.read(ALICE, latest) == b"a version read by name"
         _age(backend, ids, 20)  # 40 days old now: only a read in the last 30 keeps a file
         # no flush, no close: the reading process goes on
         assert [e.item.id for e in other.retention.expired()] == [unread.item.id]

@@ -174,7 +174,8 @@ def test_use_cases_share_one_instance_of_each_shared_rule() -> None:
         assert binder.versions._latest_of_each is binder.list_latest_file_versions
         assert binder.versions._open is binder.open_file_version
         assert binder.versions._delete is binder.delete_file_versions
-        assert binder.open_file._get is binder.get_file
+        assert binder.open_file._open_item is binder.open_file_item
+        assert binder.open_file_item._get is binder.get_file
         assert binder.delete_file._get is binder.get_file
         # One attach: the action result and the producer path compose the binder's AttachFile.
         assert binder.persist_action_result._attach is binder.attach_file

@@ -15,9 +15,11 @@ from collections.abc import Sequence
 import attrs
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.expiry import due_for_expiry
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock
 
 __all__ = ["CheckDuplicate", "DuplicateCheck"]
 
@@ -58,17 +60,24 @@ class CheckDuplicate:
     """
 
     def __init__(
-        self, uow_factory: UnitOfWorkFactory, access: AccessPolicy, blobs: BlobStore | None = None
+        self,
+        uow_factory: UnitOfWorkFactory,
+        access: AccessPolicy,
+        blobs: BlobStore | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> None:
         self._uow = uow_factory
         self._access = access
         self._blobs = blobs
+        self._clock = clock
 
     def __call__(self, principal: Principal, sha256: str, file_name: str) -> DuplicateCheck:
         """Look up a readable duplicate of (``sha256``, ``file_name``) for ``principal``.
 
         ``sha256`` is the 64 lowercase hex digits of the content. Reads the
-        candidates in one unit of work of its own, then applies
+        candidates in one unit of work of its own, leaves out those past
+        their retention period (with a ``clock``), then applies
         :meth:`choose`. Raises :class:`~docbinder.domain.errors.StorageError`
         on a backend fault.
         """
@@ -76,6 +85,10 @@ class CheckDuplicate:
             candidates = uow.files.find_duplicates(
                 sha256, file_name, principal.user_id, principal.scope
             )
+            if self._clock is not None and candidates:
+                # past its retention period, a candidate is about to go: no duplicate (ADR 0142)
+                now = self._clock.now()
+                candidates = [c for c in candidates if not due_for_expiry(uow, c, now)]
         return self.choose(principal, file_name, candidates)
 
     def choose(

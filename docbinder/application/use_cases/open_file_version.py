@@ -3,27 +3,40 @@
 from __future__ import annotations
 
 from docbinder.application.steps.access import AccessPolicy
+from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.steps.expiry import note_bytes_read
 from docbinder.application.use_cases.save_file_version import StoredVersion
 from docbinder.domain.errors import AccessDenied
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore
+from docbinder.ports.metadata import UnitOfWorkFactory
 
 
 class OpenFileVersion:
     """Stream the bytes of a version that a read use case returned.
 
-    Opens no unit of work: with a ``gate`` (the binder's
+    Opens no unit of work of its own, but with the audit log on the read is a
+    ``read_bytes`` event (B11; read at once when a ``last_read`` policy covers
+    the file, ADR 0142). With a ``gate`` (the binder's
     :class:`~docbinder.application.steps.closing.UnitOfWorkGate`) it raises
     ``BinderClosed`` once the binder is closed, like every other use case.
     """
 
     def __init__(
-        self, blobs: BlobStore, access: AccessPolicy, gate: UnitOfWorkGate | None = None
+        self,
+        blobs: BlobStore,
+        access: AccessPolicy,
+        gate: UnitOfWorkGate | None = None,
+        *,
+        audit: AuditTrail = DISABLED,
+        units: UnitOfWorkFactory | None = None,
     ) -> None:
         self._blobs = blobs
         self._access = access
         self._gate = gate
+        self._audit = audit
+        self._units = units
 
     def __call__(
         self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
@@ -40,4 +53,6 @@ class OpenFileVersion:
             self._gate.require_open()  # the one read that opens no unit of work
         if not self._access.can_read_file(principal, stored.item):
             raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
-        return self._blobs.open(stored.item.blob_key, chunk_size)
+        reader = self._blobs.open(stored.item.blob_key, chunk_size)
+        note_bytes_read(self._audit, self._units, principal, stored.item)
+        return reader
