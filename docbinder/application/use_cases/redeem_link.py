@@ -137,7 +137,7 @@ class RedeemLink:
         )
         if disposition is None:
             return RedeemedLink(claims, item)
-        presigned = self._presigned_url(claims, item, disposition(item))
+        presigned = self._presigned_url(claims, item, disposition)
         if presigned is not None:
             return RedeemedLink(claims, item, presigned_url=presigned)
         return RedeemedLink(claims, item, reader=open_span(self._blobs, item, span, chunk_size))
@@ -177,7 +177,9 @@ class RedeemLink:
             raise LinkRefused(LinkRefusal.USED, claims)
         return item
 
-    def _presigned_url(self, claims: LinkClaims, item: FileItem, disposition: str) -> str | None:
+    def _presigned_url(
+        self, claims: LinkClaims, item: FileItem, disposition: Callable[[FileItem], str]
+    ) -> str | None:
         """A presigned URL of the blob store for ``item`` (``None``: the store has none).
 
         Valid until the link expires (at least 1 second, at most 7 days).
@@ -193,7 +195,7 @@ class RedeemLink:
             expires_in=min(max(remaining, 1), 604800),
             file_name=item.file_name,
             mime_type=served_content_type(item.mime_type),
-            disposition=disposition,
+            disposition=disposition(item),  # asked for only when the store presigns
         )
 
 
