@@ -173,6 +173,13 @@ _MAX_NAMED = 5
 """References a name hint lists at most (several documents of one name)."""
 
 
+def _listed(documents: Sequence[DocumentSuggestion | ChatDocument]) -> str:
+    """The references of ``documents``, at most :data:`_MAX_NAMED` and how many more."""
+    listed = ", ".join(d.reference for d in documents[:_MAX_NAMED])
+    more = len(documents) - _MAX_NAMED
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
 def _with_name_hints(
     unresolved: Sequence[UnresolvedReference],
     names: Sequence[str],
@@ -199,11 +206,9 @@ def _with_name_hints(
             )
             miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
         elif found:
-            listed = ", ".join(d.reference for d in found[:_MAX_NAMED])
-            more = f" and {len(found) - _MAX_NAMED} more" if len(found) > _MAX_NAMED else ""
             hint = (
                 f"{printable(found[0].file_name)!r} is a file name, not a reference; "
-                f"{len(found)} documents have that name: {listed}{more}"
+                f"{len(found)} documents have that name: {_listed(found)}"
             )
             miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
         out.append(miss)
@@ -315,7 +320,7 @@ class ResolveDocumentList:
             stored = uow.workflows.get_workflow(workflow.id)
             suggestions: tuple[DocumentSuggestion, ...] = ()
             named: dict[str, list[DocumentSuggestion]] = {}
-            names: list[str] | None = None  # what each miss names as a file, when looked up
+            names = [""] * (len(refs.references) + len(rejected))  # no lookup: no name named
             moves = False
             if stored is None or not self._access.can_on_workflow(
                 ctx.principal, Action.READ, stored
@@ -333,6 +338,7 @@ class ResolveDocumentList:
                 workflow = stored
                 readable = True
                 documents, unresolved, moves = self._lookup(uow, ctx, workflow, refs.references)
+                names = [_named_file(u.reference) for u in unresolved] + rejected_names
                 if unresolved or rejected:
                     gone = {
                         f"docItem:{u.document_id}"
@@ -342,10 +348,7 @@ class ResolveDocumentList:
                     suggestions = tuple(
                         s for s in self._suggest(uow, ctx, workflow) if s.reference not in gone
                     )
-                    names = [_named_file(u.reference) for u in unresolved] + rejected_names
                     named = self._named(uow, ctx, workflow, names, gone)
-        if names is None:
-            names = [""] * (len(unresolved) + len(rejected))
         all_unresolved = _with_name_hints((*unresolved, *rejected), names, named)
         if all_unresolved:
             log.warning(
@@ -425,8 +428,10 @@ class ResolveDocumentList:
                 shown = file_named.get(text, [])
                 item = files.get(shown[0].file_id) if shown else None
                 if item is not None and self._check(ctx, item) is None:
-                    listed = ", ".join(d.reference for d in shown[:_MAX_NAMED])
-                    hint = f"{text[len('docItem:') :]} is a file id, not a document id; its document(s): {listed}"
+                    hint = (
+                        f"{text[len('docItem:') :]} is a file id, not a document id; "
+                        f"its document(s): {_listed(shown)}"
+                    )
                     miss = attrs.evolve(miss, message=f"{miss.message}; {hint}")
                 unresolved.append(miss)
                 continue
