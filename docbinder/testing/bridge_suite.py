@@ -244,9 +244,12 @@ class BridgeContract:
         run = binder.start_new_run(u1)
         old = run.produce_file("report.txt", b"the same report")
         binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        binder.retention.hold("file", old.item.id, "m1", "case 3")
         time.sleep(1.1)
+        # past its period, kept only by a hold: it goes when the hold is lifted, so no reuse
         assert binder.check_duplicate(u1, old.item.sha256, "report.txt").item is None
         again = run.produce_file("report.txt", b"the same report")
+        binder.retention.release("file", old.item.id, "m1")
         assert not again.duplicate and again.item.id != old.item.id
         resolution = run.resolve([f"docItem:{again.document_id}"])
         assert [d.file.id for d in resolution.documents] == [again.item.id]

@@ -18,7 +18,9 @@ from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
 
 
-def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
+def due_for_expiry(
+    uow: UnitOfWork, item: FileItem, moment: datetime, *, holds: bool = True
+) -> bool:
     """Whether ``item`` expired by ``moment`` and no legal hold names it or a workflow showing it.
 
     Read in ``uow``: the policy of the file's scope (its feature instance's,
@@ -26,7 +28,9 @@ def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
     of its mandate. What ``gc`` asks of a row it has locked before removing it
     (with ``moment`` = now minus the grace period), and what a store asks of a
     duplicate candidate before reusing it (with ``moment`` = now): a file that
-    is about to be removed is not handed out again (ADR 0142).
+    is about to be removed is not handed out again (ADR 0142). ``holds=False``
+    leaves the holds out: a file past its period that only a hold keeps goes as
+    soon as the hold is lifted, so it is not handed out again either.
     """
     policy = policy_for(item.scope, uow.retention.policies(item.scope.mandate_id))
     if policy is None:
@@ -34,7 +38,7 @@ def due_for_expiry(uow: UnitOfWork, item: FileItem, moment: datetime) -> bool:
     reads = uow.retention.last_reads([item.id]) if policy.basis is RetentionBasis.LAST_READ else {}
     if policy.expires_at(item.created_at, reads.get(item.id)) > moment:
         return False
-    return hold_on(uow, item) is None
+    return not holds or hold_on(uow, item) is None
 
 
 def hold_on(uow: UnitOfWork, item: FileItem) -> LegalHold | None:

@@ -411,7 +411,11 @@ class FileStorer:
                 )
                 # A candidate past its retention period is about to be removed: not reused,
                 # and its duplicate key stays taken (ADR 0142).
-                reusable = [c for c in candidates if not due_for_expiry(uow, c, self._clock.now())]
+                reusable = [
+                    c
+                    for c in candidates
+                    if not due_for_expiry(uow, c, self._clock.now(), holds=False)
+                ]
                 # After a lost race for the duplicate key whose winner is gone
                 # again, store outside duplicate detection.
                 if not candidates and not self._insert(

@@ -88,7 +88,7 @@ class CheckDuplicate:
             if self._clock is not None and candidates:
                 # past its retention period, a candidate is about to go: no duplicate (ADR 0142)
                 now = self._clock.now()
-                candidates = [c for c in candidates if not due_for_expiry(uow, c, now)]
+                candidates = [c for c in candidates if not due_for_expiry(uow, c, now, holds=False)]
         return self.choose(principal, file_name, candidates)
 
     def choose(

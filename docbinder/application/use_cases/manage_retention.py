@@ -127,14 +127,14 @@ class ManageRetention:
             return uow.retention.holds(mandate_id)
 
     def has_expired(self, item: FileItem) -> bool:
-        """Whether ``item``'s retention period is over and no hold keeps it (read now, in a reading unit).
+        """Whether ``item``'s retention period is over, held or not (read now, in a reading unit).
 
         What a caller asks before handing an existing FileItem out again (a
         harvest that finds the same bytes already in the workflow): an
         expired file resolves as ``expired`` and goes with the next ``gc``.
         """
         with self._read_uow() as uow:
-            return due_for_expiry(uow, item, self._clock.now())
+            return due_for_expiry(uow, item, self._clock.now(), holds=False)
 
     def still_due(self, uow: UnitOfWork, item: FileItem, grace: timedelta) -> bool:
         """Whether ``item`` is, read in ``uow`` now, still expired by ``grace`` and under no hold.
