@@ -56,6 +56,16 @@ class AuditAction(enum.StrEnum):
     PROVIDER_UPLOAD = "provider_upload"
 
 
+READ_ACTIONS: tuple[str, ...] = (
+    AuditAction.READ_BYTES.value,
+    AuditAction.READ_CONTENT.value,
+    AuditAction.LINK_REDEEM.value,
+)
+"""The actions that read a file's content, and so count as its last read for ``last_read``
+retention (B5, ADR 0142) when their outcome is ``ok``: a redeemed signed link hands the bytes
+out as a read does."""
+
+
 def _check_detail(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # Only the shape: the values are encoded (and so checked) once, when the event is chained.
     if type(value) is not dict and not isinstance(value, Mapping):

@@ -2300,7 +2300,7 @@ class RetentionRepositoryContract(_MetadataSuite):
             assert u.retention.held([file_id], [workflow_id]) == {workflow_id}
 
     def test_last_reads_come_from_the_audit_log(self, uow: Callable[[], UnitOfWork]) -> None:
-        read, unread = new_id("file"), new_id("file")
+        read, unread, linked = new_id("file"), new_id("file"), new_id("file")
         events = [
             AuditEvent(new_id("e"), BASE_TIME, "store", file_id=read),
             AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=1), "read_content", file_id=read),
@@ -2316,12 +2316,24 @@ class RetentionRepositoryContract(_MetadataSuite):
             ),
             AuditEvent(new_id("e"), BASE_TIME, "store", file_id=unread),
             AuditEvent(new_id("e"), BASE_TIME, "read_content", outcome="not_read", file_id=unread),
+            # a redeemed signed link hands the bytes out: a read; a refused one is not
+            AuditEvent(new_id("e"), BASE_TIME + timedelta(hours=5), "link_redeem", file_id=linked),
+            AuditEvent(
+                new_id("e"),
+                BASE_TIME + timedelta(hours=6),
+                "link_redeem",
+                outcome="expired",
+                file_id=linked,
+            ),
         ]
         with uow() as u:
             u.audit.append(events)
             u.commit()
         with uow() as u:
-            assert u.retention.last_reads([read, unread]) == {read: BASE_TIME + timedelta(hours=2)}
+            assert u.retention.last_reads([read, unread, linked]) == {
+                read: BASE_TIME + timedelta(hours=2),
+                linked: BASE_TIME + timedelta(hours=5),
+            }
 
     def test_expired_files_are_the_old_files_a_policy_governs(
         self, uow: Callable[[], UnitOfWork]
@@ -2363,11 +2375,11 @@ class RetentionRepositoryContract(_MetadataSuite):
     ) -> None:
         mandate = new_id("m")
         day = timedelta(days=1)
-        read_lately, read_long_ago, never_read = (
+        read_lately, read_long_ago, never_read, linked_lately = (
             make_file(scope=Scope(mandate), created_at=BASE_TIME - 10 * day, sha256=c * 64)
-            for c in "abc"
+            for c in "abcd"
         )
-        self.store_files(uow, read_lately, read_long_ago, never_read)
+        self.store_files(uow, read_lately, read_long_ago, never_read, linked_lately)
         policy = RetentionPolicy(Scope(mandate), 5 * day, "last_read")
         with uow() as u:
             u.retention.set_policy(policy)
@@ -2375,6 +2387,9 @@ class RetentionRepositoryContract(_MetadataSuite):
                 [
                     AuditEvent(new_id("e"), BASE_TIME - day, "read_bytes", file_id=read_lately.id),
                     AuditEvent(new_id("e"), BASE_TIME - day, "attach", file_id=never_read.id),
+                    AuditEvent(
+                        new_id("e"), BASE_TIME - day, "link_redeem", file_id=linked_lately.id
+                    ),
                     AuditEvent(
                         new_id("e"), BASE_TIME - 8 * day, "read_content", file_id=read_long_ago.id
                     ),

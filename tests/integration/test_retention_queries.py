@@ -18,6 +18,7 @@ import attrs
 import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore
+from docbinder.adapters.memory.links import MemoryLinkLedger
 from docbinder.domain.model import Principal, Scope
 from tests.contract.sql_backends import (
     SQL_BACKENDS,
@@ -27,6 +28,7 @@ from tests.contract.sql_backends import (
     query_plan,
     statements_sent,
 )
+from tests.integration.http_live import fixed_keys
 
 ALICE = Principal("alice", "m1")
 BOB = Principal("bob", "m1", "fi")
@@ -125,9 +127,17 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
 ) -> None:
     """Reads are appended in batches (ADR 0127), but a read that moves its file's expiry is
     appended at once (ADR 0142): another process's resolver and gc must not find the file
-    expired while this one keeps reading it."""
+    expired while this one keeps reading it. A redeemed signed link is a read too."""
     blobs = MemoryBlobStore()
-    reader = binder_over(backend.store, blobs, audit=True)
+    ledger = MemoryLinkLedger()
+    reader = binder_over(
+        backend.store,
+        blobs,
+        audit=True,
+        link_keys=fixed_keys(),
+        link_ledger=ledger,
+        public_url="http://127.0.0.1:8080",
+    )
     other = binder_over(backend.store, blobs, audit=True)
     try:
         run = reader.start_new_run(ALICE)
@@ -135,8 +145,10 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
         by_bytes = run.produce_file("bytes.bin", b"read as bytes", label="b")
         by_item = run.produce_file("item.bin", b"read with its item", label="i")
         unread = run.produce_file("unread.txt", b"never read", label="u")
+        by_link = run.produce_file("link.txt", b"downloaded through a signed link", label="l")
         version = reader.versions.save(ALICE, "kept.txt", b"a version read by name")
-        ids = [p.item.id for p in (by_content, by_bytes, by_item, unread)] + [version.item.id]
+        ids = [p.item.id for p in (by_content, by_bytes, by_item, unread, by_link)]
+        ids.append(version.item.id)
         _age(backend, ids, 20)
         reader.retention.set(Scope("m1"), timedelta(days=30), "last_read")
         assert run.get_content([f"docItem:{by_content.document_id}"]).documents
@@ -148,6 +160,8 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
         latest = reader.versions.latest(ALICE, "kept.txt")
         assert latest is not None
         assert reader.versions.read(ALICE, latest) == b"a version read by name"
+        link = run.link_for(by_link.item.id, expires_in="10m")
+        assert reader.redeem_link(link.token).file.id == by_link.item.id
         _age(backend, ids, 20)  # 40 days old now: only a read in the last 30 keeps a file
         # no flush, no close: the reading process goes on
         assert [e.item.id for e in other.retention.expired()] == [unread.item.id]

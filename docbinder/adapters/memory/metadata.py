@@ -24,7 +24,7 @@ from typing import TypeVar
 import attrs
 
 from docbinder.domain.access import Resource
-from docbinder.domain.audit import GENESIS_HASH, HEADLESS, AuditEvent
+from docbinder.domain.audit import GENESIS_HASH, HEADLESS, READ_ACTIONS, AuditEvent
 from docbinder.domain.counters import CounterStep, WorkflowCounters
 from docbinder.domain.errors import (
     Conflict,
@@ -979,7 +979,7 @@ class MemoryRetentionRepository:
             for e in self._s.audit:
                 if (
                     e.file_id in wanted
-                    and e.action.value in ("read_bytes", "read_content")
+                    and e.action.value in READ_ACTIONS
                     and e.outcome == "ok"
                     and (e.file_id not in found or e.at > found[e.file_id])
                 ):

@@ -18,6 +18,7 @@ from docbinder.adapters.sql.schema import (
     retention_policies,
 )
 from docbinder.adapters.sql.session import SqlSession
+from docbinder.domain.audit import READ_ACTIONS
 from docbinder.domain.errors import StorageError
 from docbinder.domain.governance import HoldKind, LegalHold, RetentionBasis, RetentionPolicy
 from docbinder.domain.model import FileItem, Scope
@@ -26,7 +27,6 @@ _P = retention_policies.c
 _H = legal_holds.c
 _A = audit_events.c
 _F = file_items.c
-READ_ACTIONS = ("read_bytes", "read_content")
 READ_OK = "ok"
 """The outcome of a read that counts as one for retention: a read that did not happen (``read_content``
 with ``blob_missing``, ``not_read``, ...) does not keep a file alive (ADR 0127)."""

@@ -11,14 +11,16 @@ from docbinder.adapters.sql.schema import file_items, sqlite_utc_text
 from docbinder.adapters.sqlite.files import load_file
 from docbinder.adapters.sqlite.rows import placeholders, select_sql, utc_from_text
 from docbinder.adapters.sqlite.session import SqliteSession, translating
+from docbinder.domain.audit import READ_ACTIONS
 from docbinder.domain.errors import StorageError
 from docbinder.domain.governance import HoldKind, LegalHold, RetentionBasis, RetentionPolicy
 from docbinder.domain.model import FileItem, Scope
 
 IN_CHUNK = 500
+_READS = ", ".join(f"'{action}'" for action in READ_ACTIONS)  # fixed names, no input
 _NOT_READ_SINCE = (
     " AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.file_id = file_items.id"
-    " AND a.action IN ('read_bytes', 'read_content') AND a.outcome = 'ok' AND a.at > ?)"
+    f" AND a.action IN ({_READS}) AND a.outcome = 'ok' AND a.at > ?)"
 )
 
 
@@ -131,7 +133,7 @@ class SqliteRetentionRepository:
             with translating():
                 rows = self._session.all(
                     "SELECT file_id, MAX(at) FROM audit_events WHERE file_id IN "
-                    f"({placeholders(len(chunk))}) AND action IN ('read_bytes', 'read_content') "
+                    f"({placeholders(len(chunk))}) AND action IN ({_READS}) "
                     "AND outcome = 'ok' GROUP BY file_id",
                     params,
                 )
