@@ -131,6 +131,11 @@ def make_binders(tmp: Path, backends: list[str], endpoint: str | None) -> dict[s
             home,
             s3_endpoint_url=endpoint,
             s3_region="us-east-1",
+            # moto assembles the parts inside the CompleteMultipartUpload request and
+            # sends nothing meanwhile (S3 keeps the connection alive with whitespace):
+            # for 1 GiB that outlasts the default 10 s read timeout, and botocore's retry
+            # then finds the upload gone (moto answers 500).
+            s3_read_timeout=120.0,
         )
     return binders
 
@@ -210,7 +215,7 @@ def run_bench(size_mib: int, runs: int, backends: list[str], parent: str | None)
             "runs": runs,
             "input": "generator reading the source file in 1 MiB chunks",
             "metadata": "SQLite",
-            "s3": "moto server, separate process, 127.0.0.1; store defaults (8 MiB parts, 3 in flight)",
+            "s3": "moto server, separate process, 127.0.0.1; store defaults (8 MiB parts, 3 in flight), read timeout 120 s",
             "memory_method": "VmHWM after clear_refs minus VmRSS before (bench_blob_memory.measure)",
         },
         "reference_seconds": benchlib.summary(seconds["reference"]),
