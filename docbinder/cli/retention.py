@@ -10,7 +10,7 @@ from docbinder.application.steps.results import printable
 from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.output import emit_json, out
 from docbinder.cli.state import STATE
-from docbinder.domain.errors import InvalidInput
+from docbinder.domain.errors import InvalidInput, NotFound
 from docbinder.domain.governance import (
     LegalHold,
     RetentionPolicy,
@@ -121,12 +121,20 @@ def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> No
 def retention_rm(
     mandate: MandateOpt = None, feature_instance: FeatureOpt = None, json_flag: JsonOpt = False
 ) -> None:
-    """Remove the retention policy of a mandate or feature instance (its files are kept)."""
-    removed = STATE.binder().retention.remove(_scope(mandate, feature_instance))
+    """Remove the retention policy of a mandate or feature instance (its files are kept).
+
+    Exits with status 1 (``error:`` line) when that scope has no policy.
+    """
+    scope = _scope(mandate, feature_instance)
+    if not STATE.binder().retention.remove(scope):
+        raise NotFound(
+            f"{scope_label(scope)} has no retention policy to remove "
+            "(check --mandate and --feature-instance; `docbinder retention show` lists them)"
+        )
     if STATE.wants_json(json_flag):
-        emit_json({"removed": removed})
+        emit_json({"removed": True})
     else:
-        out.print("removed the retention policy" if removed else "no retention policy to remove")
+        out.print("removed the retention policy")
 
 
 @handles_errors
@@ -155,10 +163,18 @@ def retention_release(
     mandate: MandateOpt = None,
     json_flag: JsonOpt = False,
 ) -> None:
-    """Lift a legal hold; the files it held expire as their policy says."""
+    """Lift a legal hold; the files it held expire as their policy says.
+
+    Exits with status 1 (``error:`` line) when the mandate holds no such hold.
+    """
     kind, target = _target(file, workflow)
-    released = STATE.binder().retention.release(kind, target, mandate or STATE.mandate)
+    mandate_id = mandate or STATE.mandate
+    if not STATE.binder().retention.release(kind, target, mandate_id):
+        raise NotFound(
+            f"no legal hold on {kind} {target} in mandate {mandate_id} "
+            "(check the id and --mandate; `docbinder retention show` lists the holds)"
+        )
     if STATE.wants_json(json_flag):
-        emit_json({"released": released})
+        emit_json({"released": True})
     else:
-        out.print(f"legal hold on {kind} {target} lifted" if released else "no such legal hold")
+        out.print(f"legal hold on {kind} {target} lifted")

@@ -228,11 +228,27 @@ def test_a_hold_on_another_mandates_workflow_is_refused_like_an_unknown_id(
     )
     placed = cli("retention", "hold", "--workflow", workflow, "--reason", "case 9")
     assert placed.exit_code == 0 and "legal hold placed" in placed.stdout
-    assert (
-        "no such legal hold"
-        in cli("retention", "release", "--workflow", workflow, mandate="globex").stdout
+    foreign = cli("retention", "release", "--workflow", workflow, mandate="globex")
+    assert foreign.exit_code == 1 and foreign.stdout == ""
+    assert foreign.stderr.strip() == (
+        f"error: no legal hold on workflow {workflow} in mandate globex (check the id and "
+        "--mandate; `docbinder retention show` lists the holds)"
     )
     assert "lifted" in cli("retention", "release", "--workflow", workflow).stdout
+    again = cli("retention", "release", "--workflow", workflow, "--json")
+    assert again.exit_code == 1 and "no legal hold" in again.stderr
+
+
+def test_removing_a_retention_policy_that_is_not_there_fails_and_names_the_scope(
+    cli: Any, tmp_path: Path
+) -> None:
+    missing = cli("retention", "rm", "--feature-instance", "fi-9")
+    assert missing.exit_code == 1
+    assert "has no retention policy to remove" in missing.stderr
+    assert "--feature-instance" in missing.stderr
+    assert cli("retention", "set", "--max-age", "30d", "--feature-instance", "fi-9").exit_code == 0
+    removed = cli("retention", "rm", "--feature-instance", "fi-9", "--json")
+    assert removed.exit_code == 0 and _json(removed) == {"removed": True}
 
 
 def test_a_hold_reason_cannot_forge_a_line_of_retention_show(cli: Any, tmp_path: Path) -> None:
