@@ -348,6 +348,8 @@ def test_a_document_its_converter_refuses_is_read_block_by_block_without_entitie
     document = docx.Document()
     document.add_heading("Quarterly review", 1)
     document.add_paragraph("Revenue grew by PLACEHOLDER.")
+    document.add_paragraph("North led", style="List Bullet")
+    document.add_paragraph("Costs fell", style="List Number")
     table = document.add_table(rows=2, cols=2)
     for row, values in zip(table.rows, (("Region", "Revenue"), ("North", "61")), strict=True):
         for cell, value in zip(row.cells, values, strict=True):
@@ -365,6 +367,7 @@ def test_a_document_its_converter_refuses_is_read_block_by_block_without_entitie
     assert part.kind is ContentKind.TEXT
     assert text.startswith("# Quarterly review")
     assert "Revenue grew by" in text and "| North | 61 |" in text
+    assert "\n* North led\n1. Costs fell\n" in text
     assert "SECRET-ON-DISK" not in text
     assert part.note is not None and "read block by block" in part.note
 

@@ -586,7 +586,9 @@ def docx_by_block(path: str, budget: _Budget, failure: str) -> Section:
 
     python-docx parses the package without resolving entities (its lxml parser
     has ``resolve_entities=False``). Paragraphs in a ``Heading N`` style
-    become ``#``-headings, tables Markdown tables, in body order; a block that
+    become ``#``-headings, those in a ``List Bullet`` / ``List Number`` style
+    (Word's built-in list styles, any level) ``*`` / ``1.`` items, tables
+    Markdown tables, in body order; a block that
     raises becomes ``[<block> <n> could not be read: <error>]``. The section's
     ``note`` names the converter's ``failure`` and those blocks.
     """
@@ -612,6 +614,8 @@ def docx_by_block(path: str, budget: _Budget, failure: str) -> Section:
                 lines.extend(["", f"{'#' * int(level[1])} {text.strip()}", ""])
             elif style == "Title" and text.strip():
                 lines.extend(["", f"# {text.strip()}", ""])
+            elif (item := re.fullmatch(r"List (Bullet|Number)(?: [2-9])?", style)) and text.strip():
+                lines.append(f"{'*' if item[1] == 'Bullet' else '1.'} {text.strip()}")
             else:
                 lines.append(text)
         except Exception as exc:
