@@ -13,6 +13,7 @@ from docbinder.cli.state import STATE
 from docbinder.domain.errors import InvalidInput, NotFound
 from docbinder.domain.governance import (
     LegalHold,
+    RetentionBasis,
     RetentionPolicy,
     duration_text,
     parse_duration,
@@ -35,13 +36,30 @@ def _scope(mandate: str | None, feature_instance: str | None) -> Scope:
 
 
 def policy_wire(policy: RetentionPolicy) -> dict[str, Any]:
-    """A policy as ``--json`` prints it (``maxAgeSeconds``, ``basis``)."""
+    """A policy as ``--json`` prints it (``maxAgeSeconds``, ``basis``, ``setAt``: ISO 8601 UTC or ``null``)."""
     return {
         "mandateId": policy.scope.mandate_id,
         "featureInstanceId": policy.scope.feature_instance_id,
         "maxAgeSeconds": int(policy.max_age.total_seconds()),
         "basis": policy.basis.value,
+        "setAt": None if policy.set_at is None else policy.set_at.isoformat(),
     }
+
+
+def policy_text(policy: RetentionPolicy) -> str:
+    """A policy as one line: what expires when, and for ``last_read`` the first moment anything can."""
+    if policy.basis is not RetentionBasis.LAST_READ:
+        return (
+            f"files of {scope_label(policy.scope)} expire {duration_text(policy.max_age)} "
+            "after their creation"
+        )
+    text = (
+        f"files of {scope_label(policy.scope)} expire {duration_text(policy.max_age)} "
+        "after their last read"
+    )
+    if policy.set_at is not None:
+        text += f", none before {(policy.set_at + policy.max_age).isoformat(timespec='seconds')}"
+    return text
 
 
 def hold_wire(hold: LegalHold) -> dict[str, Any]:
@@ -85,10 +103,7 @@ def retention_set(
     if STATE.wants_json(json_flag):
         emit_json(policy_wire(policy))
     else:
-        out.print(
-            f"files of {scope_label(policy.scope)} expire {duration_text(policy.max_age)} after "
-            f"{'their last read' if policy.basis.value == 'last_read' else 'their creation'}"
-        )
+        out.print(policy_text(policy))
 
 
 @handles_errors
@@ -106,10 +121,7 @@ def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> No
     if not policies:
         out.print(f"mandate {mandate_id} has no retention policy: files are kept")
     for p in policies:
-        basis = "their last read" if p.basis.value == "last_read" else "their creation"
-        out.print(
-            f"files of {scope_label(p.scope)} expire {duration_text(p.max_age)} after {basis}"
-        )
+        out.print(policy_text(p))
     for h in holds:
         out.print(
             f"legal hold on {h.kind.value} {h.target_id}"

@@ -171,11 +171,19 @@ class RetentionPolicy:
     when there is one, else that of its mandate. It expires ``max_age`` after
     its creation (``CREATED``) or after its last read (``LAST_READ``, the
     reads the audit log recorded; its creation when never read).
+
+    ``set_at`` is when the policy was set (UTC; ``None``: not known). A
+    ``LAST_READ`` policy counts from ``set_at`` at the earliest: reads made
+    before it existed may not be in the log yet (a running process appends
+    them in batches) or at all (the log was off), so their absence proves
+    nothing, and no file expires sooner than ``max_age`` after the policy was
+    set (ADR 0142 addendum). A ``CREATED`` policy needs no reads and ignores it.
     """
 
     scope: Scope = attrs.field(validator=attrs.validators.instance_of(Scope))
     max_age: timedelta = attrs.field(validator=attrs.validators.instance_of(timedelta))
     basis: RetentionBasis = attrs.field(default=RetentionBasis.CREATED, converter=RetentionBasis)
+    set_at: datetime | None = attrs.field(default=None, kw_only=True)
 
     @max_age.validator
     def _positive(self, _attribute: attrs.Attribute[Any], value: timedelta) -> None:
@@ -185,9 +193,20 @@ class RetentionPolicy:
     def expires_at(self, created_at: datetime, last_read_at: datetime | None = None) -> datetime:
         """When a file created at ``created_at`` (last read at ``last_read_at``) expires."""
         start = created_at
-        if self.basis is RetentionBasis.LAST_READ and last_read_at is not None:
-            start = max(created_at, last_read_at)
+        if self.basis is RetentionBasis.LAST_READ:
+            if last_read_at is not None:
+                start = max(start, last_read_at)
+            if self.set_at is not None:
+                start = max(start, self.set_at)
         return start + self.max_age
+
+    def expires_nothing_by(self, moment: datetime) -> bool:
+        """Whether no file of this policy can have expired by ``moment``: a ``LAST_READ`` policy set less than ``max_age`` before it."""
+        return (
+            self.basis is RetentionBasis.LAST_READ
+            and self.set_at is not None
+            and self.set_at + self.max_age > moment
+        )
 
 
 def policy_for(scope: Scope, policies: Sequence[RetentionPolicy]) -> RetentionPolicy | None:

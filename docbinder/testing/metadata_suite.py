@@ -2254,17 +2254,23 @@ class RetentionRepositoryContract(_MetadataSuite):
     def test_policies_round_trip_and_replace(self, uow: Callable[[], UnitOfWork]) -> None:
         mandate = new_id("m")
         whole = RetentionPolicy(Scope(mandate), timedelta(days=30))
-        feature = RetentionPolicy(Scope(mandate, "fi"), timedelta(hours=12), "last_read")
+        feature = RetentionPolicy(
+            Scope(mandate, "fi"), timedelta(hours=12), "last_read", set_at=BASE_TIME
+        )
         with uow() as u:
             u.retention.set_policy(feature)
             u.retention.set_policy(whole)
             u.commit()
         with uow() as u:
             assert u.retention.policies(mandate) == [whole, feature]
+            assert u.retention.policies(mandate)[1].set_at == BASE_TIME
             u.retention.set_policy(RetentionPolicy(Scope(mandate), timedelta(seconds=2)))
+            later = BASE_TIME + timedelta(days=1, microseconds=7)
+            u.retention.set_policy(attrs.evolve(feature, set_at=later))
             u.commit()
         with uow() as u:
             assert u.retention.policies(mandate)[0].max_age == timedelta(seconds=2)
+            assert u.retention.policies(mandate)[1].set_at == later  # replaced with the policy
             assert u.retention.remove_policy(Scope(mandate, "fi")) is True
             assert u.retention.remove_policy(Scope(mandate, "fi")) is False
             u.commit()

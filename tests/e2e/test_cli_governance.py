@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,23 @@ def test_retention_set_and_show_say_the_period_in_one_unit(cli: Any, tmp_path: P
         assert result.stdout.strip() == f"files of mandate acme expire {shown} after their creation"
         listed = cli("retention", "show")
         assert listed.stdout.splitlines()[0] == result.stdout.strip()
+
+
+def test_a_policy_from_the_last_read_says_when_anything_can_expire_first(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    before = datetime.now(UTC)
+    result = cli("retention", "set", "--max-age", "30d", "--from", "last-read", "--json")
+    assert result.exit_code == 0, result.output
+    policy = _json(result)
+    set_at = datetime.fromisoformat(policy["setAt"])
+    assert policy["basis"] == "last_read" and before <= set_at <= datetime.now(UTC)
+    first = (set_at + timedelta(days=30)).isoformat(timespec="seconds")
+    assert cli("retention", "show").stdout.strip() == (
+        f"files of mandate acme expire 30d after their last read, none before {first}"
+    )
+    assert _json(cli("retention", "show", "--json"))["policies"] == [policy]
 
 
 def test_a_hold_on_another_mandates_workflow_is_refused_like_an_unknown_id(

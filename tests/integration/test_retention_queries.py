@@ -58,6 +58,36 @@ def _age(backend: SqlBackend, file_ids: list[str], days: int) -> None:
             )
 
 
+def _age_policies(backend: SqlBackend, days: int) -> None:
+    """Move the time every retention policy was set ``days`` into the past (as if set then).
+
+    A policy counting from the last read expires nothing sooner than its
+    maximum age after it was set (``RetentionPolicy.set_at``).
+    """
+    import sqlalchemy as sa
+
+    from docbinder.adapters.sql.schema import retention_policies
+
+    with backend.engine.begin() as conn:
+        rows = conn.execute(
+            sa.select(
+                retention_policies.c.mandate_id,
+                retention_policies.c.feature_key,
+                retention_policies.c.set_at,
+            )
+        ).all()
+        for mandate_id, feature_key, set_at in rows:
+            if set_at is not None:
+                conn.execute(
+                    sa.update(retention_policies)
+                    .where(
+                        retention_policies.c.mandate_id == mandate_id,
+                        retention_policies.c.feature_key == feature_key,
+                    )
+                    .values(set_at=set_at - timedelta(days=days))
+                )
+
+
 @pytest.mark.parametrize("basis", ["created", "last_read"])
 def test_expired_files_are_read_through_the_mandate_created_index(
     backend: SqlBackend, basis: str
@@ -72,6 +102,7 @@ def test_expired_files_are_read_through_the_mandate_created_index(
         _age(backend, [f.id for f in [*old, old_fi]], 40)
         binder.retention.set(Scope("m1"), timedelta(days=30), basis)
         binder.retention.set(Scope("m1", "fi"), timedelta(days=60), basis)
+        _age_policies(backend, 61)  # set before the old files, long enough ago for both
         found: list[object] = []
         statements = [
             (sql, params)
@@ -115,6 +146,8 @@ def test_a_file_read_within_the_period_is_not_expired_from_the_last_read(
         assert run.get_content([f"docItem:{kept.document_id}"]).documents
         binder.audit_log.flush()
         binder.retention.set(Scope("m1"), timedelta(days=30), "last_read")
+        assert binder.retention.expired() == []  # the policy is new: the log may miss reads
+        _age_policies(backend, 40)
         expired = binder.retention.expired()
         assert [e.item.id for e in expired] == [gone.item.id]
         assert attrs.has(type(expired[0]))
@@ -151,6 +184,7 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
         ids.append(version.item.id)
         _age(backend, ids, 20)
         reader.retention.set(Scope("m1"), timedelta(days=30), "last_read")
+        _age_policies(backend, 40)  # it stood before these reads
         assert run.get_content([f"docItem:{by_content.document_id}"]).documents
         with reader.open_file(ALICE, by_bytes.item.id) as chunks:
             assert b"".join(chunks) == b"read as bytes"
@@ -172,3 +206,42 @@ def test_a_read_under_last_read_retention_is_seen_by_another_process_at_once(
     finally:
         reader.close()
         other.close()
+
+
+def test_a_new_policy_from_the_last_read_expires_nothing_before_its_age_has_passed(
+    backend: SqlBackend,
+) -> None:
+    """Reads made before the policy existed may be missing from the log (ADR 0142 addendum):
+    an old file is kept until ``max_age`` after the policy was set, then expires unread."""
+    import time
+
+    binder = binder_over(backend.store, MemoryBlobStore(), audit=True)
+    try:
+        run = binder.start_new_run(ALICE)
+        old = run.produce_file("old.txt", b"stored long ago, reads unknown", label="old")
+        _age(backend, [old.item.id], 40)
+        binder.retention.set(Scope("m1"), timedelta(days=30), "created")
+        assert [e.item.id for e in binder.retention.expired()] == [old.item.id]
+        first = binder.retention.set(Scope("m1"), timedelta(seconds=1), "last_read")
+        assert first.set_at is not None
+        assert binder.retention.expired() == []
+        resolution = run.resolve([f"docItem:{old.document_id}"])
+        assert [d.file.id for d in resolution.documents] == [old.item.id]
+        # replacing a policy that already counted from the last read keeps when it began
+        again = binder.retention.set(Scope("m1"), timedelta(seconds=2), "last_read")
+        assert again.set_at == first.set_at
+        [stored] = binder.retention.policies("m1")
+        assert stored.set_at == first.set_at and stored.max_age == timedelta(seconds=2)
+        time.sleep(2.1)
+        [expired] = binder.retention.expired()
+        assert expired.item.id == old.item.id
+        assert expired.expired_at == first.set_at + timedelta(seconds=2)
+        [miss] = run.resolve([f"docItem:{old.document_id}"]).unresolved
+        assert miss.reason.value == "expired"
+        # counting from creation again, then from the last read: a fresh start
+        binder.retention.set(Scope("m1"), timedelta(days=30), "created")
+        restarted = binder.retention.set(Scope("m1"), timedelta(seconds=2), "last_read")
+        assert restarted.set_at is not None and restarted.set_at > first.set_at
+        assert binder.retention.expired() == []
+    finally:
+        binder.close()

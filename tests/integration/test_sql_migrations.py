@@ -236,3 +236,38 @@ def test_counters_stored_at_the_first_revision_carry_on_after_upgrading(
     assert (old.round_number, old.task_number, old.action_number) == (3, 2, 1)
     assert new.documents[0].id == produced.document_id
     assert (new.round_number, new.task_number, new.action_number) == (3, 2, 2)
+
+
+def test_upgrade_to_0013_stamps_last_read_policies_with_its_time(empty: SqlBackend) -> None:
+    """Policies written before ``set_at`` existed: one from the last read counts from the upgrade."""
+    from datetime import UTC, datetime, timedelta
+
+    from docbinder.domain.governance import RetentionBasis
+    from docbinder.domain.model import Scope
+
+    migrate(empty.engine, "0012")
+    rows = [("m1", "", None, 3600, "last_read"), ("m2", "", None, 3600, "created")]
+    with empty.engine.begin() as conn:
+        for mandate_id, feature_key, feature, seconds, basis in rows:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO retention_policies (mandate_id, feature_key, "
+                    "feature_instance_id, max_age_seconds, basis) VALUES (:m, :k, :f, :s, :b)"
+                ),
+                {"m": mandate_id, "k": feature_key, "f": feature, "s": seconds, "b": basis},
+            )
+    before = datetime.now(UTC).replace(microsecond=0)
+    migrate(empty.engine)
+    after = datetime.now(UTC) + timedelta(seconds=1)
+    assert schema_differences(empty.engine) == []
+    with empty.store.unit_of_work() as u:
+        [last_read] = u.retention.policies("m1")
+        [created] = u.retention.policies("m2")
+    assert last_read.scope == Scope("m1") and last_read.basis is RetentionBasis.LAST_READ
+    assert last_read.set_at is not None and before <= last_read.set_at <= after
+    assert created.set_at is None
+    assert last_read.expires_nothing_by(after)
+    with empty.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "0012")
+    columns = sa.inspect(empty.engine).get_columns("retention_policies")
+    assert "set_at" not in {c["name"] for c in columns}

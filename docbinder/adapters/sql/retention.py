@@ -39,6 +39,7 @@ def _policy(row: sa.Row[object]) -> RetentionPolicy:
             Scope(m["mandate_id"], m["feature_instance_id"]),
             timedelta(seconds=int(m["max_age_seconds"])),
             m["basis"],
+            set_at=m["set_at"],
         )
     except Exception as err:
         raise StorageError(f"a stored retention policy is invalid: {err}") from err
@@ -64,6 +65,7 @@ class SqlRetentionRepository:
             "feature_instance_id": policy.scope.feature_instance_id,
             "max_age_seconds": int(policy.max_age.total_seconds()),
             "basis": policy.basis.value,
+            "set_at": policy.set_at,
         }
         with translating():
             changed = rowcount(

@@ -23,7 +23,7 @@ from docbinder.adapters.sql.errors import storage_error
 VERSION_TABLE: Final = "docbinder_schema_version"
 """The table in which Alembic records the applied revision."""
 
-HEAD_REVISION: Final = "0012"
+HEAD_REVISION: Final = "0013"
 """The newest revision in ``migrations/versions``; a new revision file changes it (a test checks)."""
 
 

@@ -439,10 +439,14 @@ retention_policies = sa.Table(
     _id("feature_instance_id", nullable=True),
     sa.Column("max_age_seconds", sa.BigInteger(), nullable=False),
     sa.Column("basis", sa.String(16), nullable=False),
+    sa.Column("set_at", UtcDateTime(), nullable=True),
     sa.PrimaryKeyConstraint("mandate_id", "feature_key", name="pk_retention_policies"),
     **MYSQL_TABLE_OPTIONS,
 )
-"""One row per :class:`~docbinder.domain.governance.RetentionPolicy` (B5); ``feature_key`` as in ``quotas``."""
+"""One row per :class:`~docbinder.domain.governance.RetentionPolicy` (B5); ``feature_key`` as in ``quotas``.
+
+``set_at`` is when the policy was set (``NULL``: not known; migration 0013
+gives rows counting from the last read the time of the upgrade)."""
 
 legal_holds = sa.Table(
     "legal_holds",

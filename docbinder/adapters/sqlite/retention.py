@@ -35,29 +35,35 @@ class SqliteRetentionRepository:
         with translating(), self._session.one_statement():
             self._session.rowcount(
                 "INSERT INTO retention_policies (mandate_id, feature_key, feature_instance_id, "
-                "max_age_seconds, basis) VALUES (?, ?, ?, ?, ?) ON CONFLICT (mandate_id, "
-                "feature_key) DO UPDATE SET max_age_seconds = excluded.max_age_seconds, "
-                "basis = excluded.basis",
+                "max_age_seconds, basis, set_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT "
+                "(mandate_id, feature_key) DO UPDATE SET max_age_seconds = "
+                "excluded.max_age_seconds, basis = excluded.basis, set_at = excluded.set_at",
                 (
                     scope.mandate_id,
                     scope.feature_instance_id or "",
                     scope.feature_instance_id,
                     int(policy.max_age.total_seconds()),
                     policy.basis.value,
+                    sqlite_utc_text(policy.set_at),
                 ),
             )
 
     def policies(self, mandate_id: str) -> builtins.list[RetentionPolicy]:
         with translating():
             rows = self._session.all(
-                "SELECT mandate_id, feature_instance_id, max_age_seconds, basis FROM "
+                "SELECT mandate_id, feature_instance_id, max_age_seconds, basis, set_at FROM "
                 "retention_policies WHERE mandate_id = ? ORDER BY feature_key",
                 (mandate_id,),
             )
         try:
             return [
-                RetentionPolicy(Scope(m, f), timedelta(seconds=int(age)), basis)
-                for m, f, age, basis in rows
+                RetentionPolicy(
+                    Scope(m, f),
+                    timedelta(seconds=int(age)),
+                    basis,
+                    set_at=None if set_at is None else utc_from_text(set_at),
+                )
+                for m, f, age, basis, set_at in rows
             ]
         except Exception as err:
             raise StorageError(f"a stored retention policy is invalid: {err}") from err

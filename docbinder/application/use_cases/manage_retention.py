@@ -57,14 +57,27 @@ class ManageRetention:
 
         ``last_read`` needs the audit log (the ``audit`` setting): the reads it
         records are the last reads; :class:`ConfigurationError` without it.
+        The policy is stamped with the time it was set (``set_at``): one
+        counting from the last read lets no file expire sooner than ``max_age``
+        after that (:class:`~docbinder.domain.governance.RetentionPolicy`).
+        Replacing a policy that already counted from the last read keeps its
+        ``set_at``: the reads since then are in the log.
         """
-        policy = RetentionPolicy(scope, max_age, basis)
+        policy = RetentionPolicy(scope, max_age, basis, set_at=self._clock.now())
         if policy.basis is RetentionBasis.LAST_READ and not self._trail.enabled:
             raise ConfigurationError(
                 "retention from the last read needs the audit log, which records the reads: "
                 "set audit = true (DOCBINDER_AUDIT=true)"
             )
         with self._uow() as uow:
+            if policy.basis is RetentionBasis.LAST_READ:
+                for earlier in uow.retention.policies(scope.mandate_id):
+                    if (
+                        earlier.scope == scope
+                        and earlier.basis is RetentionBasis.LAST_READ
+                        and earlier.set_at is not None
+                    ):
+                        policy = attrs.evolve(policy, set_at=earlier.set_at)
             uow.retention.set_policy(policy)
             uow.commit()
         return policy
@@ -164,6 +177,8 @@ class ManageRetention:
                 own = [p.scope.feature_instance_id for p in policies]
                 features = [f for f in own if f is not None]
                 for policy in policies:
+                    if policy.expires_nothing_by(moment):
+                        continue
                     others = features if policy.scope.feature_instance_id is None else []
                     items = uow.retention.expired_files(
                         policy, moment - policy.max_age, other_features=others
