@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from docbinder.cli.common import JsonOpt, handles_errors
-from docbinder.cli.output import emit_json, out
+from docbinder.cli.output import emit_json, err, out
 from docbinder.cli.state import STATE
 from docbinder.domain.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from docbinder.application.use_cases.audit_log import AuditLog
 
 
 def _since(value: str | None) -> datetime | None:
@@ -32,6 +35,18 @@ def _since(value: str | None) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def _log() -> AuditLog:
+    """The binder's audit log; a note on stderr when this process does not record (``audit`` off)."""
+    log = STATE.binder().audit_log
+    if not log.enabled:
+        err.print(
+            "note: the audit log is off in this process (audit = false): what it does is not "
+            "recorded; the events shown are what processes with audit = true "
+            "(DOCBINDER_AUDIT=true) stored"
+        )
+    return log
+
+
 @handles_errors
 def audit_ls(
     file: Annotated[str | None, typer.Option("--file", help="Only events of this file id.")] = None,
@@ -44,9 +59,7 @@ def audit_ls(
     json_flag: JsonOpt = False,
 ) -> None:
     """List audit events, oldest first."""
-    events = STATE.binder().audit_log.list(
-        file_id=file, user=user, since=_since(since), limit=limit
-    )
+    events = _log().list(file_id=file, user=user, since=_since(since), limit=limit)
     if STATE.wants_json(json_flag):
         emit_json([e.wire() for e in events])
         return
@@ -65,7 +78,7 @@ def audit_export(
     ] = None,
 ) -> None:
     """Write the whole audit log as JSON Lines (one event per line, oldest first)."""
-    lines = STATE.binder().audit_log.export_lines()
+    lines = _log().export_lines()
     if output is None:
         for line in lines:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -78,7 +91,7 @@ def audit_export(
 @handles_errors
 def audit_verify(json_flag: JsonOpt = False) -> None:
     """Check the hash chain; name the first changed, inserted or removed event (exit 1 if any)."""
-    result = STATE.binder().audit_log.verify()
+    result = _log().verify()
     if STATE.wants_json(json_flag):
         emit_json(
             {
@@ -108,7 +121,7 @@ def audit_verify(json_flag: JsonOpt = False) -> None:
 @handles_errors
 def audit_head(json_flag: JsonOpt = False) -> None:
     """Print the chain head (seq and hash of the newest event): keep it outside the database."""
-    head = STATE.binder().audit_log.head()
+    head = _log().head()
     if STATE.wants_json(json_flag):
         emit_json(None if head is None else {"seq": head[0], "hash": head[1]})
     elif head is None:

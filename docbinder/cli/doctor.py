@@ -10,7 +10,7 @@ and blob store, then stored data and the self-tests.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import typer
@@ -28,6 +28,7 @@ from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.output import clean, emit_json, out, styled
 from docbinder.cli.state import STATE, State
 from docbinder.domain.errors import DocbinderError
+from docbinder.domain.governance import scope_label
 
 if TYPE_CHECKING:
     from docbinder.config import Settings
@@ -122,11 +123,38 @@ def _run_checks(state: State) -> list[Check]:
     inline = inline_check(binder.blobs)
     if inline is not None:
         checks.append(inline)
+    checks.append(audit_check(binder))
     from docbinder.cli.data_checks import data_checks
 
     checks.extend(data_checks(binder, state.principal))
     checks.extend(self_tests(binder.authorizer))
     return checks
+
+
+def audit_check(binder: Any) -> Check:
+    """Whether this process records what retention from the last read needs (B5, B11).
+
+    A warning when a policy counts from the last read and this process's audit
+    log is off: its reads are not recorded, so a file only it reads expires as
+    if unread.
+    """
+    name = "audit log"
+    try:
+        policies = binder.retention.from_last_read()
+    except DocbinderError as exc:
+        return Check(name, "fail", f"cannot read the retention policies: {exc}")
+    if binder.audit_log.enabled:
+        return Check(name, "ok", "on: reads, writes and refusals are recorded")
+    if not policies:
+        return Check(name, "ok", "off (audit = false): nothing is recorded")
+    scopes = ", ".join(sorted({scope_label(p.scope) for p in policies}))
+    return Check(
+        name,
+        "warn",
+        f"off in this process, but files of {scopes} expire from their last read: reads made "
+        "here are not recorded, so such files can expire while in use; set audit = true "
+        "(DOCBINDER_AUDIT=true) in every process that reads them",
+    )
 
 
 def _storage_checks(settings: Settings) -> list[Check]:

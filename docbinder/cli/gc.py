@@ -190,8 +190,8 @@ def print_collection(found: Collection) -> None:
     if report.inline_blobs:
         out.print(
             f"{report.inline_blobs} blob(s) ({report.inline_bytes} bytes) are kept in the "
-            "metadata database (inline_blob_limit, docs/storage.md); gc treats them as the "
-            "blob store's"
+            "metadata database (inline_blob_limit, docs/storage.md); gc checks and removes "
+            "them by the same rules as the blob store's"
         )
 
 

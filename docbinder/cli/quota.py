@@ -10,7 +10,6 @@ from docbinder.cli.common import JsonOpt, handles_errors
 from docbinder.cli.output import emit_json, out
 from docbinder.cli.state import STATE
 from docbinder.domain.governance import Quota, scope_label
-from docbinder.domain.model import Scope
 
 MandateOpt = Annotated[
     str | None,
@@ -22,10 +21,6 @@ FeatureOpt = Annotated[
         "--feature-instance", help="Feature instance of the quota (omit: the whole mandate)."
     ),
 ]
-
-
-def _scope(mandate: str | None, feature_instance: str | None) -> Scope:
-    return Scope(mandate or STATE.mandate, feature_instance)
 
 
 def quota_wire(quota: Quota) -> dict[str, Any]:
@@ -70,7 +65,7 @@ def quota_set(
     refused with an ``error:`` line naming the quota and the usage.
     """
     quota = STATE.binder().quotas.set(
-        _scope(mandate, feature_instance),
+        STATE.scope(mandate, feature_instance),
         max_bytes=max_bytes,
         max_files=max_files,
         max_file_size=max_file_size,
@@ -86,7 +81,7 @@ def quota_show(
     mandate: MandateOpt = None, feature_instance: FeatureOpt = None, json_flag: JsonOpt = False
 ) -> None:
     """Show the quota of a mandate or feature instance and what it uses now."""
-    quota = STATE.binder().quotas.show(_scope(mandate, feature_instance))
+    quota = STATE.binder().quotas.show(STATE.scope(mandate, feature_instance))
     if STATE.wants_json(json_flag):
         emit_json(quota_wire(quota))
     else:
@@ -98,7 +93,7 @@ def quota_rm(
     mandate: MandateOpt = None, feature_instance: FeatureOpt = None, json_flag: JsonOpt = False
 ) -> None:
     """Remove the quota of a mandate or feature instance (its files are no longer limited)."""
-    scope = _scope(mandate, feature_instance)
+    scope = STATE.scope(mandate, feature_instance)
     removed = STATE.binder().quotas.remove(scope)
     if STATE.wants_json(json_flag):
         emit_json({"removed": removed})

@@ -19,7 +19,6 @@ from docbinder.domain.governance import (
     parse_duration,
     scope_label,
 )
-from docbinder.domain.model import Scope
 
 MandateOpt = Annotated[
     str | None,
@@ -29,10 +28,6 @@ FeatureOpt = Annotated[
     str | None,
     typer.Option("--feature-instance", help="Feature instance (omit: the whole mandate)."),
 ]
-
-
-def _scope(mandate: str | None, feature_instance: str | None) -> Scope:
-    return Scope(mandate or STATE.mandate, feature_instance)
 
 
 def policy_wire(policy: RetentionPolicy) -> dict[str, Any]:
@@ -97,8 +92,11 @@ def retention_set(
     Expired files are removed only by ``docbinder gc --apply``, after its grace
     period, and never while a legal hold names them or their workflow.
     """
+    given = basis.strip().lower().replace("-", "_")
+    if given not in {b.value for b in RetentionBasis}:
+        raise InvalidInput(f"--from must be created or last-read, got {basis!r}")
     policy = STATE.binder().retention.set(
-        _scope(mandate, feature_instance), parse_duration(max_age), basis.replace("-", "_")
+        STATE.scope(mandate, feature_instance), parse_duration(max_age), RetentionBasis(given)
     )
     if STATE.wants_json(json_flag):
         emit_json(policy_wire(policy))
@@ -110,7 +108,7 @@ def retention_set(
 def retention_show(mandate: MandateOpt = None, json_flag: JsonOpt = False) -> None:
     """Show a mandate's retention policies and legal holds."""
     binder = STATE.binder()
-    mandate_id = mandate or STATE.mandate
+    mandate_id = STATE.scope(mandate).mandate_id
     policies = binder.retention.policies(mandate_id)
     holds = binder.retention.holds(mandate_id)
     if STATE.wants_json(json_flag):
@@ -137,7 +135,7 @@ def retention_rm(
 
     Exits with status 1 (``error:`` line) when that scope has no policy.
     """
-    scope = _scope(mandate, feature_instance)
+    scope = STATE.scope(mandate, feature_instance)
     if not STATE.binder().retention.remove(scope):
         raise NotFound(
             f"{scope_label(scope)} has no retention policy to remove "
@@ -159,7 +157,7 @@ def retention_hold(
 ) -> None:
     """Place a legal hold on a file or a workflow: nothing it names expires while it stands."""
     kind, target = _target(file, workflow)
-    hold = STATE.binder().retention.hold(kind, target, mandate or STATE.mandate, reason)
+    hold = STATE.binder().retention.hold(kind, target, STATE.scope(mandate).mandate_id, reason)
     if STATE.wants_json(json_flag):
         emit_json(hold_wire(hold))
     else:
@@ -180,7 +178,7 @@ def retention_release(
     Exits with status 1 (``error:`` line) when the mandate holds no such hold.
     """
     kind, target = _target(file, workflow)
-    mandate_id = mandate or STATE.mandate
+    mandate_id = STATE.scope(mandate).mandate_id
     if not STATE.binder().retention.release(kind, target, mandate_id):
         raise NotFound(
             f"no legal hold on {kind} {target} in mandate {mandate_id} "

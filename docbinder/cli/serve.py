@@ -227,7 +227,7 @@ def serve(
 ) -> None:
     """Serve files over HTTP: the API, signed links, the inspector page and /mcp (needs the serve extra: pip install -e '.\\[serve]' in a clone)."""
     from docbinder.integrations import http
-    from docbinder.integrations.httpguard import HttpLimits, serve_workers
+    from docbinder.integrations.httpguard import HttpLimits, listen, serve_workers
     from docbinder.integrations.httpguard import serve as guarded_serve
 
     if not 0 < port < 65536:
@@ -276,6 +276,7 @@ def serve(
         )
 
     app = make_app(binder)
+    sock = listen(host, port, limits)  # before saying it serves: a taken port is an error line
     shown = f"[{host}]" if ":" in host else host
     base = settings.public_url or f"http://{shown}:{port}"
     store = f"metadata {masked_url(settings.database_url)}, blobs {binder.blobs.url}"
@@ -298,7 +299,7 @@ def serve(
         )
         err.print(f"sign in (once, within 5 minutes): {url}", markup=False, soft_wrap=True)
     if workers == 1:
-        guarded_serve(app, host=host, port=port, limits=limits)
+        guarded_serve(app, host=host, port=port, limits=limits, sock=sock)
         return
     from docbinder.container import build_binder
 
@@ -309,6 +310,7 @@ def serve(
         port=port,
         limits=limits,
         workers=workers,
+        sock=sock,
     )
     if code:
         raise typer.Exit(code)

@@ -13,7 +13,7 @@ import getpass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docbinder.domain.model import Principal
+from docbinder.domain.model import Principal, Scope
 
 if TYPE_CHECKING:
     from docbinder.application import DocBinder, Run
@@ -56,6 +56,15 @@ class State:
 
             self._settings = Settings.load(self.overrides, config_file=self.config_file)
         return self._settings
+
+    def scope(self, mandate: str | None, feature_instance: str | None = None) -> Scope:
+        """The scope an operator command's ``--mandate`` / ``--feature-instance`` name.
+
+        ``mandate`` ``None`` (the option not given) is the global ``--mandate``;
+        an empty or malformed id, given or global, raises
+        :class:`~docbinder.domain.errors.InvalidInput` (never the default mandate).
+        """
+        return Scope(self.mandate if mandate is None else mandate, feature_instance)
 
     @property
     def principal(self) -> Principal:

@@ -214,6 +214,18 @@ class StorageError(DocbinderError, OSError):
     """A storage backend (database or blob store) failed; the cause is chained."""
 
 
+class AuditEventUnreadable(StorageError):
+    """A stored audit event's row cannot be read back as an event (a value no event has).
+
+    ``seq`` is the row's place in the chain as far as it can be read (``None``:
+    not even that); ``audit verify`` reports the row as a changed event (B11).
+    """
+
+    def __init__(self, message: str, *, seq: int | None) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
 class TransactionAborted(StorageError):
     """The database aborted the transaction to end a deadlock or a serialization failure.
 

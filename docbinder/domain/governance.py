@@ -71,24 +71,26 @@ class Quota:
     used_bytes: int = attrs.field(default=0, validator=_check_usage)
     used_files: int = attrs.field(default=0, validator=_check_usage)
 
-    def check_add(self, size: int, files: int = 1) -> None:
+    def check_add(self, size: int, files: int = 1, *, file_size: int | None = None) -> None:
         """Raise :class:`QuotaExceeded` unless ``files`` more FileItems of ``size`` bytes fit.
 
         ``size`` is the bytes added (of one file when ``files`` is 1; a content
-        update passes the growth and ``files=0``). Checked: ``max_file_size``
-        (against the new size of the one file, passed as ``size`` for an add),
-        then ``max_files``, then ``max_bytes``. The message names the quota,
-        the usage and what frees room, for a person and for a model.
+        update passes the growth, ``files=0`` and the file's new size as
+        ``file_size``). Checked: ``max_file_size`` (against ``file_size``, which
+        is ``size`` for an add), then ``max_files``, then ``max_bytes``. The
+        message names the quota, the usage and what frees room, for a person
+        and for a model.
         """
         where = scope_label(self.scope)
-        if files and self.max_file_size is not None and size > self.max_file_size:
+        one = size if files and file_size is None else file_size
+        if one is not None and self.max_file_size is not None and one > self.max_file_size:
             raise QuotaExceeded(
                 f"quota exceeded for {where}: max-file-size is {self.max_file_size} bytes "
-                f"and this file has {size} bytes; store a smaller file or ask an administrator "
-                "to raise the quota (docbinder quota set)",
+                f"and this file would have {one} bytes; store a smaller file or ask an "
+                "administrator to raise the quota (docbinder quota set)",
                 quota="max_file_size",
                 limit=self.max_file_size,
-                used=size,
+                used=one,
             )
         if files and self.max_files is not None and self.used_files + files > self.max_files:
             raise QuotaExceeded(
@@ -118,7 +120,7 @@ class Quota:
         )
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([smhdw]?)\s*$", re.ASCII)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -137,8 +139,12 @@ def parse_duration(value: object) -> timedelta:
         if match is None:
             raise InvalidInput(f"not a duration: {value!r} (use e.g. 2s, 12h, 30d)")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if not 0 < seconds < 10**10:
+    if not seconds > 0:  # NaN included
         raise InvalidInput(f"a duration must be positive, got {value!r}")
+    if not seconds < 10**10:
+        raise InvalidInput(
+            f"a duration must be under 10**10 seconds (about 316 years), got {value!r}"
+        )
     return timedelta(seconds=seconds)
 
 

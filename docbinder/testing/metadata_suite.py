@@ -2061,6 +2061,24 @@ class QuotaRepositoryContract(_MetadataSuite):
         assert too_many.value.quota == "max_files"
         assert too_many.value.http_status == 409
 
+    def test_a_file_may_not_grow_past_max_file_size(self, uow: Callable[[], UnitOfWork]) -> None:
+        """An append or a replace makes the one file bigger: ``max_file_size`` holds for it too."""
+        scope = Scope(new_id("m"))
+        self.set_quota(uow, Quota(scope, max_file_size=10))
+        item = make_file(scope=scope, size=9)
+        self.store_files(uow, item)
+        with uow() as u, pytest.raises(QuotaExceeded) as grown:
+            u.files.update(attrs.evolve(item, size=11))
+        assert grown.value.quota == "max_file_size" and grown.value.used == 11
+        assert "would have 11 bytes" in str(grown.value)
+        with uow() as u:
+            u.files.update(attrs.evolve(item, size=10))
+            u.commit()
+        with uow() as u:
+            u.files.update(attrs.evolve(item, size=3))  # shrinking is never refused
+            u.commit()
+        assert self.quota(uow, scope).used_bytes == 3
+
     def test_a_mandate_quota_counts_its_feature_instances_and_not_the_reverse(
         self, uow: Callable[[], UnitOfWork]
     ) -> None:

@@ -214,3 +214,36 @@ def test_a_log_without_its_head_takes_no_event(audited: tuple[DocBinder, Tamper]
     assert binder.audit_log.verify().broken is not None
     with pytest.raises(StorageError, match="audit_head"):  # not "empty": there is no head to export
         binder.audit_log.head()
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("detail", "not json"), ("action", "bogus"), ("at", "garbage"), ("seq", 3.5)],
+)
+@pytest.mark.parametrize("name", ["sqlite", "postgresql", "mariadb"])
+def test_a_row_that_is_no_event_is_named_as_changed(
+    request: pytest.FixtureRequest, name: str, column: str, value: object
+) -> None:
+    """A stored value no event has (typed columns refuse some, SQLite takes any): verify names
+    the row as changed and counts the events before it; listing it is one clean error."""
+    from docbinder.domain.errors import AuditEventUnreadable
+
+    if column in {"at", "seq"} and name != "sqlite":
+        pytest.skip(f"{name} refuses {value!r} in a typed column itself")
+    binder, backend = backend_binder(request, name, audit=True)
+    assert isinstance(backend, SqlBackend)
+    try:
+        _write_events(binder)
+        with backend.engine.begin() as conn:
+            conn.execute(
+                sa.text(f"UPDATE audit_events SET {column} = :v WHERE seq = 3"), {"v": value}
+            )
+        result = binder.audit_log.verify()
+        assert result.broken is not None and result.checked == 2
+        assert (result.broken.seq, result.broken.kind) == (3, "changed")
+        assert "its stored row is invalid" in result.broken.message
+        with pytest.raises(AuditEventUnreadable, match="its stored row is invalid"):
+            binder.audit_log.list()
+        assert [e.seq for e in binder.audit_log.list(limit=2)] == [1, 2]
+    finally:
+        binder.close()

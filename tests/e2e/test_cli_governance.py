@@ -204,6 +204,26 @@ def test_audit_prune_needs_a_retention_and_keeps_the_chain_verifiable(
     assert verified["ok"] is True and verified["checked"] == 1
 
 
+def test_audit_prune_keeps_the_reads_a_policy_from_the_last_read_counts_from(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    monkeypatch.setenv("DOCBINDER_AUDIT_RETENTION", "1s")
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    file_id = _json(cli("attach", str(f), "--json"))["fileId"]
+    assert cli("retention", "set", "--max-age", "1h", "--from", "last-read").exit_code == 0
+    assert cli("files", "cat", file_id).exit_code == 0
+    import time
+
+    time.sleep(1.1)
+    assert _json(cli("audit", "prune", "--json")) == {"removed": 0}  # the read is within 1h
+    assert [e["action"] for e in _json(cli("audit", "ls", "--json"))].count("read_bytes") == 1
+    assert cli("retention", "rm").exit_code == 0
+    assert _json(cli("audit", "prune", "--json"))["removed"] >= 2
+    assert _json(cli("audit", "verify", "--json"))["ok"] is True
+
+
 def test_retention_set_and_show_say_the_period_in_one_unit(cli: Any, tmp_path: Path) -> None:
     for given, shown in (("30d", "30d"), ("2592000", "30d"), ("36h", "36h"), ("90m", "90m")):
         result = cli("retention", "set", "--max-age", given)
@@ -278,3 +298,70 @@ def test_a_hold_reason_cannot_forge_a_line_of_retention_show(cli: Any, tmp_path:
         f"legal hold on workflow {workflow}: case 9\\u000alegal hold on file "
         "00000000-0000-4000-8000-000000000000"
     ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("retention", "set", "--max-age", "30d", "--from", "bogus"),
+        ("retention", "set", "--max-age", "30d", "--mandate", ""),
+        ("retention", "set", "--max-age", "10000000000s"),
+        ("retention", "set", "--max-age", "٣٠d"),
+        ("retention", "show", "--mandate", " "),
+        ("quota", "set", "--max-files", "1", "--mandate", ""),
+        ("gc", "--grace", "1e12"),
+        ("audit", "ls", "--limit", "-1"),
+        ("audit", "ls", "--limit", "99999999999999999999"),
+    ],
+)
+def test_bad_operator_input_is_one_error_line(cli: Any, args: tuple[str, ...]) -> None:
+    result = cli(*args)
+    assert result.exit_code != 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = [x for x in result.stderr.strip().splitlines() if not x.startswith("note:")]
+    assert lines and lines[0].startswith(("error:", "Usage:")), result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_retention_from_accepts_its_two_names_in_any_case(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    assert (
+        _json(cli("retention", "set", "--max-age", "1d", "--from", " Last-Read ", "--json"))[
+            "basis"
+        ]
+        == "last_read"
+    )
+    assert (
+        _json(cli("retention", "set", "--max-age", "1d", "--from", "CREATED", "--json"))["basis"]
+        == "created"
+    )
+
+
+def test_audit_commands_say_when_this_process_records_nothing(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    off = cli("audit", "verify")
+    assert off.exit_code == 0 and "the audit log is off in this process" in off.stderr
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    on = cli("audit", "verify")
+    assert on.exit_code == 0 and "off" not in on.stderr
+
+
+def test_doctor_warns_a_process_without_audit_under_retention_from_the_last_read(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def audit_check() -> dict[str, str]:
+        checks = json.loads(cli("doctor", "--json").stdout)["checks"]
+        [check] = [c for c in checks if c["name"] == "audit log"]
+        return check
+
+    assert audit_check()["status"] == "ok"
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    assert cli("retention", "set", "--max-age", "30d", "--from", "last-read").exit_code == 0
+    assert audit_check()["status"] == "ok"
+    monkeypatch.delenv("DOCBINDER_AUDIT")
+    warned = audit_check()
+    assert warned["status"] == "warn"
+    assert "mandate acme" in warned["detail"] and "DOCBINDER_AUDIT=true" in warned["detail"]

@@ -123,6 +123,30 @@ def test_serving_beyond_loopback_without_authentication_is_refused(
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_is_one_error_line_before_anything_says_serving(
+    tmp_path: Path, workers: str
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            docbinder(tmp_path / "home", "serve", "--port", str(port), "--workers", workers),
+            env=serve_env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}: "), result.stderr
+    assert "--port" in result.stderr and "serving" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
 def test_serve_prints_a_one_time_sign_in_link_that_sets_an_httponly_cookie(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = serve_env(link_keys=LINK_KEY)

@@ -115,18 +115,28 @@ class MemoryMetadataStore:
         """FileItems' copies at model providers, by their key (B22)."""
         self.audit_anchor: tuple[int, str] | None = None
 
-    def charge(self, undo: _Undo, scope: Scope, size: int, files: int, *, check: bool) -> None:
+    def charge(
+        self,
+        undo: _Undo,
+        scope: Scope,
+        size: int,
+        files: int,
+        *,
+        check: bool,
+        file_size: int | None = None,
+    ) -> None:
         """Add ``size`` bytes and ``files`` FileItems to the quotas ``scope`` counts against.
 
         With ``check`` each is checked first (:class:`QuotaExceeded`, nothing
-        changed). Caller holds the lock; the change is pushed on ``undo``.
+        changed; ``file_size`` as for :meth:`Quota.check_add`). Caller holds
+        the lock; the change is pushed on ``undo``.
         """
         found = [self.quotas[q] for q in quota_scopes(scope) if q in self.quotas]
         if not found:
             return
         if check:
             for quota in found:
-                quota.check_add(size, files)
+                quota.check_add(size, files, file_size=file_size)
         for quota in found:
             self.quotas[quota.scope] = quota.charged(size, files)
 
@@ -312,7 +322,14 @@ class MemoryFileRepository:
             if old_key is not None and new_key != old_key and new_key in s.dedup:
                 raise DuplicateFileItem("the update would duplicate another FileItem")
             if item.size != old.size:
-                s.charge(self._undo, old.scope, item.size - old.size, 0, check=item.size > old.size)
+                s.charge(
+                    self._undo,
+                    old.scope,
+                    item.size - old.size,
+                    0,
+                    check=item.size > old.size,
+                    file_size=item.size,
+                )
             if old_key is not None and new_key != old_key:
                 s.dedup.pop(old_key, None)
                 s.dedup[new_key] = item.id

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from docbinder.domain.audit import AuditEvent
-from docbinder.domain.errors import StorageError
+from docbinder.domain.errors import AuditEventUnreadable, StorageError
 
 HEAD = "audit_head"
 ANCHOR = "audit_anchor"
@@ -52,9 +52,27 @@ def event_row(event: AuditEvent) -> dict[str, Any]:
     }
 
 
+def unreadable(seq: object, err: Exception) -> AuditEventUnreadable:
+    """The error for a stored row that is no event: names its ``seq`` when that is an integer."""
+    number = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+    where = f"audit event {number}" if number is not None else "an audit event"
+    return AuditEventUnreadable(
+        f"{where}: its stored row is invalid ({err}); `docbinder audit verify` names the first "
+        "changed event",
+        seq=number,
+    )
+
+
 def load_event(row: Any) -> AuditEvent:
-    """The event of a stored row (a mapping of column name -> value)."""
+    """The event of a stored row (a mapping of column name -> value).
+
+    Raises :class:`~docbinder.domain.errors.AuditEventUnreadable` for a row no
+    event gives (a time, action or detail that does not parse, a ``seq`` that
+    is not an integer): a changed row, which reading must not crash on.
+    """
     try:
+        if not isinstance(row["seq"], int) or isinstance(row["seq"], bool):
+            raise ValueError(f"seq {row['seq']!r} is not an integer")
         return AuditEvent(
             id=row["id"],
             at=row["at"],
@@ -71,4 +89,4 @@ def load_event(row: Any) -> AuditEvent:
             hash=row["hash"],
         )
     except Exception as err:  # a corrupt row: verify reports it, reading it must not crash
-        raise StorageError(f"a stored audit event row is invalid: {err}") from err
+        raise unreadable(row["seq"], err) from err

@@ -111,7 +111,9 @@ class SqlFileRepository:
                         # As in add: the row first, then the quotas (ADR 0096).
                         held = held_quotas(self._session, item.scope)
                         for quota in held:
-                            quota.check_add(growth, 0)  # QuotaExceeded takes the update back
+                            quota.check_add(
+                                growth, 0, file_size=item.size
+                            )  # QuotaExceeded: update undone
                         if held:
                             charge(self._session, item.scope, growth, 0)
             except sa_exc.IntegrityError as err:

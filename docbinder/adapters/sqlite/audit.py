@@ -18,6 +18,7 @@ from docbinder.adapters.sql.audit_rows import (
     detail_text,
     load_event,
     parse_mark,
+    unreadable,
 )
 from docbinder.adapters.sql.schema import audit_events, sqlite_utc_text
 from docbinder.adapters.sqlite.rows import RowCodec, columns, select_sql
@@ -59,6 +60,15 @@ def _row(event: AuditEvent) -> tuple[Any, ...]:
         event.prev_hash,
         event.hash,
     )
+
+
+def _load(row: Sequence[Any]) -> AuditEvent:
+    """The event of a row in ``_COLUMNS`` order; a value the codec cannot convert is an unreadable row."""
+    try:
+        mapping = _CODEC.mapping(row)
+    except Exception as err:
+        raise unreadable(row[0], err) from err
+    return load_event(mapping)
 
 
 class SqliteAuditRepository:
@@ -175,7 +185,7 @@ class SqliteAuditRepository:
             sql += f" LIMIT {int(limit)}"
         with translating():
             rows = self._session.all(sql, params)
-        return [load_event(_CODEC.mapping(row)) for row in rows]
+        return [_load(row) for row in rows]
 
     def head(self) -> tuple[int, str] | None:
         self._write()

@@ -141,7 +141,7 @@ class SqliteFileRepository:
         if growth:
             held = held_quotas(self._session, item.scope)
             for quota in held:
-                quota.check_add(growth, 0)
+                quota.check_add(growth, 0, file_size=item.size)
         values = FILES.values({**to_row(item), "dedup_key": None})
         new_key = duplicate_key(item.sha256, item.file_name, item.created_by, item.scope)
         # Items stored without deduplication stay out of duplicate detection.

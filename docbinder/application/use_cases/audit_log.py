@@ -11,7 +11,13 @@ import attrs
 
 from docbinder.application.steps.auditing import AuditTrail
 from docbinder.domain.audit import HEADLESS, AuditAction, AuditEvent, ChainBreak, verify_chain
-from docbinder.domain.errors import ConfigurationError, StorageError
+from docbinder.domain.errors import (
+    AuditEventUnreadable,
+    ConfigurationError,
+    InvalidInput,
+    StorageError,
+)
+from docbinder.domain.governance import RetentionBasis
 from docbinder.domain.model import Principal
 from docbinder.ports.metadata import UnitOfWorkFactory
 from docbinder.ports.system import Clock
@@ -76,22 +82,48 @@ class AuditLog:
         since: datetime | None = None,
         limit: int | None = None,
     ) -> builtins.list[AuditEvent]:
-        """Stored events matching every filter given, oldest first (by ``seq``), at most ``limit``."""
+        """Stored events matching every filter given, oldest first (by ``seq``), at most ``limit``.
+
+        Raises :class:`InvalidInput` for a ``limit`` below 0 or above 10**9.
+        """
+        if limit is not None and not 0 <= limit <= 10**9:
+            raise InvalidInput(f"limit must be from 0 to 10**9, got {limit}")
         self._trail.flush()
         with self._read_uow() as uow:
             return uow.audit.events(file_id=file_id, principal=user, since=since, limit=limit)
 
     def iter_all(self) -> Iterator[AuditEvent]:
-        """Every stored event by ``seq``, read :data:`PAGE` at a time."""
+        """Every stored event by ``seq``, read :data:`PAGE` at a time.
+
+        A page holding a row that is no event is read again one event at a
+        time: the events before that row are yielded, then
+        :class:`AuditEventUnreadable` is raised.
+        """
         self._trail.flush()
         after = 0
         while True:
             with self._read_uow() as uow:
-                page = uow.audit.events(after_seq=after, limit=PAGE)
+                try:
+                    page = uow.audit.events(after_seq=after, limit=PAGE)
+                except AuditEventUnreadable:
+                    page = None
+            if page is None:
+                yield from self._one_by_one(after)  # raises at the row that is no event
+                return
             yield from page
             if len(page) < PAGE:
                 return
             after = page[-1].seq
+
+    def _one_by_one(self, after: int) -> Iterator[AuditEvent]:
+        """The events after ``after`` one read each, up to the row that raises :class:`AuditEventUnreadable`."""
+        while True:
+            with self._read_uow() as uow:
+                one = uow.audit.events(after_seq=after, limit=1)
+            if not one:
+                return
+            yield one[0]
+            after = one[0].seq
 
     def export_lines(self) -> Iterator[str]:
         """The whole log as JSON Lines (one :meth:`AuditEvent.wire` object per line, no newline)."""
@@ -99,11 +131,29 @@ class AuditLog:
             yield json.dumps(event.wire(), ensure_ascii=False, sort_keys=True)
 
     def verify(self) -> Verification:
-        """Walk the chain and name its first changed, inserted or removed event (``ChainBreak``)."""
+        """Walk the chain and name its first changed, inserted or removed event (``ChainBreak``).
+
+        A stored row that is no event (:class:`AuditEventUnreadable`: a time,
+        action or detail that does not parse) is a changed event: the walk
+        ends there, and the break is that row unless one came before it.
+        """
         self._trail.flush()
         with self._read_uow() as uow:
             head, anchor = uow.audit.head(), uow.audit.anchor()
-        checked, broken = verify_chain(self.iter_all(), anchor=anchor, head=head, require_head=True)
+        unreadable: list[AuditEventUnreadable] = []
+
+        def readable() -> Iterator[AuditEvent]:
+            try:
+                yield from self.iter_all()
+            except AuditEventUnreadable as err:
+                unreadable.append(err)
+
+        checked, broken = verify_chain(readable(), anchor=anchor, head=head, require_head=True)
+        if unreadable:
+            bad = unreadable[0]
+            seq = bad.seq if bad.seq is not None else (anchor[0] if anchor else 0) + checked + 1
+            if broken is None or broken.seq >= seq:
+                broken = ChainBreak(seq, "changed", f"event {seq} was changed: {bad}")
         return Verification(checked, broken, head, anchor)
 
     def head(self) -> tuple[int, str] | None:
@@ -126,15 +176,24 @@ class AuditLog:
         """Remove the events older than the ``audit_retention`` setting; return how many.
 
         Raises :class:`ConfigurationError` when no retention is set (nothing
-        is removed then: an absent setting is no reason to delete).
+        is removed then: an absent setting is no reason to delete). Events a
+        retention policy from the last read still needs are kept: nothing
+        newer than its ``max_age`` goes, read or not, since a read removed
+        would let its file expire early (ADR 0142).
         """
         if self.retention is None:
             raise ConfigurationError(
                 "audit_retention is not set: the audit log is kept for ever; set it "
                 "(for example DOCBINDER_AUDIT_RETENTION=365d) to prune"
             )
-        cutoff = (now or self._clock.now()) - self.retention
+        moment = now or self._clock.now()
+        cutoff = moment - self.retention
         with self._uow() as uow:
+            # the reads a policy from the last read counts from stay (ADR 0142)
+            for mandate in uow.retention.policy_mandates():
+                for policy in uow.retention.policies(mandate):
+                    if policy.basis is RetentionBasis.LAST_READ:
+                        cutoff = min(cutoff, moment - policy.max_age)
             removed = uow.audit.prune(cutoff)
             uow.commit()
         return removed

@@ -86,6 +86,7 @@ from docbinder.domain.audit import AuditAction
 from docbinder.domain.errors import (
     BlobMissing,
     DatabaseCloned,
+    InvalidInput,
     StoreMoved,
     UnsafeOperation,
 )
@@ -98,6 +99,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_SECONDS = 3600
 """Orphan blobs younger than this many seconds are left alone; a mark must be this old to sweep."""
+
+MAX_GRACE_SECONDS = 1e10
+"""Largest grace period, in seconds, ``gc`` accepts: as a retention period's bound, about 316 years."""
 
 MIN_GRACE_SECONDS = 300
 """Smallest grace period, in seconds, that ``gc`` accepts unless told no store is running.
@@ -282,8 +286,15 @@ class CollectGarbage:
         a dry run carries it as the refusal. Raises
         :class:`UnsafeOperation` (nothing removed) when not ``dry_run``, not
         ``force`` and the run looks like a configuration mistake (see the
-        module docstring); :class:`StorageError` for backend faults.
+        module docstring); :class:`StorageError` for backend faults;
+        :class:`InvalidInput` for a ``grace_seconds`` that is not a number from
+        0 to :data:`MAX_GRACE_SECONDS`.
         """
+        if not 0 <= grace_seconds <= MAX_GRACE_SECONDS:  # NaN included
+            raise InvalidInput(
+                f"the grace period must be from 0 to {MAX_GRACE_SECONDS:g} seconds "
+                f"(about 316 years), got {grace_seconds!r}"
+            )
         short_grace = grace_seconds < MIN_GRACE_SECONDS
         if short_grace and not dry_run and not allow_short_grace:
             raise UnsafeOperation(

@@ -87,6 +87,20 @@ class ManageRetention:
         with self._read_uow() as uow:
             return uow.retention.policies(mandate_id)
 
+    def from_last_read(self) -> builtins.list[RetentionPolicy]:
+        """Every policy counting from the last read, of every mandate (mandate by mandate).
+
+        Each needs every reading process to record its reads (the ``audit``
+        setting): ``doctor`` warns a process that does not.
+        """
+        with self._read_uow() as uow:
+            return [
+                policy
+                for mandate in uow.retention.policy_mandates()
+                for policy in uow.retention.policies(mandate)
+                if policy.basis is RetentionBasis.LAST_READ
+            ]
+
     def remove(self, scope: Scope) -> bool:
         """Drop the policy of exactly ``scope`` (its files no longer expire); ``True`` if there was one."""
         with self._uow() as uow:

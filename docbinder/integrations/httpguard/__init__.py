@@ -28,6 +28,8 @@ from docbinder.integrations.httpguard.hosts import (
 from docbinder.integrations.httpguard.limits import DESCRIPTOR_RESERVE, HttpLimits
 
 if TYPE_CHECKING:
+    import socket
+
     import uvicorn
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "HostGuard",
     "HttpLimits",
     "is_loopback",
+    "listen",
     "normalize_host",
     "serve",
     "serve_workers",
@@ -53,21 +56,42 @@ def server_config(
     return connections.server_config(app, host=host, port=port, limits=limits, log_level=log_level)
 
 
+def listen(host: str, port: int, limits: HttpLimits) -> socket.socket:
+    """The socket bound to ``host:port`` that :func:`serve` serves on (see :mod:`.connections`).
+
+    Raises :class:`~docbinder.domain.errors.ConfigurationError` when the address is
+    in use or not this machine's, or the process may not open the file
+    descriptors ``limits`` need.
+    """
+    from docbinder.integrations.httpguard import connections
+
+    return connections.listen(host, port, limits)
+
+
 def serve_workers(
-    make_app: Callable[[], Any], *, host: str, port: int, limits: HttpLimits, workers: int
+    make_app: Callable[[], Any],
+    *,
+    host: str,
+    port: int,
+    limits: HttpLimits,
+    workers: int,
+    sock: socket.socket | None = None,
 ) -> int:
     """Serve ``make_app()`` from ``workers`` forked processes on one socket (see :mod:`.connections`)."""
     from docbinder.integrations.httpguard import connections
 
-    return connections.serve_workers(make_app, host=host, port=port, limits=limits, workers=workers)
+    return connections.serve_workers(
+        make_app, host=host, port=port, limits=limits, workers=workers, sock=sock
+    )
 
 
-def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:
-    """Serve ``app`` on ``host:port`` under ``limits`` until interrupted (see :mod:`.connections`).
+def serve(
+    app: Any, *, host: str, port: int, limits: HttpLimits, sock: socket.socket | None = None
+) -> None:
+    """Serve ``app`` on ``sock`` (default: :func:`listen`) under ``limits`` until interrupted (see :mod:`.connections`).
 
-    Raises :class:`~docbinder.domain.errors.ConfigurationError` when the process may
-    not open the file descriptors ``limits`` need.
+    Raises :class:`~docbinder.domain.errors.ConfigurationError` as :func:`listen`.
     """
     from docbinder.integrations.httpguard import connections
 
-    connections.serve(app, host=host, port=port, limits=limits)
+    connections.serve(app, host=host, port=port, limits=limits, sock=sock)

@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import logging
 import select
+import socket
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -378,18 +379,50 @@ def ensure_descriptors(limits: HttpLimits) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
-def serve(app: Any, *, host: str, port: int, limits: HttpLimits) -> None:
-    """Serve ``app`` on ``host:port`` with uvicorn under ``limits`` until interrupted."""
+def listen(host: str, port: int, limits: HttpLimits) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (IPv6 when ``host`` has a colon), as uvicorn binds one.
+
+    Bound before anything says it serves: an address in use or not of this
+    machine raises :class:`ConfigurationError` naming it and ``--port``. The
+    socket is inheritable (forked workers share it); uvicorn starts listening
+    on it with :attr:`HttpLimits.backlog`. Raises :class:`ConfigurationError`
+    as :func:`ensure_descriptors` too.
+    """
     ensure_descriptors(limits)
-    uvicorn.Server(server_config(app, host=host, port=port, limits=limits)).run()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port}: {err.strerror or err} (another process may hold "
+            "the port: give --port another one, or stop that process)"
+        ) from err
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    app: Any, *, host: str, port: int, limits: HttpLimits, sock: socket.socket | None = None
+) -> None:
+    """Serve ``app`` on ``sock`` (default: :func:`listen` on ``host:port``) with uvicorn under ``limits`` until interrupted."""
+    sock = sock or listen(host, port, limits)
+    uvicorn.Server(server_config(app, host=host, port=port, limits=limits)).run(sockets=[sock])
 
 
 def serve_workers(
-    make_app: Callable[[], Any], *, host: str, port: int, limits: HttpLimits, workers: int
+    make_app: Callable[[], Any],
+    *,
+    host: str,
+    port: int,
+    limits: HttpLimits,
+    workers: int,
+    sock: socket.socket | None = None,
 ) -> int:
     """Serve the app ``make_app()`` builds from ``workers`` forked processes sharing one socket.
 
-    The parent binds ``host:port`` once, forks ``workers`` children and waits; each child
+    The parent binds ``host:port`` once (``sock``, default :func:`listen`), forks ``workers`` children and waits; each child
     builds its own app (its own database connections and clients: nothing is shared but
     the listening socket) and serves it under ``limits`` as :func:`serve` does. SIGINT and
     SIGTERM to the parent are passed to the children, which finish their requests and end.
@@ -401,10 +434,7 @@ def serve_workers(
 
     if workers < 1:
         raise ConfigurationError(f"workers must be at least 1, got {workers}")
-    ensure_descriptors(limits)
-    sock = uvicorn.Config(
-        app="unused:app", host=host, port=port, backlog=limits.backlog
-    ).bind_socket()
+    sock = sock or listen(host, port, limits)
     children: list[int] = []
     for _ in range(workers):
         pid = os.fork()
