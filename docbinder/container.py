@@ -443,7 +443,7 @@ class UseCaseContainer:
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
         self.open_file_item = providers.Singleton(
-            OpenFileItem, self.get_file, blobs, audit=self.audit, units=read_units
+            OpenFileItem, self.get_file, blobs, audit=self.audit, units=read_units, clock=self.clock
         )
         self.open_file = providers.Singleton(OpenFile, self.open_file_item)
         self.list_files = providers.Singleton(ListFiles, read_units, access)
@@ -547,7 +547,13 @@ class UseCaseContainer:
             ListLatestFileVersions, read_units, access
         )
         self.open_file_version = providers.Singleton(
-            OpenFileVersion, blobs, access, self.gate, audit=self.audit, units=self.read_units
+            OpenFileVersion,
+            blobs,
+            access,
+            self.gate,
+            audit=self.audit,
+            units=self.read_units,
+            clock=self.clock,
         )
         self.delete_file_versions = providers.Singleton(
             DeleteFileVersions,

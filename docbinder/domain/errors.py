@@ -12,6 +12,8 @@ classes at their boundary; nothing above the adapters sees a driver error.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 class DocbinderError(Exception):
     """Root of every error docbinder raises."""
@@ -84,6 +86,20 @@ class NotFound(DocbinderError, LookupError):
 
 class FileItemNotFound(NotFound, FileNotFoundError):
     """No readable FileItem with that id."""
+
+
+class FileExpired(FileItemNotFound):
+    """The FileItem passed its retention period (B5): its content is no longer served.
+
+    It resolves as ``expired``; ``gc`` removes it after its grace period.
+    ``expired_at`` is when its period ended (aware UTC). A subclass of
+    :class:`FileItemNotFound`: a caller that handles a missing file handles
+    this one; the HTTP layer answers 410.
+    """
+
+    def __init__(self, message: str, *, expired_at: datetime) -> None:
+        super().__init__(message)
+        self.expired_at = expired_at
 
 
 class WorkflowNotFound(NotFound):

@@ -231,6 +231,40 @@ class BridgeContract:
         binder.retention.release("file", held.item.id, "m1")
         assert [e.item.id for e in binder.retention.expired()] == [held.item.id]
 
+    def test_an_expired_file_is_not_served_by_its_file_id_either(
+        self, binder: DocBinder, u1: Principal
+    ) -> None:
+        """Past its period a file's content is refused on every read by id, as the resolver
+        answers ``expired``; its FileItem stays until ``gc``, and a hold keeps it served (B5)."""
+        import time
+        from datetime import timedelta
+
+        from docbinder.domain.errors import FileExpired
+        from docbinder.domain.model import Scope
+        from docbinder.tools.consuming import read_file, search_in_file_content
+
+        run = binder.start_new_run(u1)
+        old = run.produce_file("old.txt", b"old secret line")
+        held = run.produce_file("held.txt", b"held secret line")
+        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
+        binder.retention.hold("file", held.item.id, "m1", "case 7")
+        time.sleep(1.1)
+        with pytest.raises(FileExpired) as refused:
+            run.read_file(old.item.id)
+        assert refused.value.expired_at == old.item.created_at + timedelta(seconds=1)
+        assert "passed its retention period" in str(refused.value)
+        assert isinstance(refused.value, FileItemNotFound)
+        with pytest.raises(FileExpired):
+            binder.open_file_item(u1, old.item.id)
+        with pytest.raises(FileExpired):
+            read_file(run, old.item.id)
+        with pytest.raises(FileExpired):
+            search_in_file_content(run, "secret", file_ids=[old.item.id])
+        assert [m.file_id for m in search_in_file_content(run, "secret")] == [held.item.id]
+        assert run.read_file(held.item.id) == b"held secret line"
+        assert read_file(run, held.item.id) == "held secret line"
+        assert binder.get_file(u1, old.item.id) == old.item  # until gc removes it
+
     def test_the_same_bytes_stored_after_their_file_expired_are_a_fresh_file(
         self, binder: DocBinder, u1: Principal
     ) -> None:

@@ -112,11 +112,13 @@ def read_file(run: Run, file_id: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> 
     file reads as the line ``[empty file: 0 bytes]``.
 
     Errors: :class:`FileItemNotFound` (absent or not readable),
+    :class:`~docbinder.domain.errors.FileExpired` (past its retention period),
     :class:`InvalidInput` (a file without text, such as an image, or
     ``max_chars`` below 1), :class:`BlobMissing`, :class:`StorageError`.
     """
     max_chars = coerce_int(max_chars, "max_chars", minimum=1)
     item = run.get_file(file_id)
+    run.binder.retention.refuse_expired(item)
     with tool_read_call(run) as call:
         extracted = _all_parts(run, item) if _has_text(item) else []
         parts = _texts(extracted)
@@ -339,6 +341,10 @@ def _search(
     if isinstance(file_ids, str):
         file_ids = [file_ids]
     items = run.list_files() if file_ids is None else [run.get_file(f) for f in file_ids]
+    expired = run.binder.retention.expired_among(items)
+    if file_ids is not None and expired:
+        run.binder.retention.refuse_expired(next(i for i in items if i.id in expired))
+    items = [i for i in items if i.id not in expired]  # past their period: not served (B5)
     needle = query.casefold()
     matches: list[SearchMatch] = []
     unsearched: list[UnsearchedFile] = []

@@ -19,6 +19,7 @@ import pytest
 
 from docbinder.adapters.memory import MemoryBlobStore
 from docbinder.adapters.memory.links import MemoryLinkLedger
+from docbinder.domain.errors import FileExpired
 from docbinder.domain.model import Principal, Scope
 from tests.contract.sql_backends import (
     SQL_BACKENDS,
@@ -238,6 +239,10 @@ def test_a_new_policy_from_the_last_read_expires_nothing_before_its_age_has_pass
         assert expired.expired_at == first.set_at + timedelta(seconds=2)
         [miss] = run.resolve([f"docItem:{old.document_id}"]).unresolved
         assert miss.reason.value == "expired"
+        # a read by its file id is refused, and, refused, it does not bring the file back
+        with pytest.raises(FileExpired):
+            binder.open_file(ALICE, old.item.id)
+        assert [e.item.id for e in binder.retention.expired()] == [old.item.id]
         # counting from creation again, then from the last read: a fresh start
         binder.retention.set(Scope("m1"), timedelta(days=30), "created")
         restarted = binder.retention.set(Scope("m1"), timedelta(seconds=2), "last_read")

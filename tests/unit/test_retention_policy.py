@@ -31,3 +31,13 @@ def test_a_policy_whose_setting_time_is_unknown_counts_from_creation_or_read() -
     assert policy.expires_at(T0) == T0 + 30 * DAY
     assert policy.expires_at(T0, T0 + 5 * DAY) == T0 + 35 * DAY
     assert not policy.expires_nothing_by(T0)
+
+
+def test_an_expired_file_is_a_missing_file_to_callers_and_gone_to_http() -> None:
+    from docbinder.domain.errors import FileExpired, FileItemNotFound
+    from docbinder.integrations.http.errors import status_of
+
+    refused = FileExpired("file x passed its retention period", expired_at=T0)
+    assert isinstance(refused, FileItemNotFound) and refused.expired_at == T0
+    assert status_of(refused) == (410, "expired")
+    assert status_of(FileItemNotFound("file x not found")) == (404, "not_found")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from docbinder.application.steps.auditing import AuditTrail
 from docbinder.domain.audit import AuditAction
+from docbinder.domain.errors import FileExpired
 from docbinder.domain.governance import (
     HoldKind,
     LegalHold,
@@ -16,6 +17,12 @@ from docbinder.domain.governance import (
 )
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.metadata import UnitOfWork, UnitOfWorkFactory
+from docbinder.ports.system import Clock
+
+
+def now(clock: Clock | None) -> datetime:
+    """``clock.now()``, or the system's UTC time without a clock."""
+    return clock.now() if clock is not None else datetime.now(UTC)
 
 
 def due_for_expiry(
@@ -32,13 +39,45 @@ def due_for_expiry(
     leaves the holds out: a file past its period that only a hold keeps goes as
     soon as the hold is lifted, so it is not handed out again either.
     """
-    policy = policy_for(item.scope, uow.retention.policies(item.scope.mandate_id))
+    return expired_at(uow, item, moment, holds=holds) is not None
+
+
+def expired_at(
+    uow: UnitOfWork,
+    item: FileItem,
+    moment: datetime,
+    *,
+    holds: bool = True,
+    policies: Sequence[RetentionPolicy] | None = None,
+) -> datetime | None:
+    """When ``item``'s retention period ended, if it ended by ``moment`` and (with ``holds``) no hold keeps it; else ``None``.
+
+    As :func:`due_for_expiry`; ``policies`` are its mandate's when the caller
+    has read them already.
+    """
+    if policies is None:
+        policies = uow.retention.policies(item.scope.mandate_id)
+    policy = policy_for(item.scope, policies)
     if policy is None:
-        return False
+        return None
     reads = uow.retention.last_reads([item.id]) if policy.basis is RetentionBasis.LAST_READ else {}
-    if policy.expires_at(item.created_at, reads.get(item.id)) > moment:
-        return False
-    return not holds or hold_on(uow, item) is None
+    ended = policy.expires_at(item.created_at, reads.get(item.id))
+    if ended > moment:
+        return None
+    if holds and hold_on(uow, item) is not None:
+        return None
+    return ended
+
+
+def refuse_expired(item: FileItem, ended: datetime | None) -> None:
+    """Raise :class:`FileExpired` when ``ended`` (from :func:`expired_at`) is a time: its content is not served."""
+    if ended is not None:
+        raise FileExpired(
+            f"file {item.id} ('{item.file_name}') passed its retention period: it expired on "
+            f"{ended.isoformat(timespec='seconds')} and is no longer served (a legal hold "
+            "keeps a file: docbinder retention hold)",
+            expired_at=ended,
+        )
 
 
 def hold_on(uow: UnitOfWork, item: FileItem) -> LegalHold | None:
@@ -74,18 +113,26 @@ def read_moves_expiry(policies: Sequence[RetentionPolicy], items: Sequence[FileI
     return False
 
 
-def note_bytes_read(
-    trail: AuditTrail, units: UnitOfWorkFactory | None, principal: Principal, item: FileItem
-) -> None:
-    """A ``read_bytes`` event for ``item``: batched, or at once when a read moves its expiry.
+def admit_read(units: UnitOfWorkFactory | None, item: FileItem, moment: datetime) -> bool:
+    """Refuse the read of an expired ``item``; else whether its read moves its expiry.
 
-    ``units`` makes the reading unit that asks for the mandate's policies (one
-    query, only with the log on); without it the event is batched.
+    One reading unit from ``units`` reads the mandate's policies (and, only
+    when one covers the file, its last read and holds): :class:`FileExpired`
+    when its period ended by ``moment`` and no hold keeps it, as the resolver
+    answers ``expired`` (B5, ADR 0142). Returns :func:`read_moves_expiry` of
+    it, for :func:`note_bytes_read`. Without ``units`` nothing is checked.
     """
-    if not trail.enabled:
-        return
-    at_once = False
-    if units is not None:
-        with units() as uow:
-            at_once = read_moves_expiry(uow.retention.policies(item.scope.mandate_id), [item])
-    trail.note(trail.event(AuditAction.READ_BYTES, principal, file_id=item.id), at_once=at_once)
+    if units is None:
+        return False
+    with units() as uow:
+        policies = uow.retention.policies(item.scope.mandate_id)
+        if not policies:
+            return False
+        refuse_expired(item, expired_at(uow, item, moment, policies=policies))
+    return read_moves_expiry(policies, [item])
+
+
+def note_bytes_read(trail: AuditTrail, principal: Principal, item: FileItem, at_once: bool) -> None:
+    """A ``read_bytes`` event for ``item`` (log on only): batched, or ``at_once`` when the read moves its expiry (:func:`admit_read`)."""
+    if trail.enabled:
+        trail.note(trail.event(AuditAction.READ_BYTES, principal, file_id=item.id), at_once=at_once)

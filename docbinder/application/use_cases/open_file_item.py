@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
-from docbinder.application.steps.expiry import note_bytes_read
+from docbinder.application.steps.expiry import admit_read, note_bytes_read, now
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.model import FileItem, Principal
 from docbinder.ports.blobs import BlobReader, BlobStore, open_blob_range
 from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock
 
 Span = Callable[[FileItem], tuple[int, int] | None]
 """Which bytes of a FileItem to open, decided once it is known: ``(offset, length)`` in
@@ -31,11 +32,13 @@ class OpenFileItem:
         *,
         audit: AuditTrail = DISABLED,
         units: UnitOfWorkFactory | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._get = get_file
         self._blobs = blobs
         self._audit = audit
         self._units = units
+        self._clock = clock
 
     def __call__(
         self,
@@ -52,11 +55,13 @@ class OpenFileItem:
         (:meth:`~docbinder.ports.blobs.BlobStore.open_range`), so nothing before
         ``offset`` is read. With the audit log on, the read is a ``read_bytes``
         event (B11). Raises :class:`FileItemNotFound` (absent or not
-        readable, the same answer) and :class:`BlobMissing` at call time.
+        readable, the same answer), :class:`FileExpired` (past its retention
+        period, B5) and :class:`BlobMissing` at call time.
         """
         item = self._get(principal, file_id)
+        at_once = admit_read(self._units, item, now(self._clock))
         reader = open_span(self._blobs, item, span, chunk_size)
-        note_bytes_read(self._audit, self._units, principal, item)
+        note_bytes_read(self._audit, principal, item, at_once)
         return item, reader
 
 

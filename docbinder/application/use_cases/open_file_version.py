@@ -5,12 +5,13 @@ from __future__ import annotations
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
-from docbinder.application.steps.expiry import note_bytes_read
+from docbinder.application.steps.expiry import admit_read, note_bytes_read, now
 from docbinder.application.use_cases.save_file_version import StoredVersion
 from docbinder.domain.errors import AccessDenied
 from docbinder.domain.model import Principal
 from docbinder.ports.blobs import BlobReader, BlobStore
 from docbinder.ports.metadata import UnitOfWorkFactory
+from docbinder.ports.system import Clock
 
 
 class OpenFileVersion:
@@ -31,12 +32,14 @@ class OpenFileVersion:
         *,
         audit: AuditTrail = DISABLED,
         units: UnitOfWorkFactory | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._blobs = blobs
         self._access = access
         self._gate = gate
         self._audit = audit
         self._units = units
+        self._clock = clock
 
     def __call__(
         self, principal: Principal, stored: StoredVersion, chunk_size: int = 1 << 20
@@ -46,13 +49,14 @@ class OpenFileVersion:
         Use it in a ``with`` block so the stream is closed however reading ends.
 
         Raises :class:`AccessDenied` if the principal may not read it,
-        :class:`BlobMissing` if its blob is gone, ``BinderClosed`` after the
-        binder's close.
+        :class:`BlobMissing` if its blob is gone, :class:`FileExpired` past its
+        retention period (B5), ``BinderClosed`` after the binder's close.
         """
         if self._gate is not None:
             self._gate.require_open()  # the one read that opens no unit of work
         if not self._access.can_read_file(principal, stored.item):
             raise AccessDenied(f"user {principal.user_id} may not read file {stored.item.id}")
+        at_once = admit_read(self._units, stored.item, now(self._clock))
         reader = self._blobs.open(stored.item.blob_key, chunk_size)
-        note_bytes_read(self._audit, self._units, principal, stored.item)
+        note_bytes_read(self._audit, principal, stored.item, at_once)
         return reader

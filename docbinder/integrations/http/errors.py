@@ -22,6 +22,7 @@ from docbinder.domain.errors import (
     ConfigurationError,
     Conflict,
     DocbinderError,
+    FileExpired,
     InvalidInput,
     NoActiveWorkflow,
     NotFound,
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 STATUS_FOR: Final[tuple[tuple[type[DocbinderError], int, str], ...]] = (
     (LinkRefused, 410, "link_refused"),
+    (FileExpired, 410, "expired"),
     (SizeLimitExceeded, 413, "too_large"),
     (NotFound, 404, "not_found"),
     (BlobMissing, 503, "blob_missing"),
