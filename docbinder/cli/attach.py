@@ -116,6 +116,7 @@ def _attaching_run(workflow: str | None) -> Run:
     """The run to attach in; :class:`AccessDenied` before anything is stored if it may not add."""
     run = STATE.start_run(workflow)
     if workflow is not None and not run.can_attach():
+        run.binder.attach_file.note_refused(run.principal, workflow)
         raise AccessDenied(
             f"user {run.principal.user_id} may not add documents to workflow {workflow}"
         )

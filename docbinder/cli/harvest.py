@@ -48,6 +48,7 @@ def harvest(
         raise InvalidInput(f"{directory} is not a directory")
     run = STATE.start_run(workflow)
     if not run.can_attach():
+        run.binder.attach_file.note_refused(run.principal, workflow)
         raise AccessDenied(
             f"user {run.principal.user_id} may not add documents to workflow {workflow}"
         )

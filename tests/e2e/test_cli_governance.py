@@ -365,3 +365,42 @@ def test_doctor_warns_a_process_without_audit_under_retention_from_the_last_read
     warned = audit_check()
     assert warned["status"] == "warn"
     assert "mandate acme" in warned["detail"] and "DOCBINDER_AUDIT=true" in warned["detail"]
+
+
+def test_a_refused_attach_and_harvest_are_access_refused_events(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("DOCBINDER_AUDIT", "true")
+    workflow = _json(cli("workflow", "new", "--json"))["id"]
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "b.txt").write_text("b")
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+    for args in (("attach", str(f)), ("harvest", str(tmp_path / "out"))):
+        refused = runner.invoke(
+            app,
+            ["--home", home, "--user", "mallory", "--mandate", "acme", *args, "-w", workflow]
+            if args[0] == "harvest"
+            else [
+                "--home",
+                home,
+                "--user",
+                "mallory",
+                "--mandate",
+                "acme",
+                *args,
+                "--workflow",
+                workflow,
+            ],
+        )
+        assert refused.exit_code == 1 and "may not add documents" in refused.stderr
+    events = [e for e in _json(cli("audit", "ls", "--json")) if e["action"] == "access_refused"]
+    assert [(e["principal"], e["workflowId"], e["detail"]) for e in events] == [
+        ("mallory", workflow, {"operation": "attach"}),
+        ("mallory", workflow, {"operation": "attach"}),
+    ]
+    assert _json(cli("audit", "verify", "--json"))["ok"] is True

@@ -41,6 +41,7 @@ from docbinder.domain.model import (
     ChatMessage,
     ChatWorkflow,
     FileItem,
+    Principal,
     check_message_text,
     clean_label,
 )
@@ -131,6 +132,7 @@ class AttachFile:
         check_message_text(user_message, "user_message")
         workflow = ctx.require_workflow("attaching a file")
         if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
+            self.note_refused(ctx.principal, workflow.id)
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
@@ -193,6 +195,25 @@ class AttachFile:
                     raise
                 candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def note_refused(self, principal: Principal, workflow_id: str) -> None:
+        """Record an ``access_refused`` event (operation ``attach``) for an attach ``principal`` may not make.
+
+        With the log on only; appended at once, as every refusal (B11). For
+        callers that check before anything is stored (the CLI's ``attach``
+        and ``harvest``), as :meth:`prepare` does itself.
+        """
+        audit = self.audit
+        if audit.enabled:
+            audit.refused(
+                audit.event(
+                    AuditAction.ACCESS_REFUSED,
+                    principal,
+                    outcome="access_denied",
+                    workflow_id=workflow_id,
+                    detail={"operation": "attach"},
+                )
+            )
 
     def _record_attach(self, uow: UnitOfWork, ctx: RunContext, message: ChatMessage) -> None:
         """Record the attach of ``message``'s documents in ``uow``'s audit log (B11)."""
