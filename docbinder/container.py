@@ -51,6 +51,7 @@ from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.closing import UnitOfWorkGate
 from docbinder.application.steps.content_switch import ContentSwitch
+from docbinder.application.steps.expiry import ExpiryGate
 from docbinder.application.steps.extraction_cache import CachingExtractor
 from docbinder.application.steps.hashing import HashWorkers
 from docbinder.application.steps.link_events import LinkEvents
@@ -442,6 +443,7 @@ class UseCaseContainer:
         units, read_units, blobs, access = self.units, self.read_units, self.blobs, self.access
         self.store_file = providers.Singleton(StoreFile, self.storer)
         self.get_file = providers.Singleton(GetFile, read_units, access)
+        self.expiry = providers.Singleton(ExpiryGate, read_units, self.clock)
         self.open_file_item = providers.Singleton(
             OpenFileItem, self.get_file, blobs, audit=self.audit, units=read_units, clock=self.clock
         )
@@ -461,6 +463,7 @@ class UseCaseContainer:
             self.clock,
             self.ids,
             denied=self.provider_uploads_denied,
+            expiry=self.expiry,
             audit=self.audit,
         )
         self.delete_file = providers.Singleton(
@@ -577,6 +580,7 @@ class UseCaseContainer:
             providers.Callable(int, self.link_max_expiry),
             gate=self.gate,
             events=self.link_events,
+            expiry=self.expiry,
         )
         self.redeem_link = providers.Singleton(
             RedeemLink,

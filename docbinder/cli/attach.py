@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.common import JsonOpt, handles_errors, refuse_attach
 from docbinder.cli.inputs import (
     STDIN,
     check_readable,
@@ -20,7 +20,7 @@ from docbinder.cli.inputs import (
 )
 from docbinder.cli.output import emit_json, err, out
 from docbinder.cli.state import STATE
-from docbinder.domain.errors import AccessDenied, DocbinderError, InvalidInput
+from docbinder.domain.errors import DocbinderError, InvalidInput
 from docbinder.domain.model import Provenance
 
 if TYPE_CHECKING:
@@ -115,11 +115,8 @@ def _checked_names(files: list[Path], name: str | None) -> dict[Path, str]:
 def _attaching_run(workflow: str | None) -> Run:
     """The run to attach in; :class:`AccessDenied` before anything is stored if it may not add."""
     run = STATE.start_run(workflow)
-    if workflow is not None and not run.can_attach():
-        run.binder.attach_file.note_refused(run.principal, workflow)
-        raise AccessDenied(
-            f"user {run.principal.user_id} may not add documents to workflow {workflow}"
-        )
+    if workflow is not None:
+        refuse_attach(run, workflow)
     return run
 
 

@@ -6,13 +6,16 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from docbinder.cli.output import fail
 from docbinder.cli.state import STATE
-from docbinder.domain.errors import DocbinderError, FileItemNotFound
+from docbinder.domain.errors import AccessDenied, DocbinderError, FileItemNotFound
+
+if TYPE_CHECKING:
+    from docbinder.application import Run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,3 +101,17 @@ def _silence_stdout() -> None:
     """The reader went away: send whatever is still written to stdout nowhere."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def refuse_attach(run: Run, workflow: str) -> None:
+    """Raise :class:`AccessDenied` before anything is stored unless ``run`` may add documents to ``workflow``.
+
+    Asks :meth:`AttachFile.prepare <docbinder.application.use_cases.attach_file.AttachFile.prepare>`,
+    which records the refusal (``access_refused``) with the audit log on.
+    """
+    try:
+        run.binder.attach_file.prepare(run.context, label="")
+    except AccessDenied:
+        raise AccessDenied(
+            f"user {run.principal.user_id} may not add documents to workflow {workflow}"
+        ) from None

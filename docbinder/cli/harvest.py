@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from docbinder.cli.common import JsonOpt, handles_errors
+from docbinder.cli.common import JsonOpt, handles_errors, refuse_attach
 from docbinder.cli.inputs import read_stdin_text
 from docbinder.cli.output import emit_json, err, fail, out
 from docbinder.cli.state import STATE
-from docbinder.domain.errors import AccessDenied, InvalidInput
+from docbinder.domain.errors import InvalidInput
 
 
 @handles_errors
@@ -47,11 +47,7 @@ def harvest(
     if not directory.is_dir():
         raise InvalidInput(f"{directory} is not a directory")
     run = STATE.start_run(workflow)
-    if not run.can_attach():
-        run.binder.attach_file.note_refused(run.principal, workflow)
-        raise AccessDenied(
-            f"user {run.principal.user_id} may not add documents to workflow {workflow}"
-        )
+    refuse_attach(run, workflow)
     source = LocalOutputDir(directory, mount=mount, sandbox_id=sandbox_id or "")
     report = harvest_files(run, source, tool_call_id=tool_call_id, settle_seconds=settle)
     if STATE.wants_json(json_flag):

@@ -75,6 +75,8 @@ class LinkRefusal(enum.StrEnum):
     SIGNER_CANNOT_READ = "signer_cannot_read"
     """The signer may no longer read the file."""
     WRONG_AUDIENCE = "wrong_audience"
+    FILE_EXPIRED = "file_expired"
+    """The file passed its retention period (B5): its content is no longer served."""
 
 
 REFUSAL_TEXT: Final = {
@@ -87,6 +89,7 @@ REFUSAL_TEXT: Final = {
     LinkRefusal.CHANGED: "the file was changed since the link was minted; mint a new one",
     LinkRefusal.SIGNER_CANNOT_READ: "whoever minted the link may no longer read the file",
     LinkRefusal.WRONG_AUDIENCE: "the link is for another audience",
+    LinkRefusal.FILE_EXPIRED: "the file passed its retention period and is no longer served",
 }
 """One sentence per refusal, for the person holding the link."""
 

@@ -51,6 +51,25 @@ class _BridgeContract:
     def units(self) -> UnitOfWorkFactory:
         pytest.fail("a backend's test class provides units")
 
+    def test_an_expired_file_is_not_uploaded(
+        self, units: UnitOfWorkFactory, server: ProviderServer
+    ) -> None:
+        """Past its retention period a file's content is not served: no provider gets it (B5)."""
+        from datetime import timedelta
+
+        from docbinder.domain.errors import FileExpired
+        from docbinder.domain.model import Scope
+
+        binder = wire_binder(units, MemoryBlobStore())
+        binder.providers.register(OpenAIFiles(server.openai_client(), "main"))
+        item = binder.store_file(ALICE, "r.pdf", PDF, mime_type="application/pdf").item
+        binder.retention.set(Scope("acme", "fi1"), timedelta(seconds=1))
+        time.sleep(1.1)
+        run = binder.start_new_run(ALICE)
+        with pytest.raises(FileExpired):
+            run.provide_file(item.id, "openai", "main")
+        assert server.uploads_of("openai") == []
+
     def test_once_per_tenant_concurrently_and_gone_with_the_file(
         self, units: UnitOfWorkFactory, server: ProviderServer
     ) -> None:

@@ -250,3 +250,40 @@ def test_a_new_policy_from_the_last_read_expires_nothing_before_its_age_has_pass
         assert binder.retention.expired() == []
     finally:
         binder.close()
+
+
+def test_a_signed_link_is_neither_minted_nor_redeemed_for_an_expired_file(
+    backend: SqlBackend,
+) -> None:
+    """A link hands out the bytes: past the file's period it is refused ``file_expired``, so it
+    cannot serve the file or, as a read, bring it back under last-read retention (B5)."""
+    import time
+
+    from docbinder.domain.errors import FileExpired
+    from docbinder.domain.links import LinkRefusal, LinkRefused
+
+    binder = binder_over(
+        backend.store,
+        MemoryBlobStore(),
+        audit=True,
+        link_keys=fixed_keys(),
+        link_ledger=MemoryLinkLedger(),
+        public_url="http://127.0.0.1:8080",
+    )
+    try:
+        run = binder.start_new_run(ALICE)
+        produced = run.produce_file("s.txt", b"secret", label="s")
+        link = run.link_for(produced.item.id, expires_in="10m")
+        binder.retention.set(Scope("m1"), timedelta(seconds=1), "last_read")
+        _age_policies(backend, 1)  # set a day ago: counts from the file's creation
+        time.sleep(1.1)
+        with pytest.raises(LinkRefused) as refused:
+            binder.redeem_link(link.token)
+        assert refused.value.reason is LinkRefusal.FILE_EXPIRED
+        with pytest.raises(FileExpired):
+            run.link_for(produced.item.id, expires_in="10m")
+        assert [e.item.id for e in binder.retention.expired()] == [produced.item.id]
+        binder.retention.hold("file", produced.item.id, "m1", "case 1")
+        assert binder.redeem_link(link.token).file.id == produced.item.id  # held: served
+    finally:
+        binder.close()

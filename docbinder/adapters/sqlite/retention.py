@@ -143,7 +143,13 @@ class SqliteRetentionRepository:
                     "AND outcome = 'ok' GROUP BY file_id",
                     params,
                 )
-            found.update({row[0]: utc_from_text(row[1]) for row in rows})
+            try:
+                found.update({row[0]: utc_from_text(row[1]) for row in rows})
+            except ValueError as err:  # a changed row: verify names it; the read must not crash
+                raise StorageError(
+                    f"the time of an audit event is unreadable ({err}); "
+                    "`docbinder audit verify` names the changed event"
+                ) from err
         return found
 
     def policy_mandates(self) -> builtins.list[str]:

@@ -136,3 +136,43 @@ def note_bytes_read(trail: AuditTrail, principal: Principal, item: FileItem, at_
     """A ``read_bytes`` event for ``item`` (log on only): batched, or ``at_once`` when the read moves its expiry (:func:`admit_read`)."""
     if trail.enabled:
         trail.note(trail.event(AuditAction.READ_BYTES, principal, file_id=item.id), at_once=at_once)
+
+
+class ExpiryGate:
+    """Which FileItems are past their retention period and unheld: their content is not served (B5).
+
+    What a reader asks before it hands out content it found by file id, as
+    the resolver answers ``expired``: the byte reads (:func:`admit_read`),
+    the tools' ``read_file`` and search, a signed link's mint, a provider
+    upload. ``units`` makes reading units; ``clock`` says now.
+    """
+
+    def __init__(self, units: UnitOfWorkFactory, clock: Clock) -> None:
+        self._units = units
+        self._clock = clock
+
+    def expired_among(self, items: Sequence[FileItem]) -> dict[str, datetime]:
+        """The files of ``items`` past their period that no hold keeps, by id: when each expired.
+
+        One reading unit, the policies of each mandate once; a file's last
+        read and holds only when its policy says it may have expired.
+        """
+        found: dict[str, datetime] = {}
+        if not items:
+            return found
+        moment = self._clock.now()
+        with self._units() as uow:
+            for mandate in sorted({i.scope.mandate_id for i in items}):
+                policies = uow.retention.policies(mandate)
+                if not policies:
+                    continue
+                for item in items:
+                    if item.scope.mandate_id == mandate:
+                        ended = expired_at(uow, item, moment, policies=policies)
+                        if ended is not None:
+                            found[item.id] = ended
+        return found
+
+    def refuse(self, item: FileItem) -> None:
+        """Raise :class:`FileExpired` when ``item`` is past its period and not held."""
+        refuse_expired(item, self.expired_among([item]).get(item.id))

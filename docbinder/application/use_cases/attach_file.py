@@ -126,13 +126,14 @@ class AttachFile:
         Raises :class:`InvalidInput` (``user_message`` breaks the text rule of
         :func:`~docbinder.domain.model.check_text_field`), :class:`NoActiveWorkflow` (no
         workflow bound) and :class:`AccessDenied` (no ``update`` right on the
-        workflow as the run holds it); the label is cleaned
-        (:func:`~docbinder.domain.model.clean_label`).
+        workflow as the run holds it; recorded as ``access_refused`` with the
+        log on, so a caller checking before it stores anything calls this);
+        the label is cleaned (:func:`~docbinder.domain.model.clean_label`).
         """
         check_message_text(user_message, "user_message")
         workflow = ctx.require_workflow("attaching a file")
         if not self._access.can_on_workflow(ctx.principal, Action.UPDATE, workflow):
-            self.note_refused(ctx.principal, workflow.id)
+            self._note_refused(ctx.principal, workflow.id)
             raise AccessDenied(
                 f"user {ctx.principal.user_id} may not update workflow {workflow.id}"
             )
@@ -196,12 +197,10 @@ class AttachFile:
                 candidate = message.with_label_suffix(self._ids.new_id())
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def note_refused(self, principal: Principal, workflow_id: str) -> None:
+    def _note_refused(self, principal: Principal, workflow_id: str) -> None:
         """Record an ``access_refused`` event (operation ``attach``) for an attach ``principal`` may not make.
 
-        With the log on only; appended at once, as every refusal (B11). For
-        callers that check before anything is stored (the CLI's ``attach``
-        and ``harvest``), as :meth:`prepare` does itself.
+        With the log on only; appended at once, as every refusal (B11).
         """
         audit = self.audit
         if audit.enabled:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import attrs
 
 from docbinder.application.steps.auditing import AuditTrail
-from docbinder.application.steps.expiry import due_for_expiry, expired_at, refuse_expired
+from docbinder.application.steps.expiry import ExpiryGate, due_for_expiry
 from docbinder.domain.errors import ConfigurationError, FileItemNotFound, WorkflowNotFound
 from docbinder.domain.governance import (
     HoldKind,
@@ -168,29 +168,13 @@ class ManageRetention:
         """The files of ``items`` past their retention period that no hold keeps, by id: when each expired.
 
         What a reader asks before serving content it found by file id, as the
-        resolver answers ``expired`` (B5): one reading unit, the policies of
-        each mandate once; a file's last read and holds only when its policy
-        says it may have expired.
+        resolver answers ``expired`` (B5); see :class:`~docbinder.application.steps.expiry.ExpiryGate`.
         """
-        found: dict[str, datetime] = {}
-        if not items:
-            return found
-        moment = self._clock.now()
-        with self._read_uow() as uow:
-            for mandate in sorted({i.scope.mandate_id for i in items}):
-                policies = uow.retention.policies(mandate)
-                if not policies:
-                    continue
-                for item in items:
-                    if item.scope.mandate_id == mandate:
-                        ended = expired_at(uow, item, moment, policies=policies)
-                        if ended is not None:
-                            found[item.id] = ended
-        return found
+        return ExpiryGate(self._read_uow, self._clock).expired_among(items)
 
     def refuse_expired(self, item: FileItem) -> None:
         """Raise :class:`~docbinder.domain.errors.FileExpired` when ``item`` is past its period and not held."""
-        refuse_expired(item, self.expired_among([item]).get(item.id))
+        ExpiryGate(self._read_uow, self._clock).refuse(item)
 
     def still_due(self, uow: UnitOfWork, item: FileItem, grace: timedelta) -> bool:
         """Whether ``item`` is, read in ``uow`` now, still expired by ``grace`` and under no hold.

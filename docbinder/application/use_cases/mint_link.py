@@ -8,6 +8,7 @@ import attrs
 
 from docbinder.application.context import RunContext
 from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.steps.expiry import ExpiryGate
 from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.application.use_cases.resolve_document_list import ResolveDocumentList
@@ -75,9 +76,11 @@ class MintLink:
         max_expiry: int = MAX_EXPIRY_SECONDS,
         gate: UnitOfWorkGate | None = None,
         events: LinkEvents | None = None,
+        expiry: ExpiryGate | None = None,
     ) -> None:
         self._gate = gate
         self._events = events if events is not None else LinkEvents()
+        self._expiry = expiry
         self._get_file = get_file
         self._resolve = resolve
         self._clock = clock
@@ -127,6 +130,8 @@ class MintLink:
         principal = ctx.principal
         try:
             item = self._file(ctx, reference_or_file_id)
+            if self._expiry is not None:
+                self._expiry.refuse(item)  # no link to content that is no longer served (B5)
         except FileItemNotFound:
             self._events.record(
                 "mint",

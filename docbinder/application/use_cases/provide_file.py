@@ -13,6 +13,7 @@ import attrs
 
 from docbinder.application.steps.auditing import DISABLED, AuditTrail
 from docbinder.application.steps.blob_file import BlobFile
+from docbinder.application.steps.expiry import ExpiryGate
 from docbinder.application.steps.provider_copies import ProviderCopyCleaner, ProviderRegistry
 from docbinder.application.use_cases.get_file import GetFile
 from docbinder.domain.audit import AuditAction
@@ -218,8 +219,10 @@ class ProvideFile:
         timings: ProviderTimings = ProviderTimings(),
         sleep: Callable[[float], None] = time.sleep,
         audit: AuditTrail = DISABLED,
+        expiry: ExpiryGate | None = None,
     ) -> None:
         self._audit = audit
+        self._expiry = expiry
         self._uow = uow_factory
         self._blobs = blobs
         self._get = get_file
@@ -249,11 +252,14 @@ class ProvideFile:
         readable), :class:`~docbinder.domain.errors.ProviderUploadForbidden`
         (the tenant is listed in ``provider_uploads_denied``),
         :class:`~docbinder.domain.errors.ConfigurationError` (no client
-        registered), :class:`~docbinder.domain.errors.ProviderError` (the
+        registered), :class:`~docbinder.domain.errors.FileExpired` (past its
+        retention period, B5), :class:`~docbinder.domain.errors.ProviderError` (the
         provider failed, an upload's answer was lost and its copy is not
         listed yet, or another caller's upload took longer than the wait).
         """
         item = self._get(principal, file_id)
+        if self._expiry is not None:
+            self._expiry.refuse(item)  # its content is no longer served (B5)
         try:
             self._check_allowed(item.scope, principal.scope)
         except ProviderUploadForbidden:

@@ -8,6 +8,7 @@ import attrs
 
 from docbinder.application.steps.access import AccessPolicy
 from docbinder.application.steps.closing import UnitOfWorkGate
+from docbinder.application.steps.expiry import expired_at
 from docbinder.application.steps.link_events import LinkEvents
 from docbinder.application.use_cases.mint_link import NO_KEY_MESSAGE
 from docbinder.application.use_cases.open_file_item import Span, open_span
@@ -159,6 +160,7 @@ class RedeemLink:
             if in_unit is not None and in_unit.is_revoked_within(uow, claims.link_id):
                 raise LinkRefused(LinkRefusal.REVOKED, claims)
             item = uow.files.get(claims.file_id)
+            ended = None if item is None else expired_at(uow, item, self._clock.now())
         if (
             item is None
             or item.scope.mandate_id != claims.mandate_id
@@ -171,6 +173,8 @@ class RedeemLink:
             raise LinkRefused(LinkRefusal.SIGNER_CANNOT_READ, claims)
         if item.sha256 != claims.sha256:
             raise LinkRefused(LinkRefusal.CHANGED, claims)
+        if ended is not None:  # as the resolver and reads by id answer (B5)
+            raise LinkRefused(LinkRefusal.FILE_EXPIRED, claims)
         if not claims.once or not (spend(item) if callable(spend) else spend):
             return item
         if not self._ledger.use_once(claims.link_id, claims.expires_at):

@@ -63,6 +63,7 @@ LINK_STATUS: Final = {
     LinkRefusal.USED: 410,
     LinkRefusal.DELETED: 410,
     LinkRefusal.CHANGED: 410,
+    LinkRefusal.FILE_EXPIRED: 410,
 }
 """The status of each link refusal: 403 for a link that never was good, 410 for one that was."""
 
