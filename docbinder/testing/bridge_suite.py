@@ -36,6 +36,7 @@ import attrs
 import pytest
 
 from docbinder.application import DocBinder, NotAttachedCause, Run, RunContext, UnresolvedReason
+from docbinder.application.binder import ToolFileResult
 from docbinder.domain.counters import WorkflowCounters
 from docbinder.domain.errors import (
     AccessDenied,
@@ -56,9 +57,28 @@ from docbinder.domain.model import (
     FileItem,
     Principal,
     Provenance,
+    Scope,
 )
 
 MakeBinder = Callable[..., DocBinder]
+
+
+def _one_expired_one_held(
+    binder: DocBinder, principal: Principal, old_bytes: bytes, held_bytes: bytes
+) -> tuple[Run, ToolFileResult, ToolFileResult]:
+    """A run with ``old.txt`` past a 1 s retention period and ``held.txt`` as old but held (B5)."""
+    import time
+    from datetime import timedelta
+
+    run = binder.start_new_run(principal)
+    old = run.produce_file("old.txt", old_bytes)
+    held = run.produce_file("held.txt", held_bytes)
+    binder.retention.set(
+        Scope(principal.mandate_id, principal.feature_instance_id), timedelta(seconds=1)
+    )
+    binder.retention.hold("file", held.item.id, principal.mandate_id, "case 7")
+    time.sleep(1.1)
+    return run, old, held
 
 
 class _DenyReadOf:
@@ -199,17 +219,9 @@ class BridgeContract:
     def test_an_expired_file_resolves_as_expired_at_once_and_gc_removes_it(
         self, binder: DocBinder, u1: Principal
     ) -> None:
-        import time
         from datetime import timedelta
 
-        from docbinder.domain.model import Scope
-
-        run = binder.start_new_run(u1)
-        old = run.produce_file("old.txt", b"old")
-        held = run.produce_file("held.txt", b"held")
-        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
-        binder.retention.hold("file", held.item.id, "m1", "case 7")
-        time.sleep(1.1)
+        run, old, held = _one_expired_one_held(binder, u1, b"old", b"held")
         resolution = run.resolve([f"docItem:{old.document_id}", f"docItem:{held.document_id}"])
         assert [d.file.id for d in resolution.documents] == [held.item.id]
         [miss] = resolution.unresolved
@@ -236,19 +248,12 @@ class BridgeContract:
     ) -> None:
         """Past its period a file's content is refused on every read by id, as the resolver
         answers ``expired``; its FileItem stays until ``gc``, and a hold keeps it served (B5)."""
-        import time
         from datetime import timedelta
 
         from docbinder.domain.errors import FileExpired
-        from docbinder.domain.model import Scope
         from docbinder.tools.consuming import read_file, search_in_file_content
 
-        run = binder.start_new_run(u1)
-        old = run.produce_file("old.txt", b"old secret line")
-        held = run.produce_file("held.txt", b"held secret line")
-        binder.retention.set(Scope("m1", "f1"), timedelta(seconds=1))
-        binder.retention.hold("file", held.item.id, "m1", "case 7")
-        time.sleep(1.1)
+        run, old, held = _one_expired_one_held(binder, u1, b"old secret line", b"held secret line")
         with pytest.raises(FileExpired) as refused:
             run.read_file(old.item.id)
         assert refused.value.expired_at == old.item.created_at + timedelta(seconds=1)

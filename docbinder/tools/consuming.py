@@ -17,6 +17,7 @@ from typing import Final
 import attrs
 
 from docbinder.application.binder import Run
+from docbinder.application.steps.expiry import refuse_expired
 from docbinder.application.use_cases.get_content import content_size
 from docbinder.domain.errors import BlobMissing, InvalidInput
 from docbinder.domain.mime import is_textual_mime
@@ -342,9 +343,10 @@ def _search(
         file_ids = [file_ids]
     items = run.list_files() if file_ids is None else [run.get_file(f) for f in file_ids]
     expired = run.binder.retention.expired_among(items)
-    if file_ids is not None and expired:
-        run.binder.retention.refuse_expired(next(i for i in items if i.id in expired))
-    items = [i for i in items if i.id not in expired]  # past their period: not served (B5)
+    if file_ids is not None:  # a file asked for by id and past its period: FileExpired (B5)
+        for item in items:
+            refuse_expired(item, expired.get(item.id))
+    items = [i for i in items if i.id not in expired]  # past their period: not served
     needle = query.casefold()
     matches: list[SearchMatch] = []
     unsearched: list[UnsearchedFile] = []

@@ -50,6 +50,7 @@ class ManageRetention:
         self._read_uow = read_uow_factory
         self._clock = clock
         self._trail = trail
+        self._expiry = ExpiryGate(read_uow_factory, clock)
 
     def set(
         self, scope: Scope, max_age: timedelta, basis: RetentionBasis | str = RetentionBasis.CREATED
@@ -170,11 +171,11 @@ class ManageRetention:
         What a reader asks before serving content it found by file id, as the
         resolver answers ``expired`` (B5); see :class:`~docbinder.application.steps.expiry.ExpiryGate`.
         """
-        return ExpiryGate(self._read_uow, self._clock).expired_among(items)
+        return self._expiry.expired_among(items)
 
     def refuse_expired(self, item: FileItem) -> None:
         """Raise :class:`~docbinder.domain.errors.FileExpired` when ``item`` is past its period and not held."""
-        ExpiryGate(self._read_uow, self._clock).refuse(item)
+        self._expiry.refuse(item)
 
     def still_due(self, uow: UnitOfWork, item: FileItem, grace: timedelta) -> bool:
         """Whether ``item`` is, read in ``uow`` now, still expired by ``grace`` and under no hold.
